@@ -1,0 +1,1 @@
+"""Standard blocks for the block-diagram runner (arrives with the runner issue)."""

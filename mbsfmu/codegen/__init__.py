@@ -1,0 +1,1 @@
+"""Stage 4 of the pipeline: code generation (numpy reference backend; C follows)."""

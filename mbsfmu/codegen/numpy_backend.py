@@ -1,0 +1,193 @@
+"""Numerical evaluation of the equations of motion with generated Python/numpy code.
+
+This is the readable reference backend: ``NumericModel`` binds parameter values to the
+generated functions and offers the mass matrix, the accelerations y'' = M^-1 (q - k)
+(seed 002 eq. 11 solved for y''), energies and frame kinematics, for one state or a time series.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from ..errors import ModelError, ParameterError, SingularMassMatrixError
+from ..model.system import check_mass_properties
+from .python_source import make_function
+
+_FRAME_FIELDS = ("r", "S", "v", "omega", "JT", "JR", "abar", "alphabar")
+
+
+def _functions(eqs) -> dict:
+    """Generated functions, compiled once per Equations object."""
+    cache = getattr(eqs, "_numeric_cache", None)
+    if cache is None:
+        cache = {}
+        eqs._numeric_cache = cache
+    return cache
+
+
+class NumericModel:
+    """Equations of motion with numbers: parameter values bound, functions compiled."""
+
+    def __init__(self, eqs, params=None, inputs=None):
+        self.eqs = eqs
+        self.system = s = eqs.system
+        self.f = len(s.y)
+        self.coordinate_names = list(s.coordinates_)
+        self.constant_names = list(s.constants_)
+        self.input_names = list(s.inputs)
+        self.set_params(params or {})
+        self.u = np.array([u.default for u in s.inputs.values()], dtype=float)
+        if inputs:
+            self.set_inputs(inputs)
+        self._tp = self._time_parameter_functions()
+
+    # ---------------------------------------------------------------- parameters and inputs
+    def set_params(self, params: dict) -> None:
+        s = self.system
+        unknown = [k for k in params if k not in s.constants_]
+        if unknown:
+            raise ParameterError(f"unknown parameter(s) {unknown} for {s.name!r} "
+                                 f"(constants: {', '.join(s.constants_) or 'none'})")
+        values = {}
+        for c in s.constants_.values():
+            v = params.get(c.name, c.value)
+            if v is None:
+                raise ParameterError(f"constant {c.name!r} has no value; give one with "
+                                     f"params={{'{c.name}': ...}} or --set {c.name}=VALUE")
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise ParameterError(f"parameter {c.name!r}: {v!r} is not a number") from None
+            if not math.isfinite(v):
+                raise ParameterError(f"parameter {c.name!r}: {v!r} is not finite")
+            values[c.name] = v
+        for body in s.bodies.values():
+            check_mass_properties(body, values)
+        self.params = values
+        self.prm = np.array([values[n] for n in self.constant_names], dtype=float)
+
+    def set_inputs(self, values: dict) -> None:
+        for k, v in values.items():
+            if k not in self.system.inputs:
+                raise ParameterError(f"unknown input {k!r} (inputs: {', '.join(self.input_names) or 'none'})")
+            v = float(v)
+            if not math.isfinite(v):
+                raise ParameterError(f"input {k!r}: {v!r} is not finite")
+            self.u[self.input_names.index(k)] = v
+
+    def _time_parameter_functions(self):
+        s = self.system
+        funcs = []
+        consts = [c.symbol for c in s.constants_.values()]
+        for p in s.time_parameters.values():
+            if p.functions is not None:
+                funcs.extend(p.functions)
+            else:
+                for e in p.expressions:
+                    lam = sp.lambdify([s.t, consts], e, modules=["numpy"])
+                    funcs.append(lambda t, lam=lam: lam(t, self.prm))
+        return funcs
+
+    def time_parameters(self, t):
+        """Values (p, p', p'') of all time parameters at time t (scalar or array)."""
+        return [np.asarray(fn(t), dtype=float) + 0 * np.asarray(t, dtype=float) for fn in self._tp]
+
+    # ---------------------------------------------------------------- generated functions
+    def _fn(self, key, outputs_fn, vectorized=False):
+        cache = _functions(self.eqs)
+        k = (key, vectorized)
+        if k not in cache:
+            cache[k] = make_function(self.system, self.eqs.intermediates, outputs_fn(),
+                                     name=key.replace(":", "_"), vectorized=vectorized)
+        return cache[k]
+
+    def _dyn(self, vectorized=False):
+        e = self.eqs
+        return self._fn("dynamics", lambda: list(e.M) + list(e.q - e.k), vectorized)
+
+    def mass_and_force(self, t, y, yd, u=None):
+        """M (f x f) and q - k (f) at one state."""
+        tp = [float(v) for v in self.time_parameters(t)] if self._tp else ()
+        out = self._dyn()(t, y, yd, self.prm, self.u if u is None else u, tp)
+        f = self.f
+        return np.array(out[: f * f]).reshape(f, f), np.array(out[f * f:])
+
+    def accelerations(self, t, y, yd, u=None):
+        """y'' = M^-1 (q - k) at one state; SingularMassMatrixError where M is singular."""
+        M, h = self.mass_and_force(t, y, yd, u)
+        try:
+            return np.linalg.solve(M, h)
+        except np.linalg.LinAlgError:
+            raise SingularMassMatrixError(self._where("mass matrix is singular", t, y)) from None
+
+    def check_state(self, t, y, yd, u=None) -> None:
+        """Raise a clear error if M is not positive definite or the state is not finite."""
+        if not (np.all(np.isfinite(y)) and np.all(np.isfinite(yd))):
+            raise ParameterError(self._where("state is not finite", t, y))
+        M, h = self.mass_and_force(t, y, yd, u)
+        if not np.all(np.isfinite(M)) or not np.all(np.isfinite(h)):
+            raise ModelError(self._where("equations of motion are not finite", t, y))
+        try:
+            np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            raise SingularMassMatrixError(self._where(
+                "mass matrix is not positive definite (a singular configuration, or a "
+                "coordinate that moves no mass)", t, y)) from None
+
+    def _where(self, what, t, y):
+        state = ", ".join(f"{n}={v:.6g}" for n, v in zip(self.coordinate_names, y))
+        return f"{self.system.name}: {what} at t={t:.6g} ({state})"
+
+    # ---------------------------------------------------------------- time series
+    def _series_args(self, t, Y, YD, U=None):
+        t = np.asarray(t, dtype=float)
+        U = self.u[:, None] * np.ones_like(t) if U is None else U
+        return t, Y, YD, self.prm, U, self.time_parameters(t)
+
+    def accelerations_series(self, t, Y, YD, U=None):
+        """y'' for a whole time series: Y and YD have shape (f, n); result (f, n)."""
+        args = self._series_args(t, Y, YD, U)
+        n = len(args[0])
+        out = [np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in self._dyn(True)(*args)]
+        f = self.f
+        M = np.stack(out[: f * f]).reshape(f, f, n).transpose(2, 0, 1)
+        h = np.stack(out[f * f:]).T
+        return np.linalg.solve(M, h[..., None])[..., 0].T
+
+    def energy_series(self, t, Y, YD, U=None):
+        """(kinetic, potential) energy over a time series."""
+        e = self.eqs
+        fn = self._fn("energy", lambda: [e.kinetic_energy, e.potential_energy], True)
+        args = self._series_args(t, Y, YD, U)
+        n = len(args[0])
+        T, V = (np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args))
+        return np.array(T), np.array(V)
+
+    def frame_series(self, name, t, Y, YD, YDD, U=None) -> dict[str, np.ndarray]:
+        """Position, rotation, velocity, angular velocity, acceleration and angular
+        acceleration of frame ``name`` over a time series (ISYS components)."""
+        K = self.eqs.kinematics[name]
+
+        def outputs():
+            return [x for fld in _FRAME_FIELDS for x in getattr(K, fld)]
+
+        fn = self._fn(f"frame:{name}", outputs, True)
+        args = self._series_args(t, Y, YD, U)
+        n = len(args[0])
+        vals = iter([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args)])
+        f = self.f
+        sizes = {"r": (3,), "S": (3, 3), "v": (3,), "omega": (3,), "JT": (3, f), "JR": (3, f),
+                 "abar": (3,), "alphabar": (3,)}
+        got = {}
+        for fld in _FRAME_FIELDS:
+            cnt = int(np.prod(sizes[fld]))
+            arr = np.stack([next(vals) for _ in range(cnt)]) if cnt else np.zeros((0, n))
+            got[fld] = np.moveaxis(arr.reshape(*sizes[fld], n), -1, 0)
+        a = got["abar"] + np.einsum("nij,jn->ni", got["JT"], YDD)
+        alpha = got["alphabar"] + np.einsum("nij,jn->ni", got["JR"], YDD)
+        return {"position": got["r"], "rotation": got["S"], "velocity": got["v"],
+                "angular_velocity": got["omega"], "acceleration": a,
+                "angular_acceleration": alpha}

@@ -1,0 +1,67 @@
+"""Print an ordered list of intermediate definitions plus outputs as one Python function.
+
+The function has the signature ``f(t, y, yd, prm, u, tp)`` with arrays of coordinates,
+velocities, constants, inputs and time-parameter values (p, p', p'' per time parameter).  With
+``vectorized=False`` it uses the ``math`` module and is fastest for scalar calls (one state);
+with ``vectorized=True`` it uses numpy and evaluates a whole time series at once (each argument
+row then holds one array over time).  Model symbols are renamed to safe identifiers, so any
+user name works.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import sympy as sp
+from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.pycode import PythonCodePrinter
+
+
+class _MathPrinter(PythonCodePrinter):
+    def _print_Pow(self, expr, rational=False):
+        base, exp = expr.args
+        if exp == 2:
+            return f"({self._print(base)})*({self._print(base)})"
+        if exp == -1:
+            return f"1.0/({self._print(base)})"
+        return super()._print_Pow(expr, rational)
+
+
+def argument_symbols(system) -> list[tuple[str, list[sp.Symbol]]]:
+    """The argument arrays of a generated function and the symbols each one unpacks."""
+    tps = []
+    for p in system.time_parameters.values():
+        tps += [p.symbol, p.velocity, p.acceleration]
+    return [
+        ("y", system.y),
+        ("yd", system.yd),
+        ("prm", [c.symbol for c in system.constants_.values()]),
+        ("u", [u.symbol for u in system.inputs.values()]),
+        ("tp", tps),
+    ]
+
+
+def make_function(system, intermediates, outputs, name="kernel", vectorized=False):
+    """Compile ``outputs`` (a list of scalar expressions) into a Python function."""
+    outputs = [sp.sympify(e) for e in outputs]
+    rename = {system.t: sp.Symbol("t")}
+    lines = [f"def {name}(t, y, yd, prm, u, tp):"]
+    for arg, syms in argument_symbols(system):
+        if not syms:
+            continue
+        safe = [sp.Symbol(f"_{arg}{i}") for i in range(len(syms))]
+        rename.update(zip(syms, safe))
+        lines.append(f"    {', '.join(map(str, safe))}, = {arg}")
+    printer = NumPyPrinter() if vectorized else _MathPrinter()
+    for s in intermediates.needed_for(outputs):
+        lines.append(f"    {s} = {printer.doprint(intermediates.definitions[s].xreplace(rename))}")
+    outs = [printer.doprint(e.xreplace(rename)) for e in outputs]
+    lines.append("    return (" + "".join(o + ", " for o in outs) + ")")
+    source = "\n".join(lines) + "\n"
+    namespace = {"math": math, "numpy": np, "functools": functools}
+    exec(compile(source, f"<mbsfmu {system.name}.{name}>", "exec"), namespace)
+    fn = namespace[name]
+    fn.source = source
+    return fn

@@ -1,0 +1,12 @@
+"""Stage 2 of the pipeline: symbolic equations of motion ``M(y,t) y'' + k(y,y',t) = q(y,y',t,u)``.
+
+``derive(system)`` returns an :class:`Equations` object holding M, k, q and the kinematics of
+every frame as sympy matrices over intermediate variables (a common-subexpression form), plus
+``expanded(...)`` to obtain closed-form expressions.
+"""
+
+from .derive import Equations, derive
+from .intermediates import Intermediates
+from .kinematics import FrameKinematics, Kinematics
+
+__all__ = ["derive", "Equations", "Intermediates", "Kinematics", "FrameKinematics"]

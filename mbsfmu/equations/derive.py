@@ -1,0 +1,66 @@
+"""Derivation driver: kinematics (seed 002 steps 2-3) then assembly (step 4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .intermediates import Intermediates
+from .kinematics import Kinematics
+from .newton_euler import assemble
+
+
+@dataclass
+class Equations:
+    """Equations of motion of a system in minimal form (seed 002 eq. 11).
+
+    ``M``, ``k``, ``q`` and the energies are sympy objects over the intermediate variables in
+    ``intermediates``; ``expanded(expr)`` substitutes those back."""
+
+    system: object
+    intermediates: Intermediates
+    kinematics: Kinematics
+    M: sp.Matrix
+    k: sp.Matrix
+    q: sp.Matrix
+    kinetic_energy: sp.Expr
+    potential_energy: sp.Expr
+
+    @property
+    def y(self):
+        return self.system.y
+
+    @property
+    def yd(self):
+        return self.system.yd
+
+    def expanded(self, expr):
+        """Closed-form version of any expression or matrix over intermediate variables."""
+        return self.intermediates.expand(expr)
+
+    def frame(self, name: str):
+        """Symbolic kinematics of a frame (over intermediate variables)."""
+        return self.kinematics[name]
+
+    def frame_expanded(self, name: str) -> dict[str, sp.Matrix]:
+        """Closed-form position, rotation, velocity, angular velocity, Jacobians of a frame."""
+        K = self.kinematics[name]
+        ex = self.intermediates.expand
+        return {"position": ex(K.r), "rotation": ex(K.S), "velocity": ex(K.v),
+                "angular_velocity": ex(K.omega), "JT": ex(K.JT), "JR": ex(K.JR),
+                "abar": ex(K.abar), "alphabar": ex(K.alphabar)}
+
+    def numeric(self, params=None):
+        """A numerical evaluator of these equations (numpy backend)."""
+        from ..codegen.numpy_backend import NumericModel
+
+        return NumericModel(self, params)
+
+
+def derive(system) -> Equations:
+    """Derive the equations of motion of ``system`` (seed 002 §2, steps 1-4)."""
+    w = Intermediates()
+    kin = Kinematics(system, w)
+    M, k, q, T, V = assemble(system, kin, w)
+    return Equations(system, w, kin, M, k, q, T, V)

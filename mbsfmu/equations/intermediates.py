@@ -1,0 +1,91 @@
+"""Intermediate variables: how the derivation keeps expressions small.
+
+Every non-trivial quantity computed body by body (rotation matrices, Jacobians, velocities,
+accelerations) is stored as a fresh symbol ``_w<n>`` whose definition is recorded in order.
+Later quantities are built from these symbols, so no expression grows with the depth of the
+kinematic tree; the ordered list of definitions is a common-subexpression form that the code
+generators print directly.  :meth:`Intermediates.expand` substitutes the definitions back when a
+user wants a closed-form expression.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+
+class Intermediates:
+    """An ordered list of definitions ``symbol = expression``."""
+
+    def __init__(self, prefix: str = "_w"):
+        self.prefix = prefix
+        self.symbols: list[sp.Symbol] = []
+        self.definitions: dict[sp.Symbol, sp.Expr] = {}
+        self._expanded: dict[sp.Symbol, sp.Expr] = {}
+
+    def __len__(self) -> int:
+        return len(self.symbols)
+
+    def aux(self, expr) -> sp.Expr:
+        """Return ``expr`` itself if it is trivial, else a new symbol standing for it."""
+        expr = sp.sympify(expr)
+        if _trivial(expr):
+            return expr
+        sym = sp.Symbol(f"{self.prefix}{len(self.symbols)}", real=True)
+        self.symbols.append(sym)
+        self.definitions[sym] = expr
+        return sym
+
+    def matrix(self, M: sp.MatrixBase) -> sp.Matrix:
+        """Apply :meth:`aux` to every entry of a matrix."""
+        return sp.Matrix(M.rows, M.cols, [self.aux(v) for v in M])
+
+    def expand(self, expr):
+        """Substitute all intermediate definitions back (works on matrices too)."""
+        if isinstance(expr, sp.MatrixBase):
+            return expr.applyfunc(self.expand)
+        expr = sp.sympify(expr)
+        needed = [s for s in expr.free_symbols if s in self.definitions]
+        if not needed:
+            return expr
+        return expr.xreplace({s: self._expand_symbol(s) for s in needed})
+
+    def _expand_symbol(self, sym: sp.Symbol) -> sp.Expr:
+        if sym not in self._expanded:
+            # definitions only refer to earlier symbols: expand those first (iteratively)
+            stack = [sym]
+            while stack:
+                s = stack[-1]
+                deps = [d for d in self.definitions[s].free_symbols
+                        if d in self.definitions and d not in self._expanded]
+                if deps:
+                    stack.extend(deps)
+                    continue
+                stack.pop()
+                if s not in self._expanded:
+                    d = self.definitions[s]
+                    self._expanded[s] = d.xreplace(
+                        {x: self._expanded[x] for x in d.free_symbols if x in self.definitions})
+        return self._expanded[sym]
+
+    def needed_for(self, exprs) -> list[sp.Symbol]:
+        """The intermediate symbols that ``exprs`` depend on, in definition order."""
+        need: set[sp.Symbol] = set()
+        stack = []
+        for e in exprs:
+            stack.extend(s for s in sp.sympify(e).free_symbols if s in self.definitions)
+        while stack:
+            s = stack.pop()
+            if s in need:
+                continue
+            need.add(s)
+            stack.extend(d for d in self.definitions[s].free_symbols
+                         if d in self.definitions and d not in need)
+        return [s for s in self.symbols if s in need]
+
+
+def _trivial(expr: sp.Expr) -> bool:
+    if expr.is_Atom:
+        return True
+    if expr.is_Mul and len(expr.args) == 2 and expr.args[0].is_Number and expr.args[1].is_Atom:
+        return True  # -x, 2*x
+    return False

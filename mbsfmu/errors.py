@@ -1,0 +1,21 @@
+"""Exceptions raised by mbsfmu; every message names the offending item."""
+
+
+class MbsError(Exception):
+    """Base class of all mbsfmu errors."""
+
+
+class ModelError(MbsError, ValueError):
+    """A model description is malformed: unknown frame, duplicate name, bad inertia, ..."""
+
+
+class ParameterError(MbsError, ValueError):
+    """A parameter, input or initial value is missing, non-numeric or not finite."""
+
+
+class SingularMassMatrixError(MbsError, ArithmeticError):
+    """The mass matrix is singular, structurally or in a given configuration."""
+
+
+class SimulationError(MbsError, RuntimeError):
+    """The integrator failed (step size underflow, non-finite state, ...)."""

@@ -1,0 +1,32 @@
+"""Load a model file: any Python file with a ``model()`` function returning a System."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+from ..errors import ModelError
+
+
+def load_model(path, **kwargs):
+    """Import ``path`` and return ``model(**kwargs)``; errors name the file."""
+    from .system import System
+
+    p = pathlib.Path(path)
+    if not p.is_file():
+        raise ModelError(f"model file {str(p)!r} does not exist")
+    spec = importlib.util.spec_from_file_location(f"_mbsfmu_model_{p.stem}", p)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except ModelError:
+        raise
+    except Exception as exc:
+        raise ModelError(f"{p}: importing the model file failed: {type(exc).__name__}: {exc}") from exc
+    fn = getattr(module, "model", None)
+    if not callable(fn):
+        raise ModelError(f"{p}: no model() function found")
+    system = fn(**kwargs)
+    if not isinstance(system, System):
+        raise ModelError(f"{p}: model() returned {type(system).__name__}, not a mbsfmu.System")
+    return system

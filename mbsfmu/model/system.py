@@ -1,0 +1,412 @@
+"""The user-facing model description, in the spirit of Neweul-M2's modeling commands.
+
+Seed 002 sec. 4.1 defines a system by constants (``newUserVarKonst``), generalized coordinates
+(``newGenCoord``), bodies placed relative to an existing frame (``newBody`` with ``RelPos``,
+``RelRot``, ``CgPos``, ``CgRot``, ``Mass``, ``Inertia``), force elements and gravity.  The
+:class:`System` below offers the same commands as Python methods::
+
+    s = System("double_pendulum")
+    m, L1 = s.constants(m=2.0, L1=1.0)
+    alpha, = s.coordinates("alpha")
+    s.body("P1", ref="ISYS", rel_rot=rot_x(alpha), cg_pos=[0, 0, -L1], mass=m,
+           inertia=[[0.01, 0, 0], [0, 1, 0], [0, 0, 1]])
+
+Expressions may be sympy expressions built from the returned symbols or strings that are parsed
+in the system's namespace (``"L1*sin(alpha)"``).  Every error names the offending element.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import sympy as sp
+
+from ..errors import ModelError, ParameterError
+from .elements import (
+    AppliedForce,
+    Body,
+    Constant,
+    Coordinate,
+    Frame,
+    GeneralizedForce,
+    Input,
+    SpringDamper,
+    TimeParameter,
+)
+from .rotations import Rotation, as_rotation
+
+#: The time symbol used in every model.
+t = sp.Symbol("t", real=True)
+
+INERTIAL = "ISYS"
+_RESERVED = {"t", "time", INERTIAL, "pi", "E", "I"}
+
+
+class System:
+    """A multibody system: an inertial frame ``ISYS`` plus everything added to it."""
+
+    def __init__(self, name: str, title: str = ""):
+        if not name or not str(name).isidentifier():
+            raise ModelError(f"system name {name!r} must be a valid identifier")
+        self.name = str(name)
+        self.title = title or self.name
+        self.t = t
+        self.constants_: dict[str, Constant] = {}
+        self.coordinates_: dict[str, Coordinate] = {}
+        self.time_parameters: dict[str, TimeParameter] = {}
+        self.inputs: dict[str, Input] = {}
+        self.frames: dict[str, Frame] = {INERTIAL: Frame(INERTIAL, None)}
+        self.bodies: dict[str, Body] = {}
+        self.spring_dampers: list[SpringDamper] = []
+        self.applied: list[AppliedForce] = []
+        self.generalized_forces: list[GeneralizedForce] = []
+        self.gravity_vector = sp.zeros(3, 1)
+        self._names: dict[str, str] = {}  # every name -> what it names
+        self._namespace: dict[str, sp.Basic] = {"t": t}
+        self._equations = None
+
+    # ------------------------------------------------------------------ names and symbols
+    def _claim(self, name: str, what: str) -> None:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ModelError(f"{what} name {name!r} is not a valid identifier")
+        if name in _RESERVED:
+            raise ModelError(f"{what} name {name!r} is reserved")
+        if name in self._names:
+            raise ModelError(f"duplicate name {name!r}: already used by {self._names[name]}")
+        self._names[name] = what
+        self._equations = None
+
+    def _symbol(self, name: str, what: str) -> sp.Symbol:
+        self._claim(name, what)
+        s = sp.Symbol(name, real=True)
+        self._namespace[name] = s
+        return s
+
+    def expr(self, value, where: str = "expression") -> sp.Expr:
+        """Turn a number, string or sympy expression into a checked sympy expression."""
+        try:
+            if isinstance(value, str):
+                e = sp.sympify(value, locals=dict(self._namespace))
+            else:
+                e = sp.sympify(value)
+        except (sp.SympifyError, TypeError, SyntaxError) as exc:
+            raise ModelError(f"{where}: cannot read {value!r} as an expression ({exc})") from None
+        if not isinstance(e, sp.Expr):
+            raise ModelError(f"{where}: {value!r} is not a scalar expression")
+        known = set(self._namespace.values())
+        unknown = [s for s in e.free_symbols if s not in known]
+        if unknown:
+            names = ", ".join(sorted(str(s) for s in unknown))
+            raise ModelError(
+                f"{where}: unknown symbol(s) {names}; declare them with constants(), "
+                "coordinates(), time_parameter() or input() and use the returned symbols"
+            )
+        return e
+
+    def vector(self, value, where: str) -> sp.Matrix:
+        if value is None:
+            return sp.zeros(3, 1)
+        if isinstance(value, str):
+            value = [p for p in value.strip("[] ").replace(";", ",").split(",")]
+        items = list(value) if not isinstance(value, sp.MatrixBase) else list(value)
+        if len(items) != 3:
+            raise ModelError(f"{where}: a 3-vector is needed, got {len(items)} components")
+        return sp.Matrix([self.expr(v, where) for v in items])
+
+    def _matrix3(self, value, where: str) -> sp.Matrix:
+        try:
+            M = sp.Matrix(value)
+        except Exception as exc:  # sympy raises many kinds here
+            raise ModelError(f"{where}: cannot read {value!r} as a 3x3 matrix ({exc})") from None
+        if M.shape == (3, 1) or M.shape == (1, 3):
+            M = sp.diag(*list(M))
+        if M.shape != (3, 3):
+            raise ModelError(f"{where}: a 3x3 matrix (or 3 principal values) is needed, got {M.shape}")
+        return M.applyfunc(lambda v: self.expr(v, where))
+
+    def _rotation(self, value, where: str) -> Rotation:
+        try:
+            rot = as_rotation(value)
+        except ValueError as exc:
+            raise ModelError(f"{where}: {exc}") from None
+        for _, angle in rot.sequence:
+            self.expr(angle, where)
+        if rot.matrix_ is not None:
+            self._matrix3(rot.matrix_, where)
+        return rot
+
+    def _frame_name(self, name: str, where: str) -> str:
+        name = getattr(name, "name", name)
+        if name not in self.frames:
+            known = ", ".join(self.frames)
+            raise ModelError(f"{where}: unknown reference frame {name!r} (known frames: {known})")
+        return name
+
+    # ------------------------------------------------------------------ declarations
+    def constant(self, name: str, value=None, description: str = "") -> sp.Symbol:
+        """Declare a named constant (``newUserVarKonst``); ``value`` is its default."""
+        if value is not None:
+            value = _number(value, f"constant {name!r}")
+        sym = self._symbol(name, f"constant {name!r}")
+        self.constants_[name] = Constant(name, sym, value, description)
+        return sym
+
+    def constants(self, **values) -> tuple[sp.Symbol, ...]:
+        """Declare several constants with default values; returns their symbols in order."""
+        return tuple(self.constant(k, v) for k, v in values.items())
+
+    def coordinate(self, name: str, initial: float = 0.0, velocity: float = 0.0) -> sp.Symbol:
+        """Declare a generalized coordinate (``newGenCoord``) with initial position and rate."""
+        sym = self._symbol(name, f"coordinate {name!r}")
+        dname, ddname = "D" + name, "D2" + name
+        for n in (dname, ddname):
+            if n in self._names:
+                raise ModelError(f"duplicate name {n!r}: needed for the rates of coordinate {name!r}")
+        self._names[dname] = self._names[ddname] = f"rates of coordinate {name!r}"
+        vel = sp.Symbol(dname, real=True)
+        acc = sp.Symbol(ddname, real=True)
+        self._namespace[dname] = vel
+        self.coordinates_[name] = Coordinate(
+            name, sym, vel, acc,
+            _number(initial, f"initial value of {name!r}"),
+            _number(velocity, f"initial velocity of {name!r}"),
+        )
+        return sym
+
+    def coordinates(self, *names: str) -> tuple[sp.Symbol, ...]:
+        return tuple(self.coordinate(n) for n in names)
+
+    def initial(self, **values) -> None:
+        """Set initial positions; ``initial(alpha=0.4)``; ``initial(Dalpha=1.0)`` sets a rate."""
+        for key, v in values.items():
+            if key in self.coordinates_:
+                self.coordinates_[key].initial = _number(v, f"initial value of {key!r}")
+            elif key.startswith("D") and key[1:] in self.coordinates_:
+                self.coordinates_[key[1:]].initial_velocity = _number(v, f"initial velocity of {key!r}")
+            else:
+                raise ModelError(f"initial(): {key!r} is not a coordinate of {self.name!r}")
+
+    def time_parameter(self, name: str, expression=None, derivative=None, second_derivative=None,
+                       function: Callable | None = None, function_d: Callable | None = None,
+                       function_dd: Callable | None = None) -> sp.Symbol:
+        """Declare a prescribed function of time p(t).
+
+        Give ``expression`` (a sympy expression or string in ``t`` and constants): p' and p''
+        are derived symbolically unless given.  Or give three Python callables of t:
+        ``function``, ``function_d``, ``function_dd``."""
+        where = f"time parameter {name!r}"
+        if (expression is None) == (function is None):
+            raise ModelError(f"{where}: give either an expression or a function (not both)")
+        if function is not None and not (callable(function_d) and callable(function_dd)):
+            raise ModelError(f"{where}: a function needs its first and second derivatives as callables")
+        exprs = None
+        if expression is not None:
+            e = self.expr(expression, where)
+            bad = [s for s in e.free_symbols if s != t and s not in
+                   {c.symbol for c in self.constants_.values()}]
+            if bad:
+                raise ModelError(f"{where}: may depend on t and constants only, not {bad}")
+            d = self.expr(derivative, where) if derivative is not None else sp.diff(e, t)
+            dd = (self.expr(second_derivative, where) if second_derivative is not None
+                  else sp.diff(d, t))
+            exprs = (e, d, dd)
+        sym = self._symbol(name, where)
+        dname, ddname = "D" + name, "D2" + name
+        for n in (dname, ddname):
+            if n in self._names:
+                raise ModelError(f"duplicate name {n!r}: needed for the derivatives of {where}")
+            self._names[n] = f"derivatives of {where}"
+        vel, acc = sp.Symbol(dname, real=True), sp.Symbol(ddname, real=True)
+        self._namespace[dname], self._namespace[ddname] = vel, acc
+        funcs = (function, function_d, function_dd) if function is not None else None
+        self.time_parameters[name] = TimeParameter(name, sym, vel, acc, exprs, funcs)
+        return sym
+
+    def input(self, name: str, default: float = 0.0) -> sp.Symbol:
+        """Declare an input whose value comes from outside (a future FMU input)."""
+        sym = self._symbol(name, f"input {name!r}")
+        self.inputs[name] = Input(name, sym, _number(default, f"default of input {name!r}"))
+        return sym
+
+    def gravity(self, vector) -> None:
+        """Set the gravity vector in ISYS components, e.g. ``gravity([0, 0, -g])``."""
+        self.gravity_vector = self.vector(vector, "gravity")
+        self._equations = None
+
+    # ------------------------------------------------------------------ geometry
+    def frame(self, name: str, ref: str = INERTIAL, pos=None, rot=None) -> str:
+        """Add a frame placed in ``ref`` by position vector ``pos`` and rotation ``rot``."""
+        where = f"frame {name!r}"
+        ref = self._frame_name(ref, where)
+        position = self.vector(pos, f"{where} position")
+        rotation = self._rotation(rot, f"{where} rotation")
+        self._claim(name, where)
+        self.frames[name] = Frame(name, ref, position, rotation)
+        return name
+
+    def body(self, name: str, ref: str = INERTIAL, rel_pos=None, rel_rot=None, cg_pos=None,
+             cg_rot=None, mass=None, inertia=None) -> str:
+        """Add a rigid body (``newBody``).
+
+        Creates the primary frame ``name`` placed in ``ref`` by ``rel_pos``/``rel_rot`` and the
+        centre-of-gravity frame ``name + '_cg'`` placed in the primary frame by
+        ``cg_pos``/``cg_rot``.  ``inertia`` is about the centre of gravity, in cg-frame
+        components (a 3x3 matrix or three principal values)."""
+        where = f"body {name!r}"
+        if mass is None:
+            raise ModelError(f"{where}: a mass is needed")
+        m = self.expr(mass, f"{where} mass")
+        I = self._matrix3(inertia if inertia is not None else sp.zeros(3, 3), f"{where} inertia")
+        asym = [(i, j) for i in range(3) for j in range(i + 1, 3)
+                if sp.simplify(I[i, j] - I[j, i]) != 0]
+        if asym:
+            i, j = asym[0]
+            raise ModelError(f"{where}: inertia tensor is not symmetric "
+                             f"(I[{i},{j}] = {I[i, j]} but I[{j},{i}] = {I[j, i]})")
+        cg = name + "_cg"
+        if cg in self._names:
+            raise ModelError(f"duplicate name {cg!r}: needed for the cg frame of {where}")
+        self.frame(name, ref, rel_pos, rel_rot)
+        self.frame(cg, name, cg_pos, cg_rot)
+        self._names[name] = where
+        self.bodies[name] = Body(name, name, cg, m, I)
+        defaults = self.default_parameters(strict=False)
+        if all(s.name in defaults for s in (m.free_symbols | I.free_symbols)):
+            check_mass_properties(self.bodies[name], defaults)
+        return name
+
+    # ------------------------------------------------------------------ force elements
+    def spring_damper(self, name: str, a: str, b: str, stiffness=0, damping=0,
+                      rest_length=0) -> str:
+        """Point-to-point spring-damper between the origins of frames ``a`` and ``b``."""
+        where = f"spring-damper {name!r}"
+        a = self._frame_name(a, where)
+        b = self._frame_name(b, where)
+        if a == b:
+            raise ModelError(f"{where}: both ends are on frame {a!r}")
+        el = SpringDamper(name, a, b, self.expr(stiffness, where), self.expr(damping, where),
+                          self.expr(rest_length, where))
+        self._claim(name, where)
+        self.spring_dampers.append(el)
+        return name
+
+    def force(self, name: str, frame: str, vector, in_frame: str = INERTIAL) -> str:
+        """Applied force at the origin of ``frame``, components given in ``in_frame``."""
+        return self._applied(name, "force", frame, vector, in_frame)
+
+    def torque(self, name: str, frame: str, vector, in_frame: str = INERTIAL) -> str:
+        """Applied torque on the body carrying ``frame``, components given in ``in_frame``."""
+        return self._applied(name, "torque", frame, vector, in_frame)
+
+    def _applied(self, name, kind, frame, vector, in_frame) -> str:
+        where = f"{kind} {name!r}"
+        frame = self._frame_name(frame, where)
+        in_frame = self._frame_name(in_frame, where + " (in_frame)")
+        el = AppliedForce(name, kind, frame, self.vector(vector, where), in_frame)
+        self._claim(name, where)
+        self.applied.append(el)
+        return name
+
+    def generalized_force(self, name: str, coordinate: str, expression) -> str:
+        """A generalized force added to the right-hand side q of one coordinate's equation."""
+        where = f"generalized force {name!r}"
+        coordinate = getattr(coordinate, "name", coordinate)
+        if coordinate not in self.coordinates_:
+            raise ModelError(f"{where}: {coordinate!r} is not a coordinate")
+        el = GeneralizedForce(name, coordinate, self.expr(expression, where))
+        self._claim(name, where)
+        self.generalized_forces.append(el)
+        return name
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def y(self) -> list[sp.Symbol]:
+        return [c.symbol for c in self.coordinates_.values()]
+
+    @property
+    def yd(self) -> list[sp.Symbol]:
+        return [c.velocity for c in self.coordinates_.values()]
+
+    @property
+    def ydd(self) -> list[sp.Symbol]:
+        return [c.acceleration for c in self.coordinates_.values()]
+
+    def default_parameters(self, strict: bool = True) -> dict[str, float]:
+        """Default constant values; ``strict`` raises for constants without a value."""
+        out = {}
+        for c in self.constants_.values():
+            if c.value is None:
+                if strict:
+                    raise ParameterError(f"constant {c.name!r} has no value; give one in "
+                                         "constant()/constants() or with params={...}")
+                continue
+            out[c.name] = c.value
+        return out
+
+    def equations(self):
+        """The equations of motion (derived once and cached until the model changes)."""
+        if self._equations is None:
+            from ..equations import derive
+
+            self._equations = derive(self)
+        return self._equations
+
+    def summary(self) -> str:
+        lines = [f"system {self.name!r} ({self.title})"]
+        lines.append(f"  coordinates ({len(self.coordinates_)}): " + ", ".join(
+            f"{c.name}={c.initial:g} (D={c.initial_velocity:g})" for c in self.coordinates_.values()))
+        lines.append(f"  constants ({len(self.constants_)}): " + ", ".join(
+            f"{c.name}={c.value!r}" for c in self.constants_.values()))
+        lines.append(f"  inputs ({len(self.inputs)}): " + ", ".join(
+            f"{u.name}={u.default:g}" for u in self.inputs.values()))
+        lines.append(f"  time parameters ({len(self.time_parameters)}): " + ", ".join(
+            self.time_parameters))
+        lines.append(f"  frames ({len(self.frames)}): " + ", ".join(self.frames))
+        lines.append(f"  bodies ({len(self.bodies)}): " + ", ".join(self.bodies))
+        forces = ([e.name for e in self.spring_dampers] + [e.name for e in self.applied]
+                  + [e.name for e in self.generalized_forces])
+        lines.append(f"  force elements ({len(forces)}): " + ", ".join(forces))
+        return "\n".join(lines)
+
+
+def _number(value, where: str) -> float:
+    """A finite float, or a ParameterError naming ``where``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{where}: {value!r} is not a number") from None
+    if not math.isfinite(v):
+        raise ParameterError(f"{where}: {value!r} is not finite")
+    return v
+
+
+def check_mass_properties(body: Body, params: dict[str, float], rtol: float = 1e-12) -> None:
+    """Check mass > 0 and a physically possible inertia tensor for given parameter values.
+
+    The inertia tensor about the centre of gravity must be symmetric, positive semi-definite and
+    its principal moments must satisfy the triangle inequality I1 + I2 >= I3 (zero moments are
+    allowed for slender rods and point masses)."""
+    import numpy as np
+
+    subs = {sp.Symbol(k, real=True): v for k, v in params.items()}
+    where = f"body {body.name!r}"
+    try:
+        m = float(body.mass.xreplace(subs))
+        I = np.array(body.inertia.xreplace(subs).tolist(), dtype=float)
+    except TypeError:
+        raise ParameterError(f"{where}: mass or inertia depends on something other than "
+                             "constants") from None
+    if not math.isfinite(m) or m <= 0.0:
+        raise ModelError(f"{where}: mass must be positive, got {m}")
+    if not np.all(np.isfinite(I)):
+        raise ModelError(f"{where}: inertia tensor has non-finite entries")
+    scale = max(np.abs(I).max(), 1e-300)
+    if np.abs(I - I.T).max() > rtol * scale:
+        raise ModelError(f"{where}: inertia tensor is not symmetric:\n{I}")
+    ev = np.linalg.eigvalsh(I)
+    if ev[0] < -1e-12 * scale:
+        raise ModelError(f"{where}: inertia tensor is not positive (principal moments {ev})")
+    if ev[0] + ev[1] < ev[2] - 1e-9 * scale:
+        raise ModelError(f"{where}: principal moments {ev} violate the triangle inequality "
+                         "I1 + I2 >= I3; no rigid body has this inertia")

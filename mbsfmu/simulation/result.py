@@ -1,0 +1,93 @@
+"""The result of a simulation: time, coordinates, velocities, frame kinematics, energy, CSV."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+
+
+class Result:
+    """Simulation output on the output grid.
+
+    ``res.t`` (n,), ``res.y`` and ``res.yd`` (f, n); ``res['alpha']`` and ``res['der(alpha)']``
+    give single signals; ``res.frame('P2_cg')`` gives the kinematics of any frame;
+    ``res.energy()`` the kinetic, potential and total energy."""
+
+    def __init__(self, numeric, t, y, yd, u=None, stats=None):
+        self.numeric = numeric
+        self.system = numeric.system
+        self.t = np.asarray(t)
+        self.y = np.asarray(y)
+        self.yd = np.asarray(yd)
+        self.u = u
+        self.stats = stats or {}
+        self.coordinate_names = list(numeric.coordinate_names)
+        self._ydd = None
+
+    @property
+    def columns(self) -> list[str]:
+        return (["time"] + self.coordinate_names
+                + [f"der({n})" for n in self.coordinate_names])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name == "time":
+            return self.t
+        if name in self.coordinate_names:
+            return self.y[self.coordinate_names.index(name)]
+        if name.startswith("der(") and name.endswith(")") and name[4:-1] in self.coordinate_names:
+            return self.yd[self.coordinate_names.index(name[4:-1])]
+        raise KeyError(f"no signal {name!r} in the result (signals: {', '.join(self.columns)})")
+
+    @property
+    def ydd(self) -> np.ndarray:
+        """Accelerations y'' from the equations of motion at the output times."""
+        if self._ydd is None:
+            self._ydd = self.numeric.accelerations_series(self.t, self.y, self.yd, self.u)
+        return self._ydd
+
+    def frame(self, name: str) -> dict[str, np.ndarray]:
+        """Kinematics of a frame over time: position (n,3), rotation (n,3,3), velocity,
+        angular_velocity, acceleration, angular_acceleration (n,3), ISYS components."""
+        return self.numeric.frame_series(name, self.t, self.y, self.yd, self.ydd, self.u)
+
+    def energy(self) -> dict[str, np.ndarray]:
+        """Kinetic, potential (gravity and springs) and total mechanical energy over time."""
+        T, V = self.numeric.energy_series(self.t, self.y, self.yd, self.u)
+        return {"kinetic": T, "potential": V, "total": T + V}
+
+    def relative_energy_drift(self) -> float:
+        """max |E(t) - E(0)| / max(|E(0)|, max T) over the run."""
+        e = self.energy()
+        E = e["total"]
+        scale = max(abs(E[0]), float(np.max(np.abs(e["kinetic"]))), 1e-300)
+        return float(np.max(np.abs(E - E[0])) / scale)
+
+    def to_csv(self, path, extra: dict[str, np.ndarray] | None = None) -> None:
+        """Write time, coordinates and velocities (plus ``extra`` columns) with a header row."""
+        cols = self.columns + list(extra or {})
+        data = [self.t, *self.y, *self.yd, *((extra or {}).values())]
+        with open(path, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(cols)
+            for row in np.column_stack(data):
+                w.writerow([repr(float(v)) for v in row])
+
+    def plot(self, path, signals=None, title=None):
+        """Plot coordinates (or the named signals) over time into a PNG file."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        signals = signals or self.coordinate_names
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        for s in signals:
+            ax.plot(self.t, self[s], label=s)
+        ax.set_xlabel("time [s]")
+        ax.set_title(title or self.system.title)
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)

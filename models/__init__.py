@@ -1,0 +1,1 @@
+"""The model zoo: one file per mechanism, each with a ``model()`` function."""
