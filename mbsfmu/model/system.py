@@ -17,6 +17,7 @@ in the system's namespace (``"L1*sin(alpha)"``).  Every error names the offendin
 
 from __future__ import annotations
 
+import keyword
 import math
 from collections.abc import Callable
 
@@ -70,7 +71,7 @@ class System:
     def _claim(self, name: str, what: str) -> None:
         if not isinstance(name, str) or not name.isidentifier():
             raise ModelError(f"{what} name {name!r} is not a valid identifier")
-        if name in _RESERVED:
+        if name in _RESERVED or keyword.iskeyword(name):
             raise ModelError(f"{what} name {name!r} is reserved")
         if name in self._names:
             raise ModelError(f"duplicate name {name!r}: already used by {self._names[name]}")
@@ -158,20 +159,18 @@ class System:
 
     def coordinate(self, name: str, initial: float = 0.0, velocity: float = 0.0) -> sp.Symbol:
         """Declare a generalized coordinate (``newGenCoord``) with initial position and rate."""
-        sym = self._symbol(name, f"coordinate {name!r}")
-        dname, ddname = "D" + name, "D2" + name
+        dname, ddname = "D" + str(name), "D2" + str(name)
         for n in (dname, ddname):
             if n in self._names:
                 raise ModelError(f"duplicate name {n!r}: needed for the rates of coordinate {name!r}")
+        y0 = _number(initial, f"initial value of {name!r}")
+        yd0 = _number(velocity, f"initial velocity of {name!r}")
+        sym = self._symbol(name, f"coordinate {name!r}")
         self._names[dname] = self._names[ddname] = f"rates of coordinate {name!r}"
         vel = sp.Symbol(dname, real=True)
         acc = sp.Symbol(ddname, real=True)
         self._namespace[dname] = vel
-        self.coordinates_[name] = Coordinate(
-            name, sym, vel, acc,
-            _number(initial, f"initial value of {name!r}"),
-            _number(velocity, f"initial velocity of {name!r}"),
-        )
+        self.coordinates_[name] = Coordinate(name, sym, vel, acc, y0, yd0)
         return sym
 
     def coordinates(self, *names: str) -> tuple[sp.Symbol, ...]:
@@ -211,12 +210,12 @@ class System:
             dd = (self.expr(second_derivative, where) if second_derivative is not None
                   else sp.diff(d, t))
             exprs = (e, d, dd)
-        sym = self._symbol(name, where)
-        dname, ddname = "D" + name, "D2" + name
+        dname, ddname = "D" + str(name), "D2" + str(name)
         for n in (dname, ddname):
             if n in self._names:
                 raise ModelError(f"duplicate name {n!r}: needed for the derivatives of {where}")
-            self._names[n] = f"derivatives of {where}"
+        sym = self._symbol(name, where)
+        self._names[dname] = self._names[ddname] = f"derivatives of {where}"
         vel, acc = sp.Symbol(dname, real=True), sp.Symbol(ddname, real=True)
         self._namespace[dname], self._namespace[ddname] = vel, acc
         funcs = (function, function_d, function_dd) if function is not None else None
@@ -237,13 +236,18 @@ class System:
     # ------------------------------------------------------------------ geometry
     def frame(self, name: str, ref: str = INERTIAL, pos=None, rot=None) -> str:
         """Add a frame placed in ``ref`` by position vector ``pos`` and rotation ``rot``."""
-        where = f"frame {name!r}"
-        ref = self._frame_name(ref, where)
-        position = self.vector(pos, f"{where} position")
-        rotation = self._rotation(rot, f"{where} rotation")
-        self._claim(name, where)
-        self.frames[name] = Frame(name, ref, position, rotation)
+        fr = self._new_frame(name, ref, pos, rot, f"frame {name!r}")
+        self._claim(name, f"frame {name!r}")
+        self.frames[name] = fr
         return name
+
+    def _new_frame(self, name, ref, pos, rot, where) -> Frame:
+        """A checked Frame record (not yet added)."""
+        ref = self._frame_name(ref, where)
+        if name in self._names:
+            raise ModelError(f"{where}: duplicate name {name!r}: already used by {self._names[name]}")
+        return Frame(name, ref, self.vector(pos, f"{where} position"),
+                     self._rotation(rot, f"{where} rotation"))
 
     def body(self, name: str, ref: str = INERTIAL, rel_pos=None, rel_rot=None, cg_pos=None,
              cg_rot=None, mass=None, inertia=None) -> str:
@@ -252,8 +256,11 @@ class System:
         Creates the primary frame ``name`` placed in ``ref`` by ``rel_pos``/``rel_rot`` and the
         centre-of-gravity frame ``name + '_cg'`` placed in the primary frame by
         ``cg_pos``/``cg_rot``.  ``inertia`` is about the centre of gravity, in cg-frame
-        components (a 3x3 matrix or three principal values)."""
+        components (a 3x3 matrix or three principal values).  Everything is checked before the
+        system is changed, so a rejected body leaves no trace."""
         where = f"body {name!r}"
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ModelError(f"{where}: name is not a valid identifier")
         if mass is None:
             raise ModelError(f"{where}: a mass is needed")
         m = self.expr(mass, f"{where} mass")
@@ -265,15 +272,21 @@ class System:
             raise ModelError(f"{where}: inertia tensor is not symmetric "
                              f"(I[{i},{j}] = {I[i, j]} but I[{j},{i}] = {I[j, i]})")
         cg = name + "_cg"
-        if cg in self._names:
-            raise ModelError(f"duplicate name {cg!r}: needed for the cg frame of {where}")
-        self.frame(name, ref, rel_pos, rel_rot)
-        self.frame(cg, name, cg_pos, cg_rot)
-        self._names[name] = where
-        self.bodies[name] = Body(name, name, cg, m, I)
+        primary = self._new_frame(name, ref, rel_pos, rel_rot, where)
+        self.frames[name] = primary  # temporarily, so that the cg frame can refer to it
+        try:
+            cg_frame = self._new_frame(cg, name, cg_pos, cg_rot, f"{where} cg frame")
+        finally:
+            del self.frames[name]
+        body = Body(name, name, cg, m, I)
         defaults = self.default_parameters(strict=False)
         if all(s.name in defaults for s in (m.free_symbols | I.free_symbols)):
-            check_mass_properties(self.bodies[name], defaults)
+            check_mass_properties(body, defaults)
+        self._claim(name, where)
+        self._claim(cg, f"cg frame of {where}")
+        self.frames[name] = primary
+        self.frames[cg] = cg_frame
+        self.bodies[name] = body
         return name
 
     # ------------------------------------------------------------------ force elements

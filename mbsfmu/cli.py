@@ -1,0 +1,105 @@
+"""Command line: a thin shell over the Python API.
+
+    mbsfmu info MODEL.py
+    mbsfmu simulate MODEL.py --t-end T [--dt D] [--rtol R] [--atol A] [--method M]
+                   [--set NAME=VALUE ...] --out FILE.csv [--plot FILE.png]
+
+``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
+(``der(alpha)=1`` or ``Dalpha=1``) and constant input values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import MbsError, ParameterError
+
+
+def _parse_sets(items, system):
+    params, initial, inputs = {}, {}, {}
+    for item in items or []:
+        if "=" not in item:
+            raise ParameterError(f"--set {item!r}: expected NAME=VALUE")
+        name, value = (s.strip() for s in item.split("=", 1))
+        try:
+            v = float(value)
+        except ValueError:
+            raise ParameterError(f"--set {name}: {value!r} is not a number") from None
+        if name in system.constants_:
+            params[name] = v
+        elif name in system.inputs:
+            inputs[name] = v
+        elif name in system.coordinates_ or (name.startswith("der(") and name[4:-1]
+                                             in system.coordinates_) or (
+                name.startswith("D") and name[1:] in system.coordinates_):
+            initial[name] = v
+        else:
+            known = list(system.constants_) + list(system.coordinates_) + list(system.inputs)
+            raise ParameterError(f"--set {name}: no constant, coordinate or input of that name "
+                                 f"in {system.name!r} (known: {', '.join(known)})")
+    return params, initial, inputs
+
+
+def cmd_info(args) -> int:
+    from .model.loader import load_model
+
+    system = load_model(args.model)
+    print(system.summary())
+    eqs = system.equations()
+    f = len(system.y)
+    print(f"  equations: M {f}x{f}, k {f}x1, q {f}x1 over {len(eqs.intermediates)} "
+          "intermediate variables")
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    from .model.loader import load_model
+    from .simulation import simulate
+
+    system = load_model(args.model)
+    params, initial, inputs = _parse_sets(args.set, system)
+    res = simulate(system, t_end=args.t_end, dt=args.dt, method=args.method, rtol=args.rtol,
+                   atol=args.atol, params=params, initial=initial, inputs=inputs)
+    res.to_csv(args.out)
+    if args.plot:
+        res.plot(args.plot)
+    st = res.stats
+    print(f"{system.name}: {len(res.t)} rows -> {args.out} ({st['method']}, {st['nfev']} "
+          f"evaluations, {st['cpu_seconds']:.3f} s)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mbsfmu", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    pi = sub.add_parser("info", help="coordinates, parameters, inputs and sizes of a model")
+    pi.add_argument("model", help="Python file with a model() function")
+    pi.set_defaults(func=cmd_info)
+    ps = sub.add_parser("simulate", help="simulate a model and write a CSV")
+    ps.add_argument("model", help="Python file with a model() function")
+    ps.add_argument("--t-end", type=float, required=True, help="end time [s]")
+    ps.add_argument("--dt", type=float, default=0.01, help="output interval [s] (default 0.01)")
+    ps.add_argument("--rtol", type=float, default=1e-8, help="relative tolerance (default 1e-8)")
+    ps.add_argument("--atol", type=float, default=None, help="absolute tolerance (default rtol/100)")
+    ps.add_argument("--method", default="explicit",
+                    help="explicit (DOP853), stiff (Radau) or a scipy solve_ivp method")
+    ps.add_argument("--set", action="append", metavar="NAME=VALUE",
+                    help="constant, initial value or input; repeatable")
+    ps.add_argument("--out", required=True, help="CSV file to write")
+    ps.add_argument("--plot", help="also write a PNG plot of the coordinates")
+    ps.set_defaults(func=cmd_simulate)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except MbsError as exc:
+        print(f"mbsfmu: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
