@@ -139,3 +139,16 @@ def test_cardan_matches_sequence_and_symbolic_kinematics():
     vals = {a: 0.3, b: -0.7, c: 1.1}
     Sn = np.array(S.subs(vals).evalf(), dtype=float)
     np.testing.assert_allclose(Sn @ Sn.T, np.eye(3), atol=1e-14)
+
+
+def test_scalar_only_time_function_is_accepted():
+    """A time parameter given by math-only callables (no arrays) still evaluates over series."""
+    s = System("scalar_tp")
+    z = s.time_parameter("z", function=lambda t: math.sin(t), function_d=lambda t: math.cos(t),
+                         function_dd=lambda t: -math.sin(t))
+    q, = s.coordinates("q")
+    s.frame("F", pos=[0, 0, z])
+    s.body("B", ref="F", rel_pos=[q, 0, 0], mass=1.0, inertia=[1, 1, 1])
+    res = mbsfmu.simulate(s, t_end=1.0, dt=0.25, initial={"der(q)": 1.0})
+    np.testing.assert_allclose(res["q"], res.t, atol=1e-12)
+    np.testing.assert_allclose(res.frame("B")["position"][:, 2], np.sin(res.t), atol=1e-15)

@@ -92,8 +92,20 @@ class NumericModel:
         return funcs
 
     def time_parameters(self, t):
-        """Values (p, p', p'') of all time parameters at time t (scalar or array)."""
-        return [np.asarray(fn(t), dtype=float) + 0 * np.asarray(t, dtype=float) for fn in self._tp]
+        """Values (p, p', p'') of all time parameters at time t (scalar or array).
+
+        User callables that do not accept arrays are called once per time point."""
+        t = np.asarray(t, dtype=float)
+        out = []
+        for fn in self._tp:
+            try:
+                v = np.asarray(fn(t), dtype=float)
+                if v.shape not in ((), t.shape):
+                    raise ValueError
+            except (TypeError, ValueError):
+                v = np.array([float(fn(float(ti))) for ti in t.ravel()]).reshape(t.shape)
+            out.append(v + np.zeros_like(t))
+        return out
 
     # ---------------------------------------------------------------- generated functions
     def _fn(self, key, outputs_fn, vectorized=False):

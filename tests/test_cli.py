@@ -1,0 +1,58 @@
+"""The command line: info output, CSV layout on the regular grid, --set."""
+
+import csv
+import subprocess
+import sys
+
+import numpy as np
+
+import mbsfmu
+from mbsfmu.cli import main
+
+
+def read_csv(path):
+    with open(path) as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], np.array(rows[1:], dtype=float)
+
+
+def test_info(capsys):
+    assert main(["info", "models/cart_pendulum.py"]) == 0
+    out = capsys.readouterr().out
+    assert "coordinates (2): x=0 (D=0), theta=0.1 (D=0)" in out
+    assert "inputs (1): F=0" in out
+    assert "M 2x2, k 2x1, q 2x1" in out
+
+
+def test_simulate_csv_grid_columns_and_set(tmp_path):
+    out = tmp_path / "dp.csv"
+    rc = main(["simulate", "models/double_pendulum.py", "--t-end", "1.0", "--dt", "0.05",
+               "--rtol", "1e-10", "--set", "m=3", "--set", "alpha=0.2", "--set", "der(phi)=0.5",
+               "--out", str(out)])
+    assert rc == 0
+    header, data = read_csv(out)
+    assert header == ["time", "alpha", "phi", "der(alpha)", "der(phi)"]
+    np.testing.assert_allclose(data[:, 0], np.arange(21) * 0.05, rtol=0, atol=1e-15)
+    assert data[0, 1] == 0.2 and data[0, 4] == 0.5
+    ref = mbsfmu.simulate("models/double_pendulum.py", t_end=1.0, dt=0.05, rtol=1e-10,
+                          params={"m": 3.0}, initial={"alpha": 0.2, "der(phi)": 0.5})
+    np.testing.assert_allclose(data[:, 1:3], ref.y.T, rtol=0, atol=1e-14)
+
+
+def test_grid_includes_t_end_when_not_a_multiple(tmp_path):
+    out = tmp_path / "c.csv"
+    assert main(["simulate", "models/cart_pendulum.py", "--t-end", "0.105", "--out", str(out)]) == 0
+    _, data = read_csv(out)
+    assert len(data) == 12 and data[-1, 0] == 0.105 and abs(data[-2, 0] - 0.1) < 1e-15
+
+
+def test_console_script_runs_as_module(tmp_path):
+    out = tmp_path / "top.csv"
+    png = tmp_path / "top.png"
+    r = subprocess.run([sys.executable, "-m", "mbsfmu", "simulate", "models/spinning_top.py",
+                        "--t-end", "0.5", "--out", str(out), "--plot", str(png)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert png.stat().st_size > 1000
+    header, data = read_csv(out)
+    assert header[1:4] == ["alpha", "beta", "gamma"] and len(data) == 51
