@@ -152,3 +152,43 @@ def test_scalar_only_time_function_is_accepted():
     res = mbsfmu.simulate(s, t_end=1.0, dt=0.25, initial={"der(q)": 1.0})
     np.testing.assert_allclose(res["q"], res.t, atol=1e-12)
     np.testing.assert_allclose(res.frame("B")["position"][:, 2], np.sin(res.t), atol=1e-15)
+
+
+def test_symbolic_frame_kinematics_by_differentiation():
+    """Symbolic velocity/acceleration of a 3D frame equal d/dt of the symbolic position, and the
+    angular velocity equals the axial vector of S' S^T (differentiated here with sympy)."""
+    s = System("spatial")
+    l1, l2 = s.constants(l1=0.7, l2=0.4)
+    a, b, c = s.coordinates("a", "b", "c")
+    s.body("B1", rel_rot=mbsfmu.sequence("zy", [a, b]), cg_pos=[l1, 0, 0], mass=1, inertia=[1, 1, 1])
+    s.body("B2", ref="B1_cg", rel_pos=[0, l2, 0], rel_rot=mbsfmu.rot_x(c), cg_pos=[0, 0, l2],
+           mass=1, inertia=[1, 1, 1])
+    eqs = s.equations()
+    k = eqs.frame_expanded("B2_cg")
+    tt = sp.Symbol("tt")
+    funcs = {q: sp.Function(q.name)(tt) for q in s.y}
+    back = {}
+    for q, dq, ddq in zip(s.y, s.yd, s.ydd):
+        back[sp.Derivative(funcs[q], (tt, 2))] = ddq
+        back[sp.Derivative(funcs[q], tt)] = dq
+        back[funcs[q]] = q
+
+    to_time = {**funcs, **{dq: sp.diff(funcs[q], tt) for q, dq in zip(s.y, s.yd)}}
+
+    def ddt(expr):
+        return sp.diff(expr.xreplace(to_time), tt).subs(back)
+
+    vals = {a: 0.3, b: -1.1, c: 0.8, **{d: v for d, v in zip(s.yd, (0.5, -0.2, 1.3))},
+            **{d: v for d, v in zip(s.ydd, (0.7, 0.1, -0.4))}, l1: 0.7, l2: 0.4}
+
+    def num(M):
+        return np.array(sp.Matrix(M).evalf(subs=vals), dtype=float)
+
+    np.testing.assert_allclose(num(k["velocity"]), num(ddt(k["position"])), atol=1e-13)
+    np.testing.assert_allclose(num(k["acceleration"]), num(ddt(k["velocity"])), atol=1e-12)
+    S = k["rotation"]
+    W = num(ddt(S)) @ num(S).T
+    np.testing.assert_allclose(num(k["angular_velocity"]).ravel(), [W[2, 1], W[0, 2], W[1, 0]],
+                               atol=1e-13)
+    np.testing.assert_allclose(num(k["angular_acceleration"]), num(ddt(k["angular_velocity"])),
+                               atol=1e-12)

@@ -44,12 +44,17 @@ class Equations:
         return self.kinematics[name]
 
     def frame_expanded(self, name: str) -> dict[str, sp.Matrix]:
-        """Closed-form position, rotation, velocity, angular velocity, Jacobians of a frame."""
+        """Closed-form kinematics of a frame (ISYS components): position, rotation, velocity,
+        angular velocity, acceleration and angular acceleration (in terms of the acceleration
+        symbols ``D2<name>``), and the Jacobians JT, JR (seed 002 eqs. 3-7)."""
         K = self.kinematics[name]
         ex = self.intermediates.expand
+        ydd = sp.Matrix(self.system.ydd)
+        JT, JR, abar, alphabar = ex(K.JT), ex(K.JR), ex(K.abar), ex(K.alphabar)
         return {"position": ex(K.r), "rotation": ex(K.S), "velocity": ex(K.v),
-                "angular_velocity": ex(K.omega), "JT": ex(K.JT), "JR": ex(K.JR),
-                "abar": ex(K.abar), "alphabar": ex(K.alphabar)}
+                "angular_velocity": ex(K.omega), "acceleration": JT * ydd + abar,
+                "angular_acceleration": JR * ydd + alphabar, "JT": JT, "JR": JR,
+                "abar": abar, "alphabar": alphabar}
 
     def numeric(self, params=None):
         """A numerical evaluator of these equations (numpy backend)."""
