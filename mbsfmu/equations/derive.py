@@ -1,4 +1,4 @@
-"""Derivation driver: kinematics (seed 002 steps 2-3) then assembly (step 4)."""
+"""Derivation driver: kinematics (seed 002 steps 2-3), assembly (step 4), constraints."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .constraints import constraint_equations
 from .intermediates import Intermediates
 from .kinematics import Kinematics
 from .newton_euler import assemble
@@ -26,6 +27,14 @@ class Equations:
     q: sp.Matrix
     kinetic_energy: sp.Expr
     potential_energy: sp.Expr
+    c: sp.Matrix = None    # constraints c(y,t) = 0 (seed 000 eq. 5), m x 1
+    C: sp.Matrix = None    # constraint Jacobian dc/dy, m x f (eq. 6)
+    b1: sp.Matrix = None   # b' (eq. 6)
+    b2: sp.Matrix = None   # b'' (eq. 7)
+
+    @property
+    def n_constraints(self) -> int:
+        return 0 if self.c is None else self.c.rows
 
     @property
     def y(self):
@@ -68,4 +77,5 @@ def derive(system) -> Equations:
     w = Intermediates()
     kin = Kinematics(system, w)
     M, k, q, T, V = assemble(system, kin, w)
-    return Equations(system, w, kin, M, k, q, T, V)
+    c, C, b1, b2 = constraint_equations(system, kin, w)
+    return Equations(system, w, kin, M, k, q, T, V, c, C, b1, b2)

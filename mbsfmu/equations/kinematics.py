@@ -13,7 +13,9 @@ the relative rotation R_rel, with all absolute quantities in ISYS components:
              + S_P r_rel''|_(y''=0)                      local acceleration (eq. 6)
     alphabar_K = alphabar_P + w_P x (S_P w_rel) + S_P w_rel'|_(y''=0)        (eq. 7)
 
-so that a_K = J_T,K y'' + abar_K and alpha_K = J_R,K y'' + alphabar_K.  Primes on relative
+so that a_K = J_T,K y'' + abar_K and alpha_K = J_R,K y'' + alphabar_K.  The same recursion
+with y' = 0 gives the rheonomic parts vbar_K, omegabar_K of eqs. 4-5 (zero for scleronomic
+systems, where no intermediate variables are created for them).  Primes on relative
 quantities are time derivatives in P components (total derivatives through y, t and the
 time-dependent parameters).  Only the small relative expressions are ever differentiated; every
 absolute quantity is stored as intermediate variables (:mod:`.intermediates`).
@@ -53,6 +55,8 @@ class FrameKinematics:
     JR: sp.Matrix         # 3 x f
     abar: sp.Matrix       # acceleration without the y'' part
     alphabar: sp.Matrix   # angular acceleration without the y'' part
+    vbar: sp.Matrix = None      # velocity without the y' part (rheonomic terms, eq. 4)
+    omegabar: sp.Matrix = None  # angular velocity without the y' part (eq. 5)
 
 
 class TimeDerivative:
@@ -114,7 +118,7 @@ class Kinematics:
         root = system.frames["ISYS"]
         self.frames: dict[str, FrameKinematics] = {
             root.name: FrameKinematics(root.name, sp.eye(3), zero3, zero3, zero3, sp.zeros(3, f),
-                                       sp.zeros(3, f), zero3, zero3)}
+                                       sp.zeros(3, f), zero3, zero3, zero3, zero3)}
         forbidden = set(system.yd) | {u.symbol for u in system.inputs.values()}
         for fr in list(system.frames.values())[1:]:
             used = fr.position.free_symbols | fr.rotation.matrix().free_symbols
@@ -148,7 +152,10 @@ class Kinematics:
         alphabar = w.matrix(P.alphabar + cross(P.omega, wrel_abs) + P.S * wd_rel)
         abar = w.matrix(P.abar + cross(P.alphabar, rho) + cross(P.omega, cross(P.omega, rho))
                         + 2 * cross(P.omega, vrel) + P.S * rdd_rel)
-        return FrameKinematics(fr.name, S, r, omega, v, JT, JR, abar, alphabar)
+        no_yd = {q: 0 for q in yd}
+        vbar = w.matrix(P.vbar + cross(P.omegabar, rho) + P.S * rd_rel.xreplace(no_yd))
+        omegabar = w.matrix(P.omegabar + P.S * w_rel.xreplace(no_yd))
+        return FrameKinematics(fr.name, S, r, omega, v, JT, JR, abar, alphabar, vbar, omegabar)
 
     def __getitem__(self, name: str) -> FrameKinematics:
         if name not in self.frames:

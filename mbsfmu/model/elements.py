@@ -119,3 +119,27 @@ class GeneralizedForce:
     name: str
     coordinate: str
     expression: sp.Expr
+
+
+@dataclass
+class LoopClosure:
+    """Loop-closing conditions between frames ``a`` and ``b``.
+
+    ``translations`` lists the axes of frame ``in_frame`` along which the origins of a and b
+    must coincide; ``rotations`` the axes of ``in_frame`` about which a and b may not rotate
+    relative to each other."""
+
+    name: str
+    a: str
+    b: str
+    translations: str
+    rotations: str
+    in_frame: str
+
+
+@dataclass
+class HolonomicConstraint:
+    """A general holonomic constraint c(y, t) = 0 given as an expression."""
+
+    name: str
+    expression: sp.Expr

@@ -31,7 +31,9 @@ from .elements import (
     Coordinate,
     Frame,
     GeneralizedForce,
+    HolonomicConstraint,
     Input,
+    LoopClosure,
     SpringDamper,
     TimeParameter,
 )
@@ -62,6 +64,8 @@ class System:
         self.spring_dampers: list[SpringDamper] = []
         self.applied: list[AppliedForce] = []
         self.generalized_forces: list[GeneralizedForce] = []
+        self.loops: list[LoopClosure] = []
+        self.holonomic: list[HolonomicConstraint] = []
         self.gravity_vector = sp.zeros(3, 1)
         self._names: dict[str, str] = {}  # every name -> what it names
         self._namespace: dict[str, sp.Basic] = {"t": t}
@@ -331,6 +335,56 @@ class System:
         self._claim(name, where)
         self.generalized_forces.append(el)
         return name
+
+    # ------------------------------------------------------------------ kinematic loops
+    def loop(self, name: str, a: str, b: str, translations: str = "xyz", rotations: str = "",
+             in_frame: str | None = None) -> str:
+        """Close a kinematic loop between frames ``a`` and ``b`` (seed 000 §4).
+
+        The origins of a and b must coincide along the ``translations`` axes of ``in_frame``
+        (default: frame a), and a and b may not rotate relative to each other about the
+        ``rotations`` axes of ``in_frame``.  One constraint per listed axis; e.g.
+        ``loop('pin', 'crank_end', 'ISYS', translations='xy')`` for a planar revolute joint."""
+        where = f"loop {name!r}"
+        a = self._frame_name(a, where)
+        b = self._frame_name(b, where)
+        in_frame = self._frame_name(in_frame if in_frame is not None else a, where + " (in_frame)")
+        if a == b:
+            raise ModelError(f"{where}: both ends are on frame {a!r}")
+        for label, axes in (("translations", translations), ("rotations", rotations)):
+            if not isinstance(axes, str) or any(c not in "xyz" for c in axes) or len(set(axes)) != len(axes):
+                raise ModelError(f"{where}: {label} must be distinct axes from 'xyz', got {axes!r}")
+        if not translations and not rotations:
+            raise ModelError(f"{where}: no translational or rotational direction is constrained")
+        el = LoopClosure(name, a, b, translations, rotations, in_frame)
+        self._claim(name, where)
+        self.loops.append(el)
+        return name
+
+    def constraint(self, name: str, expression) -> str:
+        """A general holonomic constraint c(y, t) = 0 (seed 000 eq. 5)."""
+        where = f"constraint {name!r}"
+        e = self.expr(expression, where)
+        bad = e.free_symbols & (set(self.yd) | {u.symbol for u in self.inputs.values()})
+        if bad:
+            raise ModelError(f"{where}: a holonomic constraint may depend on coordinates, time, "
+                             f"time parameters and constants only, not on {sorted(map(str, bad))}")
+        if not (e.free_symbols & set(self.y)):
+            raise ModelError(f"{where}: {e} does not depend on any coordinate")
+        el = HolonomicConstraint(name, e)
+        self._claim(name, where)
+        self.holonomic.append(el)
+        return name
+
+    @property
+    def constraint_names(self) -> list[str]:
+        """One name per scalar constraint: ``loop.x``, ``loop.rz`` or the constraint's name."""
+        names = []
+        for lp in self.loops:
+            names += [f"{lp.name}.{ax}" for ax in lp.translations]
+            names += [f"{lp.name}.r{ax}" for ax in lp.rotations]
+        names += [h.name for h in self.holonomic]
+        return names
 
     # ------------------------------------------------------------------ queries
     @property
