@@ -19,3 +19,8 @@ class SingularMassMatrixError(MbsError, ArithmeticError):
 
 class SimulationError(MbsError, RuntimeError):
     """The integrator failed (step size underflow, non-finite state, ...)."""
+
+
+class ConstraintError(MbsError, ValueError):
+    """Constraints that cannot be satisfied, redundant constraints a formulation cannot take,
+    or a singular configuration of the constraint Jacobian."""

@@ -127,6 +127,51 @@ class NumericModel:
         f = self.f
         return np.array(out[: f * f]).reshape(f, f), np.array(out[f * f:])
 
+    # ---------------------------------------------------------------- constraints
+    @property
+    def m(self) -> int:
+        """Number of scalar constraints."""
+        return self.eqs.n_constraints
+
+    def _tp_at(self, t):
+        return [float(v) for v in self.time_parameters(t)] if self._tp else ()
+
+    def constraint_parts(self, t, y):
+        """c (m), C (m x f) and b' (m) at one configuration (seed 000 eqs. 5-6)."""
+        e = self.eqs
+        fn = self._fn("constraints", lambda: list(e.c) + list(e.C) + list(e.b1))
+        out = fn(t, y, y, self.prm, self.u, self._tp_at(t))
+        m, f = self.m, self.f
+        return (np.array(out[:m]), np.array(out[m:m + m * f]).reshape(m, f),
+                np.array(out[m + m * f:]))
+
+    def constrained_parts(self, t, y, yd, u=None):
+        """M, q - k, c, C, b', b'' at one state (seed 000 eqs. 3-7)."""
+        e = self.eqs
+        fn = self._fn("constrained", lambda: (list(e.M) + list(e.q - e.k) + list(e.c) + list(e.C)
+                                               + list(e.b1) + list(e.b2)))
+        out = fn(t, y, yd, self.prm, self.u if u is None else u, self._tp_at(t))
+        f, m = self.f, self.m
+        o = np.array(out)
+        i = 0
+        parts = []
+        for size, shape in ((f * f, (f, f)), (f, (f,)), (m, (m,)), (m * f, (m, f)), (m, (m,)),
+                            (m, (m,))):
+            parts.append(o[i:i + size].reshape(shape))
+            i += size
+        return tuple(parts)
+
+    def constraint_series(self, t, Y):
+        """Max-norm of c over a time series (Y has shape (f, n))."""
+        e = self.eqs
+        if self.m == 0:
+            return np.zeros(len(np.atleast_1d(t)))
+        fn = self._fn("residual", lambda: list(e.c), True)
+        args = self._series_args(t, Y, Y)
+        n = len(args[0])
+        c = np.stack([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args)])
+        return np.max(np.abs(c), axis=0)
+
     def accelerations(self, t, y, yd, u=None):
         """y'' = M^-1 (q - k) at one state; SingularMassMatrixError where M is singular."""
         M, h = self.mass_and_force(t, y, yd, u)

@@ -1,5 +1,58 @@
-"""Stage 3 of the pipeline: how the equations are integrated (ODE in minimal form for trees)."""
+"""Stage 3 of the pipeline: formulations (how constraints are kept) and the integrator.
 
+``make_formulation(name, numeric, inputs, **options)`` builds one of
+
+* ``dae``        acceleration-level DAE, explicit form (seed 000 eq. 9), unstabilized
+* ``baumgarte``  Baumgarte stabilization, options ``alpha``, ``beta``
+* ``partition``  fixed independent coordinates (seed 000 eqs. 11-18), option ``independent``
+* ``qr``, ``svd`` optimal linear combinations of coordinates (seed 000 eqs. 19-31)
+* ``projection`` post-stabilization PStab (seed 004 Algorithm 3.3), option ``weighting``
+
+The default for systems with loops is ``qr``: it keeps both position and velocity constraints
+to the Newton tolerance after every step (like ``projection``), and unlike ``projection`` and
+``partition`` it needs neither a full-rank C (its rank-revealing QR takes redundant constraints)
+nor a good choice of independent coordinates (the decomposition chooses the best directions at
+every evaluation, so it runs through configurations where any fixed partition is singular).
+"""
+
+from ..errors import ParameterError
+from .base import Formulation, InputSchedule, kkt_solve
+from .baumgarte import Baumgarte
+from .coordinate_partitioning import CoordinatePartitioning
+from .dae import DAE
 from .minimal_ode import MinimalODE
+from .optimal_partitioning import OptimalPartitioning
+from .post_stabilization import PostStabilization
 
-__all__ = ["MinimalODE"]
+DEFAULT_FORMULATION = "qr"
+
+FORMULATIONS = {
+    "dae": DAE,
+    "baumgarte": Baumgarte,
+    "partition": CoordinatePartitioning,
+    "qr": lambda numeric, inputs=None, **kw: OptimalPartitioning(numeric, inputs, method="qr", **kw),
+    "svd": lambda numeric, inputs=None, **kw: OptimalPartitioning(numeric, inputs, method="svd", **kw),
+    "projection": PostStabilization,
+}
+
+
+def make_formulation(name, numeric, inputs=None, **options) -> Formulation:
+    """The formulation ``name`` for a NumericModel; trees always get the minimal ODE."""
+    if name is None:
+        name = DEFAULT_FORMULATION
+    if name not in FORMULATIONS and name != "minimal":
+        raise ParameterError(f"unknown formulation {name!r}; choose one of "
+                             f"{', '.join(FORMULATIONS)}")
+    if numeric.m == 0 or name == "minimal":
+        if numeric.m:
+            raise ParameterError("formulation 'minimal' needs a system without constraints")
+        return MinimalODE(numeric, inputs)
+    try:
+        return FORMULATIONS[name](numeric, inputs, **options)
+    except TypeError as exc:
+        raise ParameterError(f"formulation {name!r}: bad option ({exc})") from None
+
+
+__all__ = ["make_formulation", "FORMULATIONS", "DEFAULT_FORMULATION", "Formulation",
+           "InputSchedule", "kkt_solve", "MinimalODE", "DAE", "Baumgarte",
+           "CoordinatePartitioning", "OptimalPartitioning", "PostStabilization"]

@@ -33,6 +33,8 @@ class Coordinate:
     acceleration: sp.Symbol
     initial: float = 0.0
     initial_velocity: float = 0.0
+    guess: bool = False           # initial position is only a guess for consistent initialization
+    guess_velocity: bool = False  # the same for the velocity
 
 
 @dataclass
@@ -143,3 +145,14 @@ class HolonomicConstraint:
 
     name: str
     expression: sp.Expr
+
+
+@dataclass
+class InitialCondition:
+    """An extra condition  expression(y) = value  (and optionally  d/dt expression = rate)
+    used only to find consistent initial values of a system with constraints."""
+
+    name: str
+    expression: sp.Expr
+    value: float
+    rate: float | None = None

@@ -32,6 +32,7 @@ from .elements import (
     Frame,
     GeneralizedForce,
     HolonomicConstraint,
+    InitialCondition,
     Input,
     LoopClosure,
     SpringDamper,
@@ -66,6 +67,7 @@ class System:
         self.generalized_forces: list[GeneralizedForce] = []
         self.loops: list[LoopClosure] = []
         self.holonomic: list[HolonomicConstraint] = []
+        self.initial_conditions: list[InitialCondition] = []
         self.gravity_vector = sp.zeros(3, 1)
         self._names: dict[str, str] = {}  # every name -> what it names
         self._namespace: dict[str, sp.Basic] = {"t": t}
@@ -189,6 +191,34 @@ class System:
                 self.coordinates_[key[1:]].initial_velocity = _number(v, f"initial velocity of {key!r}")
             else:
                 raise ModelError(f"initial(): {key!r} is not a coordinate of {self.name!r}")
+
+    def initial_guess(self, **values) -> None:
+        """Like :meth:`initial`, but the values are only starting guesses for the consistent
+        initialization of a constrained system (no warning when they move)."""
+        self.initial(**values)
+        for key in values:
+            if key in self.coordinates_:
+                self.coordinates_[key].guess = True
+            else:
+                self.coordinates_[key[1:]].guess_velocity = True
+
+    def initial_condition(self, name: str, expression, value, rate=None) -> str:
+        """An extra condition expression(y) = value (and d/dt expression = rate) that fixes
+        the initial state of a constrained system together with c(y, 0) = 0, e.g. the crank
+        angle of a slider-crank: ``initial_condition('crank', alpha + beta - pi, pi/4, 2*pi)``."""
+        where = f"initial condition {name!r}"
+        e = self.expr(expression, where)
+        if not (e.free_symbols & set(self.y)):
+            raise ModelError(f"{where}: {e} does not depend on any coordinate")
+        bad = e.free_symbols - set(self.y) - {c.symbol for c in self.constants_.values()}
+        if bad:
+            raise ModelError(f"{where}: may depend on coordinates and constants only, not on "
+                             f"{sorted(map(str, bad))}")
+        el = InitialCondition(name, e, _number(value, where),
+                              None if rate is None else _number(rate, where + " rate"))
+        self._claim(name, where)
+        self.initial_conditions.append(el)
+        return name
 
     def time_parameter(self, name: str, expression=None, derivative=None, second_derivative=None,
                        function: Callable | None = None, function_d: Callable | None = None,

@@ -14,7 +14,7 @@ class Result:
     give single signals; ``res.frame('P2_cg')`` gives the kinematics of any frame;
     ``res.energy()`` the kinetic, potential and total energy."""
 
-    def __init__(self, numeric, t, y, yd, u=None, stats=None):
+    def __init__(self, numeric, t, y, yd, u=None, stats=None, formulation=None):
         self.numeric = numeric
         self.system = numeric.system
         self.t = np.asarray(t)
@@ -23,12 +23,33 @@ class Result:
         self.u = u
         self.stats = stats or {}
         self.coordinate_names = list(numeric.coordinate_names)
+        self.formulation = formulation
         self._ydd = None
+        self._lambda = None
+
+    @property
+    def has_constraints(self) -> bool:
+        return self.numeric.m > 0
 
     @property
     def columns(self) -> list[str]:
-        return (["time"] + self.coordinate_names
-                + [f"der({n})" for n in self.coordinate_names])
+        cols = ["time"] + self.coordinate_names + [f"der({n})" for n in self.coordinate_names]
+        return cols + (["constraint_residual"] if self.has_constraints else [])
+
+    @property
+    def constraint_residual(self) -> np.ndarray:
+        """max_i |c_i(y(t), t)| at every output time (zero without constraints)."""
+        return self.numeric.constraint_series(self.t, self.y)
+
+    def multipliers(self) -> dict[str, np.ndarray]:
+        """Lagrange multipliers per constraint (seed 000 eq. 3, M y'' + k = q + C^T lambda):
+        for a translational loop condition the reaction force along that axis acting on the
+        loop's frame b, for a rotational one the reaction torque about the axis."""
+        if self._lambda is None:
+            x = np.vstack((self.y, self.yd))
+            lam = [self.formulation.multipliers(ti, x[:, i]) for i, ti in enumerate(self.t)]
+            self._lambda = np.array(lam).T if lam else np.zeros((0, 0))
+        return dict(zip(self.system.constraint_names, self._lambda))
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name == "time":
@@ -37,6 +58,8 @@ class Result:
             return self.y[self.coordinate_names.index(name)]
         if name.startswith("der(") and name.endswith(")") and name[4:-1] in self.coordinate_names:
             return self.yd[self.coordinate_names.index(name[4:-1])]
+        if name == "constraint_residual" and self.has_constraints:
+            return self.constraint_residual
         raise KeyError(f"no signal {name!r} in the result (signals: {', '.join(self.columns)})")
 
     @property
@@ -66,7 +89,10 @@ class Result:
     def to_csv(self, path, extra: dict[str, np.ndarray] | None = None) -> None:
         """Write time, coordinates and velocities (plus ``extra`` columns) with a header row."""
         cols = self.columns + list(extra or {})
-        data = [self.t, *self.y, *self.yd, *((extra or {}).values())]
+        data = [self.t, *self.y, *self.yd]
+        if self.has_constraints:
+            data.append(self.constraint_residual)
+        data += list((extra or {}).values())
         with open(path, "w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(cols)

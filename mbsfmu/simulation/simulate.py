@@ -8,11 +8,14 @@ import time
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ..errors import ParameterError, SimulationError
-from ..formulations import MinimalODE
+from ..errors import ConstraintError, ParameterError, SimulationError
+from ..formulations import make_formulation
+from ..formulations.consistent_initialization import consistent_state
+from .projected_scipy import SOLVERS, integrate_projected
 from .result import Result
 
-#: Method aliases: an explicit high-order method and a stiff (implicit) one.
+#: Method aliases: an explicit method and a stiff (implicit) one.  For systems with
+#: constraints 'explicit' is the stabilized Dormand-Prince 5(4) of seed 004 (RKSTAB).
 METHODS = {"explicit": "DOP853", "stiff": "Radau"}
 SCIPY_METHODS = ("RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 
@@ -36,7 +39,7 @@ def initial_state(system, initial=None) -> np.ndarray:
     """Initial [y, y'] from the model's values, overridden by ``initial``.
 
     Keys of ``initial`` are coordinate names for positions and ``der(name)`` or ``Dname`` for
-    velocities."""
+    velocities.  Values given here count as given (not guesses) for consistent initialization."""
     coords = system.coordinates_
     y = np.array([c.initial for c in coords.values()], dtype=float)
     yd = np.array([c.initial_velocity for c in coords.values()], dtype=float)
@@ -74,44 +77,90 @@ def _system_of(model):
     raise TypeError(f"simulate() needs a System, Equations or a model file, got {type(model)!r}")
 
 
+def check_rank(formulation, t, y):
+    """Redundant constraints are an error unless the formulation takes them."""
+    num = formulation.numeric
+    _, C, _ = num.constraint_parts(t, y)
+    sv = np.linalg.svd(C, compute_uv=False)
+    tol = 1e-9 * (sv[0] if sv.size and sv[0] > 0 else 1.0)
+    rank = int(np.sum(sv > tol))
+    if rank < num.m and not formulation.handles_redundant:
+        raise ConstraintError(
+            f"{num.system.name}: the {num.m} constraints are redundant (rank of C is {rank} "
+            f"with tolerance {tol:.1e}); formulation {formulation.name!r} cannot take redundant "
+            "constraints: use 'qr' or 'svd'")
+    return rank
+
+
 def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              rtol: float = 1e-8, atol: float | None = None, params: dict | None = None,
              initial: dict | None = None, inputs: dict | None = None,
-             max_step: float = math.inf) -> Result:
-    """Simulate a tree-structured model from t = 0 to ``t_end``.
+             formulation: str | None = None, formulation_options: dict | None = None,
+             fixed=(), max_step: float = math.inf) -> Result:
+    """Simulate a model from t = 0 to ``t_end``.
 
-    ``method`` is ``'explicit'`` (DOP853), ``'stiff'`` (Radau) or any scipy ``solve_ivp`` method.
+    ``method``: ``'explicit'`` (trees: DOP853; loops: the stabilized Dormand-Prince RKSTAB),
+    ``'stiff'`` (Radau, with the formulation's projection after every step for loops) or a
+    scipy ``solve_ivp`` method.  ``formulation`` chooses how loop constraints are kept (see
+    :mod:`mbsfmu.formulations`; default ``'qr'``) with ``formulation_options``; ``fixed`` names
+    coordinates that keep their given initial values during consistent initialization.
     ``params`` overrides constants, ``initial`` the initial state, ``inputs`` maps input names
-    to numbers or functions of t.  Returns a :class:`Result` sampled at 0, dt, ..., t_end from
-    the integrator's dense output."""
+    to numbers or functions of t.  Returns a :class:`Result` on the grid 0, dt, ..., t_end."""
     system = _system_of(model)
     scipy_method = METHODS.get(method, method)
-    if scipy_method not in SCIPY_METHODS:
-        raise ParameterError(f"unknown method {method!r}; use 'explicit', 'stiff' or one of "
-                             f"{', '.join(SCIPY_METHODS)}")
+    if scipy_method not in SCIPY_METHODS and scipy_method != "rkstab":
+        raise ParameterError(f"unknown method {method!r}; use 'explicit', 'stiff', 'rkstab' or "
+                             f"one of {', '.join(SCIPY_METHODS)}")
     for name, v in (("rtol", rtol), ("atol", atol)):
         if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise ParameterError(f"{name} must be a positive number, got {v!r}")
-    atol = rtol * 1e-2 if atol is None else atol
     grid = output_grid(float(t_end), float(dt))
     eqs = system.equations()
     numeric = eqs.numeric(params)
+    form = make_formulation(formulation, numeric, inputs, **(formulation_options or {}))
     x0 = initial_state(system, initial)
-    ode = MinimalODE(numeric, inputs)
     f = numeric.f
-    numeric.check_state(0.0, x0[:f], x0[f:], ode.inputs_at(0.0))
+    if numeric.m:
+        x0 = consistent_state(numeric, x0, fixed=fixed)
+        check_rank(form, 0.0, x0[:f])
+        if method == "explicit":
+            scipy_method = "rkstab"
+        atol = rtol / 10 if atol is None else atol
+    else:
+        atol = rtol * 1e-2 if atol is None else atol
+    numeric.check_state(0.0, x0[:f], x0[f:], form.inputs(0.0))
     start = time.perf_counter()
-    sol = solve_ivp(ode, (0.0, grid[-1]), x0, method=scipy_method, t_eval=grid,
-                    rtol=rtol, atol=atol, max_step=max_step)
-    cpu = time.perf_counter() - start
-    if sol.status != 0:
-        raise SimulationError(f"{system.name}: integration stopped at t={sol.t[-1]:.6g} "
-                              f"with {scipy_method}: {sol.message}")
-    if not np.all(np.isfinite(sol.y)):
+    stats = {"method": scipy_method, "formulation": form.name, "rtol": rtol, "atol": atol}
+    if numeric.m == 0 and scipy_method != "rkstab":
+        sol = solve_ivp(form, (0.0, grid[-1]), x0, method=scipy_method, t_eval=grid,
+                        rtol=rtol, atol=atol, max_step=max_step)
+        if sol.status != 0:
+            raise SimulationError(f"{system.name}: integration stopped at t={sol.t[-1]:.6g} "
+                                  f"with {scipy_method}: {sol.message}")
+        T, X = sol.t, sol.y
+        stats.update(nfev=sol.nfev, njev=sol.njev)
+    else:
+        project = form.project if form.projects else None
+        if scipy_method == "rkstab":
+            from ..formulations.rkstab import integrate
+
+            sol = integrate(form, x0, (0.0, grid[-1]), project=project, rtol=rtol, atol=atol,
+                            t_eval=grid, max_step=max_step)
+        elif scipy_method in SOLVERS:
+            sol = integrate_projected(form, x0, (0.0, grid[-1]), scipy_method, grid, project,
+                                      rtol=rtol, atol=atol, max_step=max_step)
+        else:
+            raise ParameterError(f"method {method!r} cannot be combined with constraints; use "
+                                 f"'explicit' (RKSTAB), 'stiff' (Radau) or {', '.join(SOLVERS)}")
+        T, X = sol.t, sol.x
+        stats.update(nfev=sol.nfev, nproj=sol.nproj, naccept=sol.naccept, nreject=sol.nreject)
+    stats["cpu_seconds"] = time.perf_counter() - start
+    stats["rhs_calls"] = form.nfev
+    if not np.all(np.isfinite(X)):
         raise SimulationError(f"{system.name}: the solution became non-finite")
     U = None
     if inputs:
-        U = np.array([ode.inputs_at(ti) for ti in sol.t]).T
-    return Result(numeric, sol.t, sol.y[:f], sol.y[f:], U,
-                  stats={"method": scipy_method, "nfev": sol.nfev, "njev": sol.njev,
-                         "cpu_seconds": cpu, "rtol": rtol, "atol": atol})
+        U = np.array([form.inputs(ti) for ti in T]).T
+    if hasattr(form, "switches"):
+        stats["partition_switches"] = list(form.switches)
+    return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form)

@@ -1,0 +1,114 @@
+"""Consistent initial values for systems with constraints (seed 000 eqs. 5-6).
+
+Positions solve  g(y) = [c(y, t0); e(y) - e0] = 0  and velocities  [C; de/dy] y' = [-b'; e0']
+where e are the model's extra initial conditions (``System.initial_condition``).  Coordinates in
+``fixed`` keep their given values; the others move by Newton's method with minimum-norm
+(least-squares) steps and step halving, starting from the given values.  A warning names every
+given (non-guess) value that moved by more than ``warn_tol``; an error names the constraint that
+could not be satisfied.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import sympy as sp
+
+from ..errors import ConstraintError, ParameterError
+
+
+class InconsistentInitialValuesWarning(UserWarning):
+    """Given initial values were changed to satisfy the constraints."""
+
+
+def _condition_functions(numeric):
+    s = numeric.system
+    ics = s.initial_conditions
+    if not ics:
+        return None
+    consts = [c.symbol for c in s.constants_.values()]
+    e = sp.Matrix([ic.expression for ic in ics])
+    E = e.jacobian(s.y)
+    fe = sp.lambdify([s.y, consts], list(e), "math")
+    fE = sp.lambdify([s.y, consts], E, "numpy")
+    return (lambda y: np.array(fe(y, numeric.prm)) - np.array([ic.value for ic in ics]),
+            lambda y: np.atleast_2d(np.array(fE(y, numeric.prm), dtype=float)))
+
+
+def consistent_state(numeric, x0, t0=0.0, fixed=(), tol=1e-12, max_iter=50, warn_tol=1e-8):
+    """Return x = [y, y'] satisfying the constraints (and initial conditions) at t0."""
+    s = numeric.system
+    names = numeric.coordinate_names
+    f = numeric.f
+    fixed = [fixed] if isinstance(fixed, str) else list(fixed)
+    bad = [n for n in fixed if n not in names]
+    if bad:
+        raise ParameterError(f"consistent initialization: unknown fixed coordinate(s) {bad}")
+    free = np.array([j for j, n in enumerate(names) if n not in fixed], dtype=int)
+    y = np.array(x0[:f], dtype=float)
+    v = np.array(x0[f:], dtype=float)
+    y_given, v_given = y.copy(), v.copy()
+    ic = _condition_functions(numeric)
+    row_names = s.constraint_names + [c.name for c in s.initial_conditions]
+
+    def residual(yy):
+        c, C, b1 = numeric.constraint_parts(t0, yy)
+        if ic is None:
+            return c, C, b1
+        return np.concatenate((c, ic[0](yy))), np.vstack((C, ic[1](yy))), b1
+
+    g, G, b1 = residual(y)
+    norm = np.max(np.abs(g)) if g.size else 0.0
+    for _ in range(max_iter):
+        if norm <= tol:
+            break
+        step = np.linalg.lstsq(G[:, free], -g, rcond=None)[0]
+        lam = 1.0
+        while lam > 1e-4:
+            y_try = y.copy()
+            y_try[free] += lam * step
+            g_try, G_try, b1_try = residual(y_try)
+            n_try = np.max(np.abs(g_try))
+            if np.isfinite(n_try) and n_try < norm:
+                y, g, G, b1, norm = y_try, g_try, G_try, b1_try, n_try
+                break
+            lam /= 2
+        else:
+            break
+    if not norm <= tol:
+        worst = int(np.argmax(np.abs(g)))
+        state = ", ".join(f"{n}={val:.6g}" for n, val in zip(names, y))
+        raise ConstraintError(
+            f"{s.name}: no consistent initial state: {row_names[worst]!r} stays violated by "
+            f"{abs(g[worst]):.3g} (Newton from the given values, fixed: {fixed or 'none'}; "
+            f"reached {state})")
+
+    # velocities: C y' = -b' plus the rates of initial conditions that give one
+    A, rhs = G[: numeric.m], -b1
+    if ic is not None:
+        rows = [i for i, c in enumerate(s.initial_conditions) if c.rate is not None]
+        if rows:
+            A = np.vstack((A, G[numeric.m:][rows]))
+            rhs = np.concatenate((rhs, [s.initial_conditions[i].rate for i in rows]))
+    fixed_v = np.setdiff1d(np.arange(f), free)
+    r0 = rhs - A[:, fixed_v] @ v[fixed_v]
+    # minimum change of the free velocities from their given values
+    dv = np.linalg.lstsq(A[:, free], r0 - A[:, free] @ v[free], rcond=None)[0]
+    v[free] += dv
+    vres = np.max(np.abs(A @ v - rhs)) if A.size else 0.0
+    if vres > 1e3 * tol * max(1.0, np.max(np.abs(v))):
+        raise ConstraintError(f"{s.name}: no consistent initial velocities (velocity constraints "
+                              f"violated by {vres:.3g} with fixed: {fixed or 'none'})")
+
+    moved = []
+    coords = list(s.coordinates_.values())
+    for j, co in enumerate(coords):
+        if not co.guess and abs(y[j] - y_given[j]) > warn_tol:
+            moved.append(f"{co.name}: {y_given[j]:.9g} -> {y[j]:.9g}")
+        if not co.guess_velocity and abs(v[j] - v_given[j]) > warn_tol:
+            moved.append(f"der({co.name}): {v_given[j]:.9g} -> {v[j]:.9g}")
+    if moved:
+        warnings.warn(f"{s.name}: initial values changed to satisfy the constraints: "
+                      + "; ".join(moved), InconsistentInitialValuesWarning, stacklevel=3)
+    return np.concatenate((y, v))

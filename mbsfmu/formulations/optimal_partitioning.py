@@ -1,0 +1,128 @@
+"""Optimal linear combinations of the coordinates by QR or SVD (seed 000 §4.3-4.5).
+
+A rank-revealing decomposition of C^T splits the coordinate space into the constrained
+directions (Q1 or U1) and the directions of free motion J_i (Q2 or U2, an orthonormal null-space
+basis of C):
+
+    QR  (eq. 20):  C^T P = [Q1 Q2] [R1; 0]       J_i = Q2,  C = P R1^T Q1^T
+    SVD (eq. 25):  C^T = [U1 U2] [S; 0] V^T      J_i = U2,  C = V S U1^T
+
+With the minimum-norm particular solutions  theta = -C^+ b'  and  gamma = -C^+ b''
+(eqs. 24, 28; for QR C^+ b = Q1 R1^-T P^T b restricted to the rank):
+
+    y'  = J_i J_i^T (y' - theta) + theta                                         (eq. 30)
+    y'' = J_i (J_i^T M J_i)^-1 J_i^T (q - k - M gamma) + gamma                    (eq. 31)
+
+(eq. 31 of the seed prints the bracket with the opposite sign; the form above follows from
+eq. 29 and is the one that reproduces the equations of motion.)  After each accepted step the
+positions are corrected by minimum-norm Gauss-Newton steps  y <- y - C^+ c  and the velocities
+by eq. 30, so neither level drifts.  The rank is decided with the tolerance ``rank_tol``
+relative to the largest singular value / pivot (default 1e-9), which makes redundant
+constraints (rank-deficient C, e.g. a planar four-bar closed in 3D) harmless: only r = rank(C)
+directions are constrained.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from ..errors import ConstraintError, ParameterError
+from .base import Formulation
+
+
+class _Decomposition:
+    """Null-space basis J (f x (f-r)) and a pseudo-inverse solver for C x = b."""
+
+    def __init__(self, C, method, rank_tol):
+        m, f = C.shape
+        if method == "qr":
+            # plain Householder QR first (cheap); column pivoting only if the rank is in doubt
+            Q, R = np.linalg.qr(C.T, mode="complete")
+            d = np.abs(np.diag(R[:m, :m]))
+            if d.size and d.min() > rank_tol * d.max():
+                r, P = m, np.arange(m)
+            else:
+                Q, R, P = scipy.linalg.qr(C.T, pivoting=True)
+                d = np.abs(np.diag(R))
+                r = int(np.sum(d > rank_tol * d[0])) if d.size and d[0] > 0 else 0
+            self.Q1, self.J = Q[:, :r], Q[:, r:]
+            self.R1 = R[:r, :r]
+            self.P = P[:r]  # rows of C that carry the rank
+            self._solve = self._solve_qr
+        else:
+            U, s, Vt = np.linalg.svd(C.T)
+            r = int(np.sum(s > rank_tol * s[0])) if s.size and s[0] > 0 else 0
+            self.U1, self.J = U[:, :r], U[:, r:]
+            self.s, self.V1 = s[:r], Vt[:r].T
+            self._solve = self._solve_svd
+        self.rank = r
+
+    def _solve_qr(self, b):
+        # C x = b with x in range(Q1):  R1^T (Q1^T x) = b[P]
+        z = np.linalg.solve(self.R1.T, b[self.P])
+        return self.Q1 @ z
+
+    def _solve_svd(self, b):
+        return self.U1 @ ((self.V1.T @ b) / self.s)
+
+    def pinv_solve(self, b):
+        """Minimum-norm x with C x = b (b consistent with the range of C)."""
+        return self._solve(b)
+
+
+class OptimalPartitioning(Formulation):
+    projects = True
+    handles_redundant = True
+
+    def __init__(self, numeric, inputs=None, method: str = "qr", rank_tol: float = 1e-9,
+                 newton_tol: float = 1e-13, newton_max: int = 20):
+        super().__init__(numeric, inputs)
+        if method not in ("qr", "svd"):
+            raise ParameterError(f"optimal partitioning: method must be 'qr' or 'svd', got {method!r}")
+        self.method = self.name = method
+        self.rank_tol = float(rank_tol)
+        self.newton_tol, self.newton_max = float(newton_tol), int(newton_max)
+        self.nproj = 0
+        self.rank = None
+
+    def decompose(self, C):
+        d = _Decomposition(C, self.method, self.rank_tol)
+        self.rank = d.rank
+        return d
+
+    def rhs(self, t, x):
+        f = self.f
+        y, v = x[:f], x[f:]
+        num = self.numeric
+        c, C, b1 = num.constraint_parts(t, y)
+        d = self.decompose(C)
+        J = d.J
+        theta = -d.pinv_solve(b1)
+        v = J @ (J.T @ (v - theta)) + theta                                        # eq. 30
+        M, h, c, C, b1, b2 = num.constrained_parts(t, y, v, self.inputs(t))
+        gamma = -d.pinv_solve(b2)
+        Mi = J.T @ M @ J
+        ydd = J @ np.linalg.solve(Mi, J.T @ (h - M @ gamma)) + gamma               # eq. 31
+        return np.concatenate((v, ydd))
+
+    def project(self, t, x):
+        self.nproj += 1
+        f = self.f
+        y, v = x[:f].copy(), x[f:]
+        num = self.numeric
+        c, C, b1 = num.constraint_parts(t, y)
+        for _ in range(self.newton_max):
+            if np.max(np.abs(c)) <= self.newton_tol:
+                break
+            y -= self.decompose(C).pinv_solve(c)
+            c, C, b1 = num.constraint_parts(t, y)
+        else:
+            raise ConstraintError(
+                f"{num.system.name}: the position projection did not converge "
+                f"{self.where(t, y)} (residual {np.max(np.abs(c)):.3g}); the constraints may "
+                "not be satisfiable here")
+        d = self.decompose(C)
+        theta = -d.pinv_solve(b1)
+        v = d.J @ (d.J.T @ (v - theta)) + theta
+        return np.concatenate((y, v))
