@@ -2,7 +2,7 @@
 
     mbsfmu info MODEL.py
     mbsfmu simulate MODEL.py --t-end T [--dt D] [--rtol R] [--atol A] [--method M]
-                   [--set NAME=VALUE ...] --out FILE.csv [--plot FILE.png]
+                   [--formulation F] [--set NAME=VALUE ...] --out FILE.csv [--plot FILE.png]
 
 ``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
 (``der(alpha)=1`` or ``Dalpha=1``) and constant input values.
@@ -60,13 +60,18 @@ def cmd_simulate(args) -> int:
     system = load_model(args.model)
     params, initial, inputs = _parse_sets(args.set, system)
     res = simulate(system, t_end=args.t_end, dt=args.dt, method=args.method, rtol=args.rtol,
-                   atol=args.atol, params=params, initial=initial, inputs=inputs)
+                   atol=args.atol, params=params, initial=initial, inputs=inputs,
+                   formulation=args.formulation)
     res.to_csv(args.out)
     if args.plot:
         res.plot(args.plot)
     st = res.stats
+    extra = ""
+    if res.has_constraints:
+        extra = (f", formulation {st['formulation']}, max constraint residual "
+                 f"{res.constraint_residual.max():.2e}")
     print(f"{system.name}: {len(res.t)} rows -> {args.out} ({st['method']}, {st['nfev']} "
-          f"evaluations, {st['cpu_seconds']:.3f} s)")
+          f"evaluations, {st['cpu_seconds']:.3f} s{extra})")
     return 0
 
 
@@ -84,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--atol", type=float, default=None, help="absolute tolerance (default rtol/100)")
     ps.add_argument("--method", default="explicit",
                     help="explicit (DOP853), stiff (Radau) or a scipy solve_ivp method")
+    ps.add_argument("--formulation", default=None,
+                    help="for models with loops: dae, baumgarte, partition, qr (default), svd, "
+                    "projection")
     ps.add_argument("--set", action="append", metavar="NAME=VALUE",
                     help="constant, initial value or input; repeatable")
     ps.add_argument("--out", required=True, help="CSV file to write")

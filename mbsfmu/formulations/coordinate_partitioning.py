@@ -11,7 +11,7 @@ The right-hand side uses the velocities of eq. 14; after each accepted step the 
 coordinates are solved from c(y_i, y_d) = 0 by Newton's method and the dependent velocities from
 eq. 13 (the generalized coordinate partitioning of Wehage and Haug), so positions do not drift.
 
-If C_d becomes ill-conditioned (cond > ``cond_max``) the partition is switched to the one
+If C_d becomes ill-conditioned (cond > ``cond_max``, default 1e3) the partition is switched to the one
 chosen by QR with column pivoting of C at that configuration (the dependent coordinates are the
 m best-conditioned columns); each switch is recorded in ``switches``.  If C has lost rank no
 partition exists and a ConstraintError names the configuration.
@@ -30,7 +30,7 @@ class CoordinatePartitioning(Formulation):
     name = "partition"
     projects = True
 
-    def __init__(self, numeric, inputs=None, independent=None, cond_max: float = 1e8,
+    def __init__(self, numeric, inputs=None, independent=None, cond_max: float = 1e3,
                  newton_tol: float = 1e-13, newton_max: int = 20):
         super().__init__(numeric, inputs)
         names = numeric.coordinate_names

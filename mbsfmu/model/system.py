@@ -464,6 +464,9 @@ class System:
         forces = ([e.name for e in self.spring_dampers] + [e.name for e in self.applied]
                   + [e.name for e in self.generalized_forces])
         lines.append(f"  force elements ({len(forces)}): " + ", ".join(forces))
+        if self.loops or self.holonomic:
+            lines.append(f"  constraints ({len(self.constraint_names)}): "
+                         + ", ".join(self.constraint_names))
         return "\n".join(lines)
 
 

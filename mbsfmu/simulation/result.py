@@ -66,7 +66,13 @@ class Result:
     def ydd(self) -> np.ndarray:
         """Accelerations y'' from the equations of motion at the output times."""
         if self._ydd is None:
-            self._ydd = self.numeric.accelerations_series(self.t, self.y, self.yd, self.u)
+            if self.has_constraints:  # y'' of the constrained motion, from the formulation
+                f = self.numeric.f
+                x = np.vstack((self.y, self.yd))
+                self._ydd = np.array([self.formulation.rhs(ti, x[:, i])[f:]
+                                      for i, ti in enumerate(self.t)]).T
+            else:
+                self._ydd = self.numeric.accelerations_series(self.t, self.y, self.yd, self.u)
         return self._ydd
 
     def frame(self, name: str) -> dict[str, np.ndarray]:
