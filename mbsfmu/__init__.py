@@ -4,7 +4,14 @@ Pipeline: model (System) -> equations (M, k, q) -> formulations (ODE / DAE) -> c
 """
 
 from .equations import derive
-from .errors import MbsError, ModelError, ParameterError, SimulationError, SingularMassMatrixError
+from .errors import (
+           ConstraintError,
+           MbsError,
+           ModelError,
+           ParameterError,
+           SimulationError,
+           SingularMassMatrixError,
+)
 from .model import INERTIAL, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
 from .simulation import Result, simulate
@@ -13,4 +20,4 @@ __version__ = "0.1.0"
 
 __all__ = ["System", "derive", "simulate", "Result", "load_model", "rot_x", "rot_y", "rot_z",
            "cardan", "euler", "sequence", "t", "INERTIAL", "MbsError", "ModelError",
-           "ParameterError", "SimulationError", "SingularMassMatrixError"]
+           "ParameterError", "SimulationError", "SingularMassMatrixError", "ConstraintError"]
