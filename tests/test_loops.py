@@ -1,6 +1,5 @@
 """Kinematic loops: four-bar energy and residuals, redundant constraints, bad input."""
 
-import math
 import warnings
 
 import numpy as np

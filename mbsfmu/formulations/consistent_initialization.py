@@ -36,12 +36,32 @@ def _condition_functions(numeric):
             lambda y: np.atleast_2d(np.array(fE(y, numeric.prm), dtype=float)))
 
 
-def consistent_state(numeric, x0, t0=0.0, fixed=(), tol=1e-12, max_iter=50, warn_tol=1e-8):
-    """Return x = [y, y'] satisfying the constraints (and initial conditions) at t0."""
+def consistent_state(numeric, x0, t0=0.0, fixed=None, tol=1e-12, max_iter=50, warn_tol=1e-8,
+                     given=()):
+    """Return x = [y, y'] satisfying the constraints (and initial conditions) at t0.
+
+    ``fixed`` names the coordinates to hold.  If it is not given, the given (non-guess)
+    coordinates are held first and only the guesses move; if no consistent state exists that
+    way, every coordinate may move (minimum-norm change), and a warning names what moved.
+    ``given`` lists names (``x``, ``der(x)``) the user set explicitly: never treated as guesses."""
+    names = numeric.coordinate_names
+    fixed = [fixed] if isinstance(fixed, str) else fixed
+    if fixed:
+        return _consistent_state(numeric, x0, t0, list(fixed), tol, max_iter, warn_tol, given)
+    coords = list(numeric.system.coordinates_.values())
+    held = [c.name for c in coords if not c.guess or c.name in given]
+    if held and len(held) < len(names):
+        try:
+            return _consistent_state(numeric, x0, t0, held, tol, max_iter, warn_tol, given)
+        except ConstraintError:
+            pass
+    return _consistent_state(numeric, x0, t0, [], tol, max_iter, warn_tol, given)
+
+
+def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given):
     s = numeric.system
     names = numeric.coordinate_names
     f = numeric.f
-    fixed = [fixed] if isinstance(fixed, str) else list(fixed)
     bad = [n for n in fixed if n not in names]
     if bad:
         raise ParameterError(f"consistent initialization: unknown fixed coordinate(s) {bad}")
@@ -104,9 +124,10 @@ def consistent_state(numeric, x0, t0=0.0, fixed=(), tol=1e-12, max_iter=50, warn
     moved = []
     coords = list(s.coordinates_.values())
     for j, co in enumerate(coords):
-        if not co.guess and abs(y[j] - y_given[j]) > warn_tol:
+        if (not co.guess or co.name in given) and abs(y[j] - y_given[j]) > warn_tol:
             moved.append(f"{co.name}: {y_given[j]:.9g} -> {y[j]:.9g}")
-        if not co.guess_velocity and abs(v[j] - v_given[j]) > warn_tol:
+        if ((not co.guess_velocity or f"der({co.name})" in given)
+                and abs(v[j] - v_given[j]) > warn_tol):
             moved.append(f"der({co.name}): {v_given[j]:.9g} -> {v[j]:.9g}")
     if moved:
         warnings.warn(f"{s.name}: initial values changed to satisfy the constraints: "

@@ -121,7 +121,9 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     x0 = initial_state(system, initial)
     f = numeric.f
     if numeric.m:
-        x0 = consistent_state(numeric, x0, fixed=fixed)
+        given = [k if not k.startswith("D") or k in system.coordinates_ else f"der({k[1:]})"
+                 for k in (initial or {})]
+        x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
         check_rank(form, 0.0, x0[:f])
         if method == "explicit":
             scipy_method = "rkstab"
