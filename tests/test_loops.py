@@ -38,6 +38,11 @@ def test_redundant_closure_in_3d():
         assert res.formulation.rank == 2
         assert np.max(np.abs(res.y - planar.y)) < 1e-8
         assert res.constraint_residual.max() < 1e-12
+        # the reactions are not unique; the minimum-norm multipliers carry no z force and
+        # the planar ones are those of the planar closure
+        lam = res.multipliers()
+        np.testing.assert_allclose(lam["joint_C.z"], 0, atol=1e-9)
+        np.testing.assert_allclose(lam["joint_C.x"], planar.multipliers()["joint_C.x"], atol=1e-6)
     for form in ("dae", "baumgarte", "projection", "partition"):
         with pytest.raises(ConstraintError, match=r"3 constraints are redundant \(rank of C is 2"):
             mbsfmu.simulate(four_bar.model("3d"), formulation=form, **kw)

@@ -79,7 +79,14 @@ class Formulation:
         f = self.f
         y, yd = x[:f], x[f:]
         M, h, c, C, b1, b2 = self.numeric.constrained_parts(t, y, yd, self.inputs(t))
-        return kkt_solve(M, h, C, b2)[1]
+        try:
+            return kkt_solve(M, h, C, b2)[1]
+        except np.linalg.LinAlgError:
+            # redundant constraints: the multipliers are not unique; give the minimum-norm ones
+            f, m = self.f, self.m
+            K = np.block([[M, C.T], [C, np.zeros((m, m))]])
+            sol = np.linalg.lstsq(K, np.concatenate((h, -b2)), rcond=None)[0]
+            return -sol[f:]
 
 
 def kkt_solve(M, h, C, b2):
