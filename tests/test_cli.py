@@ -56,3 +56,19 @@ def test_console_script_runs_as_module(tmp_path):
     assert png.stat().st_size > 1000
     header, data = read_csv(out)
     assert header[1:4] == ["alpha", "beta", "gamma"] and len(data) == 51
+
+
+def test_simulate_loop_model_writes_constraint_residual(tmp_path, capsys):
+    out = tmp_path / "sc.csv"
+    assert main(["simulate", "models/slider_crank.py", "--t-end", "0.5", "--dt", "0.1",
+                 "--formulation", "projection", "--out", str(out)]) == 0
+    assert "formulation projection, max constraint residual" in capsys.readouterr().out
+    header, data = read_csv(out)
+    assert header == ["time", "x", "alpha", "beta", "der(x)", "der(alpha)", "der(beta)",
+                      "constraint_residual"]
+    assert len(data) == 6 and np.all(data[:, -1] < 1e-12)
+    assert main(["info", "models/slider_crank.py"]) == 0
+    assert "constraints (2): pivot.x, pivot.y" in capsys.readouterr().out
+    assert main(["simulate", "models/slider_crank.py", "--t-end", "0.5", "--formulation",
+                 "nope", "--out", str(out)]) == 2
+    assert "unknown formulation 'nope'" in capsys.readouterr().err
