@@ -122,7 +122,8 @@ class OptimalPartitioning(Formulation):
                 f"{num.system.name}: the position projection did not converge "
                 f"{self.where(t, y)} (residual {np.max(np.abs(c)):.3g}); the constraints may "
                 "not be satisfiable here")
-        d = self.decompose(C)
-        theta = -d.pinv_solve(b1)
-        v = d.J @ (d.J.T @ (v - theta)) + theta
+        # eq. 30 written as v - C^+ (C v + b'): the same in exact arithmetic (I - J J^T = C^+ C),
+        # but its rounding error scales with the residual instead of with |v|, which the
+        # stabilized error estimate of RKSTAB would otherwise see at tight tolerances
+        v = v - self.decompose(C).pinv_solve(C @ v + b1)
         return np.concatenate((y, v))
