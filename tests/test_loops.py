@@ -114,3 +114,23 @@ def test_bad_loop_definitions():
     with pytest.raises(ModelError, match=r"constraint 'c'.*not on \['Dq'\]"):
         s.constraint("c", "q*Dq")
     assert s.loops == [] and s.holonomic == []
+
+
+def test_rotational_loop_reaction_torque_balances_the_applied_torque():
+    """Two bars on the z axis locked together by a rotational loop condition; a torque T on
+    bar B only.  Both accelerate together with (J_A + J_B) w' = T, and the loop carries the
+    torque J_A w' from B to A, i.e. the reaction on B is -J_A w' about z."""
+    s = System("locked")
+    a, b = s.coordinates("a", "b")
+    JA, JB, T = 0.3, 0.7, 2.0
+    s.body("A", rel_rot=rot_z(a), mass=1, inertia=[JA, JA, JA])
+    s.body("B", rel_rot=rot_z(b), mass=1, inertia=[JB, JB, JB])
+    s.torque("drive", "B", [0, 0, T])
+    s.loop("lock", "A", "B", translations="", rotations="z")
+    s.initial(a=0.2, b=0.2)
+    res = mbsfmu.simulate(s, t_end=1.0, dt=0.25, rtol=1e-10)
+    wd = T / (JA + JB)
+    np.testing.assert_allclose(res.ydd, wd, atol=1e-9)
+    tq = res.reactions()["lock"]["torque"]
+    np.testing.assert_allclose(tq[:, 2], -JA * wd, atol=1e-9)
+    np.testing.assert_allclose(tq[:, :2], 0, atol=1e-12)

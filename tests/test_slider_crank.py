@@ -109,3 +109,7 @@ def test_pivot_reaction_is_total_momentum_change():
                 for b, m in (("slider_cg", MS), ("rod_cg", MR), ("crank_cg", MC)))
     np.testing.assert_allclose(lam["pivot.x"], total, rtol=1e-9, atol=1e-9)
     assert np.ptp(lam["pivot.x"]) > 1.0
+    F = res.reactions()["pivot"]["force"]
+    np.testing.assert_allclose(F[:, 0], lam["pivot.x"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(F[:, 1], lam["pivot.y"], rtol=0, atol=1e-12)
+    assert np.all(F[:, 2] == 0) and np.all(res.reactions()["pivot"]["torque"] == 0)

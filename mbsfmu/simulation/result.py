@@ -80,6 +80,32 @@ class Result:
         angular_velocity, acceleration, angular_acceleration (n,3), ISYS components."""
         return self.numeric.frame_series(name, self.t, self.y, self.yd, self.ydd, self.u)
 
+    def reactions(self) -> dict[str, dict[str, np.ndarray]]:
+        """Reaction force and torque of every loop closure over time, acting on the loop's
+        frame b (from frame a), in ISYS components: {loop: {'force': (n,3), 'torque': (n,3)}}.
+
+        A translational condition along axis d of ``in_frame`` carries the force lambda d; a
+        rotational condition about axis k of frame a carries the torque lambda n_k with
+        n_k = (w_i x u_j - w_j x u_i) / 2 (see :mod:`mbsfmu.equations.constraints`)."""
+        lam = self.multipliers()
+        out = {}
+        axis = {"x": 0, "y": 1, "z": 2}
+        cyclic = {"x": (1, 2), "y": (2, 0), "z": (0, 1)}
+        for lp in self.system.loops:
+            n = len(self.t)
+            force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+            S_in = self.frame(lp.in_frame)["rotation"]
+            for ax in lp.translations:
+                force += lam[f"{lp.name}.{ax}"][:, None] * S_in[:, :, axis[ax]]
+            if lp.rotations:
+                Sa, Sb = self.frame(lp.a)["rotation"], self.frame(lp.b)["rotation"]
+                for ax in lp.rotations:
+                    i, j = cyclic[ax]
+                    nk = (np.cross(Sb[:, :, i], Sa[:, :, j]) - np.cross(Sb[:, :, j], Sa[:, :, i])) / 2
+                    torque += lam[f"{lp.name}.r{ax}"][:, None] * nk
+            out[lp.name] = {"force": force, "torque": torque}
+        return out
+
     def energy(self) -> dict[str, np.ndarray]:
         """Kinetic, potential (gravity and springs) and total mechanical energy over time."""
         T, V = self.numeric.energy_series(self.t, self.y, self.yd, self.u)
