@@ -54,7 +54,8 @@ def make_function(system, intermediates, outputs, name="kernel", vectorized=Fals
         safe = [sp.Symbol(f"_{arg}{i}") for i in range(len(syms))]
         rename.update(zip(syms, safe))
         lines.append(f"    {', '.join(map(str, safe))}, = {arg}")
-    printer = NumPyPrinter() if vectorized else _MathPrinter()
+    # order="none": print sums as stored; sorting long sums dominated the printing time
+    printer = NumPyPrinter({"order": "none"}) if vectorized else _MathPrinter({"order": "none"})
     for s in intermediates.needed_for(outputs):
         lines.append(f"    {s} = {printer.doprint(intermediates.definitions[s].xreplace(rename))}")
     outs = [printer.doprint(e.xreplace(rename)) for e in outputs]

@@ -42,6 +42,36 @@ def cross(a, b) -> sp.Matrix:
                       a[0] * b[1] - a[1] * b[0]])
 
 
+def matmul(A, B) -> sp.Matrix:
+    """The product A B of two small symbolic matrices, entry by entry.
+
+    Each entry is ``Add(*products)`` over the nonzero products, which is what sympy's own
+    ``A * B`` computes (sparse EXRAW product); doing it directly avoids the conversion of both
+    operands to and from a DomainMatrix for every product, which dominated the derivation time
+    of large systems.  A zero entry of A or B skips its products."""
+    m, n = A.shape
+    if B.shape[0] != n:
+        raise ValueError(f"matmul: shapes {A.shape} and {B.shape} do not match")
+    p = B.shape[1]
+    a = A.tolist()
+    b = B.tolist()
+    out = []
+    for i in range(m):
+        nz = [(k, x) for k, x in enumerate(a[i]) if x]
+        for j in range(p):
+            out.append(sp.Add(*[x * b[k][j] for k, x in nz if b[k][j]]))
+    return sp.Matrix(m, p, out)
+
+
+def jacobian(vec, syms) -> sp.Matrix:
+    """``vec.jacobian(syms)``, differentiating only by the symbols an entry contains."""
+    out = []
+    for e in vec:
+        free = e.free_symbols
+        out.extend(sp.diff(e, s) if s in free else sp.S.Zero for s in syms)
+    return sp.Matrix(len(vec), len(syms), out)
+
+
 @dataclass
 class FrameKinematics:
     """Absolute kinematics of one frame, in ISYS components, as intermediate symbols."""
@@ -138,23 +168,23 @@ class Kinematics:
             S = P.S
             w_rel = sp.zeros(3, 1)
         else:
-            S = w.matrix(P.S * rot.matrix())
+            S = w.matrix(matmul(P.S, rot.matrix()))
             w_rel = relative_angular_velocity(rot, D)
         wd_rel = D(w_rel, without_ydd=True)
-        rho = w.matrix(P.S * r_rel)
-        vrel = w.matrix(P.S * rd_rel)
-        wrel_abs = w.matrix(P.S * w_rel)
+        rho = w.matrix(matmul(P.S, r_rel))
+        vrel = w.matrix(matmul(P.S, rd_rel))
+        wrel_abs = w.matrix(matmul(P.S, w_rel))
         r = w.matrix(P.r + rho)
         omega = w.matrix(P.omega + wrel_abs)
         v = w.matrix(P.v + cross(P.omega, rho) + vrel)
-        JT = w.matrix(P.JT - skew(rho) * P.JR + P.S * r_rel.jacobian(y))
-        JR = w.matrix(P.JR + P.S * w_rel.jacobian(yd))
-        alphabar = w.matrix(P.alphabar + cross(P.omega, wrel_abs) + P.S * wd_rel)
+        JT = w.matrix(P.JT - matmul(skew(rho), P.JR) + matmul(P.S, jacobian(r_rel, y)))
+        JR = w.matrix(P.JR + matmul(P.S, jacobian(w_rel, yd)))
+        alphabar = w.matrix(P.alphabar + cross(P.omega, wrel_abs) + matmul(P.S, wd_rel))
         abar = w.matrix(P.abar + cross(P.alphabar, rho) + cross(P.omega, cross(P.omega, rho))
-                        + 2 * cross(P.omega, vrel) + P.S * rdd_rel)
+                        + 2 * cross(P.omega, vrel) + matmul(P.S, rdd_rel))
         no_yd = {q: 0 for q in yd}
-        vbar = w.matrix(P.vbar + cross(P.omegabar, rho) + P.S * rd_rel.xreplace(no_yd))
-        omegabar = w.matrix(P.omegabar + P.S * w_rel.xreplace(no_yd))
+        vbar = w.matrix(P.vbar + cross(P.omegabar, rho) + matmul(P.S, rd_rel.xreplace(no_yd)))
+        omegabar = w.matrix(P.omegabar + matmul(P.S, w_rel.xreplace(no_yd)))
         return FrameKinematics(fr.name, S, r, omega, v, JT, JR, abar, alphabar, vbar, omegabar)
 
     def __getitem__(self, name: str) -> FrameKinematics:

@@ -24,17 +24,19 @@ import sympy as sp
 
 from ..errors import ModelError, SingularMassMatrixError
 from .intermediates import Intermediates
-from .kinematics import Kinematics, cross
+from .kinematics import Kinematics, cross, matmul
 
 
 def assemble(system, kin: Kinematics, w: Intermediates):
     """Return (M, k, q, kinetic energy, potential energy) built from intermediate variables."""
     f = len(system.y)
-    M = sp.zeros(f, f)
-    k = sp.zeros(f, 1)
-    q = sp.zeros(f, 1)
-    T = sp.S.Zero
-    V = sp.S.Zero
+    # every entry of M, k, q and the energies is collected as a list of terms over all bodies
+    # and summed once at the end (repeated ``+=`` would re-sort a growing sum each time)
+    M_terms = [[[] for _ in range(a + 1)] for a in range(f)]  # lower triangle
+    k_terms = [[] for _ in range(f)]
+    q_terms = [[] for _ in range(f)]
+    T_terms = []
+    V_terms = []
     g = system.gravity_vector
     moved = [False] * f
 
@@ -42,26 +44,36 @@ def assemble(system, kin: Kinematics, w: Intermediates):
         K = kin[body.cg_frame]
         m, I = body.mass, body.inertia
         JT = K.JT
-        JRb = w.matrix(K.S.T * K.JR)
-        wb = w.matrix(K.S.T * K.omega)
-        alb = w.matrix(K.S.T * K.alphabar)
-        Iw = w.matrix(I * wb)
+        JRb = w.matrix(matmul(K.S.T, K.JR))
+        wb = w.matrix(matmul(K.S.T, K.omega))
+        alb = w.matrix(matmul(K.S.T, K.alphabar))
+        Iw = w.matrix(matmul(I, wb))
+        cT = _columns(JT)
+        cR = _columns(JRb)
         for j in range(f):
-            if any(JT[:, j]) or any(JRb[:, j]):
+            if any(cT[j]) or any(cR[j]):
                 moved[j] = True
         # mass matrix, lower triangle then mirrored (symmetric by construction)
-        pT = w.matrix(m * JT)
-        pR = w.matrix(I * JRb)
+        pT = _columns(w.matrix(m * JT))
+        pR = _columns(w.matrix(matmul(I, JRb)))
         for a in range(f):
+            if not (any(cT[a]) or any(cR[a])):
+                continue
+            row = M_terms[a]
             for b in range(a + 1):
-                M[a, b] += (JT[:, a].T * pT[:, b])[0] + (JRb[:, a].T * pR[:, b])[0]
-        hT = w.matrix(m * K.abar)
-        hR = w.matrix(I * alb + cross(wb, Iw))
-        k += JT.T * hT + JRb.T * hR
+                row[b].extend(_products(cT[a], pT[b]))
+                row[b].extend(_products(cR[a], pR[b]))
+        hT = list(w.matrix(m * K.abar))
+        hR = list(w.matrix(matmul(I, alb) + cross(wb, Iw)))
+        for a in range(f):
+            k_terms[a].extend(_products(cT[a], hT))
+            k_terms[a].extend(_products(cR[a], hR))
         if any(g):
-            q += JT.T * (m * g)
-            V -= m * (g.T * K.r)[0]
-        T += (m * (K.v.T * K.v)[0] + (wb.T * Iw)[0]) / 2
+            mg = list(m * g)
+            for a in range(f):
+                q_terms[a].extend(_products(cT[a], mg))
+            V_terms.append(-(m * _dot(g, K.r)))
+        T_terms.append((m * _dot(K.v, K.v) + _dot(wb, Iw)) / 2)
 
     unmoved = [system.y[j] for j in range(f) if not moved[j]]
     if unmoved:
@@ -69,9 +81,14 @@ def assemble(system, kin: Kinematics, w: Intermediates):
             "the mass matrix is singular: coordinate(s) "
             + ", ".join(repr(str(s)) for s in unmoved)
             + " move no body with mass (attach a body whose placement depends on them)")
+    M = sp.zeros(f, f)
     for a in range(f):
-        for b in range(a + 1, f):
-            M[a, b] = M[b, a]
+        for b in range(a + 1):
+            M[a, b] = M[b, a] = sp.Add(*M_terms[a][b])
+    k = sp.Matrix(f, 1, [sp.Add(*t) for t in k_terms])
+    q = sp.Matrix(f, 1, [sp.Add(*t) for t in q_terms])
+    T = sp.Add(*T_terms)
+    V = sp.Add(*V_terms)
 
     for sd in system.spring_dampers:
         A, B = kin[sd.a], kin[sd.b]
@@ -100,3 +117,18 @@ def assemble(system, kin: Kinematics, w: Intermediates):
             raise ModelError(f"{name} depends on accelerations {bad}: a force element may not "
                              "depend on accelerations")
     return M, k, q, T, V
+
+
+def _columns(A) -> list[list]:
+    """The columns of a matrix as lists of entries."""
+    return [list(A[:, j]) for j in range(A.cols)]
+
+
+def _products(a, b) -> list:
+    """The nonzero products a_i b_i (the terms of the dot product a . b)."""
+    return [x * y for x, y in zip(a, b) if x and y]
+
+
+def _dot(a, b):
+    """a . b as one sum of the nonzero products (what ``(a.T * b)[0]`` gives)."""
+    return sp.Add(*_products(a, b))
