@@ -7,13 +7,11 @@ generated functions and offers the mass matrix, the accelerations y'' = M^-1 (q 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import sympy as sp
 
 from ..errors import ModelError, ParameterError, SingularMassMatrixError
-from ..model.system import check_mass_properties
+from ..model.system import check_mass_properties, finite_number
 from .python_source import make_function
 
 _FRAME_FIELDS = ("r", "S", "v", "omega", "JT", "JR", "abar", "alphabar")
@@ -57,13 +55,7 @@ class NumericModel:
             if v is None:
                 raise ParameterError(f"constant {c.name!r} has no value; give one with "
                                      f"params={{'{c.name}': ...}} or --set {c.name}=VALUE")
-            try:
-                v = float(v)
-            except (TypeError, ValueError):
-                raise ParameterError(f"parameter {c.name!r}: {v!r} is not a number") from None
-            if not math.isfinite(v):
-                raise ParameterError(f"parameter {c.name!r}: {v!r} is not finite")
-            values[c.name] = v
+            values[c.name] = finite_number(v, f"parameter {c.name!r}")
         for body in s.bodies.values():
             check_mass_properties(body, values)
         self.params = values
@@ -73,10 +65,7 @@ class NumericModel:
         for k, v in values.items():
             if k not in self.system.inputs:
                 raise ParameterError(f"unknown input {k!r} (inputs: {', '.join(self.input_names) or 'none'})")
-            v = float(v)
-            if not math.isfinite(v):
-                raise ParameterError(f"input {k!r}: {v!r} is not finite")
-            self.u[self.input_names.index(k)] = v
+            self.u[self.input_names.index(k)] = finite_number(v, f"input {k!r}")
 
     def _time_parameter_functions(self):
         s = self.system

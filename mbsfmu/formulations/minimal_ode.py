@@ -22,6 +22,3 @@ class MinimalODE(Formulation):
         y, yd = x[:f], x[f:]
         ydd = self.numeric.accelerations(t, y, yd, self.inputs(t))
         return np.concatenate((yd, ydd))
-
-    def inputs_at(self, t):
-        return self.inputs(t)

@@ -154,7 +154,7 @@ class System:
     def constant(self, name: str, value=None, description: str = "") -> sp.Symbol:
         """Declare a named constant (``newUserVarKonst``); ``value`` is its default."""
         if value is not None:
-            value = _number(value, f"constant {name!r}")
+            value = finite_number(value, f"constant {name!r}")
         sym = self._symbol(name, f"constant {name!r}")
         self.constants_[name] = Constant(name, sym, value, description)
         return sym
@@ -169,8 +169,8 @@ class System:
         for n in (dname, ddname):
             if n in self._names:
                 raise ModelError(f"duplicate name {n!r}: needed for the rates of coordinate {name!r}")
-        y0 = _number(initial, f"initial value of {name!r}")
-        yd0 = _number(velocity, f"initial velocity of {name!r}")
+        y0 = finite_number(initial, f"initial value of {name!r}")
+        yd0 = finite_number(velocity, f"initial velocity of {name!r}")
         sym = self._symbol(name, f"coordinate {name!r}")
         self._names[dname] = self._names[ddname] = f"rates of coordinate {name!r}"
         vel = sp.Symbol(dname, real=True)
@@ -186,9 +186,9 @@ class System:
         """Set initial positions; ``initial(alpha=0.4)``; ``initial(Dalpha=1.0)`` sets a rate."""
         for key, v in values.items():
             if key in self.coordinates_:
-                self.coordinates_[key].initial = _number(v, f"initial value of {key!r}")
+                self.coordinates_[key].initial = finite_number(v, f"initial value of {key!r}")
             elif key.startswith("D") and key[1:] in self.coordinates_:
-                self.coordinates_[key[1:]].initial_velocity = _number(v, f"initial velocity of {key!r}")
+                self.coordinates_[key[1:]].initial_velocity = finite_number(v, f"initial velocity of {key!r}")
             else:
                 raise ModelError(f"initial(): {key!r} is not a coordinate of {self.name!r}")
 
@@ -214,8 +214,8 @@ class System:
         if bad:
             raise ModelError(f"{where}: may depend on coordinates and constants only, not on "
                              f"{sorted(map(str, bad))}")
-        el = InitialCondition(name, e, _number(value, where),
-                              None if rate is None else _number(rate, where + " rate"))
+        el = InitialCondition(name, e, finite_number(value, where),
+                              None if rate is None else finite_number(rate, where + " rate"))
         self._claim(name, where)
         self.initial_conditions.append(el)
         return name
@@ -259,7 +259,7 @@ class System:
     def input(self, name: str, default: float = 0.0) -> sp.Symbol:
         """Declare an input whose value comes from outside (a future FMU input)."""
         sym = self._symbol(name, f"input {name!r}")
-        self.inputs[name] = Input(name, sym, _number(default, f"default of input {name!r}"))
+        self.inputs[name] = Input(name, sym, finite_number(default, f"default of input {name!r}"))
         return sym
 
     def gravity(self, vector) -> None:
@@ -470,8 +470,8 @@ class System:
         return "\n".join(lines)
 
 
-def _number(value, where: str) -> float:
-    """A finite float, or a ParameterError naming ``where``."""
+def finite_number(value, where: str) -> float:
+    """A finite float, or a ParameterError naming ``where`` ('<where>: ... is not a number')."""
     try:
         v = float(value)
     except (TypeError, ValueError):

@@ -11,6 +11,7 @@ from scipy.integrate import solve_ivp
 from ..errors import ConstraintError, ParameterError, SimulationError
 from ..formulations import make_formulation
 from ..formulations.consistent_initialization import consistent_state
+from ..model.system import finite_number
 from .projected_scipy import SOLVERS, integrate_projected
 from .result import Result
 
@@ -45,12 +46,7 @@ def initial_state(system, initial=None) -> np.ndarray:
     yd = np.array([c.initial_velocity for c in coords.values()], dtype=float)
     names = list(coords)
     for key, val in (initial or {}).items():
-        try:
-            v = float(val)
-        except (TypeError, ValueError):
-            raise ParameterError(f"initial value {key!r}: {val!r} is not a number") from None
-        if not math.isfinite(v):
-            raise ParameterError(f"initial value {key!r}: {val!r} is not finite")
+        v = finite_number(val, f"initial value {key!r}")
         if key in coords:
             y[names.index(key)] = v
         elif key.startswith("der(") and key.endswith(")") and key[4:-1] in coords:
