@@ -1,0 +1,122 @@
+"""The generated C kernel (compiled with -Wall -Wextra -Werror) agrees with the numpy backend."""
+
+import os
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from mbsfmu import System, rot_z
+from mbsfmu.codegen import compile as cmp
+from mbsfmu.codegen.c_backend import CKernel
+from mbsfmu.codegen.c_source import generate_c
+from models import andrews, cart_pendulum, double_pendulum, four_bar, slider_crank, spinning_top
+
+MODELS = {"double_pendulum": double_pendulum, "cart_pendulum": cart_pendulum,
+          "spinning_top": spinning_top, "slider_crank": slider_crank, "four_bar": four_bar,
+          "andrews": andrews}
+
+
+def shaker() -> System:
+    """A pendulum on a pivot driven along x by a time parameter (exercises the tp argument)."""
+    s = System("shaker")
+    a, w, m, l, g = s.constants(a=0.1, w=3.0, m=0.7, l=0.4, g=9.81)
+    (phi,) = s.coordinates("phi")
+    p = s.time_parameter("p", a * s.t**3 * sp.sin(w * s.t))
+    s.gravity([0, -g, 0])
+    s.frame("pivot", ref="ISYS", pos=[p, 0, 0])
+    s.body("bob", ref="pivot", rel_rot=rot_z(phi), cg_pos=[l, 0, 0], mass=m,
+           inertia=[0, m * l**2 / 12, m * l**2 / 12])
+    return s
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    old = os.environ.get("MBSFMU_CACHE")
+    d = tmp_path_factory.mktemp("mbsfmu_cache")
+    os.environ["MBSFMU_CACHE"] = str(d)
+    yield d
+    if old is None:
+        del os.environ["MBSFMU_CACHE"]
+    else:
+        os.environ["MBSFMU_CACHE"] = old
+
+
+def _close(a, b, what):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    assert a.shape == b.shape, what
+    if a.size == 0:
+        return
+    scale = np.max(np.abs(a))
+    assert np.max(np.abs(a - b)) <= 1e-12 * scale + 1e-300, (what, a, b)
+
+
+@pytest.mark.parametrize("name", [*MODELS, "shaker"])
+def test_c_kernel_matches_numpy_backend(cache, name):
+    s = shaker() if name == "shaker" else MODELS[name].model()
+    num = s.equations().numeric()
+    k = CKernel(num)
+    assert k.path.parent == cache
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        t = rng.uniform(0, 3)
+        y, yd = rng.uniform(-2, 2, num.f), rng.uniform(-2, 2, num.f)
+        u = rng.uniform(-5, 5, len(num.u))
+        for a, b, g in ((num.mass_and_force(t, y, yd, u), k.mass_and_force(t, y, yd, u), "M, h"),
+                        (num.mass_and_force(t, y, yd), k.mass_and_force(t, y, yd), "M, h (u)")):
+            for x, z in zip(a, b):
+                _close(x, z, f"{name} {g}")
+        if num.m:
+            for x, z in zip(num.constraint_parts(t, y), k.constraint_parts(t, y)):
+                _close(x, z, f"{name} constraint_parts")
+            for x, z in zip(num.constrained_parts(t, y, yd, u), k.constrained_parts(t, y, yd, u)):
+                _close(x, z, f"{name} constrained_parts")
+        T, V = num.energy_series(np.array([t]), y[:, None], yd[:, None],
+                                 u[:, None] if len(u) else None)
+        _close([T[0], V[0]], k.energy(t, y, yd, u), f"{name} energy")
+
+
+def test_cache_reuses_library(cache):
+    src = generate_c(slider_crank.model().equations())
+    first = cmp.compile_shared(src, "slider_crank")
+    n, mtime = cmp.compile_count, first.stat().st_mtime_ns
+    again = cmp.compile_shared(src, "slider_crank")
+    assert again == first and cmp.compile_count == n and first.stat().st_mtime_ns == mtime
+    # a different source is a different library
+    other = cmp.compile_shared(src + "\n/* changed */\n", "slider_crank")
+    assert other != first and cmp.compile_count == n + 1
+    assert not list(cache.glob("*.tmp"))
+
+
+def test_broken_source_raises_compile_error(cache):
+    with pytest.raises(cmp.CompileError, match="undeclared_thing"):
+        cmp.compile_shared("double f(void) { return undeclared_thing; }\n", "broken")
+    # warnings are errors too
+    with pytest.raises(cmp.CompileError, match="unused"):
+        cmp.compile_shared("void g(void) { int a; }\n", "warns")
+    assert not list(cache.glob("broken*.so")) and not list(cache.glob("*.tmp"))
+
+
+def test_missing_compiler_is_reported(cache, monkeypatch):
+    monkeypatch.setenv("CC", "no-such-compiler-mbsfmu")
+    with pytest.raises(cmp.CompileError, match="not found"):
+        cmp.compile_shared("int h(void) { return 0; }\n", "nocc")
+
+
+def test_powers_are_products():
+    src = generate_c(shaker().equations())
+    assert "pow(" not in src
+    assert "mbs_constrained" in src and "#define MBS_NTP 3" in src and "tp[2]" in src
+
+
+def test_parameter_and_input_changes_are_seen(cache):
+    num = cart_pendulum.model().equations().numeric()
+    k = CKernel(num)
+    y, yd = np.array([0.3, -0.7]), np.array([1.1, 0.4])
+    k.mass_and_force(0.0, y, yd)
+    name = num.constant_names[0]
+    num.set_params({name: 2.5 * num.params[name]})
+    num.set_inputs({num.input_names[0]: 3.0})
+    for x, z in zip(num.mass_and_force(0.0, y, yd), k.mass_and_force(0.0, y, yd)):
+        _close(x, z, "after set_params/set_inputs")
+    assert num.u[0] == 3.0
