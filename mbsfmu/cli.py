@@ -61,7 +61,7 @@ def cmd_simulate(args) -> int:
     params, initial, inputs = _parse_sets(args.set, system)
     res = simulate(system, t_end=args.t_end, dt=args.dt, method=args.method, rtol=args.rtol,
                    atol=args.atol, params=params, initial=initial, inputs=inputs,
-                   formulation=args.formulation)
+                   formulation=args.formulation, backend=args.backend)
     res.to_csv(args.out)
     if args.plot:
         res.plot(args.plot)
@@ -92,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--formulation", default=None,
                     help="for models with loops: dae, baumgarte, partition, qr (default), svd, "
                     "projection")
+    ps.add_argument("--backend", default="numpy", choices=["numpy", "c"],
+                    help="evaluate the equations with numpy (reference) or the compiled C kernel")
     ps.add_argument("--set", action="append", metavar="NAME=VALUE",
                     help="constant, initial value or input; repeatable")
     ps.add_argument("--out", required=True, help="CSV file to write")

@@ -72,3 +72,12 @@ def test_simulate_loop_model_writes_constraint_residual(tmp_path, capsys):
     assert main(["simulate", "models/slider_crank.py", "--t-end", "0.5", "--formulation",
                  "nope", "--out", str(out)]) == 2
     assert "unknown formulation 'nope'" in capsys.readouterr().err
+
+
+def test_simulate_with_c_backend(tmp_path, monkeypatch):
+    monkeypatch.setenv("MBSFMU_CACHE", str(tmp_path / "cache"))
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    base = ["simulate", "models/double_pendulum.py", "--t-end", "0.5", "--rtol", "1e-10"]
+    assert main(base + ["--out", str(a)]) == 0
+    assert main(base + ["--backend", "c", "--out", str(b)]) == 0
+    np.testing.assert_allclose(read_csv(b)[1], read_csv(a)[1], rtol=0, atol=1e-10)

@@ -116,6 +116,21 @@ class NumericModel:
         f = self.f
         return np.array(out[: f * f]).reshape(f, f), np.array(out[f * f:])
 
+    def use_c_kernel(self) -> None:
+        """Evaluate single states with the compiled C kernel (:mod:`.c_backend`) from now on.
+
+        The per-state methods (mass_and_force, constraint_parts, constrained_parts) are
+        replaced on this instance; time series keep using the vectorized numpy code."""
+        from .c_backend import CKernel
+
+        kernel = CKernel(self)
+        self.mass_and_force = kernel.mass_and_force
+        self.constraint_parts = kernel.constraint_parts
+        self.constrained_parts = kernel.constrained_parts
+        self.backend = "c"
+
+    backend = "numpy"
+
     # ---------------------------------------------------------------- constraints
     @property
     def m(self) -> int:
