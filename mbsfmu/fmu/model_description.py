@@ -1,0 +1,139 @@
+"""The FMI 2.0 Co-Simulation model description of a model (ARCHITECTURE.md, FMU conventions).
+
+Variables, in value-reference order:
+
+* every generalized coordinate by its own name and its velocity as ``der(<name>)``: outputs,
+  continuous; their start values are the initial state (``initial="exact"`` for trees,
+  ``"approx"`` for models with loops, whose consistent initialization may move them);
+* ``constraint_residual`` (max-norm of c at the end of the step) for models with loops;
+* every model constant: a parameter, ``tunable`` unless the constraints depend on it (changing
+  the geometry of a closed loop in the middle of a run would leave the state inconsistent);
+* the solver settings ``solver_rtol``, ``solver_atol`` and ``max_internal_step``: tunable
+  parameters;
+* the model's inputs: continuous inputs held over each communication step.
+
+The integrator runs inside the FMU, so no output depends directly on an input (empty
+dependencies in ``<Outputs>``); initial unknowns depend on all start values and parameters.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from xml.sax.saxutils import quoteattr
+
+#: Default solver settings exposed as parameters.
+SOLVER_PARAMETERS = (
+    ("solver_rtol", 1e-8, "relative tolerance of the internal integrator"),
+    ("solver_atol", 1e-9, "absolute tolerance of the internal integrator"),
+    ("max_internal_step", 0.0, "largest internal step [s]; 0 = no limit"),
+)
+
+
+@dataclass
+class FmuVariable:
+    name: str
+    value_reference: int
+    causality: str
+    variability: str
+    initial: str | None
+    start: float | None
+    description: str = ""
+    kind: str = ""  # coordinate, velocity, residual, constant, solver, input
+
+
+def fmu_variables(system) -> list[FmuVariable]:
+    """The FMU variables of a System, in value-reference order."""
+    loops = bool(system.loops or system.holonomic)
+    out: list[FmuVariable] = []
+
+    def add(*args, **kw):
+        out.append(FmuVariable(args[0], len(out), *args[1:], **kw))
+
+    init = "approx" if loops else "exact"
+    for c in system.coordinates_.values():
+        add(c.name, "output", "continuous", init, c.initial, f"generalized coordinate {c.name}",
+            kind="coordinate")
+    for c in system.coordinates_.values():
+        add(f"der({c.name})", "output", "continuous", init, c.initial_velocity,
+            f"velocity of {c.name}", kind="velocity")
+    if loops:
+        add("constraint_residual", "output", "continuous", "calculated", None,
+            "max-norm of the constraint residual c at the end of the step", kind="residual")
+    geometry = set()
+    if loops:
+        eqs = system.equations()
+        geometry = {s.name for s in eqs.expanded(eqs.c).free_symbols}
+    for c in system.constants_.values():
+        if c.value is None:
+            from ..errors import ParameterError
+
+            raise ParameterError(f"constant {c.name!r} has no value; an FMU needs a start value "
+                                 "for every parameter")
+        variability = "fixed" if c.name in geometry else "tunable"
+        add(c.name, "parameter", variability, "exact", c.value, c.description or "model constant",
+            kind="constant")
+    for name, value, text in SOLVER_PARAMETERS:
+        add(name, "parameter", "tunable", "exact", value, text, kind="solver")
+    for u in system.inputs.values():
+        add(u.name, "input", "continuous", None, u.default, "model input", kind="input")
+    return out
+
+
+def model_description_xml(system, model_identifier: str, guid: str | None = None,
+                          can_get_set_state: bool = True, directional_derivatives: bool = False,
+                          generation_tool: str = "mbsfmu") -> str:
+    """modelDescription.xml text for an FMI 2.0 Co-Simulation FMU of ``system``."""
+    variables = fmu_variables(system)
+    guid = guid or "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"mbsfmu:{model_identifier}")) + "}"
+    flag = "true" if can_get_set_state else "false"
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        "<fmiModelDescription",
+        '  fmiVersion="2.0"',
+        f"  modelName={quoteattr(system.name)}",
+        f"  guid={quoteattr(guid)}",
+        f"  description={quoteattr(system.title)}",
+        f"  generationTool={quoteattr(generation_tool)}",
+        '  variableNamingConvention="structured"',
+        '  numberOfEventIndicators="0">',
+        f"  <CoSimulation modelIdentifier={quoteattr(model_identifier)}"
+        ' needsExecutionTool="false" canHandleVariableCommunicationStepSize="true"'
+        ' canInterpolateInputs="false" maxOutputDerivativeOrder="0"'
+        ' canRunAsynchronuously="false" canBeInstantiatedOnlyOncePerProcess="false"'
+        ' canNotUseMemoryManagementFunctions="true"'
+        f' canGetAndSetFMUstate="{flag}" canSerializeFMUstate="{flag}"'
+        f' providesDirectionalDerivative="{"true" if directional_derivatives else "false"}"/>',
+        "  <LogCategories>",
+        '    <Category name="logEvents" description="initialization and parameter changes"/>',
+        '    <Category name="logStatusWarning" description="warnings"/>',
+        '    <Category name="logStatusError" description="errors"/>',
+        '    <Category name="logAll" description="everything"/>',
+        "  </LogCategories>",
+        "  <DefaultExperiment startTime=\"0.0\" stepSize=\"0.001\"/>",
+        "  <ModelVariables>",
+    ]
+    for v in variables:
+        attrs = [f"name={quoteattr(v.name)}", f'valueReference="{v.value_reference}"',
+                 f"description={quoteattr(v.description)}", f'causality="{v.causality}"',
+                 f'variability="{v.variability}"']
+        if v.initial:
+            attrs.append(f'initial="{v.initial}"')
+        real = f' start="{v.start!r}"' if v.start is not None else ""
+        lines.append(f"    <ScalarVariable {' '.join(attrs)}><Real{real}/></ScalarVariable>")
+    lines.append("  </ModelVariables>")
+    lines.append("  <ModelStructure>")
+    outputs = [v for v in variables if v.causality == "output"]
+    lines.append("    <Outputs>")
+    for v in outputs:
+        lines.append(f'      <Unknown index="{v.value_reference + 1}" dependencies=""/>')
+    lines.append("    </Outputs>")
+    initial_unknowns = [v for v in outputs if v.initial in ("approx", "calculated")]
+    if initial_unknowns:
+        lines.append("    <InitialUnknowns>")
+        for v in initial_unknowns:
+            lines.append(f'      <Unknown index="{v.value_reference + 1}"/>')
+        lines.append("    </InitialUnknowns>")
+    lines.append("  </ModelStructure>")
+    lines.append("</fmiModelDescription>")
+    return "\n".join(lines) + "\n"
