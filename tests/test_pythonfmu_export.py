@@ -118,8 +118,11 @@ def test_nan_input_fails_the_step(fmus):
 
 
 def test_loop_model_keeps_constraints(tmp_path):
+    from fmpy.validation import validate_fmu
+
     path = build_pythonfmu(MODELS / "four_bar.py", tmp_path / "fb.fmu")
     assert path == tmp_path / "fb.fmu"
+    assert validate_fmu(str(path)) == []  # InitialUnknowns completed after pythonfmu's build
     r = run(path, start_values={"solver_atol": 1e-11})
     ref = mbsfmu.simulate(MODELS / "four_bar.py", 1.0, 0.01, rtol=1e-10, atol=1e-11)
     for i, n in enumerate(ref.coordinate_names):

@@ -188,4 +188,37 @@ def build_pythonfmu(model_path, out_path, formulation=None) -> pathlib.Path:
             # the builder imports the script as a module and leaves its folder on sys.path
             sys.path[:] = saved_path
             sys.modules.pop(module_name, None)
+    complete_model_structure(pathlib.Path(built))
     return pathlib.Path(built)
+
+
+def complete_model_structure(fmu_path: pathlib.Path) -> None:
+    """Add what pythonfmu's modelDescription.xml leaves out of <ModelStructure>: empty output
+    dependencies (the integrator inside means no direct feed-through) and <InitialUnknowns>
+    for the outputs with initial 'approx' or 'calculated' (the coordinates of loop models)."""
+    import xml.etree.ElementTree as ET
+    import zipfile
+
+    with zipfile.ZipFile(fmu_path) as zf:
+        entries = [(info, zf.read(info.filename)) for info in zf.infolist()]
+    root = ET.fromstring(dict((i.filename, d) for i, d in entries)["modelDescription.xml"])
+    variables = root.find("ModelVariables").findall("ScalarVariable")
+    structure = root.find("ModelStructure")
+    outputs = structure.find("Outputs")
+    for unknown in outputs.findall("Unknown") if outputs is not None else []:
+        unknown.set("dependencies", "")
+    initial = [i + 1 for i, v in enumerate(variables) if v.get("causality") == "output"
+               and v.get("initial", "calculated") in ("approx", "calculated")]
+    if initial and structure.find("InitialUnknowns") is None:
+        block = ET.Element("InitialUnknowns")
+        for index in initial:
+            ET.SubElement(block, "Unknown", index=str(index))
+        children = list(structure)
+        position = children.index(outputs) + 1 if outputs is not None else len(children)
+        structure.insert(position, block)
+    xml = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
+    tmp = fmu_path.with_suffix(".fmu.tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for info, data in entries:
+            zf.writestr(info, xml if info.filename == "modelDescription.xml" else data)
+    tmp.replace(fmu_path)
