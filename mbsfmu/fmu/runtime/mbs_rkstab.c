@@ -1,0 +1,318 @@
+/*
+ * mbs_rkstab.c -- RKSTAB: Dormand-Prince 5(4) with post-stabilization (see mbs_rkstab.h).
+ * Port of mbsfmu/formulations/rkstab.py; keep the two in step.
+ */
+#include "mbs_rkstab.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Dormand-Prince 5(4) tableau. */
+static const double C2 = 1.0 / 5, C3 = 3.0 / 10, C4 = 4.0 / 5, C5 = 8.0 / 9;
+static const double A21 = 1.0 / 5;
+static const double A31 = 3.0 / 40, A32 = 9.0 / 40;
+static const double A41 = 44.0 / 45, A42 = -56.0 / 15, A43 = 32.0 / 9;
+static const double A51 = 19372.0 / 6561, A52 = -25360.0 / 2187, A53 = 64448.0 / 6561,
+                    A54 = -212.0 / 729;
+static const double A61 = 9017.0 / 3168, A62 = -355.0 / 33, A63 = 46732.0 / 5247, A64 = 49.0 / 176,
+                    A65 = -5103.0 / 18656;
+static const double B1 = 35.0 / 384, B3 = 500.0 / 1113, B4 = 125.0 / 192, B5 = -2187.0 / 6784,
+                    B6 = 11.0 / 84;
+static const double BH1 = 5179.0 / 57600, BH3 = 7571.0 / 16695, BH4 = 393.0 / 640,
+                    BH5 = -92097.0 / 339200, BH6 = 187.0 / 2100, BH7 = 1.0 / 40;
+
+#define SAFETY 0.9
+#define FACMIN 0.2
+#define FACMAX 10.0
+#define BETA 0.04
+#define EXPO1 (0.2 - 0.75 * BETA)
+#define NONFINITE_SHRINK 0.2
+
+static double rms(const double *v, const double *scale, int n)
+{
+    double sum = 0.0;
+    int i;
+    for (i = 0; i < n; ++i) {
+        double q = v[i] / scale[i];
+        sum += q * q;
+    }
+    return sqrt(sum / n);
+}
+
+static double spacing(double a)
+{
+    return nextafter(a, HUGE_VAL) - a;
+}
+
+static int all_finite(const double *v, int n)
+{
+    double sum = 0.0;
+    int i;
+    for (i = 0; i < n; ++i) sum += v[i] * v[i];
+    return isfinite(sum);
+}
+
+int mbs_rkstab_init(mbs_rkstab *s, int n, double *work, double rtol, double atol, double hmax)
+{
+    if (s == NULL) return MBS_RKSTAB_EARG;
+    memset(s, 0, sizeof(*s));
+    if (n < 1 || work == NULL || !(rtol > 0.0) || !isfinite(rtol) || isnan(atol) || isinf(atol) ||
+        isnan(hmax))
+        return MBS_RKSTAB_EARG;
+    s->n = n;
+    s->work = work;
+    s->rtol = rtol;
+    s->atol = atol < 0.0 ? rtol / 10 : atol;
+    s->hmax = hmax > 0.0 ? hmax : HUGE_VAL;
+    s->hmin = 0.0;
+    s->h = 0.0;
+    s->errold = 1e-4;
+    s->reject_last = 0;
+    s->fsal_valid = 0;
+    s->t_fsal = 0.0;
+    return MBS_RKSTAB_OK;
+}
+
+void mbs_rkstab_reset_fsal(mbs_rkstab *s)
+{
+    if (s != NULL) s->fsal_valid = 0;
+}
+
+const char *mbs_rkstab_message(int code)
+{
+    switch (code) {
+    case MBS_RKSTAB_OK: return "success";
+    case MBS_RKSTAB_EARG: return "invalid argument";
+    case MBS_RKSTAB_EUNDERFLOW: return "step size underflow (repeated error-test failures)";
+    case MBS_RKSTAB_ETOOMANY: return "maximum number of steps exceeded";
+    case MBS_RKSTAB_ERHS: return "the right-hand side reported a failure";
+    case MBS_RKSTAB_EPROJECT: return "the projection reported a failure";
+    case MBS_RKSTAB_ENONFINITE: return "non-finite values (state, right-hand side or projection)";
+    default: return "unknown error code";
+    }
+}
+
+/* Hairer's starting-step heuristic (HNW I, Sec. II.4), as _initial_step in rkstab.py.
+ * Uses row tmp (n) and row f1 (n) as scratch. */
+static int initial_step(mbs_rkstab *s, mbs_rhs_fn f, void *ctx, double t0, const double *x0,
+                        const double *f0, double span, double *sc, double *tmp, double *f1, double *h_out)
+{
+    const int n = s->n;
+    double d0, d1, d2, h0, h1, h;
+    int i;
+    for (i = 0; i < n; ++i) sc[i] = s->atol + s->rtol * fabs(x0[i]);
+    d0 = rms(x0, sc, n);
+    d1 = rms(f0, sc, n);
+    h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    if (h0 > span) h0 = span;
+    for (i = 0; i < n; ++i) tmp[i] = x0[i] + h0 * f0[i];
+    s->nfev++;
+    if (f(ctx, t0 + h0, tmp, f1) != 0) return MBS_RKSTAB_ERHS;
+    for (i = 0; i < n; ++i) tmp[i] = f1[i] - f0[i];
+    d2 = rms(tmp, sc, n) / h0;
+    if (!isfinite(d2)) {
+        *h_out = h0 < s->hmax ? h0 : s->hmax;
+        return MBS_RKSTAB_OK;
+    }
+    if (d1 <= 1e-15 && d2 <= 1e-15) {
+        h1 = h0 * 1e-3;
+        if (h1 < 1e-6) h1 = 1e-6;
+    } else {
+        h1 = pow(0.01 / (d1 > d2 ? d1 : d2), 1.0 / 5);
+    }
+    h = 100 * h0;
+    if (h1 < h) h = h1;
+    if (span < h) h = span;
+    if (s->hmax < h) h = s->hmax;
+    *h_out = h;
+    return MBS_RKSTAB_OK;
+}
+
+int mbs_rkstab_advance(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t, double *x,
+                       double t_end, long max_steps)
+{
+    int n, i, rc = MBS_RKSTAB_OK, last_nonfinite = 0;
+    double *X, *K1, *K2, *K3, *K4, *K5, *K6, *K7, *ARG, *XN;
+    double tc, h, hmin, span;
+    long nattempt = 0;
+
+    if (s == NULL || f == NULL || t == NULL || x == NULL || s->work == NULL || s->n < 1)
+        return MBS_RKSTAB_EARG;
+    n = s->n;
+    tc = *t;
+    if (!isfinite(tc) || !isfinite(t_end) || t_end < tc) return MBS_RKSTAB_EARG;
+    if (t_end == tc) return MBS_RKSTAB_OK;
+    X = s->work;
+    K1 = X + n;
+    K2 = K1 + n;
+    K3 = K2 + n;
+    K4 = K3 + n;
+    K5 = K4 + n;
+    K6 = K5 + n;
+    K7 = K6 + n;
+    ARG = K7 + n;
+    XN = ARG + n;
+
+    if (!all_finite(x, n)) return MBS_RKSTAB_ENONFINITE;
+    /* FSAL: reuse k1 if the caller's state is the one returned by the previous call. */
+    if (!(s->fsal_valid && s->t_fsal == tc && memcmp(X, x, (size_t)n * sizeof(double)) == 0)) {
+        s->fsal_valid = 0;
+        memcpy(X, x, (size_t)n * sizeof(double));
+        s->nfev++;
+        if (f(ctx, tc, X, K1) != 0) return MBS_RKSTAB_ERHS;
+        if (!all_finite(K1, n)) return MBS_RKSTAB_ENONFINITE;
+        s->fsal_valid = 1;
+        s->t_fsal = tc;
+    }
+
+    span = t_end - tc;
+    if (!(s->h > 0.0) || !isfinite(s->h)) {
+        rc = initial_step(s, f, ctx, tc, X, K1, span, ARG, XN, K2, &h);
+        if (rc != MBS_RKSTAB_OK) return rc;
+    } else {
+        h = s->h < s->hmax ? s->h : s->hmax;
+    }
+    hmin = s->hmin > 0.0 ? s->hmin : 1e-14 * span;
+    {
+        double a = fabs(tc) > fabs(t_end) ? fabs(tc) : fabs(t_end);
+        double u = 10.0 * spacing(a);
+        if (u > hmin) hmin = u;
+    }
+
+    while (tc < t_end) {
+        double t_new, h_prop = h, err, fac11, sumsq;
+        int clipped = 0, finite = 1;
+        double a21, a31, a32, a41, a42, a43, a51, a52, a53, a54, a61, a62, a63, a64, a65;
+        double b1, b3, b4, b5, b6, e1, e3, e4, e5, e6, e7;
+
+        if (max_steps > 0 && nattempt >= max_steps) { rc = MBS_RKSTAB_ETOOMANY; break; }
+        if (h < hmin) { rc = last_nonfinite ? MBS_RKSTAB_ENONFINITE : MBS_RKSTAB_EUNDERFLOW; break; }
+        nattempt++;
+        if (tc + 1.01 * h >= t_end) {
+            h = t_end - tc;
+            t_new = t_end;
+            clipped = 1;
+        } else {
+            t_new = tc + h;
+        }
+        /* coefficients times h, as CB = h * _TABLE in rkstab.py */
+        a21 = h * A21;
+        a31 = h * A31; a32 = h * A32;
+        a41 = h * A41; a42 = h * A42; a43 = h * A43;
+        a51 = h * A51; a52 = h * A52; a53 = h * A53; a54 = h * A54;
+        a61 = h * A61; a62 = h * A62; a63 = h * A63; a64 = h * A64; a65 = h * A65;
+        b1 = h * B1; b3 = h * B3; b4 = h * B4; b5 = h * B5; b6 = h * B6;
+        e1 = h * (B1 - BH1); e3 = h * (B3 - BH3); e4 = h * (B4 - BH4); e5 = h * (B5 - BH5);
+        e6 = h * (B6 - BH6); e7 = h * (0.0 - BH7);
+
+        /* Stages 2..6; a non-finite stage argument rejects the attempt (rhs never sees it). */
+        for (i = 0; i < n; ++i) ARG[i] = X[i] + a21 * K1[i];
+        if (!all_finite(ARG, n)) finite = 0;
+        if (finite) {
+            s->nfev++;
+            if (f(ctx, tc + C2 * h, ARG, K2) != 0) { rc = MBS_RKSTAB_ERHS; break; }
+            for (i = 0; i < n; ++i) ARG[i] = X[i] + a31 * K1[i] + a32 * K2[i];
+            finite = all_finite(ARG, n);
+        }
+        if (finite) {
+            s->nfev++;
+            if (f(ctx, tc + C3 * h, ARG, K3) != 0) { rc = MBS_RKSTAB_ERHS; break; }
+            for (i = 0; i < n; ++i) ARG[i] = X[i] + a41 * K1[i] + a42 * K2[i] + a43 * K3[i];
+            finite = all_finite(ARG, n);
+        }
+        if (finite) {
+            s->nfev++;
+            if (f(ctx, tc + C4 * h, ARG, K4) != 0) { rc = MBS_RKSTAB_ERHS; break; }
+            for (i = 0; i < n; ++i)
+                ARG[i] = X[i] + a51 * K1[i] + a52 * K2[i] + a53 * K3[i] + a54 * K4[i];
+            finite = all_finite(ARG, n);
+        }
+        if (finite) {
+            s->nfev++;
+            if (f(ctx, tc + C5 * h, ARG, K5) != 0) { rc = MBS_RKSTAB_ERHS; break; }
+            for (i = 0; i < n; ++i)
+                ARG[i] = X[i] + a61 * K1[i] + a62 * K2[i] + a63 * K3[i] + a64 * K4[i] + a65 * K5[i];
+            finite = all_finite(ARG, n);
+        }
+        if (finite) {
+            s->nfev++;
+            if (f(ctx, t_new, ARG, K6) != 0) { rc = MBS_RKSTAB_ERHS; break; }
+            /* 5th-order solution x~ (in ARG); k2 has weight 0 */
+            for (i = 0; i < n; ++i)
+                ARG[i] = X[i] + b1 * K1[i] + 0.0 * K2[i] + b3 * K3[i] + b4 * K4[i] + b5 * K5[i] +
+                         b6 * K6[i];
+            finite = all_finite(ARG, n);
+        }
+        if (!finite) {
+            s->nreject++;
+            s->reject_last = 1;
+            last_nonfinite = 1;
+            h *= NONFINITE_SHRINK;
+            continue;
+        }
+
+        memcpy(XN, ARG, (size_t)n * sizeof(double));
+        if (p != NULL) {
+            s->nproj++;
+            if (p(ctx, t_new, XN) != 0) { rc = MBS_RKSTAB_EPROJECT; break; }
+        }
+        s->nfev++;
+        if (f(ctx, t_new, XN, K7) != 0) { rc = MBS_RKSTAB_ERHS; break; }
+
+        sumsq = 0.0;
+        for (i = 0; i < n; ++i) {
+            double ax = fabs(X[i]), axn = fabs(XN[i]);
+            double e = e1 * K1[i] + 0.0 * K2[i] + e3 * K3[i] + e4 * K4[i] + e5 * K5[i] + e6 * K6[i] +
+                       e7 * K7[i];
+            if (p != NULL) e = (XN[i] - ARG[i]) + e;
+            e /= s->atol + s->rtol * (ax > axn ? ax : axn);
+            sumsq += e * e;
+        }
+        err = sqrt(sumsq / n);
+        if (!isfinite(err)) {
+            s->nreject++;
+            s->reject_last = 1;
+            last_nonfinite = 1;
+            h *= NONFINITE_SHRINK;
+            continue;
+        }
+
+        fac11 = pow(err, EXPO1);
+        if (err <= 1.0) {
+            double fac = fac11 / pow(s->errold, BETA) / SAFETY;
+            double h_next;
+            if (fac > 1.0 / FACMIN) fac = 1.0 / FACMIN;
+            if (fac < 1.0 / FACMAX) fac = 1.0 / FACMAX;
+            h_next = h / fac;
+            if (h_next > s->hmax) h_next = s->hmax;
+            if (clipped && h < h_prop) {
+                /* shortened to hit t_end: keep the proposal (and the error history) */
+                if (h_next < h_prop) h_next = h_prop;
+                if (s->reject_last && h_next > h_prop) h_next = h_prop;
+            } else {
+                if (s->reject_last && h_next > h) h_next = h;
+                s->errold = err > 1e-4 ? err : 1e-4;
+            }
+            s->reject_last = 0;
+            last_nonfinite = 0;
+            s->naccept++;
+            tc = t_new;
+            memcpy(X, XN, (size_t)n * sizeof(double));
+            memcpy(K1, K7, (size_t)n * sizeof(double));
+            h = h_next;
+        } else {
+            double q = fac11 / SAFETY;
+            s->nreject++;
+            s->reject_last = 1;
+            last_nonfinite = 0;
+            h = h / (q < 1.0 / FACMIN ? q : 1.0 / FACMIN);
+        }
+    }
+
+    s->h = h;
+    s->t_fsal = tc;
+    s->fsal_valid = 1;
+    *t = tc;
+    memcpy(x, X, (size_t)n * sizeof(double));
+    return rc;
+}
