@@ -196,7 +196,8 @@ def kane_cart_pendulum():
     for P in (cart, cg):
         P.set_vel(N, P.pos_from(O).dt(N))
     J = m * (2 * l) ** 2 / 12
-    bodies = [me.Particle("cart", cart, mc), me.RigidBody("rod", cg, R, m, (me.inertia(R, J, J, 0), cg))]
+    bodies = [me.Particle("cart", cart, mc),
+              me.RigidBody("rod", cg, R, m, (me.inertia(R, J, J, 0), cg))]
     # the friction acts on the cart along the rail: its generalized force is -d x' on x only
     loads = [(cart, (F - d * speeds[0]) * N.x - mc * g * N.z), (cg, -m * g * N.z)]
     return KaneReference(N, coords, speeds, bodies, loads, args=(*params, F)), params, (F,)
@@ -456,12 +457,6 @@ class SystemSpec:
             names += [f"q{i}{j}" for j in range(len(b.axes))]
         return names
 
-    def frames(self) -> list[str]:
-        names = ["ISYS"]
-        for b in self.bodies:
-            names += [b.name, b.name + "_cg"]
-        return names + [m.name for m in self.markers]
-
 
 @st.composite
 def systems(draw, max_bodies=4, max_coordinates=6):
@@ -663,10 +658,14 @@ def random_states(spec: SystemSpec, rng, count: int):
         yield y, rng.uniform(-2, 2, len(names))
 
 
-# Shrinking is off: every example costs a Kane derivation and shrinking a failure would take
-# many minutes.  The failing system is printed in full; add Phase.shrink to get a minimal one.
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+# Shrinking is off: every example costs a derivation (a Kane derivation above) and shrinking a
+# failure took several minutes.  The failing system is printed in full (hypothesis and the
+# assertion message); add Phase.shrink to the phases to get a minimal one.
+NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=NO_SHRINK)
 @given(spec=systems(max_bodies=4, max_coordinates=4), seed=st.integers(0, 2**32 - 1))
 @example(spec=FULL_SPEC, seed=2024)
 def test_random_tree_matches_kane(spec, seed):
@@ -691,7 +690,8 @@ def test_random_tree_matches_kane(spec, seed):
         compare_at(ours, ref, y, yd, (), forces, context=f"for {spec}")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=NO_SHRINK)
 @given(spec=systems(max_bodies=4, max_coordinates=6), seed=st.integers(0, 2**32 - 1))
 def test_random_tree_mass_matrix_symmetric_positive_definite(spec, seed):
     """For random trees of up to 4 bodies and 6 coordinates (no two successive rotations of a
