@@ -99,6 +99,19 @@ static void log_msg(instance *c, fmi2Status status, const char *category, const 
 
 #define ERR(c, ...) (log_msg((c), fmi2Error, "logStatusError", __VA_ARGS__), fmi2Error)
 
+/* The model has only Real variables: any Integer/Boolean/String access names the first
+ * value reference and fails (an empty access is fine). */
+static fmi2Status no_variables(fmi2Component comp, const char *fn, const char *type,
+                               const fmi2ValueReference vr[], size_t nvr)
+{
+    if (comp == NULL)
+        return fmi2Error;
+    if (nvr == 0)
+        return fmi2OK;
+    return ERR((instance *)comp, "%s: unknown value reference %u (no %s variables)", fn,
+               vr ? (unsigned)vr[0] : 0u, type);
+}
+
 static int check_state(instance *c, const char *fn, unsigned allowed)
 {
     if (c == NULL)
@@ -362,70 +375,40 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
 fmi2Status fmi2GetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Integer value[])
 {
     (void)value;
-    if (comp == NULL)
-        return fmi2Error;
-    if (nvr == 0)
-        return fmi2OK;
-    return ERR((instance *)comp, "fmi2GetInteger: unknown value reference %u (no Integer variables)",
-               vr ? (unsigned)vr[0] : 0u);
+    return no_variables(comp, "fmi2GetInteger", "Integer", vr, nvr);
 }
 
 fmi2Status fmi2GetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Boolean value[])
 {
     (void)value;
-    if (comp == NULL)
-        return fmi2Error;
-    if (nvr == 0)
-        return fmi2OK;
-    return ERR((instance *)comp, "fmi2GetBoolean: unknown value reference %u (no Boolean variables)",
-               vr ? (unsigned)vr[0] : 0u);
+    return no_variables(comp, "fmi2GetBoolean", "Boolean", vr, nvr);
 }
 
 fmi2Status fmi2GetString(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2String value[])
 {
     (void)value;
-    if (comp == NULL)
-        return fmi2Error;
-    if (nvr == 0)
-        return fmi2OK;
-    return ERR((instance *)comp, "fmi2GetString: unknown value reference %u (no String variables)",
-               vr ? (unsigned)vr[0] : 0u);
+    return no_variables(comp, "fmi2GetString", "String", vr, nvr);
 }
 
 fmi2Status fmi2SetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr,
                           const fmi2Integer value[])
 {
     (void)value;
-    if (comp == NULL)
-        return fmi2Error;
-    if (nvr == 0)
-        return fmi2OK;
-    return ERR((instance *)comp, "fmi2SetInteger: unknown value reference %u (no Integer variables)",
-               vr ? (unsigned)vr[0] : 0u);
+    return no_variables(comp, "fmi2SetInteger", "Integer", vr, nvr);
 }
 
 fmi2Status fmi2SetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr,
                           const fmi2Boolean value[])
 {
     (void)value;
-    if (comp == NULL)
-        return fmi2Error;
-    if (nvr == 0)
-        return fmi2OK;
-    return ERR((instance *)comp, "fmi2SetBoolean: unknown value reference %u (no Boolean variables)",
-               vr ? (unsigned)vr[0] : 0u);
+    return no_variables(comp, "fmi2SetBoolean", "Boolean", vr, nvr);
 }
 
 fmi2Status fmi2SetString(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr,
                          const fmi2String value[])
 {
     (void)value;
-    if (comp == NULL)
-        return fmi2Error;
-    if (nvr == 0)
-        return fmi2OK;
-    return ERR((instance *)comp, "fmi2SetString: unknown value reference %u (no String variables)",
-               vr ? (unsigned)vr[0] : 0u);
+    return no_variables(comp, "fmi2SetString", "String", vr, nvr);
 }
 
 /* ---------------------------------------------------------------- unsupported features */
