@@ -111,8 +111,7 @@ class NumericModel:
 
     def mass_and_force(self, t, y, yd, u=None):
         """M (f x f) and q - k (f) at one state."""
-        tp = [float(v) for v in self.time_parameters(t)] if self._tp else ()
-        out = self._dyn()(t, y, yd, self.prm, self.u if u is None else u, tp)
+        out = self._dyn()(t, y, yd, self.prm, self.u if u is None else u, self._tp_at(t))
         f = self.f
         return np.array(out[: f * f]).reshape(f, f), np.array(out[f * f:])
 

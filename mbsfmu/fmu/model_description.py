@@ -18,6 +18,8 @@ dependencies in ``<Outputs>``); initial unknowns depend on all start values and 
 
 from __future__ import annotations
 
+import pathlib
+import re
 import uuid
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
@@ -40,6 +42,22 @@ class FmuVariable:
     start: float | None
     description: str = ""
     kind: str = ""  # coordinate, velocity, residual, constant, solver, input
+
+
+def model_identifier(name: str) -> str:
+    """A C identifier for the FMU's modelIdentifier (binary name) derived from a model name."""
+    ident = re.sub(r"\W", "_", name)
+    return ident if ident and not ident[0].isdigit() else f"m_{ident}"
+
+
+def fmu_path(out_path, ident: str) -> pathlib.Path:
+    """``out_path`` itself if it names a ``.fmu`` file, else ``out_path/<ident>.fmu``; the
+    parent folder is created."""
+    out_path = pathlib.Path(out_path)
+    if out_path.suffix != ".fmu":
+        out_path = out_path / f"{ident}.fmu"
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    return out_path
 
 
 def fmu_variables(system) -> list[FmuVariable]:

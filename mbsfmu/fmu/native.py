@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import pathlib
 import platform
-import re
 import subprocess
 import tempfile
 import uuid
@@ -24,7 +23,7 @@ import zipfile
 from ..codegen.c_source import generate_c, sizes
 from ..codegen.compile import CompileError, find_compiler
 from ..errors import ModelError
-from .model_description import fmu_variables, model_description_xml
+from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
 
 RUNTIME = pathlib.Path(__file__).resolve().parent / "runtime"
 RUNTIME_SOURCES = ("fmi2_glue.c", "mbs_linalg.c", "mbs_linalg.h", "mbs_rkstab.c", "mbs_rkstab.h")
@@ -41,11 +40,6 @@ def fmi_include_dir() -> pathlib.Path:
     if not (d / "fmi2Functions.h").exists():  # pragma: no cover
         raise CompileError(f"fmi2Functions.h not found in {d}")
     return d
-
-
-def _identifier(name: str) -> str:
-    ident = re.sub(r"\W", "_", name)
-    return ident if ident and not ident[0].isdigit() else f"m_{ident}"
 
 
 def _c_string(s: str) -> str:
@@ -103,17 +97,14 @@ def build_native_fmu(model, out_path) -> pathlib.Path:
     n = sizes(eqs)
     if n["NTP"] or n["NC"]:
         raise ModelError(f"{system.name}: native FMUs need NTP == 0 and NC == 0 (got {n})")
-    ident = _identifier(system.name)
+    ident = model_identifier(system.name)
     source = generate_c(eqs)
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"mbsfmu-native:{ident}:{source}")) + "}"
     xml = model_description_xml(system, ident, guid=guid, can_get_set_state=False)
     config = model_config(system, guid)
     assert len(variables) == 2 * n["NY"] + n["NPRM"] + 3 + n["NU"]
 
-    out_path = pathlib.Path(out_path)
-    if out_path.suffix != ".fmu":
-        out_path = out_path / f"{ident}.fmu"
-    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path = fmu_path(out_path, ident)
     plat = _platform_dir()
     cc = find_compiler()
     with tempfile.TemporaryDirectory(prefix="mbsfmu_native_") as tmp:

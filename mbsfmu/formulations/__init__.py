@@ -36,13 +36,19 @@ FORMULATIONS = {
 }
 
 
-def make_formulation(name, numeric, inputs=None, **options) -> Formulation:
-    """The formulation ``name`` for a NumericModel; trees always get the minimal ODE."""
+def check_formulation_name(name) -> str:
+    """``name`` (None means the default) if it names a formulation, else a ParameterError."""
     if name is None:
-        name = DEFAULT_FORMULATION
+        return DEFAULT_FORMULATION
     if name not in FORMULATIONS and name != "minimal":
         raise ParameterError(f"unknown formulation {name!r}; choose one of "
                              f"{', '.join(FORMULATIONS)}")
+    return name
+
+
+def make_formulation(name, numeric, inputs=None, **options) -> Formulation:
+    """The formulation ``name`` for a NumericModel; trees always get the minimal ODE."""
+    name = check_formulation_name(name)
     if numeric.m == 0 or name == "minimal":
         if numeric.m:
             raise ParameterError("formulation 'minimal' needs a system without constraints")
@@ -53,6 +59,6 @@ def make_formulation(name, numeric, inputs=None, **options) -> Formulation:
         raise ParameterError(f"formulation {name!r}: bad option ({exc})") from None
 
 
-__all__ = ["make_formulation", "FORMULATIONS", "DEFAULT_FORMULATION", "Formulation",
+__all__ = ["make_formulation", "check_formulation_name", "FORMULATIONS", "DEFAULT_FORMULATION", "Formulation",
            "InputSchedule", "kkt_solve", "MinimalODE", "DAE", "Baumgarte",
            "CoordinatePartitioning", "OptimalPartitioning", "PostStabilization"]
