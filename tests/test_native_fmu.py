@@ -1,90 +1,63 @@
-"""The native (Python-free) FMUs: generated C + fmi2_glue.c, run with fmpy, compared with
-``mbsfmu.simulate``."""
+"""The native (Python-free) FMUs: generated C + the C runtime, run with fmpy, compared with
+``mbsfmu.simulate`` (the Python implementation of the same formulations and integrator)."""
 
 import math
-import pathlib
 import subprocess
 import zipfile
 
 import numpy as np
 import pytest
+import sympy as sp
+from fmu_support import CASES, MODELS, TOL, Slave, assert_matches, reference
 
 import mbsfmu
 from mbsfmu.errors import ModelError
+from mbsfmu.formulations.consistent_initialization import InconsistentInitialValuesWarning
 
 fmpy = pytest.importorskip("fmpy")
 
 from fmpy.fmi1 import FMICallException  # noqa: E402
-from fmpy.fmi2 import FMU2Slave  # noqa: E402
 
 from mbsfmu.fmu.native import build_native_fmu  # noqa: E402
 
-MODELS = pathlib.Path(__file__).resolve().parent.parent / "models"
-TOL = {"solver_rtol": 1e-10, "solver_atol": 1e-12}
-NAMES = ("double_pendulum", "cart_pendulum")
+NAMES = tuple(CASES)
 
 
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory):
     out = tmp_path_factory.mktemp("native")
-    return {name: build_native_fmu(MODELS / f"{name}.py", out) for name in NAMES}
+    built = {name: build_native_fmu(MODELS / f"{name}.py", out) for name in NAMES}
+    built["slider_crank_baumgarte"] = build_native_fmu(
+        MODELS / "slider_crank.py", out / "slider_crank_baumgarte.fmu", formulation="baumgarte")
+    return built
 
 
-@pytest.fixture(scope="module")
-def references():
-    cache = {}
-
-    def get(name, **kw):
-        key = (name, repr(sorted(kw.items())))
-        if key not in cache:
-            cache[key] = mbsfmu.simulate(MODELS / f"{name}.py", 2.0, 0.01, rtol=1e-10, atol=1e-12, **kw)
-        return cache[key]
-
-    return get
-
-
-def run(path, **kw):
-    return fmpy.simulate_fmu(str(path), stop_time=2.0, output_interval=0.01,
+def run(name, path, **kw):
+    T, dt, _ = CASES[name]
+    return fmpy.simulate_fmu(str(path), stop_time=T, output_interval=dt,
                              start_values={**TOL, **kw.pop("start_values", {})}, **kw)
 
 
-def assert_matches(r, ref, tol=1e-8):
-    assert np.allclose(r["time"], ref.t, atol=1e-12, rtol=0)
-    for i, n in enumerate(ref.coordinate_names):
-        assert np.max(np.abs(r[n] - ref.y[i])) < tol, n
-        assert np.max(np.abs(r[f"der({n})"] - ref.yd[i])) < tol, n
-
-
-def slave(path, tmp_path, name="inst", folder="unzipped"):
-    from fmpy import extract, read_model_description
-
-    md = read_model_description(str(path))
-    d = tmp_path / folder
-    if not d.exists():
-        extract(str(path), str(d))
-    fmu = FMU2Slave(guid=md.guid, unzipDirectory=str(d),
-                    modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
-    vrs = {v.name: v.valueReference for v in md.modelVariables}
-    return fmu, vrs
-
-
 def test_contents_and_no_libpython(fmus):
-    for name, path in fmus.items():
+    for name in NAMES:
+        path = fmus[name]
         assert path.name == f"{name}.fmu"
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
             assert f"binaries/linux64/{name}.so" in names
-            for src in ("fmi2_glue.c", "mbs_linalg.c", "mbs_rkstab.c", "model.c", "model_config.h"):
+            for src in ("fmi2_glue.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_rkstab.c", "model.c",
+                        "model_config.h"):
                 assert f"sources/{src}" in names
             xml = z.read("modelDescription.xml").decode()
-            assert 'canGetAndSetFMUstate="false"' in xml
+            assert 'canGetAndSetFMUstate="true"' in xml and 'needsExecutionTool="false"' in xml
             so = path.parent / f"{name}_check.so"
             so.write_bytes(z.read(f"binaries/linux64/{name}.so"))
         ldd = subprocess.run(["ldd", str(so)], capture_output=True, text=True).stdout
         assert "libpython" not in ldd
         syms = subprocess.run(["nm", "-D", "--defined-only", str(so)], capture_output=True,
                               text=True).stdout.split()
-        assert "fmi2DoStep" in syms and "mbs_dynamics" not in syms
+        assert "fmi2DoStep" in syms and "fmi2SerializeFMUstate" in syms
+        assert "mbs_dynamics" not in syms
 
 
 def test_validate(fmus):
@@ -95,107 +68,287 @@ def test_validate(fmus):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_matches_simulate(fmus, references, name):
-    assert_matches(run(fmus[name]), references(name))
+def test_matches_simulate(fmus, name):
+    r = run(name, fmus[name])
+    assert_matches(r, reference(name))
+    if "constraint_residual" in r.dtype.names:
+        assert np.max(r["constraint_residual"]) < 1e-12
 
 
-def test_cart_constant_input(fmus, references):
+def test_baumgarte_matches_simulate(fmus):
+    r = run("slider_crank", fmus["slider_crank_baumgarte"])
+    assert_matches(r, reference("slider_crank", formulation="baumgarte"))
+    assert 0 < np.max(r["constraint_residual"]) < 1e-8  # Baumgarte lets c drift, but only a little
+
+
+def test_andrews_reference_solution(fmus):
+    """The native FMU against the published IVP test set solution at t = 0.03 (not ourselves)."""
+    from models.andrews import REFERENCE_T003
+
+    r = fmpy.simulate_fmu(str(fmus["andrews"]), stop_time=0.03, output_interval=0.03,
+                          start_values={"solver_rtol": 1e-11, "solver_atol": 1e-13})
+    for name, want in REFERENCE_T003.items():
+        assert abs(r[name][-1] - want) < 1e-8 * max(1.0, abs(want)), name
+
+
+def test_cart_constant_input(fmus):
     u = np.array([(0.0, 2.0), (2.0, 2.0)], dtype=[("time", float), ("F", float)])
-    r = run(fmus["cart_pendulum"], input=u)
-    assert_matches(r, references("cart_pendulum", inputs={"F": 2.0}))
-    assert np.max(np.abs(r["x"] - references("cart_pendulum").y[0])) > 0.1
+    r = run("cart_pendulum", fmus["cart_pendulum"], input=u)
+    assert_matches(r, reference("cart_pendulum", inputs={"F": 2.0}))
+    assert np.max(np.abs(r["x"] - reference("cart_pendulum").y[0])) > 0.1
 
 
-def test_parameter_via_start_values(fmus, references):
-    r = run(fmus["cart_pendulum"], start_values={"m": 3.0})
-    assert_matches(r, references("cart_pendulum", params={"m": 3.0}))
-    r = run(fmus["double_pendulum"], start_values={"m": 3.0})
-    assert_matches(r, references("double_pendulum", params={"m": 3.0}))
+def test_cart_input_changes_every_step(fmus, tmp_path):
+    """The input is held over each communication step: the same as simulate with a staircase."""
+    s = Slave(fmus["cart_pendulum"], tmp_path)
+    s.start()
+    h, n = 0.01, 100
+    rows = s.run(0.0, n, h, inputs=lambda t: {"F": math.sin(5 * t)})
+    s.free()
+    ref = reference("cart_pendulum", t_end=1.0, dt=h,
+                    inputs={"F": lambda t: math.sin(5 * h * min(math.floor(t / h + 1e-9), n - 1))},
+                    method="rkstab")
+    assert np.max(np.abs(rows[:, 0] - ref.y[0][1:])) < 1e-6  # a staircase input limits the agreement
+    assert np.max(np.abs(rows[:, 0] - reference("cart_pendulum", t_end=1.0, dt=h).y[0][1:])) > 1e-3
 
 
-def test_negative_step_and_step_before_init(fmus, tmp_path):
-    fmu, vrs = slave(fmus["cart_pendulum"], tmp_path)
-    fmu.instantiate()
-    try:
-        fmu.setupExperiment(startTime=0.0)
-        with pytest.raises(FMICallException):
-            fmu.doStep(0.0, 0.1)  # before initialization
-        fmu.enterInitializationMode()
-        fmu.exitInitializationMode()
-        with pytest.raises(FMICallException):
-            fmu.doStep(0.0, -1.0)
-        with pytest.raises(FMICallException):
-            fmu.doStep(0.0, 0.0)
-        fmu.doStep(0.0, 0.1)  # still usable after the rejected calls
-        assert math.isfinite(fmu.getReal([vrs["theta"]])[0])
-    finally:
-        fmu.freeInstance()
+def test_parameter_via_start_values(fmus):
+    r = run("cart_pendulum", fmus["cart_pendulum"], start_values={"m": 3.0})
+    assert_matches(r, reference("cart_pendulum", params={"m": 3.0}))
+    r = run("double_pendulum", fmus["double_pendulum"], start_values={"m": 3.0})
+    assert_matches(r, reference("double_pendulum", params={"m": 3.0}))
 
 
-def test_nan_and_unknown_vr_rejected(fmus, tmp_path):
-    fmu, vrs = slave(fmus["cart_pendulum"], tmp_path)
-    fmu.instantiate(loggingOn=True)
-    try:
-        fmu.setupExperiment(startTime=0.0)
-        fmu.enterInitializationMode()
-        with pytest.raises(FMICallException):
-            fmu.setReal([vrs["m"]], [float("nan")])
-        with pytest.raises(FMICallException):
-            fmu.setReal([1000], [1.0])
-        with pytest.raises(FMICallException):
-            fmu.getReal([1000])
-        with pytest.raises(FMICallException):
-            fmu.getInteger([0])
-        assert fmu.getInteger([]) == []
-        fmu.exitInitializationMode()
-        with pytest.raises(FMICallException):
-            fmu.setReal([vrs["F"]], [float("inf")])
-        with pytest.raises(FMICallException):
-            fmu.getFMUstate()
-        assert fmu.getReal([vrs["m"]]) == [0.1]  # rejected calls change nothing
-        fmu.doStep(0.0, 0.1)
-    finally:
-        fmu.freeInstance()
+def test_given_start_value_is_held_or_reported(fmus, tmp_path):
+    """A given slider position contradicts the crank-angle condition: the native FMU moves it, warns
+    (fmi2Warning, message naming x) and ends where mbsfmu.simulate's consistent initialization does."""
+    s = Slave(fmus["slider_crank"], tmp_path)
+    status = s.start({"x": 0.55})
+    y0 = s.get(["x", "alpha", "beta", "der(x)", "der(alpha)", "der(beta)"])
+    rows = s.run(0.0, 20, 0.01)
+    s.free()
+    assert status == 1  # fmi2Warning
+    assert any("x: 0.55 ->" in m for st, c, m in s.messages if c == "logStatusWarning")
+    with pytest.warns(InconsistentInitialValuesWarning):
+        ref = mbsfmu.simulate(MODELS / "slider_crank.py", 0.2, 0.01, rtol=1e-10, atol=1e-12,
+                              method="rkstab", initial={"x": 0.55})
+    assert np.max(np.abs(y0 - np.concatenate((ref.y[:, 0], ref.yd[:, 0])))) < 1e-10
+    assert np.max(np.abs(rows[-1, :3] - ref.y[:, -1])) < 1e-8
 
 
-def test_two_instances_in_one_process(fmus, references, tmp_path):
+def test_time_parameter_model(tmp_path):
+    """A pendulum on a support moved by s(t) = A sin(w t): p, p', p'' are generated C."""
+    s = mbsfmu.System("moving_support")
+    A, w, L, m, g = s.constants(A=0.1, w=3.0, L=1.0, m=1.0, g=9.81)
+    z = s.time_parameter("z", A * sp.sin(w * s.t))
+    phi = s.coordinate("phi", initial=0.3)
+    s.gravity([0, -g, 0])
+    s.frame("support", pos=[z, 0, 0])
+    s.body("bob", ref="support", rel_rot=mbsfmu.rot_z(phi), cg_pos=[0, -L, 0], mass=m,
+           inertia=[0, 0, 0])
+    path = build_native_fmu(s, tmp_path)
+    r = fmpy.simulate_fmu(str(path), stop_time=2.0, output_interval=0.01, start_values=TOL)
+    ref = mbsfmu.simulate(s, 2.0, 0.01, rtol=1e-10, atol=1e-12)
+    assert_matches(r, ref)
+
+
+def test_time_parameter_callables_rejected(tmp_path):
+    s = mbsfmu.System("callable_tp")
+    z = s.time_parameter("z", function=math.sin, function_d=math.cos, function_dd=lambda t: -math.sin(t))
+    x = s.coordinate("x")
+    s.body("b", rel_pos=[x + z, 0, 0], mass=1.0, inertia=[1, 1, 1])
+    with pytest.raises(ModelError, match="Python functions"):
+        build_native_fmu(s, tmp_path)
+
+
+def test_unsupported_formulation_rejected(tmp_path):
+    with pytest.raises(ModelError, match="not available in native FMUs"):
+        build_native_fmu(MODELS / "slider_crank.py", tmp_path, formulation="svd")
+
+
+# ---------------------------------------------------------------- FMU state, reset, instances
+
+@pytest.mark.parametrize("name", ["cart_pendulum", "slider_crank", "andrews"])
+def test_state_round_trip_is_bit_identical(fmus, tmp_path, name):
+    T, dt, _ = CASES[name]
+    inputs = (lambda t: {"F": math.sin(3 * t)}) if name == "cart_pendulum" else None
+    a = Slave(fmus[name], tmp_path, "a")
+    a.start()
+    a.run(0.0, 5, dt, inputs)
+    state = a.fmu.getFMUstate()
+    blob = a.fmu.serializeFMUstate(state)
+    first = a.run(5 * dt, 10, dt, inputs)
+    a.fmu.setFMUstate(state)
+    again = a.run(5 * dt, 10, dt, inputs)
+    assert np.array_equal(first, again)  # bit for bit
+    a.fmu.freeFMUstate(state)
+    # the serialized state restored in a second instance continues identically too
+    b = Slave(fmus[name], tmp_path, "b")
+    b.start()
+    restored = b.fmu.deSerializeFMUstate(blob)
+    b.fmu.setFMUstate(restored)
+    b.fmu.freeFMUstate(restored)
+    assert np.array_equal(b.run(5 * dt, 10, dt, inputs), first)
+    with pytest.raises(FMICallException):
+        b.fmu.deSerializeFMUstate(blob[:-8])
+    assert any("not a serialized state" in m for m in b.errors())
+    a.free()
+    b.free()
+
+
+def test_reset_runs_like_a_fresh_instance(fmus, tmp_path):
+    s = Slave(fmus["slider_crank"], tmp_path)
+    s.start()
+    fresh = s.run(0.0, 20, 0.01)
+    s.fmu.reset()
+    s.start()
+    assert np.array_equal(s.run(0.0, 20, 0.01), fresh)
+    s.free()
+
+
+def test_two_instances_in_one_process(fmus, tmp_path):
     path = fmus["double_pendulum"]
-    a, vrs = slave(path, tmp_path, "a")
-    b, _ = slave(path, tmp_path, "b")  # same unzipped folder: the same loaded library
-    refs = {a: references("double_pendulum"), b: references("double_pendulum", params={"m": 3.0})}
+    a = Slave(path, tmp_path, "a")
+    b = Slave(path, tmp_path, "b")  # same unzipped folder: the same loaded library
+    refs = {a: reference("double_pendulum"), b: reference("double_pendulum", params={"m": 3.0})}
     names = refs[a].coordinate_names
-    for fmu, m in ((a, None), (b, 3.0)):
-        fmu.instantiate()
-        fmu.setupExperiment(startTime=0.0)
-        fmu.enterInitializationMode()
-        fmu.setReal([vrs["solver_rtol"], vrs["solver_atol"]], [1e-10, 1e-12])
-        if m is not None:
-            fmu.setReal([vrs["m"]], [m])
-        fmu.exitInitializationMode()
+    a.start()
+    b.start({"m": 3.0})
     try:
         for k in range(200):  # interleaved steps
-            for fmu in (a, b):
-                fmu.doStep(k * 0.01, 0.01)
-                y = fmu.getReal([vrs[n] for n in names])
-                assert np.max(np.abs(np.array(y) - refs[fmu].y[:, k + 1])) < 1e-8
-        assert abs(a.getReal([vrs[names[1]]])[0] - b.getReal([vrs[names[1]]])[0]) > 1e-3
+            for s in (a, b):
+                s.fmu.doStep(k * 0.01, 0.01)
+                assert np.max(np.abs(s.get(names) - refs[s].y[:, k + 1])) < 1e-8
+        assert abs(a.get(names)[1] - b.get(names)[1]) > 1e-3
     finally:
-        a.freeInstance()
-        b.freeInstance()
+        a.free()
+        b.free()
 
 
-def test_rejects_loop_models(tmp_path):
-    with pytest.raises(ModelError, match="tree models only"):
-        build_native_fmu(MODELS / "four_bar.py", tmp_path)
+def test_variable_communication_step(fmus):
+    """Irregular communication points give the same solution at the common points."""
+    from fmu_support import reference as ref_fn
+
+    ref = ref_fn("slider_crank")
+    s = Slave(fmus["slider_crank"], fmus["slider_crank"].parent / "vstep")
+    s.start()
+    t = 0.0
+    for h in (0.003, 0.007, 0.02, 0.05, 0.12, 0.3):
+        s.fmu.doStep(t, h)
+        t += h
+    assert math.isclose(t, 0.5)
+    assert np.max(np.abs(s.get(["x", "alpha", "beta"]) - ref.y[:, 50])) < 1e-8
+    s.free()
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_negative_step_and_step_before_init(fmus, tmp_path):
+    s = Slave(fmus["cart_pendulum"], tmp_path)
+    s.instantiate()
+    try:
+        s.fmu.setupExperiment(startTime=0.0)
+        with pytest.raises(FMICallException):
+            s.fmu.doStep(0.0, 0.1)  # before initialization
+        assert any("not allowed in state 'instantiated'" in m for m in s.errors())
+        s.fmu.enterInitializationMode()
+        s.fmu.exitInitializationMode()
+        with pytest.raises(FMICallException):
+            s.fmu.doStep(0.0, -1.0)
+        with pytest.raises(FMICallException):
+            s.fmu.doStep(0.0, 0.0)
+        assert any("step size must be > 0" in m for m in s.errors())
+        with pytest.raises(FMICallException):
+            s.fmu.doStep(0.5, 0.1)  # not the FMU's time
+        s.fmu.doStep(0.0, 0.1)  # still usable after the rejected calls
+        assert math.isfinite(s.get(["theta"])[0])
+    finally:
+        s.free()
+
+
+def test_nan_inf_and_unknown_vr_rejected_with_names(fmus, tmp_path):
+    s = Slave(fmus["cart_pendulum"], tmp_path)
+    s.instantiate()
+    try:
+        s.fmu.setupExperiment(startTime=0.0)
+        s.fmu.enterInitializationMode()
+        with pytest.raises(FMICallException):
+            s.set({"m": float("nan")})
+        assert "variable 'm' is not finite" in s.errors()[-1]
+        with pytest.raises(FMICallException):
+            s.fmu.setReal([1000], [1.0])
+        with pytest.raises(FMICallException):
+            s.fmu.getReal([1000])
+        with pytest.raises(FMICallException):
+            s.fmu.getInteger([0])
+        assert s.fmu.getInteger([]) == []
+        s.fmu.exitInitializationMode()
+        with pytest.raises(FMICallException):
+            s.set({"F": float("inf")})
+        assert "variable 'F' is not finite" in s.errors()[-1]
+        with pytest.raises(FMICallException):
+            s.set({"x": 1.0})  # an output after initialization
+        assert s.get(["m", "F"]).tolist() == [0.1, 0.0]  # rejected calls change nothing
+        s.fmu.doStep(0.0, 0.1)
+    finally:
+        s.free()
+
+
+def test_fixed_geometry_parameter_rejected_while_stepping(fmus, tmp_path):
+    s = Slave(fmus["slider_crank"], tmp_path)
+    s.start({"m_rod": 0.6})  # tunable before and after initialization
+    s.fmu.doStep(0.0, 0.01)
+    s.set({"m_rod": 0.7})
+    with pytest.raises(FMICallException):
+        s.set({"l": 0.6})
+    assert "parameter 'l' is fixed" in s.errors()[-1]
+    s.fmu.doStep(0.01, 0.01)
+    s.free()
+
+
+def test_unsatisfiable_constraints_fail_at_initialization(fmus, tmp_path):
+    """A rod shorter than the crank's height at 45 degrees cannot close the loop."""
+    s = Slave(fmus["slider_crank"], tmp_path)
+    with pytest.raises(FMICallException):
+        s.start({"l": 0.05})
+    msg = s.errors()[-1]
+    assert "no consistent initial state" in msg
+    assert "'pivot." in msg or "'crank_angle'" in msg
+    s.free()
+
+
+def test_integrator_failure_is_an_error_not_a_hang(fmus, tmp_path):
+    s = Slave(fmus["slider_crank"], tmp_path)
+    s.start({"solver_rtol": 1e-300, "solver_atol": 1e-300})
+    before = s.get()
+    with pytest.raises(FMICallException):
+        s.fmu.doStep(0.0, 0.01)
+    assert "step size" in s.errors()[-1]
+    assert np.array_equal(s.get(), before)  # the last communication point's values are kept
+    assert s.fmu.getRealStatus(2) == 0.0  # fmi2LastSuccessfulTime
+    s.free()
+
+
+def test_debug_logging_categories(fmus, tmp_path):
+    s = Slave(fmus["double_pendulum"], tmp_path)
+    s.instantiate(logging_on=False)
+    s.fmu.setDebugLogging(True, ["logEvents"])
+    with pytest.raises(FMICallException):
+        s.fmu.setDebugLogging(True, ["noSuchCategory"])
+    s.start()
+    assert any(c == "logEvents" and "fmi2ExitInitializationMode" in m for st, c, m in s.messages)
+    s.free()
 
 
 def test_sources_compile_without_warnings(fmus, tmp_path):
-    from mbsfmu.fmu.native import CFLAGS, fmi_include_dir
+    from mbsfmu.fmu.native import CFLAGS, COMPILED_SOURCES, fmi_include_dir
 
-    with zipfile.ZipFile(fmus["double_pendulum"]) as z:
-        z.extractall(tmp_path)
-    src = tmp_path / "sources"
-    cmd = ["gcc", *CFLAGS, "-Werror", f"-I{fmi_include_dir()}", f"-I{src}", "-o", str(tmp_path / "t.so"),
-           *(str(src / f) for f in ("fmi2_glue.c", "mbs_linalg.c", "mbs_rkstab.c")), "-lm"]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    assert res.returncode == 0 and not res.stderr, res.stderr
+    for name in ("double_pendulum", "andrews"):
+        d = tmp_path / name
+        with zipfile.ZipFile(fmus[name]) as z:
+            z.extractall(d)
+        src = d / "sources"
+        cmd = ["gcc", *CFLAGS, "-Werror", "-pedantic", f"-I{fmi_include_dir()}", f"-I{src}",
+               "-o", str(d / "t.so"), *(str(src / f) for f in COMPILED_SOURCES), "-lm"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        assert res.returncode == 0 and not res.stderr, res.stderr

@@ -9,6 +9,12 @@ same order as :class:`~mbsfmu.codegen.numpy_backend.NumericModel` uses:
 * ``constraints``: c (m), C (row-major, m x f), b' (m)
 * ``constrained``: M, q - k, c, C, b', b''
 * ``energy``: kinetic and potential energy
+* ``initial_conditions``: e (nic) then E = de/dy (row-major, nic x f) of the model's extra
+  initial conditions (``System.initial_condition``; ``MBS_NIC`` = nic)
+
+and, when every time parameter is given as an expression (``MBS_TP_FUNCTION`` 1),
+``void mbs_time_parameters(double t, const double *prm, double *tp)`` writes (p, p', p'') of each
+time parameter, so a standalone program (the native FMU) needs no Python to evaluate them.
 
 Every intermediate variable a function needs becomes a ``const double _wN`` local, printed in
 definition order.  ``mbs_sizes`` reports the array sizes so a loader can check them.
@@ -57,7 +63,22 @@ def output_groups(eqs) -> dict[str, list]:
         "constraints": lst(eqs.c) + lst(eqs.C) + lst(eqs.b1),
         "constrained": dyn + lst(eqs.c) + lst(eqs.C) + lst(eqs.b1) + lst(eqs.b2),
         "energy": [eqs.kinetic_energy, eqs.potential_energy],
+        "initial_conditions": initial_condition_outputs(eqs.system),
     }
+
+
+def initial_condition_outputs(system) -> list:
+    """e (one per initial condition) followed by the rows of de/dy."""
+    ics = system.initial_conditions
+    if not ics:
+        return []
+    e = sp.Matrix([ic.expression for ic in ics])
+    return list(e) + list(e.jacobian(system.y))
+
+
+def time_parameters_native(system) -> bool:
+    """True if every time parameter is an expression (none is a Python callable)."""
+    return all(p.functions is None for p in system.time_parameters.values())
 
 
 def sizes(eqs) -> dict[str, int]:
@@ -99,6 +120,23 @@ def _function(name, outputs, eqs, rename, printer, allowed) -> list[str]:
     return lines
 
 
+def _time_parameter_function(system, rename, printer, allowed) -> list[str]:
+    lines = ["void mbs_time_parameters(double t, const double *prm, double *tp)", "{",
+             "    (void)t;", "    (void)prm;", "    (void)tp;"]
+    i = 0
+    for p in system.time_parameters.values():
+        for e in p.expressions:
+            expr = sp.sympify(e).xreplace(rename)
+            stray = [s for s in expr.free_symbols if s not in allowed]
+            if stray:
+                raise ModelError(f"{system.name}: time parameter {p.name!r} depends on unknown "
+                                 f"symbol(s) {sorted(map(str, stray))}; cannot generate C code")
+            lines.append(f"    tp[{i}] = {printer.doprint(expr)};")
+            i += 1
+    lines.append("}")
+    return lines
+
+
 def generate_c(eqs) -> str:
     """C99 source with one function per quantity group of ``eqs`` (see the module doc)."""
     system = eqs.system
@@ -126,7 +164,13 @@ def generate_c(eqs) -> str:
         if macro in used and value.is_Float:
             used.discard(macro)
             lines += [f"#ifndef {macro}", f"#define {macro} {value}", "#endif"]
+    tp_fn = time_parameters_native(system)
+    if tp_fn:
+        functions.append("")
+        functions += _time_parameter_function(system, rename, printer, allowed)
     lines += [f"#define MBS_{k} {v}" for k, v in n.items()]
+    lines += [f"#define MBS_NIC {len(system.initial_conditions)}",
+              f"#define MBS_TP_FUNCTION {int(tp_fn)}"]
     lines += ["", "int mbs_sizes(int *out)", "{",
               *[f"    out[{i}] = MBS_{k};" for i, k in enumerate(n)], f"    return {len(n)};", "}"]
     return "\n".join(lines + functions) + "\n"

@@ -127,7 +127,8 @@ def _initial_step(rhs, t0, x0, f0, span, max_step, rtol, atol):
     scale = atol + rtol * np.abs(x0)
     d0 = _rms(x0 / scale)
     d1 = _rms(f0 / scale)
-    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    # not (d >= 1e-5) also catches NaN (a zero scale: atol = 0 and a zero component)
+    h0 = 1e-6 if not (d0 >= 1e-5 and d1 >= 1e-5 and math.isfinite(d0 + d1)) else 0.01 * d0 / d1
     h0 = min(h0, span)
     f1 = np.asarray(rhs(t0 + h0, x0 + h0 * f0), dtype=float)
     d2 = _rms((f1 - f0) / scale) / h0 if f1.shape == f0.shape else math.nan
@@ -349,7 +350,10 @@ def integrate(rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, t_eval=Non
         if not isfinite(err_norm):
             nreject += 1
             rejected = True
-            last_failure = " (the right-hand side or the projection returned non-finite values)"
+            if np.all(np.isfinite(x_new)) and np.all(np.isfinite(KX[7])):
+                last_failure = " (the scaled error overflows: tolerances too small?)"
+            else:
+                last_failure = " (the right-hand side or the projection returned non-finite values)"
             h *= _NONFINITE_SHRINK
             continue
 

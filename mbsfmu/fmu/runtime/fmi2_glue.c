@@ -3,78 +3,149 @@
  *
  * One file for all models.  The model-specific parts come from two generated files written next
  * to it by mbsfmu.fmu.native:
- *   model.c         -- mbs_dynamics() etc. and the size macros MBS_NY, MBS_NPRM, MBS_NU, MBS_NTP, MBS_NC
- *                      (mbsfmu.codegen.c_source.generate_c)
- *   model_config.h  -- MBS_GUID, MBS_NVARS, the variable names and start values in value-reference
- *                      order (mbsfmu.fmu.model_description.fmu_variables)
+ *   model.c         -- mbs_dynamics(), mbs_constraints(), mbs_constrained(), mbs_initial_conditions(),
+ *                      mbs_time_parameters() and the size macros MBS_NY, MBS_NPRM, MBS_NU, MBS_NTP,
+ *                      MBS_NC, MBS_NIC (mbsfmu.codegen.c_source.generate_c)
+ *   model_config.h  -- MBS_GUID, MBS_FORMULATION, the variables (names, start values, kinds) in
+ *                      value-reference order (mbsfmu.fmu.model_description.fmu_variables), the
+ *                      guess flags of the coordinates, the initial conditions' values and rates and
+ *                      the names of the constraint rows
  *
- * Value-reference layout (trees, MBS_NC == 0, MBS_NTP == 0):
- *   [0, f)                 coordinates y            (f = MBS_NY)
+ * Value-reference layout (f = MBS_NY, R = 1 if the model has constraints, else 0):
+ *   [0, f)                 coordinates y
  *   [f, 2f)                velocities der(y)
- *   [2f, 2f+NPRM)          model constants (prm)
+ *   2f                     constraint_residual (only if R = 1)
+ *   [2f+R, 2f+R+NPRM)      model constants (prm)
  *   VR_RTOL, VR_ATOL, VR_HMAX   solver_rtol, solver_atol, max_internal_step
  *   [VR_U, VR_U+NU)        inputs (u)
  *
- * Each fmi2DoStep integrates x = (y, yd) from t to t + h with the RKSTAB integrator
- * (mbs_rkstab.c, plain DOPRI5 for trees); x' = (yd, ydd) with M ydd = q - k solved by Cholesky.
- * Inputs are held constant over the step.
+ * fmi2ExitInitializationMode makes the start values consistent with the constraints (Newton with
+ * minimum-norm steps: coordinates that are not guesses, or were set by fmi2SetReal, are held
+ * first; if that fails every coordinate may move; moved given values are reported as a warning).
+ * Each fmi2DoStep integrates x = (y, y') from t to t + h with RKSTAB (mbs_rkstab.c) on the
+ * formulation MBS_FORMULATION (mbs_formulation.c: the minimal ODE for trees; 'qr' with its
+ * projection inside every step, or Baumgarte, for loops).  Inputs are held over the step.
+ *
+ * The FMU state (fmi2GetFMUstate & co.) is the plain-data struct sim_data: variable values, time,
+ * integrator state including its step-size history and FSAL stage, so a restored run continues
+ * bit-identically.  Serialized states carry a magic number, the GUID and the size, and are checked.
  */
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmi2Functions.h"
+#include "mbs_formulation.h"
 #include "mbs_linalg.h"
 #include "mbs_rkstab.h"
 
 #include "model.c"
 #include "model_config.h"
 
-#if MBS_NTP != 0
-#error "native FMUs do not support time parameters yet"
-#endif
-#if MBS_NC != 0
-#error "native FMUs do not support constraints (loops) yet"
+#if MBS_NTP != 0 && !MBS_TP_FUNCTION
+#error "the model's time parameters are Python callables: they cannot run in a native FMU"
 #endif
 
 #define F MBS_NY
 #define NX (2 * MBS_NY)
-#define VR_PRM (2 * MBS_NY)
+#define HAS_RES (MBS_NC > 0)
+#define VR_RES NX
+#define VR_PRM (NX + HAS_RES)
 #define VR_RTOL (VR_PRM + MBS_NPRM)
 #define VR_ATOL (VR_RTOL + 1)
 #define VR_HMAX (VR_RTOL + 2)
 #define VR_U (VR_RTOL + 3)
 #define NVARS (VR_U + MBS_NU)
+#define NROWS (MBS_NC + MBS_NIC)
 
 #if NVARS != MBS_NVARS
 #error "model_config.h does not match model.c"
 #endif
 
+/* variable kinds (mbs_kind in model_config.h) */
+#define K_STATE 0   /* coordinate or velocity: output, start value settable before initialization */
+#define K_CALC 1    /* calculated output (constraint_residual) */
+#define K_FIXED 2   /* fixed parameter */
+#define K_TUNABLE 3 /* tunable parameter */
+#define K_INPUT 4   /* input */
+
 #define MAX_STEPS_PER_CALL 10000000L
+#define INIT_TOL 1e-12
+#define INIT_MAX_ITER 50
+#define INIT_WARN_TOL 1e-8
+
+/* stand-ins so that every generated function pointer exists for every model */
+#if MBS_NIC == 0
+#define MBS_IC_FN NULL
+#else
+#define MBS_IC_FN mbs_initial_conditions
+#endif
+#if MBS_NTP == 0
+#define MBS_TP_FN NULL
+#else
+#define MBS_TP_FN mbs_time_parameters
+#endif
 
 typedef enum { ST_INSTANTIATED, ST_INIT, ST_STEP, ST_TERMINATED, ST_ERROR } inst_state;
+
+/* Everything an FMU state holds: plain data, no pointers except rk.work (re-pointed on restore). */
+typedef struct {
+    inst_state state;
+    double v[NVARS];           /* values in value-reference order */
+    double t;                  /* time of the last communication point */
+    double x[NX];              /* integrator state (y, y') */
+    int fsal_dirty;            /* inputs or parameters changed: re-evaluate the first stage */
+    unsigned char given[NX];   /* start values set through fmi2SetReal */
+    mbs_rkstab rk;
+    double work[MBS_RKSTAB_WORK_SIZE(NX)];
+} sim_data;
+
+#define LOG_EVENTS 1u
+#define LOG_WARNING 2u
+#define LOG_ERROR 4u
+#define LOG_ALL 15u
 
 typedef struct {
     fmi2CallbackFunctions cb;
     char name[256];
     int logging_on;
+    unsigned log_mask;
     int used_cb_alloc;
-    inst_state state;
-    double v[NVARS];
-    double t;
-    double x[NX];
-    int fsal_dirty;
-    mbs_rkstab rk;
-    double work[MBS_RKSTAB_WORK_SIZE(NX)];
-    double dyn[F * F + F]; /* M then q - k */
-    double tp_dummy[1];
-    char msg[512];
+    sim_data d;
+    mbs_form form;
+    double form_work[MBS_FORM_WORK_SIZE(F, MBS_NC, MBS_NIC)];
+    int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_NC, MBS_NIC)];
+    double tp[MBS_NTP > 0 ? MBS_NTP : 1];
 } instance;
+
+#define STATE_MAGIC 0x4d425346u /* "MBSF" */
+
+typedef struct {
+    unsigned magic;
+    int used_cb_alloc;
+    sim_data d;
+} fmu_state;
 
 /* ---------------------------------------------------------------- logging */
 
+static unsigned category_bit(const char *category)
+{
+    if (strcmp(category, "logEvents") == 0)
+        return LOG_EVENTS;
+    if (strcmp(category, "logStatusWarning") == 0)
+        return LOG_WARNING;
+    if (strcmp(category, "logStatusError") == 0)
+        return LOG_ERROR;
+    if (strcmp(category, "logAll") == 0)
+        return LOG_ALL;
+    return 0;
+}
+
+/* Errors and warnings always reach the logger; other messages only when debug logging is on for
+ * their category. */
 static void log_msg(instance *c, fmi2Status status, const char *category, const char *fmt, ...)
 {
     char buf[1024], esc[2048];
@@ -82,7 +153,7 @@ static void log_msg(instance *c, fmi2Status status, const char *category, const 
     size_t i, j = 0;
     if (c == NULL || c->cb.logger == NULL)
         return;
-    if (status == fmi2OK && !c->logging_on)
+    if (status == fmi2OK && !(c->logging_on && (c->log_mask & category_bit(category))))
         return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -116,10 +187,11 @@ static int check_state(instance *c, const char *fn, unsigned allowed)
 {
     if (c == NULL)
         return 0;
-    if (!(allowed & (1u << c->state))) {
+    if (!(allowed & (1u << c->d.state))) {
         static const char *names[] = {"instantiated", "initialization mode", "step complete",
                                       "terminated", "error"};
-        log_msg(c, fmi2Error, "logStatusError", "%s: not allowed in state '%s'", fn, names[c->state]);
+        log_msg(c, fmi2Error, "logStatusError", "%s: not allowed in state '%s'", fn,
+                names[c->d.state]);
         return 0;
     }
     return 1;
@@ -130,38 +202,55 @@ static int check_state(instance *c, const char *fn, unsigned allowed)
 #define S_STEP (1u << ST_STEP)
 #define S_TERM (1u << ST_TERMINATED)
 #define S_ERR (1u << ST_ERROR)
+#define S_ANY (S_INST | S_INIT | S_STEP | S_TERM | S_ERR)
 
 /* ---------------------------------------------------------------- model */
 
-static int rhs(void *ctx, double t, const double *x, double *xdot)
+static void setup_form(instance *c)
 {
-    instance *c = (instance *)ctx;
-    double *M = c->dyn, *h = c->dyn + F * F;
-    int i, rc;
-    mbs_dynamics(t, x, x + F, c->v + VR_PRM, c->v + VR_U, c->tp_dummy, c->dyn);
-    rc = mbs_chol_factor(F, M);
-    if (rc != 0)
-        return rc;
-    rc = mbs_chol_solve(F, M, h);
-    if (rc != 0)
-        return rc;
-    for (i = 0; i < F; i++) {
-        xdot[i] = x[F + i];
-        xdot[F + i] = h[i];
-    }
-    return 0;
+    mbs_form *fm = &c->form;
+    memset(fm, 0, sizeof *fm);
+    fm->f = F;
+    fm->m = MBS_NC;
+    fm->nic = MBS_NIC;
+    fm->ntp = MBS_NTP;
+    fm->kind = MBS_NC > 0 ? MBS_FORMULATION : MBS_FORM_ODE;
+    fm->dynamics = mbs_dynamics;
+    fm->constraints = mbs_constraints;
+    fm->constrained = mbs_constrained;
+    fm->initial_conditions = MBS_IC_FN;
+    fm->time_parameters = MBS_TP_FN;
+    fm->prm = c->d.v + VR_PRM;
+    fm->u = c->d.v + VR_U;
+    fm->tp = c->tp;
+    fm->alpha = MBS_BAUMGARTE_ALPHA;
+    fm->beta = MBS_BAUMGARTE_BETA;
+    fm->rank_tol = 1e-9;
+    fm->newton_tol = 1e-13;
+    fm->newton_max = 20;
+    fm->work = c->form_work;
+    fm->iwork = c->form_iwork;
+}
+
+static void publish(instance *c)
+{
+    memcpy(c->d.v, c->d.x, sizeof c->d.x);
+#if HAS_RES
+    c->d.v[VR_RES] = mbs_form_residual(&c->form, c->d.t, c->d.x);
+#endif
 }
 
 static void reset_values(instance *c)
 {
-    memcpy(c->v, mbs_start, sizeof c->v);
-    c->t = 0.0;
-    c->fsal_dirty = 1;
+    memcpy(c->d.v, mbs_start, sizeof c->d.v);
+    memset(c->d.given, 0, sizeof c->d.given);
+    c->d.t = 0.0;
+    c->d.fsal_dirty = 1;
 }
 
 static int check_solver_values(instance *c)
 {
-    double rtol = c->v[VR_RTOL], atol = c->v[VR_ATOL], hmax = c->v[VR_HMAX];
+    double rtol = c->d.v[VR_RTOL], atol = c->d.v[VR_ATOL], hmax = c->d.v[VR_HMAX];
     if (!(rtol > 0.0)) {
         log_msg(c, fmi2Error, "logStatusError", "solver_rtol must be > 0 (got %g)", rtol);
         return 0;
@@ -177,6 +266,59 @@ static int check_solver_values(instance *c)
     return 1;
 }
 
+#if MBS_NC > 0
+/* Consistent initial state from the start values in c->d.v (see the file comment). */
+static fmi2Status consistent_init(instance *c)
+{
+    unsigned char fixed[F];
+    double x[NX];
+    int j, nheld = 0, rc = 1, bad = -1;
+    char moved[768];
+    size_t len = 0;
+    for (j = 0; j < F; j++) {
+        fixed[j] = (unsigned char)(!mbs_guess[j] || c->d.given[j]);
+        nheld += fixed[j];
+    }
+    if (nheld > 0 && nheld < F) {
+        memcpy(x, c->d.v, sizeof x);
+        rc = mbs_form_consistent(&c->form, c->d.t, x, fixed, mbs_ic_value, mbs_ic_rate,
+                                 mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
+        if (rc != 0)
+            log_msg(c, fmi2OK, "logEvents", "holding the given coordinates failed (%s); "
+                    "letting every coordinate move", c->form.message);
+    }
+    if (rc != 0) {
+        memset(fixed, 0, sizeof fixed);
+        memcpy(x, c->d.v, sizeof x);
+        rc = mbs_form_consistent(&c->form, c->d.t, x, fixed, mbs_ic_value, mbs_ic_rate,
+                                 mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
+    }
+    if (rc != 0) {
+        if (bad >= 0)
+            return ERR(c, "fmi2ExitInitializationMode: no consistent initial state: '%s' %s",
+                       mbs_row_names[bad], c->form.message);
+        return ERR(c, "fmi2ExitInitializationMode: %s", c->form.message);
+    }
+    moved[0] = '\0';
+    for (j = 0; j < NX; j++) {
+        int guess = j < F ? mbs_guess[j] : mbs_guess_velocity[j - F];
+        if ((!guess || c->d.given[j]) && fabs(x[j] - c->d.v[j]) > INIT_WARN_TOL && len < sizeof moved) {
+            int w = snprintf(moved + len, sizeof moved - len, "%s%s: %.9g -> %.9g", len ? "; " : "",
+                             mbs_names[j], c->d.v[j], x[j]);
+            if (w > 0)
+                len += (size_t)w;
+        }
+    }
+    memcpy(c->d.x, x, sizeof x);
+    if (moved[0] != '\0') {
+        log_msg(c, fmi2Warning, "logStatusWarning",
+                "initial values changed to satisfy the constraints: %s", moved);
+        return fmi2Warning;
+    }
+    return fmi2OK;
+}
+#endif
+
 /* ---------------------------------------------------------------- common functions */
 
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
@@ -187,16 +329,22 @@ fmi2Status fmi2SetDebugLogging(fmi2Component comp, fmi2Boolean loggingOn, size_t
                                const fmi2String categories[])
 {
     instance *c = (instance *)comp;
+    unsigned mask = 0;
     size_t i;
     if (c == NULL)
         return fmi2Error;
+    if (nCategories > 0 && categories == NULL)
+        return ERR(c, "fmi2SetDebugLogging: NULL category list");
     for (i = 0; i < nCategories; i++) {
-        const char *k = categories[i];
-        if (k == NULL || (strcmp(k, "logEvents") && strcmp(k, "logStatusWarning") &&
-                          strcmp(k, "logStatusError") && strcmp(k, "logAll")))
-            return ERR(c, "fmi2SetDebugLogging: unknown log category '%s'", k ? k : "(null)");
+        unsigned bit = categories[i] ? category_bit(categories[i]) : 0u;
+        if (bit == 0)
+            return ERR(c, "fmi2SetDebugLogging: unknown log category '%s' (known: logEvents, "
+                          "logStatusWarning, logStatusError, logAll)",
+                       categories[i] ? categories[i] : "(null)");
+        mask |= bit;
     }
     c->logging_on = loggingOn ? 1 : 0;
+    c->log_mask = nCategories == 0 ? LOG_ALL : mask;
     return fmi2OK;
 }
 
@@ -219,6 +367,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     c->cb = *functions;
     c->used_cb_alloc = use_cb;
     c->logging_on = loggingOn ? 1 : 0;
+    c->log_mask = LOG_ALL;
     snprintf(c->name, sizeof c->name, "%s", instanceName ? instanceName : "(unnamed)");
     if (instanceName == NULL || fmuType != fmi2CoSimulation || fmuGUID == NULL ||
         strcmp(fmuGUID, MBS_GUID) != 0) {
@@ -237,7 +386,8 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         return NULL;
     }
     reset_values(c);
-    c->state = ST_INSTANTIATED;
+    setup_form(c);
+    c->d.state = ST_INSTANTIATED;
     log_msg(c, fmi2OK, "logEvents", "fmi2Instantiate: model %s", MBS_MODEL_NAME);
     return c;
 }
@@ -265,7 +415,7 @@ fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean toleranceDefined,
         return fmi2Error;
     if (!isfinite(startTime))
         return ERR(c, "fmi2SetupExperiment: start time is not finite");
-    c->t = startTime;
+    c->d.t = startTime;
     return fmi2OK;
 }
 
@@ -274,38 +424,52 @@ fmi2Status fmi2EnterInitializationMode(fmi2Component comp)
     instance *c = (instance *)comp;
     if (!check_state(c, "fmi2EnterInitializationMode", S_INST))
         return fmi2Error;
-    c->state = ST_INIT;
+    c->d.state = ST_INIT;
     return fmi2OK;
 }
 
 fmi2Status fmi2ExitInitializationMode(fmi2Component comp)
 {
     instance *c = (instance *)comp;
+    fmi2Status status = fmi2OK;
     double xdot[NX];
     int rc;
     if (!check_state(c, "fmi2ExitInitializationMode", S_INIT))
         return fmi2Error;
     if (!check_solver_values(c)) {
-        c->state = ST_ERROR;
+        c->d.state = ST_ERROR;
         return fmi2Error;
     }
-    memcpy(c->x, c->v, sizeof c->x);
-    rc = mbs_rkstab_init(&c->rk, NX, c->work, c->v[VR_RTOL], c->v[VR_ATOL], c->v[VR_HMAX]);
+    memcpy(c->d.x, c->d.v, sizeof c->d.x);
+#if MBS_NC > 0
+    status = consistent_init(c);
+    if (status == fmi2Error) {
+        c->d.state = ST_ERROR;
+        return fmi2Error;
+    }
+#endif
+    rc = mbs_rkstab_init(&c->d.rk, NX, c->d.work, c->d.v[VR_RTOL], c->d.v[VR_ATOL], c->d.v[VR_HMAX]);
     if (rc != MBS_RKSTAB_OK) {
-        c->state = ST_ERROR;
+        c->d.state = ST_ERROR;
         return ERR(c, "fmi2ExitInitializationMode: integrator setup failed: %s",
                    mbs_rkstab_message(rc));
     }
-    rc = rhs(c, c->t, c->x, xdot);
+    rc = mbs_form_rhs(&c->form, c->d.t, c->d.x, xdot);
+    for (int i = 0; rc == 0 && i < NX; i++)
+        if (!isfinite(xdot[i])) {
+            snprintf(c->form.message, sizeof c->form.message,
+                     "the accelerations are not finite at t=%.9g", c->d.t);
+            rc = 1;
+        }
     if (rc != 0) {
-        c->state = ST_ERROR;
-        return ERR(c, "fmi2ExitInitializationMode: the mass matrix is not positive definite "
-                      "(Cholesky pivot %d) at the initial state", rc);
+        c->d.state = ST_ERROR;
+        return ERR(c, "fmi2ExitInitializationMode: at the initial state: %s", c->form.message);
     }
-    c->fsal_dirty = 1;
-    c->state = ST_STEP;
-    log_msg(c, fmi2OK, "logEvents", "fmi2ExitInitializationMode: t=%g", c->t);
-    return fmi2OK;
+    publish(c);
+    c->d.fsal_dirty = 1;
+    c->d.state = ST_STEP;
+    log_msg(c, fmi2OK, "logEvents", "fmi2ExitInitializationMode: t=%g", c->d.t);
+    return status;
 }
 
 fmi2Status fmi2Terminate(fmi2Component comp)
@@ -313,7 +477,7 @@ fmi2Status fmi2Terminate(fmi2Component comp)
     instance *c = (instance *)comp;
     if (!check_state(c, "fmi2Terminate", S_STEP | S_ERR))
         return fmi2Error;
-    c->state = ST_TERMINATED;
+    c->d.state = ST_TERMINATED;
     return fmi2OK;
 }
 
@@ -322,8 +486,10 @@ fmi2Status fmi2Reset(fmi2Component comp)
     instance *c = (instance *)comp;
     if (c == NULL)
         return fmi2Error;
+    memset(&c->d, 0, sizeof c->d);
     reset_values(c);
-    c->state = ST_INSTANTIATED;
+    c->d.state = ST_INSTANTIATED;
+    log_msg(c, fmi2OK, "logEvents", "fmi2Reset");
     return fmi2OK;
 }
 
@@ -340,7 +506,7 @@ fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
     for (i = 0; i < nvr; i++) {
         if (vr[i] >= NVARS)
             return ERR(c, "fmi2GetReal: unknown value reference %u", (unsigned)vr[i]);
-        value[i] = c->v[vr[i]];
+        value[i] = c->d.v[vr[i]];
     }
     return fmi2OK;
 }
@@ -349,26 +515,39 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
                        const fmi2Real value[])
 {
     instance *c = (instance *)comp;
+    int stepping;
     size_t i;
     if (!check_state(c, "fmi2SetReal", S_INST | S_INIT | S_STEP))
         return fmi2Error;
     if (nvr > 0 && (vr == NULL || value == NULL))
         return ERR(c, "fmi2SetReal: NULL argument");
+    stepping = c->d.state == ST_STEP;
     /* check everything first so that a rejected call changes nothing */
     for (i = 0; i < nvr; i++) {
+        int kind;
         if (vr[i] >= NVARS)
             return ERR(c, "fmi2SetReal: unknown value reference %u", (unsigned)vr[i]);
+        kind = mbs_kind[vr[i]];
         if (!isfinite(value[i]))
             return ERR(c, "fmi2SetReal: value %g for variable '%s' is not finite", value[i],
                        mbs_names[vr[i]]);
-        if (c->state == ST_STEP && vr[i] < (fmi2ValueReference)NX)
+        if (kind == K_CALC)
+            return ERR(c, "fmi2SetReal: '%s' is a calculated output and cannot be set",
+                       mbs_names[vr[i]]);
+        if (stepping && kind == K_STATE)
             return ERR(c, "fmi2SetReal: output '%s' cannot be set after initialization",
                        mbs_names[vr[i]]);
+        if (stepping && kind == K_FIXED)
+            return ERR(c, "fmi2SetReal: parameter '%s' is fixed (the constraints depend on it) and "
+                          "cannot be changed after initialization", mbs_names[vr[i]]);
     }
-    for (i = 0; i < nvr; i++)
-        c->v[vr[i]] = value[i];
-    if (nvr > 0)
-        c->fsal_dirty = 1;
+    for (i = 0; i < nvr; i++) {
+        if (c->d.v[vr[i]] != value[i])
+            c->d.fsal_dirty = 1; /* the first stage of the next step must be re-evaluated */
+        c->d.v[vr[i]] = value[i];
+        if (mbs_kind[vr[i]] == K_STATE)
+            c->d.given[vr[i]] = 1;
+    }
     return fmi2OK;
 }
 
@@ -411,50 +590,167 @@ fmi2Status fmi2SetString(fmi2Component comp, const fmi2ValueReference vr[], size
     return no_variables(comp, "fmi2SetString", "String", vr, nvr);
 }
 
-/* ---------------------------------------------------------------- unsupported features */
+/* ---------------------------------------------------------------- FMU state */
+
+static fmu_state *alloc_state(instance *c)
+{
+    fmu_state *s = c->used_cb_alloc ? (fmu_state *)c->cb.allocateMemory(1, sizeof(fmu_state))
+                                    : (fmu_state *)calloc(1, sizeof(fmu_state));
+    if (s != NULL) {
+        memset(s, 0, sizeof *s);
+        s->magic = STATE_MAGIC;
+        s->used_cb_alloc = c->used_cb_alloc;
+    }
+    return s;
+}
+
+static fmu_state *as_state(instance *c, fmi2FMUstate FMUstate, const char *fn)
+{
+    fmu_state *s = (fmu_state *)FMUstate;
+    if (s == NULL || s->magic != STATE_MAGIC) {
+        log_msg(c, fmi2Error, "logStatusError", "%s: not an FMU state of this FMU", fn);
+        return NULL;
+    }
+    return s;
+}
 
 fmi2Status fmi2GetFMUstate(fmi2Component comp, fmi2FMUstate *FMUstate)
 {
-    (void)FMUstate;
-    return ERR((instance *)comp, "fmi2GetFMUstate: not supported (canGetAndSetFMUstate=false)");
+    instance *c = (instance *)comp;
+    fmu_state *s;
+    if (!check_state(c, "fmi2GetFMUstate", S_INST | S_INIT | S_STEP | S_TERM))
+        return fmi2Error;
+    if (FMUstate == NULL)
+        return ERR(c, "fmi2GetFMUstate: NULL argument");
+    if (*FMUstate != NULL) {
+        s = as_state(c, *FMUstate, "fmi2GetFMUstate");
+        if (s == NULL)
+            return fmi2Error;
+    } else {
+        s = alloc_state(c);
+        if (s == NULL)
+            return ERR(c, "fmi2GetFMUstate: out of memory");
+        *FMUstate = s;
+    }
+    s->d = c->d;
+    return fmi2OK;
 }
 
 fmi2Status fmi2SetFMUstate(fmi2Component comp, fmi2FMUstate FMUstate)
 {
-    (void)FMUstate;
-    return ERR((instance *)comp, "fmi2SetFMUstate: not supported (canGetAndSetFMUstate=false)");
+    instance *c = (instance *)comp;
+    fmu_state *s;
+    if (!check_state(c, "fmi2SetFMUstate", S_INST | S_INIT | S_STEP | S_TERM | S_ERR))
+        return fmi2Error;
+    s = as_state(c, FMUstate, "fmi2SetFMUstate");
+    if (s == NULL)
+        return fmi2Error;
+    c->d = s->d;
+    c->d.rk.work = c->d.work;
+    return fmi2OK;
 }
 
 fmi2Status fmi2FreeFMUstate(fmi2Component comp, fmi2FMUstate *FMUstate)
 {
-    (void)FMUstate;
-    return ERR((instance *)comp, "fmi2FreeFMUstate: not supported (canGetAndSetFMUstate=false)");
+    instance *c = (instance *)comp;
+    fmu_state *s;
+    if (c == NULL)
+        return fmi2Error;
+    if (FMUstate == NULL || *FMUstate == NULL)
+        return fmi2OK;
+    s = as_state(c, *FMUstate, "fmi2FreeFMUstate");
+    if (s == NULL)
+        return fmi2Error;
+    s->magic = 0;
+    if (s->used_cb_alloc)
+        c->cb.freeMemory(s);
+    else
+        free(s);
+    *FMUstate = NULL;
+    return fmi2OK;
 }
+
+/* Serialized layout: 8-byte tag "MBSFMUS1", 8-byte little/native-endian size of sim_data, the GUID
+ * (64 bytes, zero padded), then the bytes of sim_data (same binary, same platform only). */
+#define SER_TAG "MBSFMUS1"
+#define SER_GUID 64
+#define SER_SIZE (8 + 8 + SER_GUID + sizeof(sim_data))
 
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component comp, fmi2FMUstate FMUstate, size_t *size)
 {
-    (void)FMUstate;
-    (void)size;
-    return ERR((instance *)comp, "fmi2SerializedFMUstateSize: not supported (canSerializeFMUstate=false)");
+    instance *c = (instance *)comp;
+    if (c == NULL)
+        return fmi2Error;
+    if (as_state(c, FMUstate, "fmi2SerializedFMUstateSize") == NULL)
+        return fmi2Error;
+    if (size == NULL)
+        return ERR(c, "fmi2SerializedFMUstateSize: NULL argument");
+    *size = SER_SIZE;
+    return fmi2OK;
 }
 
 fmi2Status fmi2SerializeFMUstate(fmi2Component comp, fmi2FMUstate FMUstate, fmi2Byte serializedState[],
                                  size_t size)
 {
-    (void)FMUstate;
-    (void)serializedState;
-    (void)size;
-    return ERR((instance *)comp, "fmi2SerializeFMUstate: not supported (canSerializeFMUstate=false)");
+    instance *c = (instance *)comp;
+    fmu_state *s;
+    uint64_t n = sizeof(sim_data);
+    char guid[SER_GUID];
+    if (c == NULL)
+        return fmi2Error;
+    s = as_state(c, FMUstate, "fmi2SerializeFMUstate");
+    if (s == NULL)
+        return fmi2Error;
+    if (serializedState == NULL || size < SER_SIZE)
+        return ERR(c, "fmi2SerializeFMUstate: buffer of %lu bytes, %lu needed", (unsigned long)size,
+                   (unsigned long)SER_SIZE);
+    memset(guid, 0, sizeof guid);
+    strncpy(guid, MBS_GUID, sizeof guid - 1);
+    memcpy(serializedState, SER_TAG, 8);
+    memcpy(serializedState + 8, &n, 8);
+    memcpy(serializedState + 16, guid, SER_GUID);
+    memcpy(serializedState + 16 + SER_GUID, &s->d, sizeof(sim_data));
+    return fmi2OK;
 }
 
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component comp, const fmi2Byte serializedState[], size_t size,
                                    fmi2FMUstate *FMUstate)
 {
-    (void)serializedState;
-    (void)size;
-    (void)FMUstate;
-    return ERR((instance *)comp, "fmi2DeSerializeFMUstate: not supported (canSerializeFMUstate=false)");
+    instance *c = (instance *)comp;
+    fmu_state *s;
+    uint64_t n;
+    char guid[SER_GUID];
+    sim_data d;
+    if (c == NULL)
+        return fmi2Error;
+    if (serializedState == NULL || FMUstate == NULL)
+        return ERR(c, "fmi2DeSerializeFMUstate: NULL argument");
+    if (size != SER_SIZE || memcmp(serializedState, SER_TAG, 8) != 0)
+        return ERR(c, "fmi2DeSerializeFMUstate: not a serialized state of this FMU (%lu bytes, "
+                      "expected %lu with tag %s)", (unsigned long)size, (unsigned long)SER_SIZE, SER_TAG);
+    memcpy(&n, serializedState + 8, 8);
+    memset(guid, 0, sizeof guid);
+    strncpy(guid, MBS_GUID, sizeof guid - 1);
+    if (n != sizeof(sim_data) || memcmp(serializedState + 16, guid, SER_GUID) != 0)
+        return ERR(c, "fmi2DeSerializeFMUstate: the state was serialized by a different FMU or build");
+    memcpy(&d, serializedState + 16 + SER_GUID, sizeof d);
+    if ((unsigned)d.state > (unsigned)ST_ERROR || d.rk.n != NX)
+        return ERR(c, "fmi2DeSerializeFMUstate: corrupt state");
+    if (*FMUstate != NULL) {
+        s = as_state(c, *FMUstate, "fmi2DeSerializeFMUstate");
+        if (s == NULL)
+            return fmi2Error;
+    } else {
+        s = alloc_state(c);
+        if (s == NULL)
+            return ERR(c, "fmi2DeSerializeFMUstate: out of memory");
+        *FMUstate = s;
+    }
+    s->d = d;
+    return fmi2OK;
 }
+
+/* ---------------------------------------------------------------- directional derivatives */
 
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueReference vUnknown_ref[],
                                         size_t nUnknown, const fmi2ValueReference vKnown_ref[],
@@ -503,7 +799,7 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
                       fmi2Real communicationStepSize, fmi2Boolean noSetFMUStatePriorToCurrentPoint)
 {
     instance *c = (instance *)comp;
-    double t, t_end;
+    double t, t_end, x[NX];
     int rc;
     (void)noSetFMUStatePriorToCurrentPoint;
     if (!check_state(c, "fmi2DoStep", S_STEP))
@@ -512,28 +808,36 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
         return ERR(c, "fmi2DoStep: communication step size must be > 0 (got %g)", communicationStepSize);
     if (!isfinite(currentCommunicationPoint))
         return ERR(c, "fmi2DoStep: current communication point is not finite");
-    if (fabs(currentCommunicationPoint - c->t) > 1e-9 * (1.0 + fabs(c->t)))
+    if (fabs(currentCommunicationPoint - c->d.t) > 1e-9 * (1.0 + fabs(c->d.t)))
         return ERR(c, "fmi2DoStep: current communication point %.17g does not match the FMU time %.17g",
-                   currentCommunicationPoint, c->t);
+                   currentCommunicationPoint, c->d.t);
     if (!check_solver_values(c))
         return fmi2Error;
-    c->rk.rtol = c->v[VR_RTOL];
-    c->rk.atol = c->v[VR_ATOL];
-    c->rk.hmax = c->v[VR_HMAX] > 0.0 ? c->v[VR_HMAX] : INFINITY;
-    if (c->fsal_dirty) {
-        mbs_rkstab_reset_fsal(&c->rk);
-        c->fsal_dirty = 0;
+    c->d.rk.rtol = c->d.v[VR_RTOL];
+    c->d.rk.atol = c->d.v[VR_ATOL];
+    c->d.rk.hmax = c->d.v[VR_HMAX] > 0.0 ? c->d.v[VR_HMAX] : INFINITY;
+    if (c->d.fsal_dirty) {
+        mbs_rkstab_reset_fsal(&c->d.rk);
+        c->d.fsal_dirty = 0;
     }
-    t = c->t;
+    t = c->d.t;
     t_end = currentCommunicationPoint + communicationStepSize;
-    rc = mbs_rkstab_advance(&c->rk, rhs, NULL, c, &t, c->x, t_end, MAX_STEPS_PER_CALL);
+    memcpy(x, c->d.x, sizeof x);
+    c->form.message[0] = '\0';
+    rc = mbs_rkstab_advance(&c->d.rk, mbs_form_rhs, c->form.kind == MBS_FORM_QR ? mbs_form_project : NULL,
+                            &c->form, &t, c->d.x, t_end, MAX_STEPS_PER_CALL);
     if (rc != MBS_RKSTAB_OK) {
-        c->state = ST_ERROR;
-        return ERR(c, "fmi2DoStep: integration from t=%.17g to %.17g failed at t=%.17g: %s",
-                   currentCommunicationPoint, t_end, t, mbs_rkstab_message(rc));
+        double t_fail = t;
+        /* keep the last communication point's state: outputs, time and FMU state stay valid */
+        memcpy(c->d.x, x, sizeof x);
+        mbs_rkstab_reset_fsal(&c->d.rk);
+        c->d.state = ST_ERROR;
+        return ERR(c, "fmi2DoStep: integration from t=%.17g to %.17g failed at t=%.17g: %s%s%s",
+                   currentCommunicationPoint, t_end, t_fail, mbs_rkstab_message(rc),
+                   c->form.message[0] ? ": " : "", c->form.message);
     }
-    c->t = t_end;
-    memcpy(c->v, c->x, sizeof c->x);
+    c->d.t = t_end;
+    publish(c);
     return fmi2OK;
 }
 
@@ -557,7 +861,7 @@ fmi2Status fmi2GetRealStatus(fmi2Component comp, const fmi2StatusKind s, fmi2Rea
     if (c == NULL)
         return fmi2Error;
     if (s == fmi2LastSuccessfulTime && value != NULL) {
-        *value = c->t;
+        *value = c->d.t;
         return fmi2OK;
     }
     return fmi2Discard;

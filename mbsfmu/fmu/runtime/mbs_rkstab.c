@@ -103,7 +103,7 @@ static int initial_step(mbs_rkstab *s, mbs_rhs_fn f, void *ctx, double t0, const
     for (i = 0; i < n; ++i) sc[i] = s->atol + s->rtol * fabs(x0[i]);
     d0 = rms(x0, sc, n);
     d1 = rms(f0, sc, n);
-    h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    h0 = (!(d0 >= 1e-5) || !(d1 >= 1e-5) || !isfinite(d0) || !isfinite(d1)) ? 1e-6 : 0.01 * d0 / d1;
     if (h0 > span) h0 = span;
     for (i = 0; i < n; ++i) tmp[i] = x0[i] + h0 * f0[i];
     s->nfev++;
@@ -272,7 +272,8 @@ int mbs_rkstab_advance(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx,
         if (!isfinite(err)) {
             s->nreject++;
             s->reject_last = 1;
-            last_nonfinite = 1;
+            /* a finite step whose scaled error overflows (tiny tolerances) is an ordinary failure */
+            last_nonfinite = !(all_finite(XN, n) && all_finite(K7, n));
             h *= NONFINITE_SHRINK;
             continue;
         }
