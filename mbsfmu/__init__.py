@@ -16,8 +16,16 @@ from .model import INERTIAL, System, cardan, euler, rot_x, rot_y, rot_z, sequenc
 from .model.loader import load_model
 from .simulation import Result, simulate
 
+
+def build_fmu(model, out=".", *, backend="native", formulation=None):
+    """Export ``model`` as an FMI 2.0 Co-Simulation FMU (see :mod:`mbsfmu.fmu.build`)."""
+    from .fmu.build import build_fmu as _build
+
+    return _build(model, out, backend=backend, formulation=formulation)
+
+
 __version__ = "0.1.0"
 
-__all__ = ["System", "derive", "simulate", "Result", "load_model", "rot_x", "rot_y", "rot_z",
+__all__ = ["System", "derive", "simulate", "build_fmu", "Result", "load_model", "rot_x", "rot_y", "rot_z",
            "cardan", "euler", "sequence", "t", "INERTIAL", "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SingularMassMatrixError", "ConstraintError"]

@@ -3,6 +3,7 @@
     mbsfmu info MODEL.py
     mbsfmu simulate MODEL.py --t-end T [--dt D] [--rtol R] [--atol A] [--method M]
                    [--formulation F] [--set NAME=VALUE ...] --out FILE.csv [--plot FILE.png]
+    mbsfmu build MODEL.py -o NAME.fmu [--formulation F] [--backend native|pythonfmu]
 
 ``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
 (``der(alpha)=1`` or ``Dalpha=1``) and constant input values.
@@ -75,6 +76,19 @@ def cmd_simulate(args) -> int:
     return 0
 
 
+def cmd_build(args) -> int:
+    import zipfile
+
+    from .fmu.build import build_fmu
+
+    path = build_fmu(args.model, args.output, backend=args.backend, formulation=args.formulation)
+    with zipfile.ZipFile(path) as z:
+        xml = z.read("modelDescription.xml").decode()
+    print(f"{path} ({args.backend}, {path.stat().st_size / 1024:.0f} KiB, "
+          f"{xml.count('<ScalarVariable')} variables)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mbsfmu", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -99,6 +113,17 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--out", required=True, help="CSV file to write")
     ps.add_argument("--plot", help="also write a PNG plot of the coordinates")
     ps.set_defaults(func=cmd_simulate)
+    pb = sub.add_parser("build", help="export a model as an FMI 2.0 Co-Simulation FMU")
+    pb.add_argument("model", help="Python file with a model() function")
+    pb.add_argument("-o", "--output", default=".",
+                    help="FMU file (NAME.fmu) or folder (default: ./<model>.fmu)")
+    pb.add_argument("--backend", default="native", choices=["native", "pythonfmu"],
+                    help="native: Python-free C binary (default); pythonfmu: runs mbsfmu in the "
+                    "host's Python")
+    pb.add_argument("--formulation", default=None,
+                    help="for models with loops: qr (default), baumgarte, dae (native and "
+                    "pythonfmu), partition, svd, projection (pythonfmu only)")
+    pb.set_defaults(func=cmd_build)
     return p
 
 

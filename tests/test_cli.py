@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import mbsfmu
 from mbsfmu.cli import main
@@ -81,3 +82,26 @@ def test_simulate_with_c_backend(tmp_path, monkeypatch):
     assert main(base + ["--out", str(a)]) == 0
     assert main(base + ["--backend", "c", "--out", str(b)]) == 0
     np.testing.assert_allclose(read_csv(b)[1], read_csv(a)[1], rtol=0, atol=1e-10)
+
+
+def test_build_native_and_pythonfmu(tmp_path, capsys):
+    fmpy = pytest.importorskip("fmpy")
+    from fmpy.validation import validate_fmu
+
+    out = tmp_path / "sc.fmu"
+    assert main(["build", "models/slider_crank.py", "-o", str(out), "--formulation", "baumgarte"]) == 0
+    assert out.exists() and validate_fmu(str(out)) == []
+    assert "native" in capsys.readouterr().out
+    md = fmpy.read_model_description(str(out))
+    assert md.coSimulation.modelIdentifier == "slider_crank"
+    assert main(["build", "models/cart_pendulum.py", "-o", str(tmp_path), "--backend", "pythonfmu"]) == 0
+    assert validate_fmu(str(tmp_path / "cart_pendulum.fmu")) == []
+
+
+def test_build_errors_exit_2(tmp_path, capsys):
+    assert main(["build", "models/slider_crank.py", "-o", str(tmp_path), "--formulation", "svd"]) == 2
+    assert "not available in native FMUs" in capsys.readouterr().err
+    assert main(["build", "models/slider_crank.py", "-o", str(tmp_path), "--formulation", "nope"]) == 2
+    assert "unknown formulation 'nope'" in capsys.readouterr().err
+    assert main(["build", "models/none.py", "-o", str(tmp_path)]) == 2
+    assert not list(tmp_path.iterdir())  # nothing half-written

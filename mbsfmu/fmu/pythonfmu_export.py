@@ -17,8 +17,10 @@ Limitations: the FMU runs inside the importing tool's Python interpreter (python
 embeds the host's libpython), and that interpreter must have ``mbsfmu`` (with numpy, scipy and
 sympy) installed: only the model file is bundled, not mbsfmu itself.  The model file must not
 import other local files.  pythonfmu's generated modelDescription.xml has no ``InitialUnknowns``
-and no ``dependencies`` in ``<Outputs>``, and it declares ``needsExecutionTool="true"``; FMU
-state get/set is not offered.
+and no ``dependencies`` in ``<Outputs>`` (completed here), and it declares
+``needsExecutionTool="true"``.  FMU state get/set/serialize works (pythonfmu stores the values and
+the integrator state as JSON), but a state restored after ``fmi2ExitInitializationMode`` needs the
+same instance's equations; directional derivatives are not offered.
 """
 
 from __future__ import annotations
@@ -106,6 +108,19 @@ class __CLASS__(Fmi2Slave):
             self.log(f"initialization failed: {type(exc).__name__}: {exc}", Fmi2Status.error)
             raise
 
+    def _get_fmu_state(self):
+        # every do_step starts the integrator afresh from self.x, so the values and x are the
+        # whole state: a restored run continues bit-identically (JSON keeps floats exactly)
+        state = {"values": dict(self.values)}
+        if self.numeric is not None:
+            state["x"] = [float(v) for v in self.x]
+        return state
+
+    def _set_fmu_state(self, state):
+        self.values.update(state["values"])
+        if "x" in state and self.numeric is not None:
+            self.x = np.array(state["x"], dtype=float)
+
     def do_step(self, current_time, step_size):
         try:
             from mbsfmu.formulations.rkstab import integrate
@@ -172,7 +187,8 @@ def build_pythonfmu(model_path, out_path, formulation=None) -> pathlib.Path:
         shutil.copy2(model_path, model_dir / model_path.name)
         saved_path = list(sys.path)
         try:
-            built = FmuBuilder.build_FMU(script_file, dest=out_path, project_files=[model_dir])
+            built = FmuBuilder.build_FMU(script_file, dest=out_path, project_files=[model_dir],
+                                         canGetAndSetFMUstate=True, canSerializeFMUstate=True)
         finally:
             # the builder imports the script as a module and leaves its folder on sys.path
             sys.path[:] = saved_path

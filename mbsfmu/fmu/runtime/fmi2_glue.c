@@ -29,13 +29,19 @@
  * The FMU state (fmi2GetFMUstate & co.) is the plain-data struct sim_data: variable values, time,
  * integrator state including its step-size history and FSAL stage, so a restored run continues
  * bit-identically.  Serialized states carry a magic number, the GUID and the size, and are checked.
+ *
+ * Statistics: the wall time spent inside fmi2DoStep is measured with CLOCK_MONOTONIC and, with
+ * the integrator's counters, logged under logEvents at fmi2Terminate (and fmi2Reset) so that a
+ * tool can read the FMU's own cost per communication step.
  */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fmi2Functions.h"
 #include "mbs_formulation.h"
@@ -119,6 +125,8 @@ typedef struct {
     double form_work[MBS_FORM_WORK_SIZE(F, MBS_NC, MBS_NIC)];
     int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_NC, MBS_NIC)];
     double tp[MBS_NTP > 0 ? MBS_NTP : 1];
+    long n_do_step;      /* statistics since instantiation or reset (not part of the FMU state) */
+    double do_step_seconds;
 } instance;
 
 #define STATE_MAGIC 0x4d425346u /* "MBSF" */
@@ -472,11 +480,29 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component comp)
     return status;
 }
 
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void log_statistics(instance *c)
+{
+    log_msg(c, fmi2OK, "logEvents",
+            "statistics: %ld doStep calls, %.6f s in doStep (%.3f us per call), %ld right-hand "
+            "sides, %ld accepted and %ld rejected internal steps, %ld projections",
+            c->n_do_step, c->do_step_seconds,
+            c->n_do_step ? 1e6 * c->do_step_seconds / (double)c->n_do_step : 0.0, c->d.rk.nfev,
+            c->d.rk.naccept, c->d.rk.nreject, c->form.nproj);
+}
+
 fmi2Status fmi2Terminate(fmi2Component comp)
 {
     instance *c = (instance *)comp;
     if (!check_state(c, "fmi2Terminate", S_STEP | S_ERR))
         return fmi2Error;
+    log_statistics(c);
     c->d.state = ST_TERMINATED;
     return fmi2OK;
 }
@@ -486,6 +512,10 @@ fmi2Status fmi2Reset(fmi2Component comp)
     instance *c = (instance *)comp;
     if (c == NULL)
         return fmi2Error;
+    log_statistics(c);
+    c->n_do_step = 0;
+    c->do_step_seconds = 0.0;
+    c->form.nproj = 0;
     memset(&c->d, 0, sizeof c->d);
     reset_values(c);
     c->d.state = ST_INSTANTIATED;
@@ -799,7 +829,7 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
                       fmi2Real communicationStepSize, fmi2Boolean noSetFMUStatePriorToCurrentPoint)
 {
     instance *c = (instance *)comp;
-    double t, t_end, x[NX];
+    double t, t_end, x[NX], t_wall;
     int rc;
     (void)noSetFMUStatePriorToCurrentPoint;
     if (!check_state(c, "fmi2DoStep", S_STEP))
@@ -824,6 +854,7 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
     t_end = currentCommunicationPoint + communicationStepSize;
     memcpy(x, c->d.x, sizeof x);
     c->form.message[0] = '\0';
+    t_wall = now_seconds();
     rc = mbs_rkstab_advance(&c->d.rk, mbs_form_rhs, c->form.kind == MBS_FORM_QR ? mbs_form_project : NULL,
                             &c->form, &t, c->d.x, t_end, MAX_STEPS_PER_CALL);
     if (rc != MBS_RKSTAB_OK) {
@@ -838,6 +869,8 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
     }
     c->d.t = t_end;
     publish(c);
+    c->do_step_seconds += now_seconds() - t_wall;
+    c->n_do_step++;
     return fmi2OK;
 }
 

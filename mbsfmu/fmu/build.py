@@ -1,0 +1,37 @@
+"""One entry point for both FMU flavours: ``build_fmu(model, out, backend=..., formulation=...)``.
+
+* ``backend="native"`` (default): :func:`~mbsfmu.fmu.native.build_native_fmu`, a Python-free
+  binary with the integrator in C; loops with ``'qr'`` (default), ``'baumgarte'`` or ``'dae'``.
+* ``backend="pythonfmu"``: :func:`~mbsfmu.fmu.pythonfmu_export.build_pythonfmu`, which needs
+  mbsfmu in the importing tool's Python but offers every formulation.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+from ..errors import ParameterError
+
+BACKENDS = ("native", "pythonfmu")
+
+
+def build_fmu(model, out=".", *, backend: str = "native", formulation: str | None = None) -> pathlib.Path:
+    """Build an FMI 2.0 Co-Simulation FMU of ``model`` (a model file; a System for the native
+    backend) at ``out`` (a ``.fmu`` file name, or a folder that receives ``<model>.fmu``);
+    returns the path of the FMU."""
+    if backend not in BACKENDS:
+        raise ParameterError(f"unknown FMU backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if backend == "native":
+        from .native import build_native_fmu
+
+        return build_native_fmu(model, out, formulation=formulation)
+    from ..model.system import System
+
+    if isinstance(model, System):
+        raise ParameterError("the pythonfmu backend bundles the model file: pass its path, not a System")
+    path = pathlib.Path(model)
+    if not path.is_file():
+        raise ParameterError(f"model file {str(path)!r} does not exist")
+    from .pythonfmu_export import build_pythonfmu
+
+    return build_pythonfmu(path, out, formulation=formulation)
