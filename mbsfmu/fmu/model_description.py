@@ -100,8 +100,9 @@ def fmu_variables(system) -> list[FmuVariable]:
 
 def model_description_xml(system, model_identifier: str, guid: str | None = None,
                           can_get_set_state: bool = True, directional_derivatives: bool = False,
-                          generation_tool: str = "mbsfmu") -> str:
-    """modelDescription.xml text for an FMI 2.0 Co-Simulation FMU of ``system``."""
+                          generation_tool: str = "mbsfmu", source_files=()) -> str:
+    """modelDescription.xml text for an FMI 2.0 Co-Simulation FMU of ``system``; ``source_files``
+    (names in the FMU's ``sources/``) are listed so that importers can rebuild the binary."""
     variables = fmu_variables(system)
     guid = guid or "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"mbsfmu:{model_identifier}")) + "}"
     flag = "true" if can_get_set_state else "false"
@@ -121,7 +122,10 @@ def model_description_xml(system, model_identifier: str, guid: str | None = None
         ' canRunAsynchronuously="false" canBeInstantiatedOnlyOncePerProcess="false"'
         ' canNotUseMemoryManagementFunctions="true"'
         f' canGetAndSetFMUstate="{flag}" canSerializeFMUstate="{flag}"'
-        f' providesDirectionalDerivative="{"true" if directional_derivatives else "false"}"/>',
+        f' providesDirectionalDerivative="{"true" if directional_derivatives else "false"}"'
+        + (">" if source_files else "/>"),
+        *(["    <SourceFiles>"] + [f"      <File name={quoteattr(f)}/>" for f in source_files]
+          + ["    </SourceFiles>", "  </CoSimulation>"] if source_files else []),
         "  <LogCategories>",
         '    <Category name="logEvents" description="initialization and parameter changes"/>',
         '    <Category name="logStatusWarning" description="warnings"/>',

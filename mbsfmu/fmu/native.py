@@ -158,7 +158,8 @@ def build_native_fmu(model, out_path, formulation: str | None = None) -> pathlib
     config = model_config(system, "", formulation)
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL,
                                 f"mbsfmu-native:{ident}:{formulation}:{source}:{config}")) + "}"
-    xml = model_description_xml(system, ident, guid=guid, can_get_set_state=True)
+    xml = model_description_xml(system, ident, guid=guid, can_get_set_state=True,
+                                source_files=COMPILED_SOURCES)
     config = model_config(system, guid, formulation)
     assert len(variables) == 2 * n["NY"] + (n["NC"] > 0) + n["NPRM"] + 3 + n["NU"]
 
