@@ -1,0 +1,174 @@
+"""Compiled full right-hand side x' = f(t, x) of a tree model (no constraints), called via ctypes.
+
+``CompiledRHS(numeric)`` takes a :class:`~mbsfmu.codegen.numpy_backend.NumericModel` (for the
+parameter, input and time-parameter values) and builds ONE shared library from
+
+* the generated model source (:func:`~mbsfmu.codegen.c_source.generate_c`: ``mbs_dynamics``
+  writes M row-major, then q - k),
+* the FMU runtime's dense linear algebra (``mbsfmu/fmu/runtime/mbs_linalg.h`` and ``.c``, the
+  header inlined in place of its ``#include``), and
+* :data:`RHS_SOURCE`, the hand-written ``mbs_rhs``: x = [y, y'], x' = [y', y''] with
+  M y'' = q - k solved by Cholesky (M of a tree model is symmetric positive definite).
+
+The concatenated text is what :func:`~mbsfmu.codegen.compile.compile_shared` hashes, so the
+cached library changes whenever any of the three parts does.  Calling the object,
+``rhs(t, x)``, returns x' as a new numpy array; the values of ``numeric.prm`` and ``numeric.u``
+are read at every call (``set_params`` / ``set_inputs`` are seen), time parameters are
+evaluated with ``numeric._tp_at(t)``.
+
+Per-call overhead is kept small: the function is called through a ``CFUNCTYPE`` prototype with
+integer addresses (no ``data_as``/``byref`` per call), the addresses of prm and u are cached
+while the NumericModel keeps the same arrays, and x is copied into a preallocated buffer (which
+measured cheaper than asking numpy for the address of the caller's array).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import pathlib
+
+import numpy as np
+
+from ..errors import MbsError, ModelError, SingularMassMatrixError
+from .c_backend import _source
+from .c_source import sizes
+from .compile import compile_shared
+
+_RUNTIME = pathlib.Path(__file__).resolve().parents[1] / "fmu" / "runtime"
+
+#: The hand-written part of the library.  ``mbs_dynamics`` and ``MBS_NY`` come from the
+#: generated model source, ``mbs_chol_factor`` / ``mbs_chol_solve`` from mbs_linalg.c.
+#: ``mbs_rhs`` returns 0, or the 1-based index of the first Cholesky pivot that failed (M not
+#: positive definite, or not finite); xdot then holds y' and an unusable y''.
+RHS_SOURCE = """
+/* ---- mbs_rhs: full first-order right-hand side (mbsfmu.codegen.c_rhs) ----
+ * x = [y (MBS_NY), yd (MBS_NY)],  xdot = [yd, ydd],  M ydd = q - k (Cholesky).
+ * Returns the status of mbs_chol_factor: 0 on success, k > 0 if pivot k-1 failed. */
+int mbs_rhs(double t, const double *x, const double *prm, const double *u, const double *tp,
+            double *xdot)
+{
+    double w[MBS_NY * MBS_NY + MBS_NY];
+    double *M = w, *h = w + MBS_NY * MBS_NY;
+    int i, status;
+
+    mbs_dynamics(t, x, x + MBS_NY, prm, u, tp, w);
+    status = mbs_chol_factor(MBS_NY, M);
+    if (status == 0) status = mbs_chol_solve(MBS_NY, M, h);
+    for (i = 0; i < MBS_NY; i++) {
+        xdot[i] = x[MBS_NY + i];
+        xdot[MBS_NY + i] = h[i];
+    }
+    return status;
+}
+"""
+
+
+def linalg_source() -> str:
+    """mbs_linalg.h followed by mbs_linalg.c without its ``#include "mbs_linalg.h"`` line."""
+    header = (_RUNTIME / "mbs_linalg.h").read_text()
+    body = (_RUNTIME / "mbs_linalg.c").read_text()
+    lines = [ln for ln in body.splitlines() if ln.strip() != '#include "mbs_linalg.h"']
+    return header + "\n" + "\n".join(lines) + "\n"
+
+
+def rhs_source(eqs) -> str:
+    """The complete C source of the right-hand side library of ``eqs``."""
+    return _source(eqs) + "\n" + linalg_source() + RHS_SOURCE
+
+
+_PROTO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p,
+                          ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+
+class CompiledRHS:
+    """x' = f(t, x) of a tree model in compiled C; ``rhs(t, x)`` with x = [y, y']."""
+
+    def __init__(self, numeric):
+        self.numeric = num = numeric
+        eqs = num.eqs
+        name = eqs.system.name
+        if eqs.n_constraints:
+            raise ModelError(f"{name}: CompiledRHS handles tree models only; this model has "
+                             f"{eqs.n_constraints} constraint(s) (use a formulation from "
+                             f"mbsfmu.formulations)")
+        self.f = f = num.f
+        n = sizes(eqs)
+        self.source = rhs_source(eqs)
+        self.path = compile_shared(self.source, f"{name}_rhs")
+        self.lib = lib = ctypes.CDLL(str(self.path))
+        got = (ctypes.c_int * 8)()
+        lib.mbs_sizes.argtypes = [ctypes.POINTER(ctypes.c_int)]
+        lib.mbs_sizes.restype = ctypes.c_int
+        k = lib.mbs_sizes(got)
+        if list(got[:min(k, 5)]) != list(n.values()):
+            raise MbsError(f"{name}: compiled right-hand side {self.path} has sizes "
+                           f"{list(got[:k])}, expected {list(n.values())}")
+        self._fn = _PROTO(ctypes.cast(lib.mbs_rhs, ctypes.c_void_p).value)
+        # buffers (never empty, so every address is valid)
+        self._x = np.zeros(max(2 * f, 1))
+        self._out = np.zeros(max(2 * f, 1))
+        self._prm = np.zeros(max(n["NPRM"], 1))
+        self._u = np.zeros(max(n["NU"], 1))
+        self._tp = np.zeros(max(n["NTP"], 1))
+        self._nprm, self._nu = n["NPRM"], n["NU"]
+        self._has_tp = n["NTP"] > 0
+        self._px = self._x.ctypes.data
+        self._pout = self._out.ctypes.data
+        self._ptp = self._tp.ctypes.data
+        self._pprm, self._prm_copy = self._bind(num.prm, self._prm, self._nprm)
+        self._pu, self._u_copy = self._bind(num.u, self._u, self._nu)
+        self._prm_src, self._u_src = num.prm, num.u
+        self._fast = False   # True once prm, u are read in place and there is no tp
+
+    @staticmethod
+    def _bind(arr, buf, size):
+        """(address, copy) for the model's array ``arr`` (prm or u): C reads a float64
+        C-contiguous array of the right size in place (``copy`` False); anything else is copied
+        into ``buf`` at every call.  An empty array needs neither (``buf`` is never read)."""
+        if size == 0:
+            return buf.ctypes.data, False
+        if (type(arr) is np.ndarray and arr.dtype == np.float64 and arr.flags.c_contiguous
+                and arr.size == size):
+            return arr.ctypes.data, False
+        return buf.ctypes.data, True
+
+    def __call__(self, t, x):
+        """x' = [y', y''] at time t and state x = [y, y'] (length 2 f)."""
+        num = self.numeric
+        self._x[:] = x
+        if self._fast and num.prm is self._prm_src and num.u is self._u_src:
+            status = self._fn(t, self._px, self._pprm, self._pu, self._ptp, self._pout)
+        else:
+            status = self._prepare_and_call(t)
+        if status:
+            self._singular(t, status)
+        return self._out.copy()
+
+    def _prepare_and_call(self, t):
+        """The general path: (re)bind prm and u, copy what C cannot read in place, fill tp."""
+        num = self.numeric
+        prm, u = num.prm, num.u
+        if prm is not self._prm_src:   # set_params replaces the array
+            self._prm_src = prm
+            self._pprm, self._prm_copy = self._bind(prm, self._prm, self._nprm)
+        if self._prm_copy:
+            self._prm[: self._nprm] = prm
+        if u is not self._u_src:
+            self._u_src = u
+            self._pu, self._u_copy = self._bind(u, self._u, self._nu)
+        if self._u_copy:
+            self._u[: self._nu] = u
+        if self._has_tp:
+            self._tp[:] = num._tp_at(t)
+        # nothing to copy or evaluate: the next calls can take the fast path
+        self._fast = not (self._prm_copy or self._u_copy or self._has_tp)
+        return self._fn(t, self._px, self._pprm, self._pu, self._ptp, self._pout)
+
+    def _singular(self, t, status):
+        num = self.numeric
+        y = self._x[: self.f]
+        where = (num.coordinate_names[status - 1] if 0 < status <= self.f else f"status {status}")
+        raise SingularMassMatrixError(num._where(
+            f"mass matrix is not positive definite (Cholesky pivot of {where!r} failed: a "
+            f"singular configuration, a coordinate that moves no mass, or a state where M is "
+            f"not finite)", float(t), y))
