@@ -24,4 +24,8 @@ def model() -> System:
     s.force("drive", "cart", [F, 0, 0])
     s.generalized_force("friction", "x", -d * s.coordinates_["x"].velocity)
     s.initial(theta=0.1)
+    # FMU outputs besides the coordinates: where the rod's centre is, and the power the drive
+    # force puts in (an input times a rate: a direct feed-through output)
+    s.frame_output("rod_cg", prefix="rod_centre")
+    s.output("drive_power", F * s.coordinates_["x"].velocity, "power of the drive force F [W]")
     return s

@@ -37,4 +37,7 @@ def model() -> System:
     s.loop("pivot", "ISYS", "crank_end", translations="xy")
     s.initial_condition("crank_angle", alpha + beta - math.pi, math.pi / 4, rate=2 * math.pi)
     s.initial_guess(x=0.6, alpha=2.9, beta=1.0, Dx=0.0, Dalpha=0.0, Dbeta=0.0)
+    # FMU outputs: the crank pin's position and the reaction force at the fixed pivot
+    s.frame_output("rod_end", prefix="pin")
+    s.reaction_outputs()
     return s

@@ -372,3 +372,19 @@ def test_source_fmu_rebuilds_with_fmpy(fmus, tmp_path):
     assert (d / "binaries" / "linux64" / "slider_crank.so").exists()
     r = fmpy.simulate_fmu(str(d), stop_time=1.0, output_interval=0.01, start_values=TOL)
     assert_matches(r, reference("slider_crank"))
+
+
+def test_dense_mode_steps_past_communication_points(fmus, tmp_path):
+    """Without input changes the integrator's steps are not cut at every communication point:
+    fewer internal steps than doStep calls (read from the statistics logged at terminate)."""
+    import re
+
+    s = Slave(fmus["slider_crank"], tmp_path)
+    s.instantiate(logging_on=True)
+    s.start({"solver_rtol": 1e-8, "solver_atol": 1e-9})
+    s.run(0.0, 1000, 0.001)
+    s.fmu.terminate()
+    stats = [m for st, c, m in s.messages if m.startswith("statistics:")][-1]
+    calls, accepted = map(int, re.search(r"(\d+) doStep calls.* (\d+) accepted", stats).groups())
+    assert calls == 1000 and 0 < accepted < 400, stats
+    s.free()

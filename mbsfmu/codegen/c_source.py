@@ -11,6 +11,10 @@ same order as :class:`~mbsfmu.codegen.numpy_backend.NumericModel` uses:
 * ``energy``: kinetic and potential energy
 * ``initial_conditions``: e (nic) then E = de/dy (row-major, nic x f) of the model's extra
   initial conditions (``System.initial_condition``; ``MBS_NIC`` = nic)
+* ``outputs``: the user outputs that are expressions or frame kinematics (``MBS_NOUT_EXPR``
+  of the ``MBS_NOUT`` user outputs; the others are multipliers), ``outputs_du``: their
+  derivatives by the inputs (row-major), ``force_du``: d(q - k)/du (f x nu, only for models with
+  reaction outputs), see :mod:`mbsfmu.equations.outputs`
 
 and, when every time parameter is given as an expression (``MBS_TP_FUNCTION`` 1),
 ``void mbs_time_parameters(double t, const double *prm, double *tp)`` writes (p, p', p'') of each
@@ -27,6 +31,7 @@ import re
 import sympy as sp
 from sympy.printing.c import C99CodePrinter, get_math_macros
 
+from ..equations.outputs import expression_input_jacobian, expression_outputs, force_input_jacobian
 from ..errors import ModelError
 from .python_source import argument_symbols
 
@@ -64,6 +69,9 @@ def output_groups(eqs) -> dict[str, list]:
         "constrained": dyn + lst(eqs.c) + lst(eqs.C) + lst(eqs.b1) + lst(eqs.b2),
         "energy": [eqs.kinetic_energy, eqs.potential_energy],
         "initial_conditions": initial_condition_outputs(eqs.system),
+        "outputs": expression_outputs(eqs),
+        "outputs_du": list(expression_input_jacobian(eqs)),
+        "force_du": list(force_input_jacobian(eqs)),
     }
 
 
@@ -170,6 +178,8 @@ def generate_c(eqs) -> str:
         functions += _time_parameter_function(system, rename, printer, allowed)
     lines += [f"#define MBS_{k} {v}" for k, v in n.items()]
     lines += [f"#define MBS_NIC {len(system.initial_conditions)}",
+              f"#define MBS_NOUT {len(system.outputs)}",
+              f"#define MBS_NOUT_EXPR {len(groups['outputs'])}",
               f"#define MBS_TP_FUNCTION {int(tp_fn)}"]
     lines += ["", "int mbs_sizes(int *out)", "{",
               *[f"    out[{i}] = MBS_{k};" for i, k in enumerate(n)], f"    return {len(n)};", "}"]

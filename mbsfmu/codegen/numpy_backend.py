@@ -115,6 +115,14 @@ class NumericModel:
         f = self.f
         return np.array(out[: f * f]).reshape(f, f), np.array(out[f * f:])
 
+    def expression_outputs(self, t, y, yd, u=None):
+        """Values of the user outputs that are expressions or frame kinematics (declaration
+        order, multipliers left out; see :mod:`mbsfmu.equations.outputs`) at one state."""
+        from ..equations.outputs import expression_outputs
+
+        fn = self._fn("outputs", lambda: expression_outputs(self.eqs))
+        return np.array(fn(t, y, yd, self.prm, self.u if u is None else u, self._tp_at(t)), dtype=float)
+
     def use_c_kernel(self) -> None:
         """Evaluate single states with the compiled C kernel (:mod:`.c_backend`) from now on.
 

@@ -6,14 +6,17 @@ Variables, in value-reference order:
   continuous; their start values are the initial state (``initial="exact"`` for trees,
   ``"approx"`` for models with loops, whose consistent initialization may move them);
 * ``constraint_residual`` (max-norm of c at the end of the step) for models with loops;
+* the user outputs (``System.output``, ``frame_output``, ``reaction_outputs``): calculated
+  outputs; those that depend on inputs list them as dependencies (direct feed-through);
 * every model constant: a parameter, ``tunable`` unless the constraints depend on it (changing
   the geometry of a closed loop in the middle of a run would leave the state inconsistent);
 * the solver settings ``solver_rtol``, ``solver_atol`` and ``max_internal_step``: tunable
   parameters;
 * the model's inputs: continuous inputs held over each communication step.
 
-The integrator runs inside the FMU, so no output depends directly on an input (empty
-dependencies in ``<Outputs>``); initial unknowns depend on all start values and parameters.
+The integrator runs inside the FMU, so the coordinates and rates do not depend directly on an
+input (empty dependencies in ``<Outputs>``); initial unknowns depend on all start values and
+parameters.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ class FmuVariable:
     initial: str | None
     start: float | None
     description: str = ""
-    kind: str = ""  # coordinate, velocity, residual, constant, solver, input
+    kind: str = ""  # coordinate, velocity, residual, output, reaction, constant, solver, input
+    dependencies: tuple = ()  # names of the inputs an output depends on directly
 
 
 def model_identifier(name: str) -> str:
@@ -82,6 +86,13 @@ def fmu_variables(system) -> list[FmuVariable]:
     if loops:
         eqs = system.equations()
         geometry = {s.name for s in eqs.expanded(eqs.c).free_symbols}
+    if system.outputs:
+        from ..equations.outputs import feedthrough
+
+        deps = feedthrough(system.equations())
+        for o in system.outputs.values():
+            add(o.name, "output", "continuous", "calculated", None, o.description,
+                kind="reaction" if o.constraint else "output", dependencies=tuple(deps[o.name]))
     for c in system.constants_.values():
         if c.value is None:
             from ..errors import ParameterError
@@ -146,9 +157,12 @@ def model_description_xml(system, model_identifier: str, guid: str | None = None
     lines.append("  </ModelVariables>")
     lines.append("  <ModelStructure>")
     outputs = [v for v in variables if v.causality == "output"]
+    index = {v.name: v.value_reference + 1 for v in variables}
     lines.append("    <Outputs>")
     for v in outputs:
-        lines.append(f'      <Unknown index="{v.value_reference + 1}" dependencies=""/>')
+        deps = " ".join(str(index[d]) for d in v.dependencies)
+        kinds = f' dependenciesKind="{" ".join("dependent" for _ in v.dependencies)}"' if deps else ""
+        lines.append(f'      <Unknown index="{v.value_reference + 1}" dependencies="{deps}"{kinds}/>')
     lines.append("    </Outputs>")
     initial_unknowns = [v for v in outputs if v.initial in ("approx", "calculated")]
     if initial_unknowns:

@@ -39,7 +39,7 @@ COMPILED_SOURCES = ("fmi2_glue.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_rks
 #: formulations the C runtime offers for models with loops: name -> (kind, alpha, beta)
 NATIVE_FORMULATIONS = {"qr": (1, 0.0, 0.0), "baumgarte": (2, 10.0, 10.0), "dae": (2, 0.0, 0.0)}
 #: variable kinds as the glue numbers them (K_* in fmi2_glue.c)
-_KINDS = {"coordinate": 0, "velocity": 0, "residual": 1, "input": 4}
+_KINDS = {"coordinate": 0, "velocity": 0, "residual": 1, "output": 1, "reaction": 1, "input": 4}
 CFLAGS = ("-std=c99", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-fvisibility=hidden")
 
 
@@ -101,6 +101,17 @@ def model_config(system, guid: str, formulation: str = "qr") -> str:
         f"static const char *const mbs_names[MBS_NVARS] = {{\n    {names}}};",
         f"static const unsigned char mbs_kind[MBS_NVARS] = {{{kinds}}};",
     ]
+    # user outputs: index into the expression outputs (>= 0) or -(constraint row + 1)
+    src, n_expr, rows = [], 0, system.constraint_names
+    for o in system.outputs.values():
+        if o.constraint is not None:
+            src.append(-(rows.index(o.constraint) + 1))
+        else:
+            src.append(n_expr)
+            n_expr += 1
+    lines.append(f"#define MBS_NREACT {sum(1 for v in src if v < 0)}")
+    if src:
+        lines.append(_c_array("int", "mbs_out_src", src, str))
     if system.loops or system.holonomic:
         coords = list(system.coordinates_.values())
         ics = system.initial_conditions
@@ -159,9 +170,9 @@ def build_native_fmu(model, out_path, formulation: str | None = None) -> pathlib
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL,
                                 f"mbsfmu-native:{ident}:{formulation}:{source}:{config}")) + "}"
     xml = model_description_xml(system, ident, guid=guid, can_get_set_state=True,
-                                source_files=COMPILED_SOURCES)
+                                directional_derivatives=True, source_files=COMPILED_SOURCES)
     config = model_config(system, guid, formulation)
-    assert len(variables) == 2 * n["NY"] + (n["NC"] > 0) + n["NPRM"] + 3 + n["NU"]
+    assert len(variables) == 2 * n["NY"] + (n["NC"] > 0) + len(system.outputs) + n["NPRM"] + 3 + n["NU"]
 
     out_path = fmu_path(out_path, ident)
     plat = _platform_dir()

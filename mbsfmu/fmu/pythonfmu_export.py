@@ -20,7 +20,8 @@ import other local files.  pythonfmu's generated modelDescription.xml has no ``I
 and no ``dependencies`` in ``<Outputs>`` (completed here), and it declares
 ``needsExecutionTool="true"``.  FMU state get/set/serialize works (pythonfmu stores the values and
 the integrator state as JSON), but a state restored after ``fmi2ExitInitializationMode`` needs the
-same instance's equations; directional derivatives are not offered.
+same instance's equations; directional derivatives are not offered, and direct feed-through
+user outputs are updated at communication points only (not when an input is set between them).
 """
 
 from __future__ import annotations
@@ -84,6 +85,15 @@ class __CLASS__(Fmi2Slave):
         if self.numeric.m:
             c = self.numeric.constraint_parts(t, x[:f])[0]
             self.values["constraint_residual"] = float(np.max(np.abs(c))) if len(c) else 0.0
+        outputs = list(self.system.outputs.values())
+        if outputs:
+            u = self.form.inputs(t)
+            expr = iter(self.numeric.expression_outputs(t, x[:f], x[f:], u))
+            lam = None
+            if any(o.constraint for o in outputs):
+                lam = dict(zip(self.system.constraint_names, self.form.multipliers(t, x)))
+            for o in outputs:
+                self.values[o.name] = float(lam[o.constraint] if o.constraint else next(expr))
 
     def exit_initialization_mode(self):
         try:
@@ -193,14 +203,15 @@ def build_pythonfmu(model_path, out_path, formulation=None) -> pathlib.Path:
             # the builder imports the script as a module and leaves its folder on sys.path
             sys.path[:] = saved_path
             sys.modules.pop(module_name, None)
-    complete_model_structure(pathlib.Path(built))
+    complete_model_structure(pathlib.Path(built), fmu_variables(system))
     return pathlib.Path(built)
 
 
-def complete_model_structure(fmu_path: pathlib.Path) -> None:
-    """Add what pythonfmu's modelDescription.xml leaves out of <ModelStructure>: empty output
-    dependencies (the integrator inside means no direct feed-through) and <InitialUnknowns>
-    for the outputs with initial 'approx' or 'calculated' (the coordinates of loop models)."""
+def complete_model_structure(fmu_path: pathlib.Path, fmu_vars=None) -> None:
+    """Add what pythonfmu's modelDescription.xml leaves out of <ModelStructure>: the output
+    dependencies (none for coordinates and rates, which the integrator inside computes; the
+    inputs of direct feed-through user outputs, from ``fmu_vars``) and <InitialUnknowns> for
+    the outputs with initial 'approx' or 'calculated' (coordinates of loop models, user outputs)."""
     import xml.etree.ElementTree as ET
     import zipfile
 
@@ -210,8 +221,13 @@ def complete_model_structure(fmu_path: pathlib.Path) -> None:
     variables = root.find("ModelVariables").findall("ScalarVariable")
     structure = root.find("ModelStructure")
     outputs = structure.find("Outputs")
+    deps = {v.value_reference + 1: v.dependencies for v in fmu_vars or []}
+    index = {v.name: v.value_reference + 1 for v in fmu_vars or []}
     for unknown in outputs.findall("Unknown") if outputs is not None else []:
-        unknown.set("dependencies", "")
+        names = deps.get(int(unknown.get("index")), ())
+        unknown.set("dependencies", " ".join(str(index[n]) for n in names))
+        if names:
+            unknown.set("dependenciesKind", " ".join("dependent" for _ in names))
     initial = [i + 1 for i, v in enumerate(variables) if v.get("causality") == "output"
                and v.get("initial", "calculated") in ("approx", "calculated")]
     if initial and structure.find("InitialUnknowns") is None:

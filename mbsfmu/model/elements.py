@@ -156,3 +156,19 @@ class InitialCondition:
     expression: sp.Expr
     value: float
     rate: float | None = None
+
+
+@dataclass
+class Output:
+    """A user-named output signal (an FMU output): an expression of t, the coordinates and
+    their rates, constants, time parameters and inputs; or a component of a frame's kinematics
+    (``frame``, ``quantity``, ``component``); or the Lagrange multiplier of one constraint row
+    (``constraint``).  Outputs that depend on inputs have direct feed-through."""
+
+    name: str
+    description: str
+    expression: sp.Expr | None = None
+    frame: str | None = None
+    quantity: str | None = None
+    component: int = 0
+    constraint: str | None = None

@@ -35,6 +35,7 @@ from .elements import (
     InitialCondition,
     Input,
     LoopClosure,
+    Output,
     SpringDamper,
     TimeParameter,
 )
@@ -68,6 +69,7 @@ class System:
         self.loops: list[LoopClosure] = []
         self.holonomic: list[HolonomicConstraint] = []
         self.initial_conditions: list[InitialCondition] = []
+        self.outputs: dict[str, Output] = {}
         self.gravity_vector = sp.zeros(3, 1)
         self._names: dict[str, str] = {}  # every name -> what it names
         self._namespace: dict[str, sp.Basic] = {"t": t}
@@ -405,6 +407,62 @@ class System:
         self._claim(name, where)
         self.holonomic.append(el)
         return name
+
+    # ------------------------------------------------------------------ outputs
+    _FRAME_QUANTITIES = {"position": ("x", "y", "z"), "velocity": ("vx", "vy", "vz"),
+                         "angular_velocity": ("wx", "wy", "wz")}
+
+    def _add_output(self, out: Output) -> str:
+        name = out.name
+        if not isinstance(name, str) or not all(p.isidentifier() for p in name.split(".")):
+            raise ModelError(f"output name {name!r} must be identifiers joined by dots (e.g. tip.x)")
+        if name in self.outputs:
+            raise ModelError(f"duplicate output name {name!r}")
+        if "." not in name:
+            self._claim(name, f"output {name!r}")
+        self.outputs[name] = out
+        self._equations = None
+        return name
+
+    def output(self, name: str, expression, description: str = "") -> str:
+        """A user-named output: an expression of t, coordinates, their rates (``D<name>``),
+        constants, time parameters and inputs (inputs make it a direct feed-through output)."""
+        where = f"output {name!r}"
+        e = self.expr(expression, where)
+        allowed = set(self.y) | set(self.yd) | {self.t}
+        allowed |= {c.symbol for c in self.constants_.values()}
+        allowed |= {u.symbol for u in self.inputs.values()}
+        for p in self.time_parameters.values():
+            allowed |= {p.symbol, p.velocity, p.acceleration}
+        bad = e.free_symbols - allowed
+        if bad:
+            raise ModelError(f"{where}: may depend on t, coordinates, rates, constants, time "
+                             f"parameters and inputs only, not on {sorted(map(str, bad))}")
+        return self._add_output(Output(name, description or f"output {name}", expression=e))
+
+    def frame_output(self, frame: str, quantity: str = "position", prefix: str | None = None) -> list[str]:
+        """Outputs ``<prefix>.x/.y/.z`` (position), ``.vx/.vy/.vz`` (velocity) or
+        ``.wx/.wy/.wz`` (angular velocity) of a frame, in ISYS components."""
+        frame = self._frame_name(frame, f"frame output {frame!r}")
+        if quantity not in self._FRAME_QUANTITIES:
+            raise ModelError(f"frame output of {frame!r}: quantity must be one of "
+                             f"{', '.join(self._FRAME_QUANTITIES)}, got {quantity!r}")
+        names = []
+        for i, comp in enumerate(self._FRAME_QUANTITIES[quantity]):
+            names.append(self._add_output(Output(
+                f"{prefix or frame}.{comp}", f"{quantity.replace('_', ' ')} of frame {frame} "
+                f"({'xyz'[i]}, ISYS)", frame=frame, quantity=quantity, component=i)))
+        return names
+
+    def reaction_outputs(self) -> list[str]:
+        """One output ``reaction.<constraint>`` per constraint row defined so far: its Lagrange
+        multiplier (M y'' + k = q + C^T lambda; for a translational loop condition the reaction
+        force along that axis on the loop's frame b, for a rotational one the torque)."""
+        rows = self.constraint_names
+        if not rows:
+            raise ModelError(f"{self.name}: reaction outputs need loops or constraints (define them first)")
+        return [self._add_output(Output(f"reaction.{r}", f"Lagrange multiplier of constraint {r}",
+                                        constraint=r)) for r in rows]
 
     @property
     def constraint_names(self) -> list[str]:

@@ -15,20 +15,31 @@
  *   [0, f)                 coordinates y
  *   [f, 2f)                velocities der(y)
  *   2f                     constraint_residual (only if R = 1)
- *   [2f+R, 2f+R+NPRM)      model constants (prm)
+ *   [VR_OUT, VR_OUT+NOUT)  user outputs (expressions, frame kinematics, multipliers)
+ *   [VR_PRM, VR_PRM+NPRM)  model constants (prm)
  *   VR_RTOL, VR_ATOL, VR_HMAX   solver_rtol, solver_atol, max_internal_step
  *   [VR_U, VR_U+NU)        inputs (u)
  *
  * fmi2ExitInitializationMode makes the start values consistent with the constraints (Newton with
  * minimum-norm steps: coordinates that are not guesses, or were set by fmi2SetReal, are held
  * first; if that fails every coordinate may move; moved given values are reported as a warning).
- * Each fmi2DoStep integrates x = (y, y') from t to t + h with RKSTAB (mbs_rkstab.c) on the
- * formulation MBS_FORMULATION (mbs_formulation.c: the minimal ODE for trees; 'qr' with its
+ * fmi2DoStep returns x = (y, y') at t + h from RKSTAB (mbs_rkstab.c) in dense mode: the integrator
+ * takes the steps its error control allows, also past communication points, and the state at t + h
+ * is its continuous extension (projected onto the constraints, like every step end).  When an input
+ * or parameter changes, it restarts at the communication point, and while they keep changing it
+ * does not step past the next one (the input is held over [t, t + h]).  The formulation is
+ * MBS_FORMULATION (mbs_formulation.c: the minimal ODE for trees; 'qr' with its
  * projection inside every step, or Baumgarte, for loops).  Inputs are held over the step.
  *
  * The FMU state (fmi2GetFMUstate & co.) is the plain-data struct sim_data: variable values, time,
  * integrator state including its step-size history and FSAL stage, so a restored run continues
  * bit-identically.  Serialized states carry a magic number, the GUID and the size, and are checked.
+ *
+ * User outputs are computed at every communication point and again when an input or parameter
+ * changed before they are read (direct feed-through).  fmi2GetDirectionalDerivative gives their
+ * derivatives by the inputs from the generated symbolic Jacobians (d out/du; for multipliers the
+ * KKT system of seed 000 eq. 8 with d(q - k)/du); coordinates, rates and constraint_residual do
+ * not depend directly on inputs (derivative 0).  Only after initialization, knowns = inputs.
  *
  * Statistics: the wall time spent inside fmi2DoStep is measured with CLOCK_MONOTONIC and, with
  * the integrator's counters, logged under logEvents at fmi2Terminate (and fmi2Reset) so that a
@@ -59,7 +70,8 @@
 #define NX (2 * MBS_NY)
 #define HAS_RES (MBS_NC > 0)
 #define VR_RES NX
-#define VR_PRM (NX + HAS_RES)
+#define VR_OUT (NX + HAS_RES)
+#define VR_PRM (VR_OUT + MBS_NOUT)
 #define VR_RTOL (VR_PRM + MBS_NPRM)
 #define VR_ATOL (VR_RTOL + 1)
 #define VR_HMAX (VR_RTOL + 2)
@@ -103,7 +115,9 @@ typedef struct {
     double v[NVARS];           /* values in value-reference order */
     double t;                  /* time of the last communication point */
     double x[NX];              /* integrator state (y, y') */
-    int fsal_dirty;            /* inputs or parameters changed: re-evaluate the first stage */
+    int fsal_dirty;            /* inputs or parameters changed: restart the integrator at t */
+    int inputs_changing;       /* they changed at the last communication point */
+    double t_stop;             /* stop time from fmi2SetupExperiment (INFINITY if not defined) */
     unsigned char given[NX];   /* start values set through fmi2SetReal */
     mbs_rkstab rk;
     double work[MBS_RKSTAB_WORK_SIZE(NX)];
@@ -125,6 +139,15 @@ typedef struct {
     double form_work[MBS_FORM_WORK_SIZE(F, MBS_NC, MBS_NIC)];
     int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_NC, MBS_NIC)];
     double tp[MBS_NTP > 0 ? MBS_NTP : 1];
+#if MBS_NOUT > 0
+    int outputs_dirty;   /* an input or parameter changed since the user outputs were computed */
+    double out_expr[MBS_NOUT_EXPR > 0 ? MBS_NOUT_EXPR : 1];
+#endif
+#if MBS_NREACT > 0
+    double cbuf[F * F + F + MBS_NC + MBS_NC * F + 2 * MBS_NC];
+    double qr[MBS_NC * F], qr_tau[MBS_NC], lam[MBS_NC], kkt_work[MBS_KKT_WORK_SIZE(F, MBS_NC)];
+    int qr_perm[F];
+#endif
     long n_do_step;      /* statistics since instantiation or reset (not part of the FMU state) */
     double do_step_seconds;
 } instance;
@@ -240,11 +263,69 @@ static void setup_form(instance *c)
     fm->iwork = c->form_iwork;
 }
 
-static void publish(instance *c)
+#if MBS_NREACT > 0
+/* Lagrange multipliers at the state x: C^T lambda = M y'' - (q - k) with y'' of the formulation
+ * (seed 000 eq. 3), minimum-norm by the pivoted QR of C (unique unless constraints are redundant). */
+static int multipliers(instance *c, double t, const double *x)
+{
+    double xdot[NX], r[F];
+    const double *M = c->cbuf, *h = c->cbuf + F * F, *C = h + F + MBS_NC;
+    int i, l, rank, rc = mbs_form_rhs(&c->form, t, x, xdot);
+    if (rc != 0)
+        return rc;
+    mbs_constrained(t, x, x + F, c->d.v + VR_PRM, c->d.v + VR_U, c->tp, c->cbuf);
+    for (i = 0; i < F; i++) {
+        double acc = -h[i];
+        for (l = 0; l < F; l++)
+            acc += M[i * F + l] * xdot[F + l];
+        r[i] = acc;
+    }
+    memcpy(c->qr, C, sizeof c->qr);
+    rc = mbs_qr_factor(MBS_NC, F, c->qr, c->qr_tau, c->qr_perm, &rank, 1e-9);
+    if (rc == 0)
+        rc = mbs_qr_solve_minnorm(MBS_NC, F, c->qr, c->qr_tau, c->qr_perm, rank, r, c->lam);
+    if (rc != 0)
+        snprintf(c->form.message, sizeof c->form.message, "the multipliers cannot be computed");
+    return rc;
+}
+#endif
+
+#if MBS_NOUT > 0
+static int compute_outputs(instance *c)
+{
+    const double *x = c->d.x;
+    int i;
+#if MBS_NTP > 0
+    mbs_time_parameters(c->d.t, c->d.v + VR_PRM, c->tp);
+#endif
+    mbs_outputs(c->d.t, x, x + F, c->d.v + VR_PRM, c->d.v + VR_U, c->tp, c->out_expr);
+#if MBS_NREACT > 0
+    if (multipliers(c, c->d.t, x) != 0)
+        return 1;
+#endif
+    for (i = 0; i < MBS_NOUT; i++) {
+        int src = mbs_out_src[i];
+#if MBS_NREACT > 0
+        c->d.v[VR_OUT + i] = src >= 0 ? c->out_expr[src] : c->lam[-src - 1];
+#else
+        c->d.v[VR_OUT + i] = c->out_expr[src];
+#endif
+    }
+    c->outputs_dirty = 0;
+    return 0;
+}
+#endif
+
+static int publish(instance *c)
 {
     memcpy(c->d.v, c->d.x, sizeof c->d.x);
 #if HAS_RES
     c->d.v[VR_RES] = mbs_form_residual(&c->form, c->d.t, c->d.x);
+#endif
+#if MBS_NOUT > 0
+    return compute_outputs(c);
+#else
+    return 0;
 #endif
 }
 
@@ -253,6 +334,7 @@ static void reset_values(instance *c)
     memcpy(c->d.v, mbs_start, sizeof c->d.v);
     memset(c->d.given, 0, sizeof c->d.given);
     c->d.t = 0.0;
+    c->d.t_stop = INFINITY;
     c->d.fsal_dirty = 1;
 }
 
@@ -417,10 +499,13 @@ fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean toleranceDefined,
     instance *c = (instance *)comp;
     (void)toleranceDefined;
     (void)tolerance;
-    (void)stopTimeDefined;
-    (void)stopTime;
+    if (stopTimeDefined && !(isfinite(stopTime) && stopTime >= startTime))
+        return ERR(c, "fmi2SetupExperiment: stop time %g is before the start time %g", stopTime,
+                   startTime);
+    c->d.t_stop = stopTimeDefined ? stopTime : INFINITY;
     if (!check_state(c, "fmi2SetupExperiment", S_INST))
         return fmi2Error;
+    (void)stopTime;
     if (!isfinite(startTime))
         return ERR(c, "fmi2SetupExperiment: start time is not finite");
     c->d.t = startTime;
@@ -473,7 +558,10 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component comp)
         c->d.state = ST_ERROR;
         return ERR(c, "fmi2ExitInitializationMode: at the initial state: %s", c->form.message);
     }
-    publish(c);
+    if (publish(c) != 0) {
+        c->d.state = ST_ERROR;
+        return ERR(c, "fmi2ExitInitializationMode: outputs at the initial state: %s", c->form.message);
+    }
     c->d.fsal_dirty = 1;
     c->d.state = ST_STEP;
     log_msg(c, fmi2OK, "logEvents", "fmi2ExitInitializationMode: t=%g", c->d.t);
@@ -533,6 +621,10 @@ fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
         return fmi2Error;
     if (nvr > 0 && (vr == NULL || value == NULL))
         return ERR(c, "fmi2GetReal: NULL argument");
+#if MBS_NOUT > 0
+    if (c->outputs_dirty && c->d.state == ST_STEP && compute_outputs(c) != 0)
+        return ERR(c, "fmi2GetReal: computing the outputs failed: %s", c->form.message);
+#endif
     for (i = 0; i < nvr; i++) {
         if (vr[i] >= NVARS)
             return ERR(c, "fmi2GetReal: unknown value reference %u", (unsigned)vr[i]);
@@ -572,8 +664,12 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
                           "cannot be changed after initialization", mbs_names[vr[i]]);
     }
     for (i = 0; i < nvr; i++) {
-        if (c->d.v[vr[i]] != value[i])
+        if (c->d.v[vr[i]] != value[i]) {
             c->d.fsal_dirty = 1; /* the first stage of the next step must be re-evaluated */
+#if MBS_NOUT > 0
+            c->outputs_dirty = 1;
+#endif
+        }
         c->d.v[vr[i]] = value[i];
         if (mbs_kind[vr[i]] == K_STATE)
             c->d.given[vr[i]] = 1;
@@ -786,14 +882,88 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueRefer
                                         size_t nUnknown, const fmi2ValueReference vKnown_ref[],
                                         size_t nKnown, const fmi2Real dvKnown[], fmi2Real dvUnknown[])
 {
-    (void)vUnknown_ref;
-    (void)nUnknown;
-    (void)vKnown_ref;
-    (void)nKnown;
-    (void)dvKnown;
-    (void)dvUnknown;
-    return ERR((instance *)comp,
-               "fmi2GetDirectionalDerivative: not supported (providesDirectionalDerivative=false)");
+    instance *c = (instance *)comp;
+    double du[MBS_NU > 0 ? MBS_NU : 1];
+    size_t i;
+    if (!check_state(c, "fmi2GetDirectionalDerivative", S_STEP | S_TERM))
+        return fmi2Error;
+    if ((nUnknown > 0 && (vUnknown_ref == NULL || dvUnknown == NULL)) ||
+        (nKnown > 0 && (vKnown_ref == NULL || dvKnown == NULL)))
+        return ERR(c, "fmi2GetDirectionalDerivative: NULL argument");
+    memset(du, 0, sizeof du);
+#if MBS_NU == 0
+    if (nKnown > 0)
+        return ERR(c, "fmi2GetDirectionalDerivative: the model has no inputs, so no knowns");
+#endif
+    for (i = 0; i < nKnown && MBS_NU > 0; i++) {
+        if (vKnown_ref[i] >= NVARS || mbs_kind[vKnown_ref[i]] != K_INPUT)
+            return ERR(c, "fmi2GetDirectionalDerivative: known %u is not an input (the knowns of a "
+                          "co-simulation FMU after initialization are its inputs)", (unsigned)vKnown_ref[i]);
+        if (!isfinite(dvKnown[i]))
+            return ERR(c, "fmi2GetDirectionalDerivative: seed for '%s' is not finite",
+                       mbs_names[vKnown_ref[i]]);
+#if MBS_NU > 0
+        du[vKnown_ref[i] - VR_U] += dvKnown[i];
+#endif
+    }
+    for (i = 0; i < nUnknown; i++) {
+        fmi2ValueReference r = vUnknown_ref[i];
+        if (r >= NVARS || (mbs_kind[r] != K_STATE && mbs_kind[r] != K_CALC))
+            return ERR(c, "fmi2GetDirectionalDerivative: unknown %u is not an output", (unsigned)r);
+    }
+#if MBS_NOUT > 0 && MBS_NU > 0
+    {
+        double dout[MBS_NOUT_EXPR > 0 ? MBS_NOUT_EXPR * MBS_NU : 1];
+        double dval[MBS_NOUT];
+        const double *x = c->d.x;
+        int k, j;
+#if MBS_NTP > 0
+        mbs_time_parameters(c->d.t, c->d.v + VR_PRM, c->tp);
+#endif
+        mbs_outputs_du(c->d.t, x, x + F, c->d.v + VR_PRM, c->d.v + VR_U, c->tp, dout);
+#if MBS_NREACT > 0
+        {
+            double dhu[F * MBS_NU], dh[F], zero[MBS_NC], dydd[F], dlam[MBS_NC];
+            int rc;
+            mbs_force_du(c->d.t, x, x + F, c->d.v + VR_PRM, c->d.v + VR_U, c->tp, dhu);
+            mbs_constrained(c->d.t, x, x + F, c->d.v + VR_PRM, c->d.v + VR_U, c->tp, c->cbuf);
+            for (k = 0; k < F; k++) {
+                double acc = 0.0;
+                for (j = 0; j < MBS_NU; j++)
+                    acc += dhu[k * MBS_NU + j] * du[j];
+                dh[k] = acc;
+            }
+            memset(zero, 0, sizeof zero);
+            rc = mbs_solve_kkt(F, MBS_NC, c->cbuf, c->cbuf + F * F + F + MBS_NC, dh, zero, dydd, dlam,
+                               c->kkt_work);
+            if (rc != 0)
+                return ERR(c, "fmi2GetDirectionalDerivative: the KKT matrix is singular (pivot %d): "
+                              "the multipliers are not unique here (redundant constraints?)", rc);
+            for (k = 0; k < MBS_NOUT; k++)
+                if (mbs_out_src[k] < 0)
+                    dval[k] = dlam[-mbs_out_src[k] - 1];
+        }
+#endif
+        for (k = 0; k < MBS_NOUT; k++) {
+            int src = mbs_out_src[k];
+            if (src >= 0) {
+                double acc = 0.0;
+                for (j = 0; j < MBS_NU; j++)
+                    acc += dout[src * MBS_NU + j] * du[j];
+                dval[k] = acc;
+            }
+        }
+        for (i = 0; i < nUnknown; i++) {
+            fmi2ValueReference r = vUnknown_ref[i];
+            dvUnknown[i] = (r >= VR_OUT && r < VR_OUT + MBS_NOUT) ? dval[r - VR_OUT] : 0.0;
+        }
+        return fmi2OK;
+    }
+#else
+    for (i = 0; i < nUnknown; i++)
+        dvUnknown[i] = 0.0; /* no output depends directly on an input */
+    return fmi2OK;
+#endif
 }
 
 /* ---------------------------------------------------------------- co-simulation */
@@ -829,7 +999,8 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
                       fmi2Real communicationStepSize, fmi2Boolean noSetFMUStatePriorToCurrentPoint)
 {
     instance *c = (instance *)comp;
-    double t, t_end, x[NX], t_wall;
+    double t_end, t_stop, x[NX], t_wall;
+    mbs_project_fn project = c != NULL && c->form.kind == MBS_FORM_QR ? mbs_form_project : NULL;
     int rc;
     (void)noSetFMUStatePriorToCurrentPoint;
     if (!check_state(c, "fmi2DoStep", S_STEP))
@@ -846,29 +1017,35 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
     c->d.rk.rtol = c->d.v[VR_RTOL];
     c->d.rk.atol = c->d.v[VR_ATOL];
     c->d.rk.hmax = c->d.v[VR_HMAX] > 0.0 ? c->d.v[VR_HMAX] : INFINITY;
+    /* Inputs or parameters changed: restart at the communication point (the steps taken past it
+     * assumed the old values), and while they keep changing, do not step past the next one. */
+    c->d.inputs_changing = c->d.fsal_dirty;
     if (c->d.fsal_dirty) {
         mbs_rkstab_reset_fsal(&c->d.rk);
         c->d.fsal_dirty = 0;
     }
-    t = c->d.t;
     t_end = currentCommunicationPoint + communicationStepSize;
-    memcpy(x, c->d.x, sizeof x);
+    t_stop = c->d.inputs_changing ? t_end : c->d.t_stop;
     c->form.message[0] = '\0';
     t_wall = now_seconds();
-    rc = mbs_rkstab_advance(&c->d.rk, mbs_form_rhs, c->form.kind == MBS_FORM_QR ? mbs_form_project : NULL,
-                            &c->form, &t, c->d.x, t_end, MAX_STEPS_PER_CALL);
+    rc = mbs_rkstab_advance_dense(&c->d.rk, mbs_form_rhs, project, &c->form, c->d.t, c->d.x, t_end,
+                                  t_stop, MAX_STEPS_PER_CALL, x);
+    if (rc == MBS_RKSTAB_OK && project != NULL && project(&c->form, t_end, x) != 0)
+        rc = MBS_RKSTAB_EPROJECT; /* the interpolated state is projected like every step end */
     if (rc != MBS_RKSTAB_OK) {
-        double t_fail = t;
         /* keep the last communication point's state: outputs, time and FMU state stay valid */
-        memcpy(c->d.x, x, sizeof x);
         mbs_rkstab_reset_fsal(&c->d.rk);
         c->d.state = ST_ERROR;
-        return ERR(c, "fmi2DoStep: integration from t=%.17g to %.17g failed at t=%.17g: %s%s%s",
-                   currentCommunicationPoint, t_end, t_fail, mbs_rkstab_message(rc),
-                   c->form.message[0] ? ": " : "", c->form.message);
+        return ERR(c, "fmi2DoStep: integration from t=%.17g to %.17g failed (internal time %.17g): "
+                      "%s%s%s", currentCommunicationPoint, t_end, c->d.rk.t_fsal,
+                   mbs_rkstab_message(rc), c->form.message[0] ? ": " : "", c->form.message);
     }
+    memcpy(c->d.x, x, sizeof x);
     c->d.t = t_end;
-    publish(c);
+    if (publish(c) != 0) {
+        c->d.state = ST_ERROR;
+        return ERR(c, "fmi2DoStep: outputs at t=%.17g: %s", t_end, c->form.message);
+    }
     c->do_step_seconds += now_seconds() - t_wall;
     c->n_do_step++;
     return fmi2OK;

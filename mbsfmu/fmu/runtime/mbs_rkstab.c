@@ -75,7 +75,7 @@ int mbs_rkstab_init(mbs_rkstab *s, int n, double *work, double rtol, double atol
 
 void mbs_rkstab_reset_fsal(mbs_rkstab *s)
 {
-    if (s != NULL) s->fsal_valid = 0;
+    if (s != NULL) s->fsal_valid = s->dense_valid = 0;
 }
 
 const char *mbs_rkstab_message(int code)
@@ -128,8 +128,16 @@ static int initial_step(mbs_rkstab *s, mbs_rhs_fn f, void *ctx, double t0, const
     return MBS_RKSTAB_OK;
 }
 
-int mbs_rkstab_advance(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t, double *x,
-                       double t_end, long max_steps)
+/* Dense-output coefficients (Hairer's CONTD5, d2 = 0), as _D in rkstab.py. */
+static const double D1 = -12715105075.0 / 11282082432, D3 = 87487479700.0 / 32700410799,
+                    D4 = -10690763975.0 / 1880347072, D5 = 701980252875.0 / 199316789632,
+                    D6 = -1453857185.0 / 822651844, D7 = 69997945.0 / 29380423;
+
+/* Integrate the state in (*t, x) until *t >= t_end; a step is shortened (or stretched by 1 %) to
+ * end exactly at t_clip >= t_end when it would pass it.  dense: store the continuous extension of
+ * every accepted step (mbs_rkstab_advance_dense). */
+static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t,
+                        double *x, double t_end, double t_clip, long max_steps, int dense)
 {
     int n, i, rc = MBS_RKSTAB_OK, last_nonfinite = 0;
     double *X, *K1, *K2, *K3, *K4, *K5, *K6, *K7, *ARG, *XN;
@@ -140,7 +148,7 @@ int mbs_rkstab_advance(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx,
         return MBS_RKSTAB_EARG;
     n = s->n;
     tc = *t;
-    if (!isfinite(tc) || !isfinite(t_end) || t_end < tc) return MBS_RKSTAB_EARG;
+    if (!isfinite(tc) || !isfinite(t_end) || t_end < tc || !(t_clip >= t_end)) return MBS_RKSTAB_EARG;
     if (t_end == tc) return MBS_RKSTAB_OK;
     X = s->work;
     K1 = X + n;
@@ -157,7 +165,8 @@ int mbs_rkstab_advance(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx,
     /* FSAL: reuse k1 if the caller's state is the one returned by the previous call. */
     if (!(s->fsal_valid && s->t_fsal == tc && memcmp(X, x, (size_t)n * sizeof(double)) == 0)) {
         s->fsal_valid = 0;
-        memcpy(X, x, (size_t)n * sizeof(double));
+        if (X != x) memcpy(X, x, (size_t)n * sizeof(double));
+        s->dense_valid = 0;
         s->nfev++;
         if (f(ctx, tc, X, K1) != 0) return MBS_RKSTAB_ERHS;
         if (!all_finite(K1, n)) return MBS_RKSTAB_ENONFINITE;
@@ -188,9 +197,9 @@ int mbs_rkstab_advance(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx,
         if (max_steps > 0 && nattempt >= max_steps) { rc = MBS_RKSTAB_ETOOMANY; break; }
         if (h < hmin) { rc = last_nonfinite ? MBS_RKSTAB_ENONFINITE : MBS_RKSTAB_EUNDERFLOW; break; }
         nattempt++;
-        if (tc + 1.01 * h >= t_end) {
-            h = t_end - tc;
-            t_new = t_end;
+        if (tc + 1.01 * h >= t_clip) {
+            h = t_clip - tc;
+            t_new = t_clip;
             clipped = 1;
         } else {
             t_new = tc + h;
@@ -297,6 +306,21 @@ int mbs_rkstab_advance(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx,
             s->reject_last = 0;
             last_nonfinite = 0;
             s->naccept++;
+            if (dense) {
+                double *R = XN + n; /* r1..r5, 5n */
+                for (i = 0; i < n; ++i) {
+                    double r2 = XN[i] - X[i], r3 = h * K1[i] - r2;
+                    R[i] = X[i];
+                    R[n + i] = r2;
+                    R[2 * n + i] = r3;
+                    R[3 * n + i] = r2 - h * K7[i] - r3;
+                    R[4 * n + i] = h * (D1 * K1[i] + D3 * K3[i] + D4 * K4[i] + D5 * K5[i] + D6 * K6[i] +
+                                        D7 * K7[i]);
+                }
+                s->t_prev = tc;
+                s->h_dense = h;
+                s->dense_valid = 1;
+            }
             tc = t_new;
             memcpy(X, XN, (size_t)n * sizeof(double));
             memcpy(K1, K7, (size_t)n * sizeof(double));
@@ -314,6 +338,48 @@ int mbs_rkstab_advance(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx,
     s->t_fsal = tc;
     s->fsal_valid = 1;
     *t = tc;
-    memcpy(x, X, (size_t)n * sizeof(double));
+    if (x != X) memcpy(x, X, (size_t)n * sizeof(double));
     return rc;
+}
+
+int mbs_rkstab_advance(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t, double *x,
+                       double t_end, long max_steps)
+{
+    return advance_impl(s, f, p, ctx, t, x, t_end, t_end, max_steps, 0);
+}
+
+int mbs_rkstab_advance_dense(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double t0,
+                             const double *x0, double t_target, double t_stop, long max_steps,
+                             double *xout)
+{
+    int n, i, rc;
+    double tint, th, th1, *X, *R;
+    if (s == NULL || f == NULL || x0 == NULL || xout == NULL || s->work == NULL || s->n < 1 ||
+        !isfinite(t0) || !isfinite(t_target) || t_target < t0 || isnan(t_stop))
+        return MBS_RKSTAB_EARG;
+    n = s->n;
+    X = s->work;
+    R = X + 10 * n;
+    if (!s->fsal_valid) { /* (re)start from the caller's state */
+        memcpy(X, x0, (size_t)n * sizeof(double));
+        s->t_fsal = t0;
+        s->dense_valid = 0;
+    }
+    tint = s->t_fsal;
+    if (t_target > tint) {
+        if (t_stop < t_target) t_stop = t_target;
+        rc = advance_impl(s, f, p, ctx, &tint, X, t_target, isfinite(t_stop) ? t_stop : INFINITY,
+                          max_steps, 1);
+        if (rc != MBS_RKSTAB_OK) return rc;
+    }
+    if (t_target == tint) {
+        memcpy(xout, X, (size_t)n * sizeof(double));
+        return MBS_RKSTAB_OK;
+    }
+    if (!s->dense_valid || t_target < s->t_prev) return MBS_RKSTAB_EARG; /* not inside the last step */
+    th = (t_target - s->t_prev) / s->h_dense;
+    th1 = 1.0 - th;
+    for (i = 0; i < n; ++i)
+        xout[i] = R[i] + th * (R[n + i] + th1 * (R[2 * n + i] + th * (R[3 * n + i] + th1 * R[4 * n + i])));
+    return MBS_RKSTAB_OK;
 }

@@ -49,7 +49,7 @@ typedef int (*mbs_project_fn)(void *ctx, double t, double *x);
                                       underflow after steps that produced non-finite values */
 
 /* Size (number of doubles) of the work array for n states. */
-#define MBS_RKSTAB_WORK_SIZE(n) (10 * (n))
+#define MBS_RKSTAB_WORK_SIZE(n) (15 * (n))
 
 typedef struct {
     int n;            /* number of states */
@@ -66,9 +66,12 @@ typedef struct {
     long naccept;     /* accepted steps */
     long nreject;     /* rejected steps (error test or non-finite values) */
     long nproj;       /* calls of the projection (one per attempted step that reached it) */
-    double *work;     /* caller-provided, MBS_RKSTAB_WORK_SIZE(n) doubles: x, k1..k7, two scratch rows */
+    double *work;     /* caller-provided, MBS_RKSTAB_WORK_SIZE(n) doubles: x, k1..k7, two scratch rows,
+                         the five rows r1..r5 of the continuous extension of the last step */
     int fsal_valid;   /* 1 when work holds (t_fsal, x, k1 = f(t_fsal, x)) from the previous call */
     double t_fsal;    /* time of the stored FSAL state */
+    int dense_valid;  /* 1 when r1..r5 describe the last accepted step [t_prev, t_prev + h_dense] */
+    double t_prev, h_dense;
 } mbs_rkstab;
 
 /* Initialise s; returns MBS_RKSTAB_OK or MBS_RKSTAB_EARG. Counters are zeroed. */
@@ -85,6 +88,19 @@ int mbs_rkstab_init(mbs_rkstab *s, int n, double *work, double rtol, double atol
  * Returns MBS_RKSTAB_OK or one of the negative codes above. */
 int mbs_rkstab_advance(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t, double *x,
                        double t_end, long max_steps);
+
+/* Dense mode (for co-simulation): the integrator keeps its own state (work[0..n), time t_fsal) and
+ * takes the steps its error control allows, past communication points; the state at t_target is
+ * the continuous extension of the step that contains it (Hairer's CONTD5, 4th order):
+ *   z(t) = r1 + th (r2 + (1 - th) (r3 + th (r4 + (1 - th) r5))),  th = (t - t_prev) / h.
+ * If the internal state is not valid (first call, or after mbs_rkstab_reset_fsal) it starts from
+ * (t0, x0); otherwise t0 and x0 are ignored and the internal state continues.  Steps never pass
+ * t_stop (>= t_target; INFINITY: no limit): t_stop = t_target gives the behaviour of
+ * mbs_rkstab_advance.  xout receives the state at t_target (not projected).  Forward only:
+ * t_target must not lie before the start of the last step. */
+int mbs_rkstab_advance_dense(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double t0,
+                             const double *x0, double t_target, double t_stop, long max_steps,
+                             double *xout);
 
 /* Forget the stored k1 (call after changing x or inputs that enter f between calls). */
 void mbs_rkstab_reset_fsal(mbs_rkstab *s);
