@@ -1,7 +1,10 @@
-"""Demo: derive the double pendulum of seed 002 §4.1 symbolically, simulate it, write results.
+"""Demo: derive the double pendulum of seed 002 §4.1 symbolically, simulate it, write results;
+then export the slider-crank (a closed loop) as a native FMI 2.0 Co-Simulation FMU and run it.
 
 Writes out/double_pendulum.csv and out/double_pendulum.png and prints the mass matrix, the
 run statistics and the energy drift (a conservative model: the drift measures accuracy).
+Writes out/slider_crank.fmu (Python-free binary + sources), validates it with fmpy, runs it
+through fmpy for 2 s and compares it with mbsfmu.simulate of the same model.
 """
 
 from __future__ import annotations
@@ -38,7 +41,30 @@ def main() -> int:
     tip = res.frame("P2_cg")["position"][-1]
     print(f"P2_cg at t = 10 s: {tip.round(6).tolist()}")
     print(f"wrote {csv_path.relative_to(ROOT)} ({len(res.t)} rows) and {png_path.relative_to(ROOT)}")
-    return 0
+    return fmu_demo(out)
+
+
+def fmu_demo(out: pathlib.Path) -> int:
+    import fmpy
+    import numpy as np
+    from fmpy.validation import validate_fmu
+
+    model = ROOT / "models" / "slider_crank.py"
+    start = time.perf_counter()
+    fmu = mbsfmu.build_fmu(model, out / "slider_crank.fmu")
+    print(f"\nbuilt {fmu.relative_to(ROOT)} in {time.perf_counter() - start:.2f} s; "
+          f"validate_fmu problems: {validate_fmu(str(fmu)) or 'none'}")
+    tol = {"solver_rtol": 1e-10, "solver_atol": 1e-12}
+    start = time.perf_counter()
+    r = fmpy.simulate_fmu(str(fmu), stop_time=2.0, output_interval=0.001, start_values=tol)
+    wall = time.perf_counter() - start
+    ref = mbsfmu.simulate(model, t_end=2.0, dt=0.001, rtol=1e-10, atol=1e-12, method="rkstab")
+    diff = max(float(np.max(np.abs(r[n] - ref[n]))) for n in ref.coordinate_names)
+    print(f"fmpy ran the FMU for 2 s at 1 ms steps in {wall:.3f} s (fmpy included); "
+          f"max |FMU - mbsfmu.simulate| = {diff:.1e}, max constraint residual "
+          f"{np.max(r['constraint_residual']):.1e}, pivot reaction at 2 s "
+          f"({r['reaction.pivot.x'][-1]:.4f}, {r['reaction.pivot.y'][-1]:.4f}) N")
+    return 0 if diff < 1e-7 else 1
 
 
 if __name__ == "__main__":
