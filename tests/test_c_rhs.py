@@ -4,39 +4,14 @@ import os
 
 import numpy as np
 import pytest
-import sympy as sp
+from c_support import shaker
 
-from mbsfmu import ModelError, SingularMassMatrixError, System, rot_x, rot_z
+from mbsfmu import ModelError, SingularMassMatrixError, System, rot_x
 from mbsfmu.codegen.c_rhs import RHS_SOURCE, CompiledRHS
 from mbsfmu.model.loader import load_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = ["double_pendulum", "cart_pendulum", "spinning_top"]
-
-
-def shaker() -> System:
-    """A pendulum on a pivot driven along x by a time parameter (exercises the tp argument)."""
-    s = System("shaker")
-    a, w, m, l, g = s.constants(a=0.1, w=3.0, m=0.7, l=0.4, g=9.81)
-    (phi,) = s.coordinates("phi")
-    p = s.time_parameter("p", a * s.t**3 * sp.sin(w * s.t))
-    s.gravity([0, -g, 0])
-    s.frame("pivot", ref="ISYS", pos=[p, 0, 0])
-    s.body("bob", ref="pivot", rel_rot=rot_z(phi), cg_pos=[l, 0, 0], mass=m,
-           inertia=[0, m * l**2 / 12, m * l**2 / 12])
-    return s
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    old = os.environ.get("MBSFMU_CACHE")
-    d = tmp_path_factory.mktemp("mbsfmu_cache")
-    os.environ["MBSFMU_CACHE"] = str(d)
-    yield d
-    if old is None:
-        del os.environ["MBSFMU_CACHE"]
-    else:
-        os.environ["MBSFMU_CACHE"] = old
 
 
 def _check(num, rhs, t, x):
