@@ -39,7 +39,6 @@ defaults.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import pathlib
 import re
@@ -90,25 +89,9 @@ class Slave:
         self.messages: list[tuple[int, str, str]] = []
 
     def instantiate(self, logging_on: bool) -> None:
-        from fmpy.fmi2 import (
-            fmi2CallbackAllocateMemoryTYPE,
-            fmi2CallbackFreeMemoryTYPE,
-            fmi2CallbackFunctions,
-            fmi2CallbackLoggerTYPE,
-        )
+        from mbsfmu.fmu.fmpy_callbacks import recording_callbacks
 
-        libc = ctypes.CDLL(None)
-        libc.calloc.restype = ctypes.c_void_p
-        libc.calloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
-        libc.free.argtypes = [ctypes.c_void_p]
-
-        def logger(env, instance, status, category, message):
-            self.messages.append((status, category.decode(), message.decode()))
-
-        cb = fmi2CallbackFunctions()
-        cb.logger = fmi2CallbackLoggerTYPE(logger)
-        cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(libc.calloc)
-        cb.freeMemory = fmi2CallbackFreeMemoryTYPE(libc.free)
+        cb = recording_callbacks(self.messages)
         self._cb = cb  # keep the callbacks alive as long as the instance
         self.fmu.instantiate(callbacks=cb, loggingOn=logging_on)
         if logging_on:
