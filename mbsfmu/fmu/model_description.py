@@ -111,10 +111,11 @@ def fmu_variables(system) -> list[FmuVariable]:
 
 def model_description_xml(system, model_identifier: str, guid: str | None = None,
                           can_get_set_state: bool = True, directional_derivatives: bool = False,
-                          generation_tool: str = "mbsfmu", source_files=()) -> str:
+                          generation_tool: str = "mbsfmu", source_files=(), variables=None) -> str:
     """modelDescription.xml text for an FMI 2.0 Co-Simulation FMU of ``system``; ``source_files``
-    (names in the FMU's ``sources/``) are listed so that importers can rebuild the binary."""
-    variables = fmu_variables(system)
+    (names in the FMU's ``sources/``) are listed so that importers can rebuild the binary;
+    ``variables`` defaults to ``fmu_variables(system)``."""
+    variables = fmu_variables(system) if variables is None else variables
     guid = guid or "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"mbsfmu:{model_identifier}")) + "}"
     flag = "true" if can_get_set_state else "false"
     lines = [

@@ -178,7 +178,7 @@ def build_pythonfmu(model_path, out_path, formulation=None) -> pathlib.Path:
     if formulation is not None:
         check_formulation_name(formulation)
     system = load_model(model_path)
-    fmu_variables(system)  # fails early (e.g. constants without values)
+    variables = fmu_variables(system)  # fails early (e.g. constants without values)
     ident = model_identifier(system.name)
     source = model_path.read_bytes()
     digest = hashlib.sha256(source + repr(formulation).encode()).hexdigest()[:10]
@@ -203,7 +203,7 @@ def build_pythonfmu(model_path, out_path, formulation=None) -> pathlib.Path:
             # the builder imports the script as a module and leaves its folder on sys.path
             sys.path[:] = saved_path
             sys.modules.pop(module_name, None)
-    complete_model_structure(pathlib.Path(built), fmu_variables(system))
+    complete_model_structure(pathlib.Path(built), variables)
     return pathlib.Path(built)
 
 
