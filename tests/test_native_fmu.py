@@ -408,3 +408,26 @@ def test_redundant_constraints_qr_runs_baumgarte_explains(tmp_path):
         b.start()
     assert "redundant constraints" in b.errors()[-1]
     b.free()
+
+
+def test_more_bad_calls_name_the_culprit(fmus, tmp_path):
+    s = Slave(fmus["slider_crank"], tmp_path)
+    s.instantiate()
+    with pytest.raises(FMICallException):
+        s.fmu.setupExperiment(startTime=1.0, stopTime=0.5)
+    assert "stop time 0.5 is before the start time 1" in s.errors()[-1]
+    s.start()
+    with pytest.raises(FMICallException):
+        s.set({"constraint_residual": 0.0})
+    assert "'constraint_residual' is a calculated output" in s.errors()[-1]
+    with pytest.raises(FMICallException):  # slider_crank has no inputs, so no knowns
+        s.fmu.getDirectionalDerivative([s.vr["x"]], [s.vr["l"]], [1.0])
+    assert "the model has no inputs" in s.errors()[-1]
+    s.free()
+    c = Slave(fmus["cart_pendulum"], tmp_path, folder="cart")
+    c.start()
+    c.fmu.doStep(0.0, 0.01)
+    with pytest.raises(FMICallException):
+        c.fmu.getDirectionalDerivative([c.vr["drive_power"]], [c.vr["F"]], [float("nan")])
+    assert "seed for 'F' is not finite" in c.errors()[-1]
+    c.free()
