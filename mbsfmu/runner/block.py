@@ -1,0 +1,92 @@
+"""The one interface every block of a diagram implements (the runner relies on nothing else).
+
+A block is a sampled system with named scalar ports.  Over one of its sample periods
+``[t, t + dt)`` the runner treats it exactly like a Simulink block with a discrete sample time:
+
+1. ``output(t, u)``: the block's outputs at ``t`` from its state at ``t`` and, for outputs with
+   direct feed-through, the inputs ``u`` at ``t``.  It must not change the state: the runner calls
+   it again with other ``u`` while it iterates an algebraic loop.
+2. ``update(t, u)``: advance the state from ``t`` to ``t + dt`` with the inputs ``u`` held
+   (zero-order hold).  Called once per sample period, after every block's ``output``.
+
+Between two of its sample instants a block's outputs are held.  ``u`` is a sequence of input values
+in the order of :attr:`Block.inputs`; ``output`` returns a sequence in the order of
+:attr:`Block.outputs`.
+
+Ports
+    ``inputs`` / ``outputs`` are tuples of port names (no ``.``): single-input single-output blocks
+    use ``u`` and ``y``; ``port_type(name)`` gives ``"Real"`` (default), ``"Integer"``,
+    ``"Boolean"`` or ``"String"``; the runner refuses a connection between different types.
+Feed-through
+    ``feedthrough()`` maps each output to the inputs it depends on at the same instant (missing
+    outputs: none).  The runner orders the blocks from it and finds algebraic loops with it.
+Sample time
+    ``sample_time``: ``None`` means the diagram's step; otherwise a positive integer multiple of it.
+Life cycle
+    ``start(t0, dt)`` once before the first step (``dt`` is the block's own period; open files,
+    sockets, instantiate FMUs, reset the state); ``stop()`` once at the end, also after an error,
+    and it must be safe to call twice.  ``get_state()`` / ``set_state(s)`` snapshot and restore
+    the state (for rollback); a block that cannot returns ``None`` from ``get_state``.
+Errors
+    A block raises :class:`BlockError` (or a subclass) with a message that names what went wrong;
+    the runner adds the block's name and the time.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+
+from ..errors import MbsError
+
+PORT_TYPES = ("Real", "Integer", "Boolean", "String")
+
+
+class BlockError(MbsError, RuntimeError):
+    """A block was misused or failed while running (the runner prefixes the block and time)."""
+
+
+class Block:
+    """Base class: a block with no ports, no state and no feed-through."""
+
+    #: port names, in the order of ``u`` and of the sequence ``output`` returns
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    #: None: the diagram's step; else a positive integer multiple of it
+    sample_time: float | None = None
+
+    def port_type(self, port: str) -> str:
+        """``"Real"``, ``"Integer"``, ``"Boolean"`` or ``"String"``."""
+        return "Real"
+
+    def feedthrough(self) -> Mapping[str, Sequence[str]]:
+        """{output: inputs it depends on directly}; outputs not listed depend on none."""
+        return {}
+
+    def start(self, t0: float, dt: float) -> None:
+        """Prepare a run that starts at ``t0`` with sample period ``dt``."""
+
+    def output(self, t: float, u: Sequence[float]) -> Sequence[float]:
+        """Outputs at ``t`` (no change of state)."""
+        return ()
+
+    def update(self, t: float, u: Sequence[float]) -> None:
+        """Advance the state from ``t`` to ``t + dt`` with the inputs ``u`` held."""
+
+    def stop(self) -> None:
+        """Release what ``start`` acquired (idempotent)."""
+
+    def get_state(self):
+        """A snapshot of the state for :meth:`set_state`; ``None`` if the block cannot."""
+        return copy.deepcopy(vars(self))
+
+    def set_state(self, state) -> None:
+        """Restore a snapshot taken by :meth:`get_state`."""
+        vars(self).update(copy.deepcopy(state))
+
+
+class SISO(Block):
+    """A single-input single-output block: input ``u``, output ``y``."""
+
+    inputs = ("u",)
+    outputs = ("y",)
