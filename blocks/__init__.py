@@ -1,3 +1,17 @@
-"""Standard blocks for the block-diagram runner (arrives with the runner issue)."""
+"""Standard blocks for the block-diagram runner (:mod:`mbsfmu.runner`), one module per family."""
 
+from .control import PID
 from .fmu import FMU
+from .lti import StateSpace, TransferFunction
+from .math_blocks import Function, Gain, RateLimiter, Saturation, Sum
+from .sinks import Recorder
+from .sources import Constant, Ramp, Sine, Step, Table
+
+__all__ = [
+    "Constant", "Step", "Ramp", "Sine", "Table",
+    "Gain", "Sum", "Saturation", "RateLimiter", "Function",
+    "PID",
+    "StateSpace", "TransferFunction",
+    "Recorder",
+    "FMU",
+]
