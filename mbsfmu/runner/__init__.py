@@ -5,5 +5,7 @@ diagram (wiring checks, execution order, algebraic loops, multi-rate, real-time 
 """
 
 from .block import PORT_TYPES, SISO, Block, BlockError
+from .diagram import AlgebraicLoopError, BlockRunError, Diagram, DiagramError, RealtimeError, Result
 
-__all__ = ["Block", "SISO", "BlockError", "PORT_TYPES"]
+__all__ = ["Block", "SISO", "BlockError", "PORT_TYPES", "Diagram", "DiagramError",
+           "AlgebraicLoopError", "RealtimeError", "BlockRunError", "Result"]

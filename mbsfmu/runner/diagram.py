@@ -1,0 +1,650 @@
+"""A block diagram: named blocks wired output -> input, stepped together on a fixed time grid.
+
+>>> d = Diagram(step=1e-3)
+>>> src = d.add("src", Constant(1.0))          # doctest: +SKIP
+>>> d.connect("src.y", "gain.u")                # doctest: +SKIP
+>>> res = d.run(1.0)                            # doctest: +SKIP
+>>> res["gain.y"]                               # doctest: +SKIP
+
+Semantics of one diagram step ``n`` at ``t = t0 + n * step`` (as Simulink's discrete sample times):
+
+1. every block *due* at ``n`` (``n % k == 0`` with ``k = sample_time / step``) computes
+   ``output(t, u)`` in execution order: the topological order of the direct-feed-through graph
+   (:mod:`~mbsfmu.runner.scheduling`), so a block sees the outputs of its feed-through sources of
+   the same instant; algebraic loops are refused or solved (:mod:`~mbsfmu.runner.algebraic_loops`);
+   the outputs of blocks not due are held (zero-order hold);
+2. the signals are recorded;
+3. every due block's ``update(t, u)`` advances its state to its next sample instant.
+
+The grid is ``t0, t0 + step, ..., t0 + N step`` with ``N = round((t_end - t0) / step)``; at the
+last point only outputs are computed.  Each run ``start``\\ s every block (with its own period) and
+``stop``\\ s them at the end, also after an error, so a diagram can be run again.
+
+Errors during a run are raised as :class:`BlockRunError` (a :class:`~mbsfmu.runner.block.
+BlockError` and a :class:`~mbsfmu.errors.SimulationError`) with the message prefix
+``"<block> at t=<t>: "``, chained to the block's own exception, or as
+:class:`~mbsfmu.runner.scheduling.AlgebraicLoopError` / :class:`~mbsfmu.runner.realtime.
+RealtimeError`; every one carries ``.result``, the signals recorded up to the failing step.
+
+Rollback: ``output`` does not change a block's state, so after a failure while outputs are
+computed every block is still in its state at the start of the failing step.  A failure in the
+update phase leaves some blocks advanced.  If every block's ``get_state()`` returns a snapshot
+(not ``None``) and ``rollback=True`` (default), the runner keeps a checkpoint (all blocks'
+``get_state()``) every :data:`CHECKPOINT_EVERY` steps and the signals of the steps since; after
+a failed update it restores the checkpoint and replays the ``update`` calls of the steps since
+(the same inputs, so the same states for deterministic blocks), so that every block is left in its
+state at the start of the failing step (``error.rolled_back`` is then True).  This costs a list
+copy per step and one snapshot per :data:`CHECKPOINT_EVERY` steps instead of a snapshot per step.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import time
+from collections.abc import Sequence
+from operator import itemgetter
+from types import MappingProxyType
+
+import numpy as np
+
+from ..errors import SimulationError
+from .algebraic_loops import LoopSolver
+from .block import PORT_TYPES, Block, BlockError
+from .realtime import Pacer, RealtimeError
+from .result import Result
+from .scheduling import (
+    AlgebraicLoop,
+    AlgebraicLoopError,
+    DiagramError,
+    execution_order,
+    is_loop,
+    tearing_order,
+)
+
+__all__ = ["Diagram", "DiagramError", "AlgebraicLoopError", "RealtimeError", "BlockRunError",
+           "AlgebraicLoop", "Result", "CHECKPOINT_EVERY"]
+
+#: steps between two rollback checkpoints (see the module docstring)
+CHECKPOINT_EVERY = 100
+#: precompute the due-block lists for every phase if the multi-rate hyperperiod is at most this
+MAX_PHASES = 4096
+#: relative tolerance of "sample time is an integer multiple of the step"
+SAMPLE_TIME_RTOL = 1e-9
+
+
+class BlockRunError(BlockError, SimulationError):
+    """A block failed during a run: ``.block`` (name), ``.t``, ``.result`` (signals so far),
+    ``.rolled_back`` (blocks restored to the start of the failing step from snapshots)."""
+
+    def __init__(self, message: str, block: str | None = None, t: float | None = None):
+        super().__init__(message)
+        self.block = block
+        self.t = t
+        self.result = None
+        self.rolled_back = False
+
+
+class _Fault(Exception):
+    """Raised inside the step loop by the runner's own checks: (block index, message)."""
+
+    def __init__(self, block: int, message: str):
+        super().__init__(message)
+        self.block = block
+
+
+def _gather(idx: tuple[int, ...]):
+    """A function picking the values at ``idx`` from the signal list as a sequence (one C call)."""
+    if len(idx) == 0:
+        return itemgetter(slice(0, 0))
+    if len(idx) == 1:
+        return itemgetter(slice(idx[0], idx[0] + 1))
+    if idx == tuple(range(idx[0], idx[0] + len(idx))):
+        return itemgetter(slice(idx[0], idx[0] + len(idx)))
+    return itemgetter(*idx)
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float, np.number)) and math.isfinite(x)
+
+
+def _note(err: Exception, text: str) -> None:
+    """Attach ``text`` to ``err`` (PEP 678 notes where available, else the message)."""
+    if hasattr(err, "add_note"):
+        err.add_note(text)
+    else:  # Python 3.10
+        err.args = (f"{err.args[0] if err.args else ''} ({text})",)
+
+
+def _split(ref, role: str) -> tuple[str, str]:
+    if not isinstance(ref, str) or "." not in ref:
+        raise DiagramError(f"{role} {ref!r}: expected 'block.port'")
+    name, port = ref.split(".", 1)
+    return name, port
+
+
+class _Plan:
+    """Everything a run needs, derived from the wiring (built by :meth:`Diagram._compile`)."""
+
+
+class Diagram:
+    """Blocks connected output -> input, run on a fixed grid of ``step`` seconds from ``t0``."""
+
+    def __init__(self, step: float, t0: float = 0.0):
+        if isinstance(step, bool) or not isinstance(step, (int, float)) or not (
+                math.isfinite(step) and step > 0):
+            raise DiagramError(f"step must be a positive finite number, not {step!r}")
+        if isinstance(t0, bool) or not isinstance(t0, (int, float)) or not math.isfinite(t0):
+            raise DiagramError(f"t0 must be a finite number, not {t0!r}")
+        self.step = float(step)
+        self.t0 = float(t0)
+        self._blocks: dict[str, Block] = {}
+        #: (destination block, input) -> (source block, output)
+        self._driver: dict[tuple[str, str], tuple[str, str]] = {}
+
+    # ------------------------------------------------------------------ wiring
+
+    @property
+    def blocks(self) -> MappingProxyType:
+        """{name: block} in the order they were added (read-only)."""
+        return MappingProxyType(self._blocks)
+
+    @property
+    def connections(self) -> list[tuple[str, str]]:
+        """``("src.port", "dst.port")`` pairs in the order they were made."""
+        return [(f"{a}.{p}", f"{b}.{q}") for (b, q), (a, p) in self._driver.items()]
+
+    def __repr__(self) -> str:
+        return (f"Diagram(step={self.step:g}, t0={self.t0:g}, {len(self._blocks)} blocks, "
+                f"{len(self._driver)} connections)")
+
+    def add(self, name: str, block: Block) -> Block:
+        """Add ``block`` under ``name`` (an identifier: letters, digits, ``_``); returns it."""
+        if not isinstance(name, str) or not name.isidentifier():
+            raise DiagramError(f"block name {name!r}: must be an identifier (letters, digits, _; "
+                               "no '.')")
+        if name in self._blocks:
+            raise DiagramError(f"block name {name!r} is already used")
+        if not isinstance(block, Block):
+            raise DiagramError(f"block {name!r}: {type(block).__name__} is not a Block")
+        for kind in ("inputs", "outputs"):
+            ports = getattr(block, kind)
+            if not isinstance(ports, tuple) or not all(isinstance(p, str) and p for p in ports):
+                raise DiagramError(f"block {name!r}: {kind} must be a tuple of port names, "
+                                   f"not {ports!r}")
+            if len(set(ports)) != len(ports):
+                raise DiagramError(f"block {name!r}: duplicate names in {kind} {ports!r}")
+        for port in block.inputs + block.outputs:
+            if block.port_type(port) not in PORT_TYPES:
+                raise DiagramError(f"block {name!r}: port {port!r} has type "
+                                   f"{block.port_type(port)!r}, not one of {PORT_TYPES}")
+        self._blocks[name] = block
+        return block
+
+    def _block(self, name: str, ref: str) -> Block:
+        try:
+            return self._blocks[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, list(self._blocks), n=3)
+            hint = f"did you mean {', '.join(close)}?" if close else (
+                f"blocks: {', '.join(self._blocks) or 'none'}")
+            raise DiagramError(f"unknown block {name!r} in {ref!r} ({hint})") from None
+
+    def connect(self, src: str, dst: str) -> None:
+        """Drive input ``dst`` (``"block.port"``) from output ``src`` (``"block.port"``)."""
+        a, p = _split(src, "source")
+        b, q = _split(dst, "destination")
+        ba, bb = self._block(a, src), self._block(b, dst)
+        if p not in ba.outputs:
+            if p in ba.inputs:
+                raise DiagramError(f"source {src!r} is an input of {a!r}: a connection goes from "
+                                   f"an output (outputs of {a!r}: {', '.join(ba.outputs) or 'none'})")
+            raise DiagramError(f"block {a!r} has no output {p!r} (outputs: "
+                               f"{', '.join(ba.outputs) or 'none'})")
+        if q not in bb.inputs:
+            if q in bb.outputs:
+                raise DiagramError(f"destination {dst!r} is an output of {b!r}: a connection goes "
+                                   f"to an input (inputs of {b!r}: {', '.join(bb.inputs) or 'none'})")
+            raise DiagramError(f"block {b!r} has no input {q!r} (inputs: "
+                               f"{', '.join(bb.inputs) or 'none'})")
+        if (b, q) in self._driver:
+            a0, p0 = self._driver[(b, q)]
+            raise DiagramError(f"input {dst!r} is already driven by '{a0}.{p0}' (cannot also "
+                               f"connect {src!r})")
+        ta, tb = ba.port_type(p), bb.port_type(q)
+        if ta != tb:
+            raise DiagramError(f"port type mismatch: {src!r} is {ta}, {dst!r} is {tb}")
+        self._driver[(b, q)] = (a, p)
+
+    # ------------------------------------------------------------------ analysis
+
+    def check(self, *, algebraic_loops: str = "error") -> list[AlgebraicLoop]:
+        """Validate the diagram as :meth:`run` does before starting any block.
+
+        Raises :class:`DiagramError` for unconnected inputs, bad sample times or a bad
+        ``feedthrough()``, and :class:`AlgebraicLoopError` for algebraic loops unless
+        ``algebraic_loops="iterate"``.  Returns the algebraic loops (empty if none).
+        """
+        return self._compile(algebraic_loops).loops
+
+    def execution_order(self) -> list[tuple[str, ...]]:
+        """Block names in execution order; a tuple of several names is an algebraic loop."""
+        plan = self._compile("iterate")
+        return [tuple(plan.names[i] for i in group) for group in plan.order]
+
+    def _compile(self, algebraic_loops: str, loop_tol: float = 1e-10,
+                 loop_max_iter: int = 100) -> _Plan:
+        if algebraic_loops not in ("error", "iterate"):
+            raise DiagramError(f"algebraic_loops must be 'error' or 'iterate', not "
+                               f"{algebraic_loops!r}")
+        if not self._blocks:
+            raise DiagramError("the diagram has no blocks")
+        names = list(self._blocks)
+        blocks = list(self._blocks.values())
+        index = {name: i for i, name in enumerate(names)}
+        plan = _Plan()
+        plan.names, plan.blocks = names, blocks
+
+        missing = [f"{name}.{q}" for name, b in self._blocks.items() for q in b.inputs
+                   if (name, q) not in self._driver]
+        if missing:
+            raise DiagramError(f"{len(missing)} unconnected input(s): {', '.join(missing)}")
+
+        # sample periods in steps
+        ks = []
+        for name, b in self._blocks.items():
+            st = b.sample_time
+            if st is None:
+                ks.append(1)
+                continue
+            ok = not isinstance(st, bool) and isinstance(st, (int, float)) and math.isfinite(st) \
+                and st > 0
+            k = round(st / self.step) if ok else 0
+            if not ok or k < 1 or abs(st / self.step - k) > SAMPLE_TIME_RTOL * (st / self.step):
+                raise DiagramError(f"block {name!r}: sample_time {st!r} is not a positive integer "
+                                   f"multiple of the diagram step {self.step!r}")
+            ks.append(k)
+        plan.ks = ks
+
+        # signal slots: each block's outputs are contiguous
+        lo, slot = [], {}
+        n = 0
+        for name, b in self._blocks.items():
+            lo.append(n)
+            for p in b.outputs:
+                slot[(name, p)] = n
+                n += 1
+        plan.lo = lo
+        plan.hi = [lo[i] + len(b.outputs) for i, b in enumerate(blocks)]
+        plan.nsig = n
+        plan.slot = slot
+        plan.inputs = [tuple(slot[self._driver[(name, q)]] for q in b.inputs)
+                       for name, b in self._blocks.items()]
+        plan.types = [b.port_type(p) for b in blocks for p in b.outputs]
+
+        # feed-through graph
+        ft_inputs = []
+        for name, b in self._blocks.items():
+            ft = b.feedthrough() or {}
+            used = set()
+            for out, ins in ft.items():
+                if out not in b.outputs:
+                    raise DiagramError(f"block {name!r}: feedthrough() names {out!r}, which is not "
+                                       f"an output (outputs: {', '.join(b.outputs) or 'none'})")
+                for q in ins:
+                    if q not in b.inputs:
+                        raise DiagramError(f"block {name!r}: feedthrough() says {out!r} depends "
+                                           f"on {q!r}, which is not an input (inputs: "
+                                           f"{', '.join(b.inputs) or 'none'})")
+                    used.add(q)
+            ft_inputs.append(used)
+        succ: list[list[int]] = [[] for _ in names]
+        deps: dict[int, set[int]] = {}
+        for (b, q), (a, _p) in self._driver.items():
+            ib, ia = index[b], index[a]
+            if q in ft_inputs[ib]:
+                if ib not in succ[ia]:
+                    succ[ia].append(ib)
+                deps.setdefault(ib, set()).add(ia)
+        plan.order = execution_order(succ)
+        plan.loops = []
+        plan.loop_members = {}
+        for group in plan.order:
+            if not is_loop(group, succ):
+                continue
+            members = set(group)
+            conns = tuple((f"{a}.{p}", f"{b}.{q}") for (b, q), (a, p) in self._driver.items()
+                          if index[a] in members and index[b] in members
+                          and q in ft_inputs[index[b]])
+            plan.loops.append(AlgebraicLoop(tuple(names[i] for i in group), conns))
+            plan.loop_members[group] = tearing_order(group, {v: deps.get(v, set()) & members
+                                                             for v in group})
+        if plan.loops and algebraic_loops == "error":
+            raise AlgebraicLoopError(
+                f"{len(plan.loops)} algebraic loop(s): "
+                + "; ".join(str(loop) for loop in plan.loops)
+                + ". Break each with a block without direct feed-through (e.g. a unit delay) or "
+                "run with algebraic_loops='iterate'", loops=plan.loops)
+        plan.ft_inputs = ft_inputs
+        plan.tol, plan.max_iter = loop_tol, loop_max_iter
+        plan.hyper = math.lcm(*ks)
+        plan.solvers = {}
+        return plan
+
+    # ------------------------------------------------------------------ running
+
+    @staticmethod
+    def _phase(plan: _Plan, p: int, gets, chks) -> tuple[tuple, tuple]:
+        """(output tasks, update tasks) of the blocks due at phase ``p`` of the hyperperiod."""
+        outs, upds = [], []
+        for group in plan.order:
+            if group in plan.loop_members:
+                due = tuple(i for i in plan.loop_members[group] if p % plan.ks[i] == 0)
+                if not due:
+                    continue
+                solver = plan.solvers.get(due)
+                if solver is None:
+                    solver = plan.solvers[due] = Diagram._loop_solver(plan, due, gets)
+                outs.append((solver, solver.solve, None, 0, 0, any(chks[i] for i in due)))
+            else:
+                due = tuple(i for i in group if p % plan.ks[i] == 0)
+                for i in due:
+                    outs.append((i, plan.blocks[i].output, gets[i], plan.lo[i], plan.hi[i],
+                                 chks[i]))
+            for i in due:
+                upds.append((i, plan.blocks[i].update, gets[i]))
+        return tuple(outs), tuple(upds)
+
+    @staticmethod
+    def _loop_solver(plan: _Plan, due: tuple[int, ...], gets) -> LoopSolver:
+        pos = {v: j for j, v in enumerate(due)}
+        producer = {}
+        for v in due:
+            for s in range(plan.lo[v], plan.hi[v]):
+                producer[s] = v
+        torn = []
+        for v in due:
+            b = plan.blocks[v]
+            for q, s in zip(b.inputs, plan.inputs[v]):
+                w = producer.get(s)
+                if w is not None and q in plan.ft_inputs[v] and pos[w] >= pos[v] and s not in torn:
+                    torn.append(s)
+        members = [(plan.blocks[v].output, gets[v], plan.lo[v], plan.hi[v]) for v in due]
+        solver = LoopSolver([plan.names[v] for v in due], members, torn, plan.tol, plan.max_iter)
+        solver.index = due
+        return solver
+
+    def run(self, t_end: float, *, algebraic_loops: str = "error", loop_tol: float = 1e-10,
+            loop_max_iter: int = 100, realtime: bool = False, rtf: float = 1.0,
+            overrun: str = "catch_up", record: Sequence[str] | None = None,
+            check_finite: bool = True, rollback: bool = True) -> Result:
+        """Run from ``t0`` to ``t_end``; see the module docstring.
+
+        ``algebraic_loops``: ``"error"`` (refuse them) or ``"iterate"`` (solve each at every
+        step to ``loop_tol`` in at most ``loop_max_iter`` iterations).  ``realtime``: pace the
+        steps to the wall clock at ``rtf`` (:mod:`~mbsfmu.runner.realtime`), ``overrun``:
+        ``"catch_up"``, ``"skip"`` or ``"fail"``.  ``record``: the ``"block.port"`` names to
+        record (an input records the signal driving it; a bare block name records all its
+        outputs); default every output that is not a String.  ``check_finite``: raise on a
+        non-finite Real output.  ``rollback``: see the module docstring.
+        """
+        if isinstance(t_end, bool) or not isinstance(t_end, (int, float)) or not (
+                math.isfinite(t_end) and t_end > self.t0):
+            raise DiagramError(f"t_end must be finite and greater than t0 = {self.t0!r}, "
+                               f"not {t_end!r}")
+        if isinstance(loop_tol, bool) or not isinstance(loop_tol, (int, float)) or not (
+                loop_tol > 0 and math.isfinite(loop_tol)):
+            raise DiagramError(f"loop_tol must be a positive number, not {loop_tol!r}")
+        if isinstance(loop_max_iter, bool) or not isinstance(loop_max_iter, int) or \
+                loop_max_iter < 1:
+            raise DiagramError(f"loop_max_iter must be a positive integer, not {loop_max_iter!r}")
+        n_steps = round((t_end - self.t0) / self.step)
+        if n_steps < 1:
+            raise DiagramError(f"t_end = {t_end!r} is less than half a step ({self.step!r}) "
+                               f"after t0 = {self.t0!r}")
+        plan = self._compile(algebraic_loops, float(loop_tol), loop_max_iter)
+        pacer = None
+        if realtime:
+            try:
+                pacer = Pacer(self.step, n_steps + 1, rtf, overrun)
+            except ValueError as exc:
+                raise DiagramError(str(exc)) from None
+        names, cols = self._recorded(plan, record)
+        return self._execute(plan, n_steps, names, cols, pacer, bool(check_finite),
+                             bool(rollback))
+
+    def _recorded(self, plan: _Plan, record) -> tuple[list[str], tuple[int, ...]]:
+        """Names and signal slots of the recorded signals."""
+        if record is None:
+            pairs = [(f"{n}.{p}", s) for (n, p), s in plan.slot.items()
+                     if plan.types[s] != "String"]
+            return [n for n, _ in pairs], tuple(s for _, s in pairs)
+        if isinstance(record, str):
+            record = [record]
+        names, cols = [], []
+        for ref in record:
+            if isinstance(ref, str) and "." not in ref and ref in self._blocks:
+                refs = [f"{ref}.{p}" for p in self._blocks[ref].outputs
+                        if self._blocks[ref].port_type(p) != "String"]
+            else:
+                refs = [ref]
+            for r in refs:
+                b, p = _split(r, "recorded signal")
+                blk = self._block(b, r)
+                if (b, p) in plan.slot:
+                    s = plan.slot[(b, p)]
+                elif p in blk.inputs:
+                    s = plan.slot[self._driver[(b, p)]]
+                else:
+                    ports = blk.outputs + blk.inputs
+                    close = difflib.get_close_matches(p, ports, n=3)
+                    raise DiagramError(f"cannot record {r!r}: block {b!r} has no port {p!r}"
+                                       + (f" (did you mean {', '.join(close)}?)" if close else
+                                          f" (ports: {', '.join(ports) or 'none'})"))
+                if blk.port_type(p) == "String":
+                    raise DiagramError(f"cannot record {r!r}: String signals are not recorded")
+                if r not in names:
+                    names.append(r)
+                    cols.append(s)
+        return names, tuple(cols)
+
+    def _execute(self, plan: _Plan, N: int, rec_names, rec_cols, pacer, check_finite: bool,
+                 rollback: bool) -> Result:
+        blocks, names = plan.blocks, plan.names
+        step, t0 = self.step, self.t0
+        gets = [_gather(idx) for idx in plan.inputs]
+        chks = [check_finite and all(b.port_type(p) != "String" for p in b.outputs)
+                and len(b.outputs) > 0 for b in blocks]
+        L = plan.hyper
+        if L <= MAX_PHASES:
+            plans = [self._phase(plan, p, gets, chks) for p in range(L)]
+        else:
+            plans = _LazyPhases(plan, gets, chks)
+        solvers = list(plan.solvers.values())
+
+        sig = [("" if ty == "String" else 0.0) for ty in plan.types]
+        rec = np.full((N + 1, len(rec_cols)), np.nan)
+        if rec_cols == tuple(range(plan.nsig)):
+            rget = None  # record the whole signal list
+        elif rec_cols:
+            rget = itemgetter(*rec_cols)
+        else:
+            rget = False
+        stats = {"steps": N, "points": N + 1, "wall_time": float("nan"), "loop_iterations": 0,
+                 "rollback": False, "realtime": pacer is not None}
+
+        started = []
+        n, phase, cur = 0, "start", 0
+        wall0 = time.perf_counter()
+        pending = None
+        ck_state = hist = None
+        ck_n = 0
+        try:
+            try:
+                for i, b in enumerate(blocks):
+                    cur = i
+                    started.append(b)
+                    b.start(t0, plan.ks[i] * step)
+                if rollback:
+                    cur = 0
+                    phase = "snapshot"
+                    states = []
+                    for i, b in enumerate(blocks):
+                        cur = i
+                        states.append(b.get_state())
+                    if all(s is not None for s in states):
+                        ck_state, hist = states, []
+                stats["rollback"] = hist is not None
+                phase = "output"
+                wait = pacer.wait if pacer is not None else None
+                if pacer is not None:
+                    pacer.start()
+                isfinite = math.isfinite
+                every = CHECKPOINT_EVERY
+                wall0 = time.perf_counter()
+                for n in range(N + 1):
+                    t = t0 + n * step
+                    if wait is not None:
+                        phase = "pacing"
+                        wait(n)
+                    phase = "output"
+                    outs, upds = plans[n % L]
+                    for cur, out, get, lo, hi, chk in outs:
+                        if get is None:
+                            if not out(t, sig):
+                                raise _Fault(-1, "")
+                            if chk:
+                                _check_loop(cur, sig, plan)
+                            continue
+                        y = out(t, get(sig))
+                        if len(y) != hi - lo:
+                            raise _Fault(cur, f"output() returned {len(y)} values for "
+                                              f"{hi - lo} outputs {blocks[cur].outputs}")
+                        if chk:
+                            s = sum(y)
+                            if not isfinite(s):
+                                _check_values(cur, y, blocks[cur].outputs)
+                        sig[lo:hi] = y
+                    if rget is None:
+                        rec[n] = sig
+                    elif rget:
+                        rec[n] = rget(sig)
+                    if n == N:
+                        break
+                    phase = "update"
+                    if hist is not None:
+                        if n - ck_n >= every:
+                            phase = "snapshot"
+                            ck_state = []
+                            for cur, b in enumerate(blocks):  # noqa: B007 (cur: for errors)
+                                ck_state.append(b.get_state())
+                            ck_n = n
+                            hist.clear()
+                            phase = "update"
+                        hist.append(sig[:])
+                    for cur, upd, get in upds:  # noqa: B007 (cur names a failing block)
+                        upd(t, get(sig))
+            except Exception as exc:
+                stats["wall_time"] = time.perf_counter() - wall0
+                stats["loop_iterations"] = sum(s.iterations for s in solvers)
+                if pacer is not None:
+                    stats.update(pacer.stats())
+                rows = n + 1 if phase in ("update", "snapshot") else n
+                if phase == "start":
+                    rows = 0
+                res = Result(t0 + step * np.arange(rows), rec_names, rec[:rows], stats)
+                err = self._error(exc, phase, cur, n, t0 + n * step, plan)
+                err.result = res
+                if phase == "update" and ck_state is not None:
+                    try:
+                        for b, s in zip(blocks, ck_state):
+                            b.set_state(s)
+                        for m in range(ck_n, n):
+                            tm = t0 + m * step
+                            u = hist[m - ck_n]
+                            for _i, upd, get in plans[m % L][1]:
+                                upd(tm, get(u))
+                        err.rolled_back = True
+                    except Exception as exc2:  # the original error matters more
+                        _note(err, f"rollback failed: {type(exc2).__name__}: {exc2}")
+                elif isinstance(err, BlockRunError):
+                    err.rolled_back = False
+                pending = err
+                raise err from (None if isinstance(exc, (_Fault, RealtimeError)) else exc)
+        finally:
+            stop_error = None
+            for b in reversed(started):
+                try:
+                    b.stop()
+                except Exception as exc:  # stop every block even if one fails
+                    if stop_error is None:
+                        stop_error = (b, exc)
+            if stop_error is not None:
+                b, exc = stop_error
+                name = names[blocks.index(b)]
+                if pending is not None:
+                    _note(pending, f"{name}.stop() also failed: {type(exc).__name__}: {exc}")
+                else:
+                    raise BlockRunError(f"{name} at t={t0 + N * step:.9g}: stop failed: {exc}",
+                                        name, t0 + N * step) from exc
+        stats["wall_time"] = time.perf_counter() - wall0
+        stats["loop_iterations"] = sum(s.iterations for s in solvers)
+        if pacer is not None:
+            stats.update(pacer.stats())
+        return Result(t0 + step * np.arange(N + 1), rec_names, rec, stats)
+
+    @staticmethod
+    def _error(exc: Exception, phase: str, cur, n: int, t: float, plan: _Plan) -> Exception:
+        """The exception to raise for ``exc``, raised in ``phase`` of step ``n``."""
+        names = plan.names
+        if isinstance(exc, RealtimeError):
+            return exc
+        if isinstance(cur, LoopSolver):
+            if isinstance(exc, _Fault) and exc.block == -1:
+                err_, it = cur.failure
+                return AlgebraicLoopError(
+                    f"algebraic loop [{', '.join(cur.names)}] at t={t:.9g}: not converged in "
+                    f"{it} iterations, residual {err_:.3g} > loop_tol {cur.tol:.3g}",
+                    loops=[loop for loop in plan.loops if set(cur.names) <= set(loop.blocks)],
+                    t=t, residual=err_)
+            if isinstance(exc, _Fault):
+                name = names[exc.block]
+            else:
+                name = cur.names[cur.current]
+        else:
+            name = names[cur]
+        if isinstance(exc, _Fault):
+            message = str(exc)
+        elif phase in ("start", "snapshot"):
+            what = "start" if phase == "start" else "get_state"
+            message = f"{what}() failed: {type(exc).__name__}: {exc}"
+            if phase == "snapshot":
+                message += " (run with rollback=False to skip state snapshots)"
+        else:
+            message = f"{phase}() failed: {type(exc).__name__}: {exc}"
+        return BlockRunError(f"{name} at t={t:.9g}: {message}", name, t)
+
+
+class _LazyPhases:
+    """Phase plans computed on demand (a hyperperiod too long to precompute)."""
+
+    def __init__(self, plan, gets, chks):
+        self.args = plan, gets, chks
+
+    def __getitem__(self, p):
+        plan, gets, chks = self.args
+        return Diagram._phase(plan, p, gets, chks)
+
+
+def _check_values(i: int, y, ports) -> None:
+    """Raise :class:`_Fault` naming the first non-finite output of block ``i``."""
+    for port, v in zip(ports, y):
+        if not _finite(v) and not isinstance(v, np.bool_):
+            raise _Fault(i, f"non-finite output {port} = {v!r}")
+
+
+def _check_loop(solver: LoopSolver, sig: list, plan: _Plan) -> None:
+    for v in solver.index:
+        lo, hi = plan.lo[v], plan.hi[v]
+        if plan.types[lo:hi] and "String" not in plan.types[lo:hi]:
+            _check_values(v, sig[lo:hi], plan.blocks[v].outputs)
