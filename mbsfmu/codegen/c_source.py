@@ -122,8 +122,15 @@ def _function(name, outputs, eqs, rename, printer, allowed) -> list[str]:
 
     for s in w.needed_for(outputs):
         lines.append(f"    const double {s} = {body(w.definitions[s], str(s))};")
+    # an output equal to an earlier one (the mirrored half of the symmetric M, repeated zeros)
+    # is copied, not evaluated again: the compiler does not merge long sums reliably
+    first: dict = {}
     for i, e in enumerate(outputs):
-        lines.append(f"    out[{i}] = {body(e, f'output {i} of {name}')};")
+        j = first.setdefault(e, i)
+        if j != i and not e.is_Number:
+            lines.append(f"    out[{i}] = out[{j}];")
+        else:
+            lines.append(f"    out[{i}] = {body(e, f'output {i} of {name}')};")
     lines.append("}")
     return lines
 

@@ -21,18 +21,28 @@ class Intermediates:
         self.symbols: list[sp.Symbol] = []
         self.definitions: dict[sp.Symbol, sp.Expr] = {}
         self._expanded: dict[sp.Symbol, sp.Expr] = {}
+        self._by_definition: dict[sp.Expr, sp.Symbol] = {}
 
     def __len__(self) -> int:
         return len(self.symbols)
 
     def aux(self, expr) -> sp.Expr:
-        """Return ``expr`` itself if it is trivial, else a new symbol standing for it."""
+        """Return ``expr`` itself if it is trivial, the symbol of an earlier identical
+        definition if there is one, else a new symbol standing for it.
+
+        Reusing symbols lets sympy merge equal terms where they meet (the rotational terms
+        ``J + J + ...`` of a chain's mass matrix become ``n*J``) and keeps repeated
+        ``cos(q)`` or ``m*L**2/12`` from being evaluated once per body."""
         expr = sp.sympify(expr)
         if _trivial(expr):
             return expr
+        sym = self._by_definition.get(expr)
+        if sym is not None:
+            return sym
         sym = sp.Symbol(f"{self.prefix}{len(self.symbols)}", real=True)
         self.symbols.append(sym)
         self.definitions[sym] = expr
+        self._by_definition[expr] = sym
         return sym
 
     def matrix(self, M: sp.MatrixBase) -> sp.Matrix:
