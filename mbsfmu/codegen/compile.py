@@ -13,11 +13,12 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sysconfig
 import tempfile
 
 from ..errors import MbsError
 
-CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared")
+CFLAGS = ("-std=c99", "-O2", "-fno-math-errno", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared")
 LIBS = ("-lm",)
 
 #: number of compiler runs in this process (the cache avoids them)
@@ -59,21 +60,59 @@ def _atomic_write(path: pathlib.Path, data: str) -> None:
 
 def compile_shared(source: str, name: str) -> pathlib.Path:
     """Path of a shared library built from ``source`` (compiled once, then taken from the cache)."""
-    global compile_count
     cc = find_compiler()
     key = hashlib.sha256("\0".join([source, cc, *CFLAGS, *LIBS]).encode()).hexdigest()[:24]
     safe = re.sub(r"[^A-Za-z0-9_]", "_", name)[:40] or "model"
+    return _build(cc, source, f"{safe}_{key}", ".so", (), name)
+
+
+class MissingPythonHeaders(CompileError):
+    """Python.h of the running interpreter is not installed (no extension modules)."""
+
+
+def python_include_dirs() -> list[str]:
+    """The include folders of a CPython extension that uses numpy's C API; CompileError if
+    Python.h is missing (the interpreter's development headers are not installed)."""
+    import numpy as np
+
+    py = sysconfig.get_paths()["include"]
+    if not (pathlib.Path(py) / "Python.h").exists():
+        raise MissingPythonHeaders(f"Python.h not found in {py}: install the development headers of "
+                           f"this Python (e.g. python3-dev) to build extension modules")
+    return [py, np.get_include()]
+
+
+def compile_extension(template: str, stem: str) -> tuple[str, pathlib.Path]:
+    """(module name, path) of a CPython extension module built from ``template``.
+
+    The module name is ``<stem>_<hash>`` (the hash covers the template, the compiler, the flags
+    and the Python and numpy headers used); every ``@MODULE@`` in the template is replaced by it,
+    so ``PyInit_@MODULE@`` names the init function.  Cached like :func:`compile_shared`."""
+    cc = find_compiler()
+    incs = python_include_dirs()
+    ident = [template, cc, *CFLAGS, *LIBS, *incs, sysconfig.get_config_var("EXT_SUFFIX") or ""]
+    key = hashlib.sha256("\0".join(ident).encode()).hexdigest()[:24]
+    module = f"{re.sub(r'[^A-Za-z0-9_]', '_', stem)[:40]}_{key}"
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    path = _build(cc, template.replace("@MODULE@", module), module, suffix,
+                  tuple(f"-I{d}" for d in incs), stem)
+    return module, path
+
+
+def _build(cc, source, stem, suffix, extra, name) -> pathlib.Path:
+    """Compile ``source`` into ``<cache>/<stem><suffix>`` unless it is there already."""
+    global compile_count
     d = cache_dir()
     d.mkdir(parents=True, exist_ok=True)
-    so = d / f"{safe}_{key}.so"
+    so = d / f"{stem}{suffix}"
     if so.exists():
         return so
-    src = d / f"{safe}_{key}.c"
+    src = d / f"{stem}.c"
     _atomic_write(src, source)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=so.name + ".", suffix=".tmp")
     os.close(fd)
     try:
-        cmd = [cc, *CFLAGS, "-o", tmp, str(src), *LIBS]
+        cmd = [cc, *CFLAGS, *extra, "-o", tmp, str(src), *LIBS]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True)
         except OSError as exc:

@@ -40,7 +40,7 @@ COMPILED_SOURCES = ("fmi2_glue.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_rks
 NATIVE_FORMULATIONS = {"qr": (1, 0.0, 0.0), "baumgarte": (2, 10.0, 10.0), "dae": (2, 0.0, 0.0)}
 #: variable kinds as the glue numbers them (K_* in fmi2_glue.c)
 _KINDS = {"coordinate": 0, "velocity": 0, "residual": 1, "output": 1, "reaction": 1, "input": 4}
-CFLAGS = ("-std=c99", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-fvisibility=hidden")
+CFLAGS = ("-std=c99", "-shared", "-fPIC", "-O2", "-fno-math-errno", "-Wall", "-Wextra", "-fvisibility=hidden")
 
 
 def fmi_include_dir() -> pathlib.Path:
