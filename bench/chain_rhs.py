@@ -11,7 +11,7 @@ joint angles q_i (link i against link i-1; link 1 against the inertial x axis), 
 programs; the speeds are u_i = q_i'.  m, L and g are symbols with default values.
 
 * mbsfmu: ``System`` -> ``equations()`` -> ``numeric()`` -> :class:`CompiledRHS` (generated C
-  for M and q - k, Cholesky solve in C, one ctypes call per right-hand side).
+  for M and q - k, Cholesky solve in C, called as a CPython extension type by vectorcall).
 * PyDy: ``sympy.physics.mechanics.KanesMethod`` (``orient_axis``, ``v2pt_theory``,
   ``RigidBody``) and ``pydy.codegen.ode_function_generators.generate_ode_function`` with
   ``generator='cython'`` in the minimal form M(q) u' = F(q, u), q' = u (PyDy solves the f x f
@@ -24,8 +24,9 @@ status 1 before timing.
 **What is timed**, in one process at that state, per call from Python with ``timeit`` (best of
 ``--repeat`` repeats of ``--number`` calls): ``rhs(t, x)`` of mbsfmu's CompiledRHS and PyDy's
 ``rhs(x, t, p)`` (no specified inputs, so PyDy's function has no ``r`` argument).  For the
-breakdown it also times mbsfmu's bare ctypes call of ``mbs_rhs`` (no copies of x in and x' out),
-an empty ctypes call with six arguments (the ctypes overhead alone), ``numpy.linalg.solve`` of
+breakdown it also times the ctypes binding of the same kernel (``binding="ctypes"``, the fallback
+without Python.h), its bare ctypes call of ``mbs_rhs`` (no copies of x in and x' out), an empty
+ctypes call with six arguments (the ctypes overhead alone), ``numpy.linalg.solve`` of
 an N x N system (which PyDy calls inside its rhs) and mbsfmu's numpy reference backend.
 Derivation and compilation times are printed but are not part of the comparison.
 
@@ -50,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 PARAMS = {"m": 1.0, "L": 0.5, "g": 9.81}
 TARGET = 20.0
-MB = "mbsfmu CompiledRHS rhs(t, x)"
+MB = "mbsfmu CompiledRHS rhs(t, x) (extension)"
 PYDY = "PyDy cython rhs(x, t, p)"
 
 
@@ -163,12 +164,14 @@ def main(argv=None) -> int:
 
     # ---------------------------------------------------------------- time
     nb, rp = args.number, args.repeat
-    # for the breakdown only: the ctypes call of mbs_rhs with the addresses CompiledRHS has
-    # bound (no copy of x in, no copy of x' out), and an empty ctypes call with as many
-    # arguments (mbs_qr_nullspace of the same library returns at once for m = -1)
-    fn, px, pt, po = rhs_mb._fn, rhs_mb._px, rhs_mb._ptp, rhs_mb._pout
-    pprm, pu = rhs_mb._pprm, rhs_mb._pu
-    empty = rhs_mb.lib.mbs_qr_nullspace
+    # for the breakdown only: the ctypes binding of the same kernel, its bare ctypes call of
+    # mbs_rhs with the addresses it has bound (no copy of x in, no copy of x' out), and an
+    # empty ctypes call with as many arguments (mbs_qr_nullspace returns at once for m = -1)
+    rhs_ct = CompiledRHS(num, binding="ctypes")
+    fn, px, pt, po = rhs_ct._fn, rhs_ct._px, rhs_ct._ptp, rhs_ct._pout
+    pprm, pu = rhs_ct._pprm, rhs_ct._pu
+    rhs_ct(t, x)
+    empty = rhs_ct.lib.mbs_qr_nullspace
     empty.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                       ctypes.c_void_p]
     empty.restype = ctypes.c_int
@@ -177,6 +180,7 @@ def main(argv=None) -> int:
     times = {
         MB: best_us(lambda: rhs_mb(t, x), nb, rp),
         PYDY: best_us(lambda: rhs_pydy(x, t, p), nb, rp),
+        "  mbsfmu ctypes binding rhs(t, x)": best_us(lambda: rhs_ct(t, x), nb, rp),
         "  mbsfmu: ctypes call of mbs_rhs only": best_us(lambda: fn(t, px, pprm, pu, pt, po), nb, rp),
         "  mbsfmu: empty ctypes call, 6 args": best_us(lambda: empty(-1, 0, px, px, 0, px), nb, rp),
         f"  numpy.linalg.solve, {n}x{n} (PyDy uses it)": best_us(lambda: np.linalg.solve(A, x[:n]),

@@ -1,7 +1,7 @@
-"""Compiled full right-hand side x' = f(t, x) of a tree model (no constraints), called via ctypes.
+"""Compiled full right-hand side x' = f(t, x) of a tree model (no constraints).
 
 ``CompiledRHS(numeric)`` takes a :class:`~mbsfmu.codegen.numpy_backend.NumericModel` (for the
-parameter, input and time-parameter values) and builds ONE shared library from
+parameter, input and time-parameter values) and compiles ONE module from
 
 * the generated model source (:func:`~mbsfmu.codegen.c_source.generate_c`: ``mbs_dynamics``
   writes M row-major, then q - k),
@@ -10,40 +10,52 @@ parameter, input and time-parameter values) and builds ONE shared library from
 * :data:`RHS_SOURCE`, the hand-written ``mbs_rhs``: x = [y, y'], x' = [y', y''] with
   M y'' = q - k solved by Cholesky (M of a tree model is symmetric positive definite).
 
-The concatenated text is what :func:`~mbsfmu.codegen.compile.compile_shared` hashes, so the
-cached library changes whenever any of the three parts does.  Calling the object,
-``rhs(t, x)``, returns x' as a new numpy array; the values of ``numeric.prm`` and ``numeric.u``
-are read at every call (``set_params`` / ``set_inputs`` are seen), time parameters are
-evaluated with ``numeric._tp_at(t)``.
+Calling the object, ``rhs(t, x)``, returns x' as a new numpy array; the values of
+``numeric.prm`` and ``numeric.u`` are read at every call (``set_params`` / ``set_inputs`` are
+seen), time parameters are evaluated by the generated ``mbs_time_parameters`` (or, for Python
+callables, ``numeric._tp_at(t)``).
 
-Per-call overhead is kept small: the function is called through a ``CFUNCTYPE`` prototype with
-integer addresses (no ``data_as``/``byref`` per call), the addresses of prm and u are cached
-while the NumericModel keeps the same arrays, and x is copied into a preallocated buffer (which
-measured cheaper than asking numpy for the address of the caller's array).
+Two bindings, same results:
+
+``"extension"`` (the default where the interpreter's ``Python.h`` is installed)
+    The module is a CPython extension (:file:`rhs_extension.c` appended to the sources): the
+    object is its ``Kernel`` type, called by vectorcall, so one call costs the C work plus about
+    0.1 us (no ctypes marshalling, no Python frame).
+``"ctypes"``
+    A plain shared library called through a ``CFUNCTYPE`` prototype with integer addresses
+    (about 1 us of ctypes and 1 us of Python per call): the fallback without ``Python.h``.
+
+``CompiledRHS(numeric, binding="auto")`` picks the extension and falls back to ctypes only when
+the headers are missing.  Both kinds of object are (virtual) instances of :class:`CompiledRHS`
+and carry ``numeric``, ``f``, ``source``, ``path`` and ``binding``.
 """
 
 from __future__ import annotations
 
+import abc
 import ctypes
+import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 
 from ..errors import MbsError, ModelError, SingularMassMatrixError
 from .c_backend import _source
-from .c_source import sizes
-from .compile import compile_shared
+from .c_cholesky import cholesky_solve_source
+from .c_source import sizes, time_parameters_native
+from .compile import MissingPythonHeaders, compile_extension, compile_shared
 
 _RUNTIME = pathlib.Path(__file__).resolve().parents[1] / "fmu" / "runtime"
 
 #: The hand-written part of the library.  ``mbs_dynamics`` and ``MBS_NY`` come from the
-#: generated model source, ``mbs_chol_factor`` / ``mbs_chol_solve`` from mbs_linalg.c.
+#: generated model source, ``rhs_solve`` from :mod:`~mbsfmu.codegen.c_cholesky`.
 #: ``mbs_rhs`` returns 0, or the 1-based index of the first Cholesky pivot that failed (M not
 #: positive definite, or not finite); xdot then holds y' and an unusable y''.
 RHS_SOURCE = """
 /* ---- mbs_rhs: full first-order right-hand side (mbsfmu.codegen.c_rhs) ----
  * x = [y (MBS_NY), yd (MBS_NY)],  xdot = [yd, ydd],  M ydd = q - k (Cholesky).
- * Returns the status of mbs_chol_factor: 0 on success, k > 0 if pivot k-1 failed. */
+ * Returns the status of rhs_solve: 0 on success, k > 0 if pivot k-1 failed. */
 int mbs_rhs(double t, const double *x, const double *prm, const double *u, const double *tp,
             double *xdot)
 {
@@ -52,8 +64,7 @@ int mbs_rhs(double t, const double *x, const double *prm, const double *u, const
     int i, status;
 
     mbs_dynamics(t, x, x + MBS_NY, prm, u, tp, w);
-    status = mbs_chol_factor(MBS_NY, M);
-    if (status == 0) status = mbs_chol_solve(MBS_NY, M, h);
+    status = rhs_solve(M, h);
     for (i = 0; i < MBS_NY; i++) {
         xdot[i] = x[MBS_NY + i];
         xdot[MBS_NY + i] = h[i];
@@ -73,24 +84,104 @@ def linalg_source() -> str:
 
 def rhs_source(eqs) -> str:
     """The complete C source of the right-hand side library of ``eqs``."""
-    return _source(eqs) + "\n" + linalg_source() + RHS_SOURCE
+    n = sizes(eqs)["NY"]
+    return _source(eqs) + "\n" + linalg_source() + cholesky_solve_source(n) + RHS_SOURCE
+
+
+#: included before anything else (Python.h must come first)
+_EXTENSION_PROLOGUE = """#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+"""
+
+
+def extension_source(eqs) -> str:
+    """The C source of the extension module (``@MODULE@`` still to be replaced)."""
+    glue = (pathlib.Path(__file__).with_name("rhs_extension.c")).read_text()
+    return _EXTENSION_PROLOGUE + rhs_source(eqs) + glue
+
+
+BINDINGS = ("auto", "extension", "ctypes")
+
+
+class CompiledRHS(abc.ABC):  # noqa: B024 (a factory and a virtual base for isinstance)
+    """x' = f(t, x) of a tree model in compiled C; ``rhs(t, x)`` with x = [y, y'].
+
+    ``CompiledRHS(numeric, binding="auto")`` returns the extension ``Kernel`` or a
+    :class:`CtypesRHS` (see the module docstring); both are registered as subclasses."""
+
+    def __new__(cls, numeric, binding: str = "auto"):
+        if binding not in BINDINGS:
+            raise ValueError(f"unknown binding {binding!r}; choose one of {', '.join(BINDINGS)}")
+        _check_tree(numeric)
+        if binding == "ctypes":
+            return CtypesRHS(numeric)
+        try:
+            return _extension_kernel(numeric)
+        except MissingPythonHeaders:
+            if binding == "extension":
+                raise
+            return CtypesRHS(numeric)
+
+
+def _check_tree(num) -> None:
+    eqs = num.eqs
+    if eqs.n_constraints:
+        raise ModelError(f"{eqs.system.name}: CompiledRHS handles tree models only; this model "
+                         f"has {eqs.n_constraints} constraint(s) (use a formulation from "
+                         f"mbsfmu.formulations)")
+
+
+def _load_extension(module: str, path: pathlib.Path):
+    mod = sys.modules.get(module)
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(module, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[module] = mod
+    return mod
+
+
+def _extension_kernel(num):
+    """The extension module's Kernel bound to ``num``."""
+    eqs = num.eqs
+    template = extension_source(eqs)
+    module, path = compile_extension(template, f"{eqs.system.name}_rhs")
+    mod = _load_extension(module, path)
+    native_tp = time_parameters_native(eqs.system)
+    tp_at = None if (native_tp or not eqs.system.time_parameters) else num._tp_at
+    CompiledRHS.register(mod.Kernel)
+    k = mod.Kernel(num, lambda t, status, x: _raise_singular(num, t, status, x), tp_at)
+    k.numeric, k.f, k.path, k.binding = num, num.f, path, "extension"
+    k.source = template.replace("@MODULE@", module)
+    return k
+
+
+def _raise_singular(num, t, status, x):
+    """Raise the SingularMassMatrixError of a failed Cholesky pivot ``status`` (1-based)."""
+    y = np.asarray(x, dtype=float)[: num.f]
+    where = (num.coordinate_names[status - 1] if 0 < status <= num.f else f"status {status}")
+    raise SingularMassMatrixError(num._where(
+        f"mass matrix is not positive definite (Cholesky pivot of {where!r} failed: a "
+        f"singular configuration, a coordinate that moves no mass, or a state where M is "
+        f"not finite)", float(t), y))
 
 
 _PROTO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p,
                           ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
 
-class CompiledRHS:
-    """x' = f(t, x) of a tree model in compiled C; ``rhs(t, x)`` with x = [y, y']."""
+class CtypesRHS:
+    """The ctypes binding of :class:`CompiledRHS` (a plain shared library)."""
+
+    binding = "ctypes"
 
     def __init__(self, numeric):
         self.numeric = num = numeric
         eqs = num.eqs
         name = eqs.system.name
-        if eqs.n_constraints:
-            raise ModelError(f"{name}: CompiledRHS handles tree models only; this model has "
-                             f"{eqs.n_constraints} constraint(s) (use a formulation from "
-                             f"mbsfmu.formulations)")
+        _check_tree(num)
         self.f = f = num.f
         n = sizes(eqs)
         self.source = rhs_source(eqs)
@@ -165,10 +256,7 @@ class CompiledRHS:
         return self._fn(t, self._px, self._pprm, self._pu, self._ptp, self._pout)
 
     def _singular(self, t, status):
-        num = self.numeric
-        y = self._x[: self.f]
-        where = (num.coordinate_names[status - 1] if 0 < status <= self.f else f"status {status}")
-        raise SingularMassMatrixError(num._where(
-            f"mass matrix is not positive definite (Cholesky pivot of {where!r} failed: a "
-            f"singular configuration, a coordinate that moves no mass, or a state where M is "
-            f"not finite)", float(t), y))
+        _raise_singular(self.numeric, t, status, self._x)
+
+
+CompiledRHS.register(CtypesRHS)
