@@ -6,6 +6,7 @@ from .lti import StateSpace, TransferFunction
 from .math_blocks import Function, Gain, RateLimiter, Saturation, Sum
 from .sinks import Recorder
 from .sources import Constant, Ramp, Sine, Step, Table
+from .udp import UdpReceive, UdpSend
 
 __all__ = [
     "Constant", "Step", "Ramp", "Sine", "Table",
@@ -14,4 +15,5 @@ __all__ = [
     "StateSpace", "TransferFunction",
     "Recorder",
     "FMU",
+    "UdpSend", "UdpReceive",
 ]
