@@ -44,8 +44,9 @@ def solve_fixed_point(g: Callable[[np.ndarray], np.ndarray], x0, tol: float = 1e
     """Solve ``x = g(x)``; returns ``(x, iterations, error, converged)``.
 
     ``method``: ``"anderson"`` (Anderson acceleration, switching to Newton when it stalls) or
-    ``"newton"`` (Newton from the start).  On convergence the last call of ``g`` was at the
-    returned ``x`` (the loop solver relies on this: the diagram's signals then hold that sweep).
+    ``"newton"`` (Newton from the start).  On convergence the returned ``x`` is ``g(x_k)`` of the
+    last call of ``g``, whose argument ``x_k`` is within ``tol`` of it (the loop solver relies on
+    this: the diagram's signals then hold that last sweep, consistent to ``tol``).
     """
     if method not in ("anderson", "newton"):
         raise ValueError(f"method must be 'anderson' or 'newton', not {method!r}")

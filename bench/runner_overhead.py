@@ -1,0 +1,210 @@
+"""Per-step overhead of the diagram runner, and its real-time jitter at 1 kHz.
+
+The diagram: ``src`` (a step of the force at t = 0.5 s) -> ``msd`` (a native FMU of a 1-DOF
+mass-spring model, m = 1 kg, k = 10 N/m, input force ``F``, outputs ``x`` and ``der(x)``) ->
+``gain`` (0.5 x), run by :class:`mbsfmu.runner.Diagram` at 1 ms steps.  The FMU is built with
+``mbsfmu.build_fmu`` into ``bench/out/runner_overhead/``; the FMU block is ``blocks.fmu.FMU``.
+
+What is timed (``time.perf_counter`` around whole loops; the best of ``--repeat`` runs):
+
+* fmpy: the same FMU through fmpy's ``FMU2Slave`` by hand, per step
+  ``setReal([F], [f(t)])``, ``doStep(t, h)``, ``getReal([x, der(x)])`` and ``0.5 * x`` in Python:
+  what a hand-written co-simulation loop costs;
+* runner: ``Diagram.run`` of the 3-block diagram (``wall_time`` of its statistics: the step
+  loop, without starting the blocks), with and without the rollback checkpoints;
+* overhead = runner - fmpy, per step;
+* runner alone: the same diagram with the FMU replaced by a trivial Python block (one multiply
+  per output): what the runner costs around three near-empty blocks;
+* cross-check: the runner's and the fmpy loop's ``x`` agree to round-off.
+
+Real time: the diagram paced at 1 kHz for ``--rt-seconds`` (default 60; ``--quick``: 5 s) with
+``overrun="catch_up"``: jitter (actual start of a step minus its deadline) p50 / p99 / max,
+overruns, achieved real-time factor.
+
+Targets (issue 5): runner overhead ≤ 20 µs per step; p99 jitter ≤ 100 µs, no overruns.
+
+Run from the repository root: ``.venv/bin/python bench/runner_overhead.py [--quick]
+[--t-end 20] [--repeat 3] [--rt-seconds 60]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "bench" / "out" / "runner_overhead"
+STEP = 1e-3
+T_FORCE = 0.5  # the force steps from 0 to 1 N here
+TARGET_OVERHEAD_US = 20.0
+TARGET_P99_US = 100.0
+
+from mbsfmu.runner import SISO, Block, Diagram  # noqa: E402
+
+
+def build_fmu() -> pathlib.Path:
+    """The mass-spring model with an input force as a native FMU."""
+    from mbsfmu import System, build_fmu
+
+    s = System("msd", "mass on a spring with an input force")
+    m, k = s.constants(m=1.0, k=10.0)
+    (x,) = s.coordinates("x")
+    F = s.input("F", 0.0)
+    s.body("mass", ref="ISYS", rel_pos=[x, 0, 0], mass=m, inertia=[0, 0, 0])
+    s.generalized_force("spring", "x", -k * x + F)
+    s.initial(x=0.1)
+    OUT.mkdir(parents=True, exist_ok=True)
+    return build_fmu(s, OUT)
+
+
+def force(t: float) -> float:
+    return 1.0 if t >= T_FORCE - 1e-12 else 0.0
+
+
+class StepSource(Block):
+    """The force input (as blocks.sources.Step, kept here so the bench does not depend on it)."""
+
+    outputs = ("y",)
+
+    def output(self, t, u):
+        return (force(t),)
+
+
+class Half(SISO):
+    def feedthrough(self):
+        return {"y": ("u",)}
+
+    def output(self, t, u):
+        return (0.5 * u[0],)
+
+
+class Trivial(Block):
+    """Stands in for the FMU: two outputs, one multiply each."""
+
+    inputs = ("F",)
+    outputs = ("x", "der(x)")
+
+    def output(self, t, u):
+        return (0.1 * u[0], 0.0)
+
+    def update(self, t, u):
+        pass
+
+
+def diagram(path: pathlib.Path | None) -> Diagram:
+    from blocks.fmu import FMU
+
+    d = Diagram(STEP)
+    d.add("src", StepSource())
+    d.add("msd", FMU(path) if path is not None else Trivial())
+    d.add("gain", Half())
+    d.connect("src.y", "msd.F")
+    d.connect("msd.x", "gain.u")
+    return d
+
+
+def fmpy_loop(path: pathlib.Path, n: int) -> tuple[float, np.ndarray]:
+    """The FMU through FMU2Slave by hand; returns (seconds for the n steps, x at every point)."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Slave
+
+    md = read_model_description(str(path))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    unzipped = extract(str(path))
+    fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzipped,
+                    modelIdentifier=md.coSimulation.modelIdentifier, instanceName="fmpy_loop")
+    fmu.instantiate()
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    vF, vout = [vr["F"]], [vr["x"], vr["der(x)"]]
+    xs = np.empty(n + 1)
+    h = STEP
+    pc = time.perf_counter
+    t0 = pc()
+    for i in range(n + 1):
+        t = i * h
+        fmu.setReal(vF, [force(t)])
+        x, v = fmu.getReal(vout)
+        y = 0.5 * x  # the gain, for a like-for-like comparison
+        xs[i] = y
+        if i < n:
+            fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+    wall = pc() - t0
+    fmu.terminate()
+    fmu.freeInstance()
+    return wall, 2 * xs
+
+
+def best_run(d: Diagram, t_end: float, repeat: int, **kw):
+    res, best = None, np.inf
+    for _ in range(repeat):
+        res = d.run(t_end, **kw)
+        best = min(best, res.stats["wall_time"])
+    return res, best
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--t-end", type=float, default=20.0, help="simulated time of the timing runs "
+                    "[s] (default 20: 20 000 steps)")
+    ap.add_argument("--repeat", type=int, default=3, help="timing runs, the best counts (default 3)")
+    ap.add_argument("--rt-seconds", type=float, default=60.0,
+                    help="length of the real-time run [s] (default 60)")
+    ap.add_argument("--quick", action="store_true", help="--t-end 5, --rt-seconds 5")
+    args = ap.parse_args(argv)
+    t_end = 5.0 if args.quick else args.t_end
+    rt_seconds = 5.0 if args.quick else args.rt_seconds
+    n = round(t_end / STEP)
+
+    import fmpy
+
+    print(f"Python {sys.version.split()[0]}, fmpy {fmpy.__version__}, numpy {np.__version__}, "
+          f"nproc {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}")
+    t = time.perf_counter()
+    path = build_fmu()
+    print(f"built {path.relative_to(ROOT)} in {time.perf_counter() - t:.1f} s")
+    print(f"{n} steps of {STEP * 1e3:g} ms, best of {args.repeat}")
+
+    fm = [fmpy_loop(path, n) for _ in range(args.repeat)]
+    t_fmpy = min(w for w, _ in fm)
+    x_fmpy = fm[0][1]
+    d = diagram(path)
+    res, t_run = best_run(d, t_end, args.repeat)
+    _, t_run_nrb = best_run(d, t_end, args.repeat, rollback=False)
+    _, t_alone = best_run(diagram(None), t_end, args.repeat)
+    dx = float(np.max(np.abs(res["msd.x"] - x_fmpy)))
+
+    us = 1e6 / (n + 1)
+    rows = [("fmpy FMU2Slave loop (setReal, doStep, getReal)", t_fmpy),
+            (f"runner, 3 blocks (rollback {'on' if res.stats['rollback'] else 'unavailable'})",
+             t_run),
+            ("runner, 3 blocks, rollback=False", t_run_nrb),
+            ("runner alone, FMU replaced by a trivial block", t_alone)]
+    print()
+    for label, sec in rows:
+        print(f"  {label:52s} {sec * us:7.2f} µs/step")
+    overhead = (t_run - t_fmpy) * us
+    print(f"  {'overhead = runner - fmpy loop':52s} {overhead:7.2f} µs/step  "
+          f"(target ≤ {TARGET_OVERHEAD_US:g}: {'met' if overhead <= TARGET_OVERHEAD_US else 'NOT met'})")
+    print(f"  max |x_runner - x_fmpy| = {dx:.3g} m")
+
+    print(f"\nreal time: {rt_seconds:g} s at 1 kHz (overrun='catch_up') ...", flush=True)
+    rt = d.run(rt_seconds, realtime=True).stats
+    ok = rt["jitter_p99_us"] <= TARGET_P99_US and rt["overruns"] == 0
+    print(f"  jitter p50 {rt['jitter_p50_us']:.1f} µs, p99 {rt['jitter_p99_us']:.1f} µs, max "
+          f"{rt['jitter_max_us']:.1f} µs; overruns {rt['overruns']}; achieved rtf "
+          f"{rt['rtf_achieved']:.5f}")
+    print(f"  target p99 ≤ {TARGET_P99_US:g} µs and no overruns: {'met' if ok else 'NOT met'}")
+    print(f"  load average after the run {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
