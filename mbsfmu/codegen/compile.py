@@ -82,20 +82,55 @@ def python_include_dirs() -> list[str]:
     return [py, np.get_include()]
 
 
+_NATIVE: dict[str, tuple[str, ...]] = {}
+
+
+def native_flags(cc: str) -> tuple[str, ...]:
+    """``("-march=native",)`` if ``cc`` accepts it, else ``()`` (asked once per compiler).
+
+    Only for code that runs where it is compiled (the in-process kernels): FMU binaries stay
+    portable."""
+    if cc not in _NATIVE:
+        try:
+            res = subprocess.run([cc, "-march=native", "-x", "c", "-E", "-o", os.devnull, "-"],
+                                 input="", capture_output=True, text=True, timeout=60)
+            ok = res.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        _NATIVE[cc] = ("-march=native",) if ok else ()
+    return _NATIVE[cc]
+
+
+def cpu_identity() -> str:
+    """The processor's model and feature flags (part of the cache key of ``-march=native``
+    builds, so a cache shared between different machines never hands one the other's code)."""
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        import platform
+
+        return f"{platform.machine()} {platform.processor()}"
+    keep = [ln for ln in text.splitlines()[:60] if ln.split(":")[0].strip() in ("model name", "flags")]
+    return "\n".join(dict.fromkeys(keep))
+
+
 def compile_extension(template: str, stem: str) -> tuple[str, pathlib.Path]:
     """(module name, path) of a CPython extension module built from ``template``.
 
-    The module name is ``<stem>_<hash>`` (the hash covers the template, the compiler, the flags
-    and the Python and numpy headers used); every ``@MODULE@`` in the template is replaced by it,
+    The module is compiled for this processor (:func:`native_flags`).  Its name is
+    ``<stem>_<hash>`` (the hash covers the template, the compiler, the flags, the processor and
+    the Python and numpy headers used); every ``@MODULE@`` in the template is replaced by it,
     so ``PyInit_@MODULE@`` names the init function.  Cached like :func:`compile_shared`."""
     cc = find_compiler()
     incs = python_include_dirs()
-    ident = [template, cc, *CFLAGS, *LIBS, *incs, sysconfig.get_config_var("EXT_SUFFIX") or ""]
+    native = native_flags(cc)
+    ident = [template, cc, *CFLAGS, *LIBS, *incs, sysconfig.get_config_var("EXT_SUFFIX") or "",
+             *native, cpu_identity() if native else ""]
     key = hashlib.sha256("\0".join(ident).encode()).hexdigest()[:24]
     module = f"{re.sub(r'[^A-Za-z0-9_]', '_', stem)[:40]}_{key}"
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     path = _build(cc, template.replace("@MODULE@", module), module, suffix,
-                  tuple(f"-I{d}" for d in incs), stem)
+                  (*native, *(f"-I{d}" for d in incs)), stem)
     return module, path
 
 
