@@ -57,8 +57,7 @@ from .scheduling import (
     AlgebraicLoop,
     AlgebraicLoopError,
     DiagramError,
-    execution_order,
-    is_loop,
+    call_schedule,
     tearing_order,
 )
 
@@ -228,9 +227,13 @@ class Diagram:
         return self._compile(algebraic_loops).loops
 
     def execution_order(self) -> list[tuple[str, ...]]:
-        """Block names in execution order; a tuple of several names is an algebraic loop."""
+        """The ``output`` calls of one step in order: a block name, or a tuple of several names
+        for an algebraic loop.  A block appears twice when one of its outputs is fed through
+        from a signal that itself depends on another of its outputs (see
+        :func:`~mbsfmu.runner.scheduling.call_schedule`); blocks without outputs are not
+        listed (they are only updated)."""
         plan = self._compile("iterate")
-        return [tuple(plan.names[i] for i in group) for group in plan.order]
+        return [tuple(plan.names[i] for i in group) for _loop, group in plan.calls]
 
     def _compile(self, algebraic_loops: str, loop_tol: float = 1e-10,
                  loop_max_iter: int = 100) -> _Plan:
@@ -282,8 +285,11 @@ class Diagram:
                        for name, b in self._blocks.items()]
         plan.types = [b.port_type(p) for b in blocks for p in b.outputs]
 
-        # feed-through graph
+        # feed-through per port: output slot s depends on the slots driving the inputs that
+        # s's block declares for s in feedthrough()
         ft_inputs = []
+        slot_deps: list[list[int]] = [[] for _ in range(n)]
+        owner = [i for i, b in enumerate(blocks) for _ in b.outputs]
         for name, b in self._blocks.items():
             ft = b.feedthrough() or {}
             used = set()
@@ -297,34 +303,44 @@ class Diagram:
                                            f"on {q!r}, which is not an input (inputs: "
                                            f"{', '.join(b.inputs) or 'none'})")
                     used.add(q)
+                    src = slot[self._driver[(name, q)]]
+                    if src not in slot_deps[slot[(name, out)]]:
+                        slot_deps[slot[(name, out)]].append(src)
             ft_inputs.append(used)
-        succ: list[list[int]] = [[] for _ in names]
-        deps: dict[int, set[int]] = {}
-        for (b, q), (a, _p) in self._driver.items():
-            ib, ia = index[b], index[a]
-            if q in ft_inputs[ib]:
-                if ib not in succ[ia]:
-                    succ[ia].append(ib)
-                deps.setdefault(ib, set()).add(ia)
-        plan.order = execution_order(succ)
+        plan.calls, slot_loops = call_schedule(owner, slot_deps)
         plan.loops = []
         plan.loop_members = {}
-        for group in plan.order:
-            if not is_loop(group, succ):
+        for pos, (is_loop_call, group) in enumerate(plan.calls):
+            if not is_loop_call:
                 continue
             members = set(group)
-            conns = tuple((f"{a}.{p}", f"{b}.{q}") for (b, q), (a, p) in self._driver.items()
-                          if index[a] in members and index[b] in members
-                          and q in ft_inputs[index[b]])
-            plan.loops.append(AlgebraicLoop(tuple(names[i] for i in group), conns))
-            plan.loop_members[group] = tearing_order(group, {v: deps.get(v, set()) & members
-                                                             for v in group})
+            loop_slots = next(ls for ls in slot_loops if {owner[x] for x in ls} == members)
+            in_loop = set(loop_slots)
+            conns, deps = [], {}
+            for x in loop_slots:
+                for d in slot_deps[x]:
+                    if d in in_loop:
+                        deps.setdefault(owner[x], set()).add(owner[d])
+            for (b, q), (a, p) in self._driver.items():
+                if slot[(a, p)] in in_loop and index[b] in members and any(
+                        slot[(a, p)] in slot_deps[x] for x in in_loop if owner[x] == index[b]):
+                    conns.append((f"{a}.{p}", f"{b}.{q}"))
+            plan.loops.append(AlgebraicLoop(tuple(names[i] for i in group), tuple(conns)))
+            plan.loop_members[pos] = tearing_order(group, {v: deps.get(v, set()) & members
+                                                           for v in group})
         if plan.loops and algebraic_loops == "error":
             raise AlgebraicLoopError(
                 f"{len(plan.loops)} algebraic loop(s): "
                 + "; ".join(str(loop) for loop in plan.loops)
                 + ". Break each with a block without direct feed-through (e.g. a unit delay) or "
                 "run with algebraic_loops='iterate'", loops=plan.loops)
+        # every block is updated once per due step, in the order of its first output call
+        seen = []
+        for _loop, group in plan.calls:
+            for i in group:
+                if i not in seen:
+                    seen.append(i)
+        plan.update_order = seen + [i for i in range(len(blocks)) if i not in seen]
         plan.ft_inputs = ft_inputs
         plan.tol, plan.max_iter = loop_tol, loop_max_iter
         plan.hyper = math.lcm(*ks)
@@ -336,10 +352,10 @@ class Diagram:
     @staticmethod
     def _phase(plan: _Plan, p: int, gets, chks) -> tuple[tuple, tuple]:
         """(output tasks, update tasks) of the blocks due at phase ``p`` of the hyperperiod."""
-        outs, upds = [], []
-        for group in plan.order:
-            if group in plan.loop_members:
-                due = tuple(i for i in plan.loop_members[group] if p % plan.ks[i] == 0)
+        outs = []
+        for pos, (is_loop_call, group) in enumerate(plan.calls):
+            if is_loop_call:
+                due = tuple(i for i in plan.loop_members[pos] if p % plan.ks[i] == 0)
                 if not due:
                     continue
                 solver = plan.solvers.get(due)
@@ -347,12 +363,12 @@ class Diagram:
                     solver = plan.solvers[due] = Diagram._loop_solver(plan, due, gets)
                 outs.append((solver, solver.solve, None, 0, 0, any(chks[i] for i in due)))
             else:
-                due = tuple(i for i in group if p % plan.ks[i] == 0)
-                for i in due:
+                i = group[0]
+                if p % plan.ks[i] == 0:
                     outs.append((i, plan.blocks[i].output, gets[i], plan.lo[i], plan.hi[i],
                                  chks[i]))
-            for i in due:
-                upds.append((i, plan.blocks[i].update, gets[i]))
+        upds = [(i, plan.blocks[i].update, gets[i]) for i in plan.update_order
+                if p % plan.ks[i] == 0]
         return tuple(outs), tuple(upds)
 
     @staticmethod

@@ -161,3 +161,51 @@ def tearing_order(members: Sequence[int], deps: dict[int, set[int]]) -> list[int
         placed.add(best)
         order.append(best)
     return order
+
+
+def call_schedule(owner: Sequence[int], slot_deps: Sequence[Sequence[int]]
+                  ) -> tuple[list[tuple[bool, tuple[int, ...]]], list[tuple[int, ...]]]:
+    """The sequence of ``output`` calls of one diagram step, from feed-through per *port*.
+
+    ``owner[s]`` is the block of output slot ``s``; ``slot_deps[s]`` the slots that ``s``
+    depends on at the same instant (the sources of the inputs in ``s``'s feed-through set).
+    The graph on slots is ordered as in :func:`execution_order`; a cycle of slots is an
+    algebraic loop.  Every call of a block computes all its outputs, so a block whose outputs
+    are needed at different points of the order (the plant's state outputs first, an output
+    fed through from the controller's force later) is called more than once: a slot is final
+    after a call of its block that comes after the calls finishing all of its dependencies.
+    Calling ``output`` again is allowed because it does not change the state.
+
+    Returns ``(calls, loops)``: ``calls`` a list of ``(is_loop, blocks)``, ``blocks`` one block
+    or the blocks of one loop (sorted); ``loops`` the slot sets of the loops.
+    """
+    n = len(owner)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for s, ds in enumerate(slot_deps):
+        for d in ds:
+            if s not in succ[d]:
+                succ[d].append(s)
+    final = [-1] * n          # position in calls of the call that finishes slot s
+    last_call: dict[int, int] = {}
+    calls: list[tuple[bool, tuple[int, ...]]] = []
+    loops: list[tuple[int, ...]] = []
+    for group in execution_order(succ):
+        members = set(group)
+        need = max((final[d] for s in group for d in slot_deps[s] if d not in members),
+                   default=-1)
+        if is_loop(group, succ):
+            loops.append(group)
+            blocks = tuple(sorted({owner[s] for s in group}))
+            calls.append((True, blocks))
+            pos = len(calls) - 1
+            for b in blocks:
+                last_call[b] = pos
+        else:
+            b = owner[group[0]]
+            pos = last_call.get(b, -1)
+            if pos <= need:
+                calls.append((False, (b,)))
+                pos = last_call[b] = len(calls) - 1
+        for s in group:
+            final[s] = pos
+    return calls, loops
