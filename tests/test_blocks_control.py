@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from runner_support import step_block
 
 import mbsfmu.runner
 from blocks import PID, Step, Sum, TransferFunction
@@ -11,14 +12,8 @@ from mbsfmu.runner import BlockError
 
 
 def run(block, u, n, dt=0.1, t0=0.0):
-    """Outputs of ``block`` at ``t_k = t0 + k·dt`` with inputs ``u(t_k)``, as a 1-D array."""
-    block.start(t0, dt)
-    ys = []
-    for k in range(n):
-        t = t0 + k * dt
-        ys.append(block.output(t, u(t))[0])
-        block.update(t, u(t))
-    return np.array(ys)
+    """The single output of ``block`` stepped by hand (see step_block), as a 1-D array."""
+    return step_block(block, u, n, dt, t0)[:, 0]
 
 
 def test_p_only():

@@ -4,21 +4,11 @@ import math
 
 import numpy as np
 import pytest
+from runner_support import step_block
 from scipy.signal import cont2discrete, tf2ss
 
 from blocks import StateSpace, TransferFunction
 from mbsfmu.runner import BlockError
-
-
-def run(block, u, n, dt=0.1, t0=0.0):
-    """Outputs of ``block`` at ``t_k = t0 + k·dt`` with inputs ``u(t_k)``, as an (n, p) array."""
-    block.start(t0, dt)
-    ys = []
-    for k in range(n):
-        t = t0 + k * dt
-        ys.append(list(block.output(t, u(t))))
-        block.update(t, u(t))
-    return np.array(ys)
 
 
 def test_first_order_step_is_exact_with_zoh():
@@ -26,7 +16,7 @@ def test_first_order_step_is_exact_with_zoh():
     K, tau, U, T = 2.0, 0.7, 1.5, 0.05
     tf = TransferFunction([K], [tau, 1.0])
     assert (tf.inputs, tf.outputs, tf.feedthrough()) == (("u",), ("y",), {})
-    y = run(tf, lambda t: (U,), 200, dt=T, t0=3.0)[:, 0]
+    y = step_block(tf, lambda t: (U,), 200, dt=T, t0=3.0)[:, 0]
     t = T * np.arange(200)
     np.testing.assert_allclose(y, K * U * (1 - np.exp(-t / tau)), rtol=0, atol=1e-12)
 
@@ -42,15 +32,15 @@ def test_second_order_step_is_exact_with_zoh():
     ss = StateSpace([[0, 1], [-k / m, -c / m]], [[0], [1 / m]], [[1, 0]], [[0]])
     tf = TransferFunction([1 / m], [1, c / m, k / m])
     for block in (ss, tf):
-        y = run(block, lambda t: (1.0,), 500, dt=T)[:, 0]
+        y = step_block(block, lambda t: (1.0,), 500, dt=T)[:, 0]
         np.testing.assert_allclose(y, exact, rtol=0, atol=1e-12)
 
 
 def test_initial_state_free_response_and_rerun():
     ss = StateSpace(-2.0, 1.0, 3.0, 0.0, x0=[0.5])
-    y = run(ss, lambda t: (0.0,), 50)[:, 0]
+    y = step_block(ss, lambda t: (0.0,), 50)[:, 0]
     np.testing.assert_allclose(y, 1.5 * np.exp(-2.0 * 0.1 * np.arange(50)), rtol=0, atol=1e-12)
-    assert np.array_equal(run(ss, lambda t: (0.0,), 50)[:, 0], y)  # start resets to x0
+    assert np.array_equal(step_block(ss, lambda t: (0.0,), 50)[:, 0], y)  # start resets to x0
 
 
 def test_transfer_function_equals_state_space_of_tf2ss():
@@ -59,14 +49,14 @@ def test_transfer_function_equals_state_space_of_tf2ss():
     ss = StateSpace(*tf2ss(num, den))
     assert tf.feedthrough() == ss.feedthrough() == {"y": ("u",)}
     u = lambda t: (math.sin(3 * t) + (t > 0.35),)  # noqa: E731
-    np.testing.assert_array_equal(run(tf, u, 100), run(ss, u, 100))
+    np.testing.assert_array_equal(step_block(tf, u, 100), step_block(ss, u, 100))
     assert TransferFunction([0.0, 0.0, 1.0], [1.0, 3.0, 2.0]).num == [1.0]  # leading zeros dropped
 
 
 def test_static_gain_transfer_function():
     tf = TransferFunction([6.0], [2.0])
     assert tf.feedthrough() == {"y": ("u",)}
-    np.testing.assert_allclose(run(tf, lambda t: (t,), 5)[:, 0], 3.0 * 0.1 * np.arange(5), atol=1e-15)
+    np.testing.assert_allclose(step_block(tf, lambda t: (t,), 5)[:, 0], 3.0 * 0.1 * np.arange(5), atol=1e-15)
 
 
 def reference(A, B, C, D, x0, u, n, T):
@@ -91,7 +81,8 @@ def test_mimo_ports_feedthrough_and_response(n):
     assert ss.inputs == ("u1", "u2") and ss.outputs == ("y1", "y2", "y3")
     assert ss.feedthrough() == {"y1": ("u2",), "y3": ("u1",)}
     u = lambda t: (math.cos(t), 1.0 - t)  # noqa: E731
-    np.testing.assert_allclose(run(ss, u, 40), reference(A, B, C, D, x0, u, 40, 0.1), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(step_block(ss, u, 40), reference(A, B, C, D, x0, u, 40, 0.1),
+                               rtol=0, atol=1e-12)
     snap = ss.get_state()
     y = ss.output(4.0, (1.0, 2.0))
     ss.update(4.0, (1.0, 2.0))
@@ -105,7 +96,7 @@ def test_bilinear_has_feedthrough_where_zoh_has_none():
     tustin.start(0.0, 0.1)
     assert tustin.discrete[3][0, 0] == pytest.approx(0.1 / 2.1, abs=1e-15)  # Dd = T/(2 + T) for 1/(s+1)
     # Tustin's DC gain is exact: the step response tends to 1
-    assert run(tustin, lambda t: (1.0,), 300)[-1, 0] == pytest.approx(1.0, abs=1e-12)
+    assert step_block(tustin, lambda t: (1.0,), 300)[-1, 0] == pytest.approx(1.0, abs=1e-12)
 
 
 @pytest.mark.parametrize("make, match", [

@@ -4,21 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from runner_support import step_block
 
 from blocks import Function, Gain, RateLimiter, Saturation, Sum
 from mbsfmu.runner import BlockError
-
-
-def run(block, u, n, dt=0.1, t0=0.0):
-    """Outputs of ``block`` at ``t_k = t0 + k·dt`` with inputs ``u(t_k)``, as an (n, p) array."""
-    block.start(t0, dt)
-    ys = []
-    for k in range(n):
-        t = t0 + k * dt
-        ys.append(list(block.output(t, u(t))))
-        block.update(t, u(t))
-    block.stop()
-    return np.array(ys)
 
 
 def test_gain():
@@ -46,26 +35,26 @@ def test_rate_limiter_closed_form():
     # rising 2/s, falling -1/s, T = 0.1: steps of at most +0.2 / -0.1 per sample from y[-1] = 0
     r = RateLimiter(2.0, -1.0, initial=0.0)
     assert r.feedthrough() == {"y": ("u",)}
-    y = run(r, lambda t: (1.0 if t < 1.45 else 0.0,), 30)[:, 0]
+    y = step_block(r, lambda t: (1.0 if t < 1.45 else 0.0,), 30)[:, 0]
     k = np.arange(30)
     up = np.minimum(0.2 * (k + 1), 1.0)
     expected = np.where(k <= 14, up, np.maximum(1.0 - 0.1 * (k - 14), 0.0))
     np.testing.assert_allclose(y, expected, rtol=0, atol=1e-12)
     free = RateLimiter(2.0)  # without `initial` the first output is the input
-    assert run(free, lambda t: (7.0 + t,), 2)[:, 0].tolist() == pytest.approx([7.0, 7.1], abs=1e-12)
+    assert step_block(free, lambda t: (7.0 + t,), 2)[:, 0].tolist() == pytest.approx([7.0, 7.1], abs=1e-12)
 
 
 def test_rate_limiter_default_falling_initial_and_state():
     r = RateLimiter(1.0, initial=5.0, sample_time=0.5)
     assert r.falling == -1.0 and r.sample_time == 0.5
-    y = run(r, lambda t: (0.0,), 4, dt=0.5)[:, 0]
+    y = step_block(r, lambda t: (0.0,), 4, dt=0.5)[:, 0]
     np.testing.assert_allclose(y, [4.5, 4.0, 3.5, 3.0], rtol=0, atol=1e-15)
     snap = r.get_state()
     assert r.output(2.0, (0.0,)) == r.output(2.0, (0.0,)) == (2.5,)  # output does not move the state
     r.update(2.0, (0.0,))
     r.set_state(snap)
     assert r.output(2.0, (0.0,)) == (2.5,)
-    assert run(r, lambda t: (0.0,), 1, dt=0.5)[0, 0] == 4.5  # start resets to `initial`
+    assert step_block(r, lambda t: (0.0,), 1, dt=0.5)[0, 0] == 4.5  # start resets to `initial`
 
 
 def test_function_feedthrough_scalar_and_sequence():
@@ -80,7 +69,7 @@ def test_function_feedthrough_scalar_and_sequence():
 def test_function_without_feedthrough_lags_one_sample():
     f = Function(lambda t, u: 10 * u, feedthrough=False, sample_time=0.2, initial=-1.0)
     assert f.feedthrough() == {} and f.sample_time == 0.2
-    y = run(f, lambda t: (t,), 4, dt=0.2)[:, 0]
+    y = step_block(f, lambda t: (t,), 4, dt=0.2)[:, 0]
     np.testing.assert_allclose(y, [-1.0, 0.0, 2.0, 4.0], rtol=0, atol=1e-12)
 
 

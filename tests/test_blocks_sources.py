@@ -5,22 +5,11 @@ import math
 
 import numpy as np
 import pytest
+from runner_support import step_block
 
 import mbsfmu.runner
 from blocks import Constant, Ramp, Recorder, Sine, Step, Table
 from mbsfmu.runner import BlockError
-
-
-def run(block, n, dt=0.1, t0=0.0, u=lambda t: ()):
-    """Outputs of ``block`` at ``t0 + k·dt``, k < n, as an (n, n_outputs) array."""
-    block.start(t0, dt)
-    ys = []
-    for k in range(n):
-        t = t0 + k * dt
-        ys.append(list(block.output(t, u(t))))
-        block.update(t, u(t))
-    block.stop()
-    return np.array(ys)
 
 
 def times(n, dt=0.1, t0=0.0):
@@ -30,11 +19,11 @@ def times(n, dt=0.1, t0=0.0):
 def test_constant():
     b = Constant(2.5)
     assert b.inputs == () and b.outputs == ("y",) and b.feedthrough() == {}
-    assert np.all(run(b, 5)[:, 0] == 2.5)
+    assert np.all(step_block(b, None, 5)[:, 0] == 2.5)
 
 
 def test_step_switches_at_first_instant_at_or_after_time():
-    y = run(Step(time=0.3, before=-1.0, after=4.0), 6)[:, 0]
+    y = step_block(Step(time=0.3, before=-1.0, after=4.0), None, 6)[:, 0]
     assert y.tolist() == [-1.0, -1.0, -1.0, 4.0, 4.0, 4.0]
     b = Step(time=0.3)
     b.start(0.0, 0.1)
@@ -44,13 +33,13 @@ def test_step_switches_at_first_instant_at_or_after_time():
 
 def test_ramp_closed_form():
     t = times(20)
-    y = run(Ramp(slope=-2.0, start=0.5, initial=3.0), 20)[:, 0]
+    y = step_block(Ramp(slope=-2.0, start=0.5, initial=3.0), None, 20)[:, 0]
     np.testing.assert_allclose(y, 3.0 - 2.0 * np.maximum(t - 0.5, 0.0), rtol=0, atol=1e-12)
 
 
 def test_sine_closed_form():
     t = times(50, dt=0.01)
-    y = run(Sine(amplitude=2.0, frequency=3.0, phase=0.4, offset=-1.0), 50, dt=0.01)[:, 0]
+    y = step_block(Sine(amplitude=2.0, frequency=3.0, phase=0.4, offset=-1.0), None, 50, dt=0.01)[:, 0]
     np.testing.assert_allclose(y, -1.0 + 2.0 * np.sin(2 * np.pi * 3.0 * t + 0.4), rtol=0, atol=1e-12)
     b = Sine(frequency=1.0)
     assert abs(b.output(0.25, ())[0] - 1.0) < 1e-15
@@ -75,7 +64,7 @@ def csv_file(tmp_path):
 def test_table_linear_several_columns(csv_file):
     b = Table(csv_file)
     assert b.outputs == ("a", "b") and b.inputs == ()
-    y = run(b, 41)
+    y = step_block(b, None, 41)
     t = times(41)
     np.testing.assert_allclose(y[:, 0], np.interp(t, [0, 1, 2, 3], [0, 2, 2, -1]), rtol=0, atol=1e-12)
     np.testing.assert_allclose(y[:, 1], np.interp(t, [0, 1, 2, 3], [10, 10, 0, 0]), rtol=0, atol=1e-12)
@@ -143,7 +132,7 @@ def test_table_missing_file_and_bad_array(tmp_path):
 def test_recorder_decimated_log_and_rollback():
     r = Recorder(inputs=("a", "b"), sample_time=0.5)
     assert r.inputs == ("a", "b") and r.outputs == () and r.sample_time == 0.5
-    run(r, 4, dt=0.5, t0=1.0, u=lambda t: (t, 2 * t))
+    step_block(r, lambda t: (t, 2 * t), 4, dt=0.5, t0=1.0)
     assert r.time == [1.0, 1.5, 2.0, 2.5] and r.data[1] == (1.5, 3.0)
     np.testing.assert_array_equal(r.to_array()[:, 2], [2.0, 3.0, 4.0, 5.0])
     snap = r.get_state()

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from runner_support import Clock, Const, Gain
 
 from mbsfmu.errors import SimulationError
 from mbsfmu.runner import (
@@ -19,36 +20,6 @@ from mbsfmu.runner import (
 )
 
 # ---------------------------------------------------------------- tiny blocks for the tests
-
-
-class Const(Block):
-    outputs = ("y",)
-
-    def __init__(self, value=1.0):
-        self.value = value
-
-    def output(self, t, u):
-        return (self.value,)
-
-
-class Clock(Block):
-    """y = t (no inputs)."""
-
-    outputs = ("y",)
-
-    def output(self, t, u):
-        return (t,)
-
-
-class Gain(SISO):
-    def __init__(self, k=1.0):
-        self.k = k
-
-    def feedthrough(self):
-        return {"y": ("u",)}
-
-    def output(self, t, u):
-        return (self.k * u[0],)
 
 
 class Add(Block):

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from runner_support import Clock, Const, Gain
 
 from mbsfmu.runner import SISO, AlgebraicLoopError, Block, Diagram, DiagramError
 from mbsfmu.runner.algebraic_loops import solve_fixed_point
@@ -13,36 +14,6 @@ from mbsfmu.runner.scheduling import (
     is_loop,
     strongly_connected_components,
 )
-
-
-class Const(Block):
-    outputs = ("y",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def output(self, t, u):
-        return (self.value,)
-
-
-class Clock(Block):
-    outputs = ("y",)
-
-    def output(self, t, u):
-        return (t,)
-
-
-class Gain(SISO):
-    def __init__(self, k):
-        self.k = k
-        self.calls = 0
-
-    def feedthrough(self):
-        return {"y": ("u",)}
-
-    def output(self, t, u):
-        self.calls += 1
-        return (self.k * u[0],)
 
 
 class Sum(Block):

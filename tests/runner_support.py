@@ -1,0 +1,55 @@
+"""Shared helpers of the runner and block tests: stepping one block by hand, tiny test blocks."""
+
+import numpy as np
+
+from mbsfmu.runner import SISO, Block
+
+
+def step_block(block, u, n, dt=0.1, t0=0.0):
+    """Outputs of ``block`` at ``t_k = t0 + k·dt``, k < n, with inputs ``u(t_k)`` (``None``: no
+    inputs), stepped by the block interface's rules (output, then update), as an (n, p) array."""
+    inputs = (lambda t: ()) if u is None else u
+    block.start(t0, dt)
+    ys = []
+    for k in range(n):
+        t = t0 + k * dt
+        ys.append(list(block.output(t, inputs(t))))
+        block.update(t, inputs(t))
+    block.stop()
+    return np.array(ys)
+
+
+class Const(Block):
+    """y = value."""
+
+    outputs = ("y",)
+
+    def __init__(self, value=1.0):
+        self.value = value
+
+    def output(self, t, u):
+        return (self.value,)
+
+
+class Clock(Block):
+    """y = t (no inputs)."""
+
+    outputs = ("y",)
+
+    def output(self, t, u):
+        return (t,)
+
+
+class Gain(SISO):
+    """y = k u with direct feed-through; counts its output calls."""
+
+    def __init__(self, k=1.0):
+        self.k = k
+        self.calls = 0
+
+    def feedthrough(self):
+        return {"y": ("u",)}
+
+    def output(self, t, u):
+        self.calls += 1
+        return (self.k * u[0],)
