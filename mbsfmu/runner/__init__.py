@@ -1,11 +1,16 @@
 """Block-diagram runner: blocks with named ports, wired output -> input, stepped together.
 
 See :mod:`mbsfmu.runner.block` for the block interface and :mod:`mbsfmu.runner.diagram` for the
-diagram (wiring checks, execution order, algebraic loops, multi-rate, real-time pacing).
+diagram (wiring checks, execution order, algebraic loops, multi-rate, real-time pacing),
+:mod:`mbsfmu.runner.ssp` for SSP import/export and :mod:`mbsfmu.runner.block_fmu` for exporting a
+Python block as an FMU; the standard blocks are in the top-level package ``blocks``.
 """
 
 from .block import PORT_TYPES, SISO, Block, BlockError
+from .block_fmu import export_block_fmu
 from .diagram import AlgebraicLoopError, BlockRunError, Diagram, DiagramError, RealtimeError, Result
+from .ssp import SSPError, export_ssp, import_ssp
 
 __all__ = ["Block", "SISO", "BlockError", "PORT_TYPES", "Diagram", "DiagramError",
-           "AlgebraicLoopError", "RealtimeError", "BlockRunError", "Result"]
+           "AlgebraicLoopError", "RealtimeError", "BlockRunError", "Result", "export_ssp",
+           "import_ssp", "SSPError", "export_block_fmu"]
