@@ -11,7 +11,8 @@ joint angles q_i (link i against link i-1; link 1 against the inertial x axis), 
 programs; the speeds are u_i = q_i'.  m, L and g are symbols with default values.
 
 * mbsfmu: ``System`` -> ``equations()`` -> ``numeric()`` -> :class:`CompiledRHS` (generated C
-  for M and q - k, Cholesky solve in C, called as a CPython extension type by vectorcall).
+  for y'' by the articulated-body algorithm, called as a CPython extension type by vectorcall;
+  the breakdown also times the mass-matrix algorithm: C for M and q - k, Cholesky solve in C).
 * PyDy: ``sympy.physics.mechanics.KanesMethod`` (``orient_axis``, ``v2pt_theory``,
   ``RigidBody``) and ``pydy.codegen.ode_function_generators.generate_ode_function`` with
   ``generator='cython'`` in the minimal form M(q) u' = F(q, u), q' = u (PyDy solves the f x f
@@ -143,7 +144,7 @@ def main(argv=None) -> int:
     p = np.array([PARAMS[str(c)] for c in consts])
 
     print(f"planar {n}-link chain, {n} coordinates (relative joint angles), "
-          f"{len(num.eqs.intermediates)} mbsfmu intermediates")
+          f"{len(num.eqs.intermediates)} mbsfmu intermediates, algorithm {rhs_mb.algorithm!r}")
     print(f"mbsfmu: derivation + numeric {t_mb_derive:.2f} s, C generation + compile "
           f"{t_mb_compile:.2f} s")
     print(f"PyDy:   KanesMethod {t_kane:.2f} s, cython generation + compile {t_pydy_compile:.2f} s")
@@ -171,6 +172,8 @@ def main(argv=None) -> int:
     fn, px, pt, po = rhs_ct._fn, rhs_ct._px, rhs_ct._ptp, rhs_ct._pout
     pprm, pu = rhs_ct._pprm, rhs_ct._pu
     rhs_ct(t, x)
+    rhs_mm = CompiledRHS(num, algorithm="mass_matrix")   # M + Cholesky instead of the ABA
+    rhs_mm(t, x)
     empty = rhs_ct.lib.mbs_qr_nullspace
     empty.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                       ctypes.c_void_p]
@@ -180,6 +183,7 @@ def main(argv=None) -> int:
     times = {
         MB: best_us(lambda: rhs_mb(t, x), nb, rp),
         PYDY: best_us(lambda: rhs_pydy(x, t, p), nb, rp),
+        "  mbsfmu extension, M + Cholesky algorithm": best_us(lambda: rhs_mm(t, x), nb, rp),
         "  mbsfmu ctypes binding rhs(t, x)": best_us(lambda: rhs_ct(t, x), nb, rp),
         "  mbsfmu: ctypes call of mbs_rhs only": best_us(lambda: fn(t, px, pprm, pu, pt, po), nb, rp),
         "  mbsfmu: empty ctypes call, 6 args": best_us(lambda: empty(-1, 0, px, px, 0, px), nb, rp),

@@ -10,6 +10,19 @@ parameter, input and time-parameter values) and compiles ONE module from
 * :data:`RHS_SOURCE`, the hand-written ``mbs_rhs``: x = [y, y'], x' = [y', y''] with
   M y'' = q - k solved by Cholesky (M of a tree model is symmetric positive definite).
 
+**Algorithm.**  ``CompiledRHS(numeric, algorithm="auto")`` builds ``mbs_rhs`` on one of
+
+``"aba"``
+    The articulated-body algorithm (:mod:`mbsfmu.equations.articulated_body`,
+    :mod:`~mbsfmu.codegen.c_aba`): y'' in O(N) operations, no M and no solve.  Applies to models
+    whose coordinates are joint coordinates (each one places exactly one frame).
+``"mass_matrix"``
+    ``mbs_dynamics`` (M and q - k) followed by the straight-line Cholesky solve.
+
+``"auto"`` takes the ABA where it applies and the mass matrix otherwise; ``rhs.algorithm`` tells
+which one was built.  Both report a failed pivot (a singular configuration) as
+:class:`~mbsfmu.errors.SingularMassMatrixError` naming the coordinate.
+
 Calling the object, ``rhs(t, x)``, returns x' as a new numpy array; the values of
 ``numeric.prm`` and ``numeric.u`` are read at every call (``set_params`` / ``set_inputs`` are
 seen), time parameters are evaluated by the generated ``mbs_time_parameters`` (or, for Python
@@ -27,7 +40,7 @@ Two bindings, same results:
 
 ``CompiledRHS(numeric, binding="auto")`` picks the extension and falls back to ctypes only when
 the headers are missing.  Both kinds of object are (virtual) instances of :class:`CompiledRHS`
-and carry ``numeric``, ``f``, ``source``, ``path`` and ``binding``.
+and carry ``numeric``, ``f``, ``source``, ``path``, ``binding`` and ``algorithm``.
 """
 
 from __future__ import annotations
@@ -40,7 +53,9 @@ import sys
 
 import numpy as np
 
+from ..equations.articulated_body import articulated_body
 from ..errors import MbsError, ModelError, SingularMassMatrixError
+from .c_aba import aba_source
 from .c_backend import _source
 from .c_cholesky import cholesky_solve_source
 from .c_source import sizes, time_parameters_native
@@ -74,6 +89,25 @@ int mbs_rhs(double t, const double *x, const double *prm, const double *u, const
 """
 
 
+#: ``mbs_rhs`` on the articulated-body algorithm: ``mbs_aba`` (:mod:`~mbsfmu.codegen.c_aba`)
+#: writes y'' straight into xdot and returns 0 or the 1-based index of the coordinate whose pivot
+#: failed.
+ABA_RHS_SOURCE = """
+/* ---- mbs_rhs: full first-order right-hand side (mbsfmu.codegen.c_rhs) ----
+ * x = [y (MBS_NY), yd (MBS_NY)],  xdot = [yd, ydd],  ydd by the articulated-body algorithm.
+ * Returns the status of mbs_aba: 0 on success, k > 0 if the pivot of coordinate k-1 failed. */
+int mbs_rhs(double t, const double *x, const double *prm, const double *u, const double *tp,
+            double *xdot)
+{
+    int i;
+    for (i = 0; i < MBS_NY; i++) xdot[i] = x[MBS_NY + i];
+    return mbs_aba(t, x, x + MBS_NY, prm, u, tp, xdot + MBS_NY);
+}
+"""
+
+ALGORITHMS = ("auto", "aba", "mass_matrix")
+
+
 def linalg_source() -> str:
     """mbs_linalg.h followed by mbs_linalg.c without its ``#include "mbs_linalg.h"`` line."""
     header = (_RUNTIME / "mbs_linalg.h").read_text()
@@ -82,8 +116,11 @@ def linalg_source() -> str:
     return header + "\n" + "\n".join(lines) + "\n"
 
 
-def rhs_source(eqs) -> str:
-    """The complete C source of the right-hand side library of ``eqs``."""
+def rhs_source(eqs, algorithm: str = "mass_matrix") -> str:
+    """The complete C source of the right-hand side library of ``eqs`` (``algorithm`` "aba" or
+    "mass_matrix")."""
+    if algorithm == "aba":
+        return _source(eqs) + "\n" + linalg_source() + aba_source(eqs) + ABA_RHS_SOURCE
     n = sizes(eqs)["NY"]
     return _source(eqs) + "\n" + linalg_source() + cholesky_solve_source(n) + RHS_SOURCE
 
@@ -96,10 +133,10 @@ _EXTENSION_PROLOGUE = """#define PY_SSIZE_T_CLEAN
 """
 
 
-def extension_source(eqs) -> str:
+def extension_source(eqs, algorithm: str = "mass_matrix") -> str:
     """The C source of the extension module (``@MODULE@`` still to be replaced)."""
     glue = (pathlib.Path(__file__).with_name("rhs_extension.c")).read_text()
-    return _EXTENSION_PROLOGUE + rhs_source(eqs) + glue
+    return _EXTENSION_PROLOGUE + rhs_source(eqs, algorithm) + glue
 
 
 BINDINGS = ("auto", "extension", "ctypes")
@@ -108,21 +145,38 @@ BINDINGS = ("auto", "extension", "ctypes")
 class CompiledRHS(abc.ABC):  # noqa: B024 (a factory and a virtual base for isinstance)
     """x' = f(t, x) of a tree model in compiled C; ``rhs(t, x)`` with x = [y, y'].
 
-    ``CompiledRHS(numeric, binding="auto")`` returns the extension ``Kernel`` or a
-    :class:`CtypesRHS` (see the module docstring); both are registered as subclasses."""
+    ``CompiledRHS(numeric, binding="auto", algorithm="auto")`` returns the extension ``Kernel``
+    or a :class:`CtypesRHS` (see the module docstring); both are registered as subclasses."""
 
-    def __new__(cls, numeric, binding: str = "auto"):
+    def __new__(cls, numeric, binding: str = "auto", algorithm: str = "auto"):
         if binding not in BINDINGS:
             raise ValueError(f"unknown binding {binding!r}; choose one of {', '.join(BINDINGS)}")
         _check_tree(numeric)
+        algorithm = choose_algorithm(numeric.eqs, algorithm)
         if binding == "ctypes":
-            return CtypesRHS(numeric)
+            return CtypesRHS(numeric, algorithm)
         try:
-            return _extension_kernel(numeric)
+            return _extension_kernel(numeric, algorithm)
         except MissingPythonHeaders:
             if binding == "extension":
                 raise
-            return CtypesRHS(numeric)
+            return CtypesRHS(numeric, algorithm)
+
+
+def choose_algorithm(eqs, algorithm: str = "auto") -> str:
+    """The algorithm built for ``algorithm`` (one of :data:`ALGORITHMS`): "aba" or "mass_matrix";
+    ModelError if the articulated-body algorithm is asked for but does not apply."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+    if algorithm == "mass_matrix":
+        return algorithm
+    reason = articulated_body(eqs).reason
+    if reason is None:
+        return "aba"
+    if algorithm == "aba":
+        raise ModelError(f"{eqs.system.name}: the articulated-body algorithm does not apply: "
+                         f"{reason}")
+    return "mass_matrix"
 
 
 def _check_tree(num) -> None:
@@ -143,25 +197,31 @@ def _load_extension(module: str, path: pathlib.Path):
     return mod
 
 
-def _extension_kernel(num):
+def _extension_kernel(num, algorithm: str = "mass_matrix"):
     """The extension module's Kernel bound to ``num``."""
     eqs = num.eqs
-    template = extension_source(eqs)
+    template = extension_source(eqs, algorithm)
     module, path = compile_extension(template, f"{eqs.system.name}_rhs")
     mod = _load_extension(module, path)
     native_tp = time_parameters_native(eqs.system)
     tp_at = None if (native_tp or not eqs.system.time_parameters) else num._tp_at
     CompiledRHS.register(mod.Kernel)
-    k = mod.Kernel(num, lambda t, status, x: _raise_singular(num, t, status, x), tp_at)
-    k.numeric, k.f, k.path, k.binding = num, num.f, path, "extension"
+    k = mod.Kernel(num, lambda t, status, x: _raise_singular(num, t, status, x, algorithm), tp_at)
+    k.numeric, k.f, k.path, k.binding, k.algorithm = num, num.f, path, "extension", algorithm
     k.source = template.replace("@MODULE@", module)
     return k
 
 
-def _raise_singular(num, t, status, x):
-    """Raise the SingularMassMatrixError of a failed Cholesky pivot ``status`` (1-based)."""
+def _raise_singular(num, t, status, x, algorithm: str = "mass_matrix"):
+    """Raise the SingularMassMatrixError of a failed pivot ``status`` (1-based): a Cholesky
+    pivot of M, or the articulated-body pivot of a coordinate."""
     y = np.asarray(x, dtype=float)[: num.f]
     where = (num.coordinate_names[status - 1] if 0 < status <= num.f else f"status {status}")
+    if algorithm == "aba":
+        raise SingularMassMatrixError(num._where(
+            f"mass matrix is not positive definite (articulated-body pivot of {where!r} failed: "
+            f"a singular configuration, a coordinate that moves no mass, or a state where the "
+            f"equations are not finite)", float(t), y))
     raise SingularMassMatrixError(num._where(
         f"mass matrix is not positive definite (Cholesky pivot of {where!r} failed: a "
         f"singular configuration, a coordinate that moves no mass, or a state where M is "
@@ -177,14 +237,15 @@ class CtypesRHS:
 
     binding = "ctypes"
 
-    def __init__(self, numeric):
+    def __init__(self, numeric, algorithm: str = "auto"):
         self.numeric = num = numeric
         eqs = num.eqs
         name = eqs.system.name
         _check_tree(num)
+        self.algorithm = algorithm = choose_algorithm(eqs, algorithm)
         self.f = f = num.f
         n = sizes(eqs)
-        self.source = rhs_source(eqs)
+        self.source = rhs_source(eqs, algorithm)
         self.path = compile_shared(self.source, f"{name}_rhs")
         self.lib = lib = ctypes.CDLL(str(self.path))
         got = (ctypes.c_int * 8)()
@@ -256,7 +317,7 @@ class CtypesRHS:
         return self._fn(t, self._px, self._pprm, self._pu, self._ptp, self._pout)
 
     def _singular(self, t, status):
-        _raise_singular(self.numeric, t, status, self._x)
+        _raise_singular(self.numeric, t, status, self._x, self.algorithm)
 
 
 CompiledRHS.register(CtypesRHS)

@@ -3,8 +3,9 @@
  *
  * The module holds one type, Kernel.  Kernel(numeric, on_error, tp_at) keeps the NumericModel
  * whose arrays prm and u are read at every call, a Python callable on_error(t, status, x) that
- * raises the error of a failed Cholesky pivot, and tp_at(t) (None when the generated
- * mbs_time_parameters evaluates the time parameters in C, or the model has none).
+ * raises the error of a failed pivot (Cholesky or articulated-body, whichever mbs_rhs uses),
+ * and tp_at(t) (None when the generated mbs_time_parameters evaluates the time parameters in C,
+ * or the model has none).
  *
  * kernel(t, x) -> x' is a vectorcall: no argument tuple, no Python frame.  x and the model's
  * prm and u are used in place when they are C-contiguous float64 arrays of the right size,
