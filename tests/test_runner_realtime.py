@@ -202,3 +202,27 @@ def test_pacer_rejects_bad_settings():
         Pacer(1e-3, 10, rtf=0.0)
     with pytest.raises(DiagramError, match="rtf must be a positive finite number"):
         paced().run(0.01, realtime=True, rtf=-1.0)
+
+
+def test_garbage_collector_is_off_only_while_paced():
+    import gc
+
+    from mbsfmu.runner import Block, Diagram
+
+    seen = []
+
+    class Probe(Block):
+        outputs = ("y",)
+
+        def output(self, t, u):
+            seen.append(gc.isenabled())
+            return (t,)
+
+    d = Diagram(step=1e-3)
+    d.add("p", Probe())
+    assert gc.isenabled()
+    d.run(0.01, realtime=True)
+    assert seen and not any(seen) and gc.isenabled()
+    seen.clear()
+    d.run(0.01)
+    assert all(seen)

@@ -495,6 +495,8 @@ class Diagram:
         pending = None
         ck_state = hist = None
         ck_n = 0
+        if pacer is not None:
+            pacer.prepare()
         try:
             try:
                 for i, b in enumerate(blocks):
@@ -588,6 +590,8 @@ class Diagram:
                 pending = err
                 raise err from (None if isinstance(exc, (_Fault, RealtimeError)) else exc)
         finally:
+            if pacer is not None:
+                pacer.stop()
             stop_error = None
             for b in reversed(started):
                 try:

@@ -24,6 +24,7 @@ What happens at an overrun (``overrun=``):
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 
@@ -67,9 +68,24 @@ class Pacer:
         self.last_start = 0.0
         self.done = 0  # steps started
 
+    def prepare(self) -> None:
+        """Before the blocks start: switch Python's cyclic garbage collector off until
+        :meth:`stop`.  A full collection with sympy and numpy loaded takes milliseconds, a whole
+        missed period at 1 kHz.  (Reference counting still frees everything that is not in a
+        cycle; the blocks' steps make no cyclic garbage.  No collection is forced before the
+        run: the memory it returns makes the first steps late, measured 25 us.)"""
+        self.gc_was_enabled = gc.isenabled()
+        gc.disable()
+
     def start(self) -> None:
         """Anchor the schedule: step 0 is due now."""
         self.w0 = time.perf_counter()
+
+    def stop(self) -> None:
+        """Switch the garbage collector back on if :meth:`prepare` switched it off (idempotent)."""
+        if getattr(self, "gc_was_enabled", False):
+            self.gc_was_enabled = False
+            gc.enable()
 
     def wait(self, n: int) -> None:
         """Wait for step ``n``'s deadline; first account for an overrun of step ``n - 1``."""
