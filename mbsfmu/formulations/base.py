@@ -30,6 +30,11 @@ class InputSchedule:
             else:
                 numeric.set_inputs({k: v})
 
+    @property
+    def time_varying(self) -> bool:
+        """True if some input is a function of time (else the model's ``u`` holds them all)."""
+        return bool(self._fns)
+
     def __call__(self, t):
         u = self.numeric.u
         if self._fns:
