@@ -217,15 +217,12 @@ def _raise_singular(num, t, status, x, algorithm: str = "mass_matrix"):
     pivot of M, or the articulated-body pivot of a coordinate."""
     y = np.asarray(x, dtype=float)[: num.f]
     where = (num.coordinate_names[status - 1] if 0 < status <= num.f else f"status {status}")
-    if algorithm == "aba":
-        raise SingularMassMatrixError(num._where(
-            f"mass matrix is not positive definite (articulated-body pivot of {where!r} failed: "
-            f"a singular configuration, a coordinate that moves no mass, or a state where the "
-            f"equations are not finite)", float(t), y))
+    pivot, unfinite = (("articulated-body", "the equations are") if algorithm == "aba"
+                       else ("Cholesky", "M is"))
     raise SingularMassMatrixError(num._where(
-        f"mass matrix is not positive definite (Cholesky pivot of {where!r} failed: a "
-        f"singular configuration, a coordinate that moves no mass, or a state where M is "
-        f"not finite)", float(t), y))
+        f"mass matrix is not positive definite ({pivot} pivot of {where!r} failed: a singular "
+        f"configuration, a coordinate that moves no mass, or a state where {unfinite} not "
+        f"finite)", float(t), y))
 
 
 _PROTO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p,

@@ -24,17 +24,10 @@ class MinimalODE(Formulation):
 
     def __init__(self, numeric, inputs=None):
         super().__init__(numeric, inputs)
-        self._compiled = None
         if getattr(numeric, "backend", "numpy") == "c" and not self.inputs.time_varying:
             from ..codegen.c_rhs import CompiledRHS
 
-            self._compiled = CompiledRHS(numeric)
-
-    def __call__(self, t, x):
-        self.nfev += 1
-        if self._compiled is not None:
-            return self._compiled(t, x)
-        return self.rhs(t, x)
+            self.rhs = CompiledRHS(numeric)   # same x' = F(t, x), one compiled call
 
     def rhs(self, t, x):
         f = self.f
