@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import pathlib
-import shutil
 import sys
 import tempfile
 
@@ -169,8 +168,6 @@ def build_pythonfmu(model_path, out_path, formulation=None) -> pathlib.Path:
     ``formulation`` chooses how loop constraints are kept (see :mod:`mbsfmu.formulations`,
     default ``'qr'``); trees always use the minimal ODE.  The FMU needs ``mbsfmu`` installed in
     the Python interpreter of the tool that runs it (see the module docstring)."""
-    from pythonfmu import FmuBuilder
-
     from ..formulations import check_formulation_name
     from ..model.loader import load_model
 
@@ -188,22 +185,43 @@ def build_pythonfmu(model_path, out_path, formulation=None) -> pathlib.Path:
               .replace("__MODEL_FILE__", repr(model_path.name))
               .replace("__FORMULATION__", repr(formulation)))
     out_path = fmu_path(out_path, ident)
+    built = build_with_pythonfmu(script, module_name, out_path,
+                                 {f"model/{model_path.name}": source},
+                                 canGetAndSetFMUstate=True, canSerializeFMUstate=True)
+    complete_model_structure(built, variables)
+    return built
+
+
+def build_with_pythonfmu(script: str, module_name: str, out_path, files: dict[str, bytes],
+                         **options) -> pathlib.Path:
+    """Build an FMU with pythonfmu's ``FmuBuilder`` from the slave ``script`` and return its
+    path.
+
+    The script is written as ``<module_name>.py`` into a temporary folder together with
+    ``files`` (relative path -> content); each top-level entry of ``files`` (a file, or a folder
+    such as ``model/``) becomes a project file in the FMU's resources.  ``options`` are the
+    builder's capability flags.  The builder imports the script as a module and leaves its
+    folder on ``sys.path``: both are undone afterwards."""
+    from pythonfmu import FmuBuilder
+
     with tempfile.TemporaryDirectory(prefix="mbsfmu_pythonfmu_") as tmp:
         tmp = pathlib.Path(tmp)
         script_file = tmp / f"{module_name}.py"
         script_file.write_text(script)
-        model_dir = tmp / "model"
-        model_dir.mkdir()
-        shutil.copy2(model_path, model_dir / model_path.name)
+        tops = []
+        for rel, data in files.items():
+            target = tmp / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            top = tmp / pathlib.PurePosixPath(rel).parts[0]
+            if top not in tops:
+                tops.append(top)
         saved_path = list(sys.path)
         try:
-            built = FmuBuilder.build_FMU(script_file, dest=out_path, project_files=[model_dir],
-                                         canGetAndSetFMUstate=True, canSerializeFMUstate=True)
+            built = FmuBuilder.build_FMU(script_file, dest=out_path, project_files=tops, **options)
         finally:
-            # the builder imports the script as a module and leaves its folder on sys.path
             sys.path[:] = saved_path
             sys.modules.pop(module_name, None)
-    complete_model_structure(pathlib.Path(built), variables)
     return pathlib.Path(built)
 
 

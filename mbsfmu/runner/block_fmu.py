@@ -38,8 +38,6 @@ import inspect
 import math
 import pathlib
 import pickle
-import sys
-import tempfile
 import types
 
 from ..fmu.model_description import fmu_path, model_identifier
@@ -231,9 +229,8 @@ def export_block_fmu(block: Block, path, *, name: str | None = None,
     ``step_size`` is the period the block is started with (default: its ``sample_time``, else
     1e-3), see the module docstring.  BlockError if the block cannot be pickled, has a port of an
     unknown type, or a port/parameter name clash."""
-    from pythonfmu import FmuBuilder
+    from ..fmu.pythonfmu_export import build_with_pythonfmu, complete_model_structure
 
-    from ..fmu.pythonfmu_export import complete_model_structure
 
     if not isinstance(block, Block):
         raise BlockError(f"export_block_fmu takes a Block, got {type(block).__name__}")
@@ -291,25 +288,14 @@ def export_block_fmu(block: Block, path, *, name: str | None = None,
     script = (_SLAVE_TEMPLATE.replace("__CLASS__", ident)
               .replace("__DESCRIPTION__", label))
     out_path = fmu_path(path, ident)
-    with tempfile.TemporaryDirectory(prefix="mbsfmu_block_fmu_") as tmp:
-        tmp = pathlib.Path(tmp)
-        script_file = tmp / f"{module_name}.py"
-        script_file.write_text(script)
-        pickle_file = tmp / "block.pickle"
-        pickle_file.write_bytes(spec_bytes)
-        saved_path = list(sys.path)
-        try:
-            built = FmuBuilder.build_FMU(script_file, dest=out_path, project_files=[pickle_file],
-                                         canGetAndSetFMUstate=can_state, canSerializeFMUstate=can_state,
-                                         canHandleVariableCommunicationStepSize=False)
-        finally:
-            sys.path[:] = saved_path
-            sys.modules.pop(module_name, None)
+    built = build_with_pythonfmu(script, module_name, out_path, {"block.pickle": spec_bytes},
+                                 canGetAndSetFMUstate=can_state, canSerializeFMUstate=can_state,
+                                 canHandleVariableCommunicationStepSize=False)
     # value references follow the registration order: inputs, outputs, parameters
     variables = [types.SimpleNamespace(name=n, value_reference=i, dependencies=feedthrough.get(n, ()))
                  for i, n in enumerate(ports + list(parameters))]
-    complete_model_structure(pathlib.Path(built), variables)
-    return pathlib.Path(built)
+    complete_model_structure(built, variables)
+    return built
 
 
 def _can_snapshot(data: bytes, step_size: float) -> bool:
