@@ -231,7 +231,6 @@ def export_block_fmu(block: Block, path, *, name: str | None = None,
     unknown type, or a port/parameter name clash."""
     from ..fmu.pythonfmu_export import build_with_pythonfmu, complete_model_structure
 
-
     if not isinstance(block, Block):
         raise BlockError(f"export_block_fmu takes a Block, got {type(block).__name__}")
     ident = model_identifier(name or type(block).__name__)
