@@ -39,6 +39,8 @@ def lib(tmp_path_factory):
         "mbs_qr_solve_minnorm": [_int, _int, _D, _D, _I, _int, _D, _D],
         "mbs_solve_kkt": [_int, _int, _D, _D, _D, _D, _D, _D, _D],
     }
+    so.mbs_gemv.argtypes = [_int, _int, _int, _dbl, _D, _D, _dbl, _D]
+    so.mbs_gemv.restype = None
     for name, args in sigs.items():
         fn = getattr(so, name)
         fn.argtypes = args
@@ -340,3 +342,23 @@ def test_kkt_failures(lib):
     # bad arguments
     assert lib.mbs_solve_kkt(-1, 0, None, None, None, None, None, None, None) == -1
     assert lib.mbs_solve_kkt(2, -1, None, None, None, None, None, None, None) == -2
+
+
+@pytest.mark.parametrize("m, n", [(0, 3), (3, 0), (1, 1), (4, 7), (7, 4)])
+def test_gemv_matches_numpy(lib, m, n):
+    rng = np.random.default_rng(10 * m + n)
+    A = rng.standard_normal((m, n))
+    for trans, (nx, ny) in ((0, (n, m)), (1, (m, n))):
+        x = rng.standard_normal(nx)
+        op = A.T if trans else A
+        for alpha, beta in ((1.0, 0.0), (-1.0, 1.0), (2.5, -1.0)):
+            y0 = rng.standard_normal(ny)
+            y = y0.copy() if ny else np.zeros(1)
+            lib.mbs_gemv(trans, m, n, alpha, dp(A if A.size else np.zeros(1)),
+                         dp(x if nx else np.zeros(1)), beta, dp(y))
+            close(y[:ny], alpha * op @ x + beta * y0, rtol=1e-14, what=(trans, alpha, beta))
+    # beta = 0 never reads y (a NaN there does not leak into the result)
+    y = np.full(max(m, 1), np.nan)
+    lib.mbs_gemv(0, m, n, 1.0, dp(A if A.size else np.zeros(1)), dp(np.ones(max(n, 1))), 0.0,
+                 dp(y))
+    close(y[:m], A @ np.ones(n), rtol=1e-14)

@@ -274,12 +274,8 @@ static int multipliers(instance *c, double t, const double *x)
     if (rc != 0)
         return rc;
     mbs_constrained(t, x, x + F, c->d.v + VR_PRM, c->d.v + VR_U, c->tp, c->cbuf);
-    for (i = 0; i < F; i++) {
-        double acc = -h[i];
-        for (l = 0; l < F; l++)
-            acc += M[i * F + l] * xdot[F + l];
-        r[i] = acc;
-    }
+    memcpy(r, h, sizeof r);
+    mbs_gemv(0, F, F, 1.0, M, xdot + F, -1.0, r);
     memcpy(c->qr, C, sizeof c->qr);
     rc = mbs_qr_factor(MBS_NC, F, c->qr, c->qr_tau, c->qr_perm, &rank, 1e-9);
     if (rc == 0)
@@ -927,12 +923,7 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueRefer
             int rc;
             mbs_force_du(c->d.t, x, x + F, c->d.v + VR_PRM, c->d.v + VR_U, c->tp, dhu);
             mbs_constrained(c->d.t, x, x + F, c->d.v + VR_PRM, c->d.v + VR_U, c->tp, c->cbuf);
-            for (k = 0; k < F; k++) {
-                double acc = 0.0;
-                for (j = 0; j < MBS_NU; j++)
-                    acc += dhu[k * MBS_NU + j] * du[j];
-                dh[k] = acc;
-            }
+            mbs_gemv(0, F, MBS_NU, 1.0, dhu, du, 0.0, dh);
             memset(zero, 0, sizeof zero);
             rc = mbs_solve_kkt(F, MBS_NC, c->cbuf, c->cbuf + F * F + F + MBS_NC, dh, zero, dydd, dlam,
                                c->kkt_work);

@@ -95,18 +95,9 @@ static int rhs_qr(mbs_form *F, double t, const double *x, double *xdot)
         r[i] = v[i] - theta[i];
     }
     /* eq. 30: y' = J J^T (y' - theta) + theta */
-    for (j = 0; j < k; j++) {
-        double acc = 0.0;
-        for (i = 0; i < f; i++)
-            acc += J[i * k + j] * r[i];
-        s[j] = acc;
-    }
-    for (i = 0; i < f; i++) {
-        double acc = theta[i];
-        for (j = 0; j < k; j++)
-            acc += J[i * k + j] * s[j];
-        vp[i] = acc;
-    }
+    mbs_gemv(1, f, k, 1.0, J, r, 0.0, s);
+    memcpy(vp, theta, sizeof(double) * (size_t)f);
+    mbs_gemv(0, f, k, 1.0, J, s, 1.0, vp);
     F->constrained(t, y, vp, F->prm, F->u, F->tp, cp);
     M = cp;
     h = cp + f * f;
@@ -115,12 +106,8 @@ static int rhs_qr(mbs_form *F, double t, const double *x, double *xdot)
     for (i = 0; i < f; i++)
         gamma[i] = -gamma[i];
     /* eq. 31: y'' = J (J^T M J)^-1 J^T (h - M gamma) + gamma */
-    for (i = 0; i < f; i++) {
-        double acc = h[i];
-        for (l = 0; l < f; l++)
-            acc -= M[i * f + l] * gamma[l];
-        r[i] = acc;
-    }
+    memcpy(r, h, sizeof(double) * (size_t)f);
+    mbs_gemv(0, f, f, -1.0, M, gamma, 1.0, r);
     for (i = 0; i < f; i++)
         for (j = 0; j < k; j++) {
             double acc = 0.0;
@@ -128,11 +115,8 @@ static int rhs_qr(mbs_form *F, double t, const double *x, double *xdot)
                 acc += M[i * f + l] * J[l * k + j];
             MJ[i * k + j] = acc;
         }
+    mbs_gemv(1, f, k, 1.0, J, r, 0.0, s);
     for (i = 0; i < k; i++) {
-        double acc = 0.0;
-        for (l = 0; l < f; l++)
-            acc += J[l * k + i] * r[l];
-        s[i] = acc;
         for (j = 0; j < k; j++) {
             double a = 0.0;
             for (l = 0; l < f; l++)
@@ -147,13 +131,9 @@ static int rhs_qr(mbs_form *F, double t, const double *x, double *xdot)
         return rc;
     }
     mbs_chol_solve(k, Mi, s);
-    for (i = 0; i < f; i++) {
-        double acc = gamma[i];
-        for (j = 0; j < k; j++)
-            acc += J[i * k + j] * s[j];
-        xdot[i] = vp[i];
-        xdot[f + i] = acc;
-    }
+    memcpy(xdot, vp, sizeof(double) * (size_t)f);
+    memcpy(xdot + f, gamma, sizeof(double) * (size_t)f);
+    mbs_gemv(0, f, k, 1.0, J, s, 1.0, xdot + f);
     return 0;
 }
 
@@ -210,7 +190,7 @@ int mbs_form_project(void *ctx, double t, double *x)
     double *cs = F->work, *A = cs + 2 * m + m * f, *tau = A + f * m, *d = tau + m + 1, *w = d + f;
     const double *c = cs, *C = cs + m, *b1 = cs + m + m * f;
     int *perm = F->iwork;
-    int it, i, l, rank = 0;
+    int it, i, rank = 0;
     double res;
     if (m == 0 || F->kind != MBS_FORM_QR)
         return 0;
@@ -239,12 +219,8 @@ int mbs_form_project(void *ctx, double t, double *x)
     }
     F->rank = rank;
     /* y' <- y' - C^+ (C y' + b')  (eq. 30 in the form whose rounding scales with the residual) */
-    for (i = 0; i < m; i++) {
-        double acc = b1[i];
-        for (l = 0; l < f; l++)
-            acc += C[i * f + l] * v[l];
-        w[i] = acc;
-    }
+    memcpy(w, b1, sizeof(double) * (size_t)m);
+    mbs_gemv(0, m, f, 1.0, C, v, 1.0, w);
     mbs_qr_solve_minnorm(f, m, A, tau, perm, rank, w, d);
     for (i = 0; i < f; i++)
         v[i] -= d[i];
@@ -353,12 +329,9 @@ int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *f
         rhs[nrow] = i < m ? -b1[i] : rate[i - m];
         nrow++;
     }
-    for (i = 0; i < nrow; i++) { /* residual of the rows with the given rates */
-        double acc = -rhs[i];
-        for (j = 0; j < f; j++)
-            acc += G[i * f + j] * v[j];
-        gt[i] = -acc;
-    }
+    /* residual of the rows with the given rates */
+    memcpy(gt, rhs, sizeof(double) * (size_t)nrow);
+    mbs_gemv(0, nrow, f, -1.0, G, v, 1.0, gt);
     if (nrow > 0 && nfree > 0) {
         if (qr_of_transpose(nrow, f, G, freeidx, nfree, A, tau, perm, &rank, F->rank_tol) != 0) {
             snprintf(F->message, sizeof F->message, "QR of the velocity constraints failed");
@@ -369,14 +342,9 @@ int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *f
             v[freeidx[i]] += step[i];
     }
     vmax = max_abs(f, v);
-    vres = 0.0;
-    for (i = 0; i < nrow; i++) {
-        double acc = -rhs[i];
-        for (j = 0; j < f; j++)
-            acc += G[i * f + j] * v[j];
-        if (!(fabs(acc) <= vres))
-            vres = fabs(acc);
-    }
+    memcpy(gt, rhs, sizeof(double) * (size_t)nrow); /* gt is free again: G v - rate */
+    mbs_gemv(0, nrow, f, 1.0, G, v, -1.0, gt);
+    vres = max_abs(nrow, gt);
     if (!(vres <= 1e3 * tol * (vmax > 1.0 ? vmax : 1.0))) {
         snprintf(F->message, sizeof F->message,
                  "no consistent initial velocities (velocity constraints violated by %.3g)", vres);

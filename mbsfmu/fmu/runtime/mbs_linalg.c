@@ -366,3 +366,28 @@ int mbs_solve_kkt(int f, int m, const double *M, const double *C,
     lower_t_solve(f, L, f, ydd);
     return 0;
 }
+
+/* ------------------------------------------------------------------ matrix-vector */
+
+void mbs_gemv(int trans, int m, int n, double alpha, const double *A, const double *x,
+              double beta, double *y)
+{
+    int i, j;
+    int ny = trans ? n : m;
+    for (i = 0; i < ny; i++)
+        y[i] = beta == 0.0 ? 0.0 : beta * y[i];
+    if (!trans) {
+        for (i = 0; i < m; i++) {
+            double acc = 0.0;
+            for (j = 0; j < n; j++)
+                acc += A[i * n + j] * x[j];
+            y[i] += alpha * acc;
+        }
+    } else {
+        for (i = 0; i < m; i++) {
+            const double ax = alpha * x[i];
+            for (j = 0; j < n; j++)
+                y[j] += A[i * n + j] * ax;
+        }
+    }
+}

@@ -158,6 +158,13 @@ int mbs_solve_kkt(int f, int m, const double *M, const double *C,
                   const double *h, const double *b2, double *ydd,
                   double *lambda, double *work);
 
+/* y = alpha op(A) x + beta y for the row-major m x n matrix A:
+ *   trans == 0: op(A) = A,   x has n entries, y has m;
+ *   trans != 0: op(A) = A^T, x has m entries, y has n.
+ * With beta == 0 y is set without being read.  Any size may be 0. */
+void mbs_gemv(int trans, int m, int n, double alpha, const double *A, const double *x,
+              double beta, double *y);
+
 #ifdef __cplusplus
 }
 #endif
