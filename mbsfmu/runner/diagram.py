@@ -115,6 +115,23 @@ def _note(err: Exception, text: str) -> None:
         err.args = (f"{err.args[0] if err.args else ''} ({text})",)
 
 
+def _check_port(ref: str, name: str, block: Block, port: str, kind: str) -> None:
+    """DiagramError unless ``port`` is an ``kind`` ("output" for a connection's source, "input"
+    for its destination) of the block ``name``; the message says what the port is instead."""
+    if kind == "output":
+        own, other, role, goes = block.outputs, block.inputs, "source", "from an output"
+    else:
+        own, other, role, goes = block.inputs, block.outputs, "destination", "to an input"
+    if port in own:
+        return
+    listed = ", ".join(own) or "none"
+    if port in other:
+        what = "input" if kind == "output" else "output"
+        raise DiagramError(f"{role} {ref!r} is an {what} of {name!r}: a connection goes {goes} "
+                           f"({kind}s of {name!r}: {listed})")
+    raise DiagramError(f"block {name!r} has no {kind} {port!r} ({kind}s: {listed})")
+
+
 def _split(ref, role: str) -> tuple[str, str]:
     if not isinstance(ref, str) or "." not in ref:
         raise DiagramError(f"{role} {ref!r}: expected 'block.port'")
@@ -194,18 +211,8 @@ class Diagram:
         a, p = _split(src, "source")
         b, q = _split(dst, "destination")
         ba, bb = self._block(a, src), self._block(b, dst)
-        if p not in ba.outputs:
-            if p in ba.inputs:
-                raise DiagramError(f"source {src!r} is an input of {a!r}: a connection goes from "
-                                   f"an output (outputs of {a!r}: {', '.join(ba.outputs) or 'none'})")
-            raise DiagramError(f"block {a!r} has no output {p!r} (outputs: "
-                               f"{', '.join(ba.outputs) or 'none'})")
-        if q not in bb.inputs:
-            if q in bb.outputs:
-                raise DiagramError(f"destination {dst!r} is an output of {b!r}: a connection goes "
-                                   f"to an input (inputs of {b!r}: {', '.join(bb.inputs) or 'none'})")
-            raise DiagramError(f"block {b!r} has no input {q!r} (inputs: "
-                               f"{', '.join(bb.inputs) or 'none'})")
+        _check_port(src, a, ba, p, "output")
+        _check_port(dst, b, bb, q, "input")
         if (b, q) in self._driver:
             a0, p0 = self._driver[(b, q)]
             raise DiagramError(f"input {dst!r} is already driven by '{a0}.{p0}' (cannot also "
