@@ -53,3 +53,19 @@ class Gain(SISO):
     def output(self, t, u):
         self.calls += 1
         return (self.k * u[0],)
+
+
+class Sum(Block):
+    """y = s1 u1 + s2 u2 with signs from a string like "+-"."""
+
+    inputs = ("u1", "u2")
+    outputs = ("y",)
+
+    def __init__(self, signs="++"):
+        self.s = [1.0 if c == "+" else -1.0 for c in signs]
+
+    def feedthrough(self):
+        return {"y": ("u1", "u2")}
+
+    def output(self, t, u):
+        return (self.s[0] * u[0] + self.s[1] * u[1],)

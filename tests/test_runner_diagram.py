@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from runner_support import Clock, Const, Gain
+from runner_support import Clock, Const, Gain, Sum
 
 from mbsfmu.errors import SimulationError
 from mbsfmu.runner import (
@@ -20,19 +20,6 @@ from mbsfmu.runner import (
 )
 
 # ---------------------------------------------------------------- tiny blocks for the tests
-
-
-class Add(Block):
-    """y = u1 + u2 (direct feed-through)."""
-
-    inputs = ("u1", "u2")
-    outputs = ("y",)
-
-    def feedthrough(self):
-        return {"y": ("u1", "u2")}
-
-    def output(self, t, u):
-        return (u[0] + u[1],)
 
 
 class Integrator(SISO):
@@ -226,7 +213,7 @@ def test_port_names_with_dots_split_at_the_first_dot():
 
 def test_unconnected_inputs_are_all_listed():
     d = Diagram(1e-3)
-    d.add("a", Add())
+    d.add("a", Sum())
     d.add("g", Gain())
     d.add("c", Const())
     d.connect("c.y", "a.u1")
@@ -545,7 +532,7 @@ def test_failure_in_start_stops_the_started_blocks():
 def test_algebraic_loop_is_refused_before_any_block_starts():
     d = Diagram(0.1)
     life = d.add("life", Lifecycle())
-    d.add("a", Add())
+    d.add("a", Sum())
     d.add("g", Gain(0.5))
     d.add("c", Const())
     d.connect("c.y", "a.u1")

@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 import pytest
-from runner_support import Clock, Const, Gain
+from runner_support import Clock, Const, Gain, Sum
 
-from mbsfmu.runner import SISO, AlgebraicLoopError, Block, Diagram, DiagramError
+from mbsfmu.runner import SISO, AlgebraicLoopError, Diagram, DiagramError
 from mbsfmu.runner.algebraic_loops import solve_fixed_point
 from mbsfmu.runner.scheduling import (
     AlgebraicLoop,
@@ -14,22 +14,6 @@ from mbsfmu.runner.scheduling import (
     is_loop,
     strongly_connected_components,
 )
-
-
-class Sum(Block):
-    """y = s1 u1 + s2 u2 with signs from a string like "+-"."""
-
-    inputs = ("u1", "u2")
-    outputs = ("y",)
-
-    def __init__(self, signs="++"):
-        self.s = [1.0 if c == "+" else -1.0 for c in signs]
-
-    def feedthrough(self):
-        return {"y": ("u1", "u2")}
-
-    def output(self, t, u):
-        return (self.s[0] * u[0] + self.s[1] * u[1],)
 
 
 class Func(SISO):
