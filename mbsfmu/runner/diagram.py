@@ -317,11 +317,12 @@ class Diagram:
         plan.calls, slot_loops = call_schedule(owner, slot_deps)
         plan.loops = []
         plan.loop_members = {}
+        slot_groups = iter(slot_loops)   # one per loop call, in the same order
         for pos, (is_loop_call, group) in enumerate(plan.calls):
             if not is_loop_call:
                 continue
             members = set(group)
-            loop_slots = next(ls for ls in slot_loops if {owner[x] for x in ls} == members)
+            loop_slots = next(slot_groups)
             in_loop = set(loop_slots)
             conns, deps = [], {}
             for x in loop_slots:

@@ -177,7 +177,8 @@ def call_schedule(owner: Sequence[int], slot_deps: Sequence[Sequence[int]]
     Calling ``output`` again is allowed because it does not change the state.
 
     Returns ``(calls, loops)``: ``calls`` a list of ``(is_loop, blocks)``, ``blocks`` one block
-    or the blocks of one loop (sorted); ``loops`` the slot sets of the loops.
+    or the blocks of one loop (sorted); ``loops`` the slot sets of the loops, one per loop call
+    and in the order of those calls.
     """
     n = len(owner)
     succ: list[list[int]] = [[] for _ in range(n)]
