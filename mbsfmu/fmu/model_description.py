@@ -21,18 +21,14 @@ parameters.
 
 from __future__ import annotations
 
+import math
 import pathlib
 import re
 import uuid
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
-#: Default solver settings exposed as parameters.
-SOLVER_PARAMETERS = (
-    ("solver_rtol", 1e-8, "relative tolerance of the internal integrator"),
-    ("solver_atol", 1e-9, "absolute tolerance of the internal integrator"),
-    ("max_internal_step", 0.0, "largest internal step [s]; 0 = no limit"),
-)
+from ..solver_settings import SOLVER_SETTINGS
 
 
 @dataclass
@@ -46,6 +42,8 @@ class FmuVariable:
     description: str = ""
     kind: str = ""  # coordinate, velocity, residual, output, reaction, constant, solver, input
     dependencies: tuple = ()  # names of the inputs an output depends on directly
+    min: float = -math.inf  # declared bounds (FMI min/max attributes, written when finite)
+    max: float = math.inf
 
 
 def model_identifier(name: str) -> str:
@@ -101,11 +99,13 @@ def fmu_variables(system) -> list[FmuVariable]:
                                  "for every parameter")
         variability = "fixed" if c.name in geometry else "tunable"
         add(c.name, "parameter", variability, "exact", c.value, c.description or "model constant",
-            kind="constant")
-    for name, value, text in SOLVER_PARAMETERS:
-        add(name, "parameter", "tunable", "exact", value, text, kind="solver")
+            kind="constant", min=c.min, max=c.max)
+    for st in SOLVER_SETTINGS:
+        add(st.name, "parameter", "tunable", "exact", st.default, st.description, kind="solver",
+            min=0.0 if st.zero_means else st.low, max=st.high)
     for u in system.inputs.values():
-        add(u.name, "input", "continuous", None, u.default, "model input", kind="input")
+        add(u.name, "input", "continuous", None, u.default, "model input", kind="input",
+            min=u.min, max=u.max)
     return out
 
 
@@ -154,6 +154,8 @@ def model_description_xml(system, model_identifier: str, guid: str | None = None
         if v.initial:
             attrs.append(f'initial="{v.initial}"')
         real = f' start="{v.start!r}"' if v.start is not None else ""
+        real += f' min="{v.min!r}"' if math.isfinite(v.min) else ""
+        real += f' max="{v.max!r}"' if math.isfinite(v.max) else ""
         lines.append(f"    <ScalarVariable {' '.join(attrs)}><Real{real}/></ScalarVariable>")
     lines.append("  </ModelVariables>")
     lines.append("  <ModelStructure>")

@@ -5,6 +5,7 @@ They hold sympy expressions only; all checking happens in :class:`mbsfmu.model.S
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,6 +22,8 @@ class Constant:
     symbol: sp.Symbol
     value: float | None
     description: str = ""
+    min: float = -math.inf  # declared bounds (inclusive, as FMI's min/max attributes)
+    max: float = math.inf
 
 
 @dataclass
@@ -59,6 +62,8 @@ class Input:
     name: str
     symbol: sp.Symbol
     default: float = 0.0
+    min: float = -math.inf  # declared bounds (inclusive, as FMI's min/max attributes)
+    max: float = math.inf
 
 
 @dataclass

@@ -153,12 +153,17 @@ class System:
         return name
 
     # ------------------------------------------------------------------ declarations
-    def constant(self, name: str, value=None, description: str = "") -> sp.Symbol:
-        """Declare a named constant (``newUserVarKonst``); ``value`` is its default."""
+    def constant(self, name: str, value=None, description: str = "", min=None, max=None) -> sp.Symbol:
+        """Declare a named constant (``newUserVarKonst``); ``value`` is its default.
+
+        ``min`` and ``max`` are inclusive bounds (FMI's ``min``/``max`` attributes): every value
+        given later (``params=``, ``--set``, an FMU's ``fmi2SetReal``) is checked against them."""
+        where = f"constant {name!r}"
         if value is not None:
-            value = finite_number(value, f"constant {name!r}")
-        sym = self._symbol(name, f"constant {name!r}")
-        self.constants_[name] = Constant(name, sym, value, description)
+            value = finite_number(value, where)
+        lo, hi = declared_bounds(min, max, value, where)
+        sym = self._symbol(name, where)
+        self.constants_[name] = Constant(name, sym, value, description, lo, hi)
         return sym
 
     def constants(self, **values) -> tuple[sp.Symbol, ...]:
@@ -258,10 +263,14 @@ class System:
         self.time_parameters[name] = TimeParameter(name, sym, vel, acc, exprs, funcs)
         return sym
 
-    def input(self, name: str, default: float = 0.0) -> sp.Symbol:
-        """Declare an input whose value comes from outside (a future FMU input)."""
-        sym = self._symbol(name, f"input {name!r}")
-        self.inputs[name] = Input(name, sym, finite_number(default, f"default of input {name!r}"))
+    def input(self, name: str, default: float = 0.0, min=None, max=None) -> sp.Symbol:
+        """Declare an input whose value comes from outside (a future FMU input); ``min`` and
+        ``max`` are inclusive bounds checked for every value the input receives."""
+        where = f"input {name!r}"
+        default = finite_number(default, f"default of {where}")
+        lo, hi = declared_bounds(min, max, default, where)
+        sym = self._symbol(name, where)
+        self.inputs[name] = Input(name, sym, default, lo, hi)
         return sym
 
     def gravity(self, vector) -> None:
@@ -537,6 +546,18 @@ def finite_number(value, where: str) -> float:
     if not math.isfinite(v):
         raise ParameterError(f"{where}: {value!r} is not finite")
     return v
+
+
+def declared_bounds(lo, hi, value, where: str) -> tuple[float, float]:
+    """Checked (min, max) of a constant or input: numbers (or None for no bound), min <= max,
+    and the default ``value`` (if any) inside them."""
+    lo = -math.inf if lo is None else float(finite_number(lo, f"{where} min"))
+    hi = math.inf if hi is None else float(finite_number(hi, f"{where} max"))
+    if lo > hi:
+        raise ModelError(f"{where}: min {lo!r} is greater than max {hi!r}")
+    if value is not None and not lo <= value <= hi:
+        raise ModelError(f"{where}: default value {value!r} is outside [{lo!r}, {hi!r}]")
+    return lo, hi
 
 
 def check_mass_properties(body: Body, params: dict[str, float], rtol: float = 1e-12) -> None:
