@@ -11,6 +11,9 @@ same order as :class:`~mbsfmu.codegen.numpy_backend.NumericModel` uses:
 * ``energy``: kinetic and potential energy
 * ``initial_conditions``: e (nic) then E = de/dy (row-major, nic x f) of the model's extra
   initial conditions (``System.initial_condition``; ``MBS_NIC`` = nic)
+* ``mass_properties``: m, J11, J12, J13, J22, J23, J33 of each body whose mass properties depend
+  on constants (``MBS_NBODYCHECK`` bodies, :func:`~mbsfmu.equations.parameter_requirements.
+  body_checks`), for the parameter checks of the native FMU
 * ``outputs``: the user outputs that are expressions or frame kinematics (``MBS_NOUT_EXPR``
   of the ``MBS_NOUT`` user outputs; the others are multipliers), ``outputs_du``: their
   derivatives by the inputs (row-major), ``force_du``: d(q - k)/du (f x nu, only for models with
@@ -32,6 +35,7 @@ import sympy as sp
 from sympy.printing.c import C99CodePrinter, get_math_macros
 
 from ..equations.outputs import expression_input_jacobian, expression_outputs, force_input_jacobian
+from ..equations.parameter_requirements import body_checks
 from ..errors import ModelError
 from .python_source import argument_symbols
 
@@ -72,6 +76,7 @@ def output_groups(eqs) -> dict[str, list]:
         "outputs": expression_outputs(eqs),
         "outputs_du": list(expression_input_jacobian(eqs)),
         "force_du": list(force_input_jacobian(eqs)),
+        "mass_properties": [e for b in body_checks(eqs.system) for e in b.expressions],
     }
 
 
@@ -187,6 +192,7 @@ def generate_c(eqs) -> str:
     lines += [f"#define MBS_NIC {len(system.initial_conditions)}",
               f"#define MBS_NOUT {len(system.outputs)}",
               f"#define MBS_NOUT_EXPR {len(groups['outputs'])}",
+              f"#define MBS_NBODYCHECK {len(groups['mass_properties']) // 7}",
               f"#define MBS_TP_FUNCTION {int(tp_fn)}"]
     lines += ["", "int mbs_sizes(int *out)", "{",
               *[f"    out[{i}] = MBS_{k};" for i, k in enumerate(n)], f"    return {len(n)};", "}"]

@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ModelError, ParameterError, SingularMassMatrixError
-from ..model.system import check_mass_properties, finite_number
+from ..model.system import finite_number
 from .python_source import make_function
 
 _FRAME_FIELDS = ("r", "S", "v", "omega", "JT", "JR", "abar", "alphabar")
@@ -29,21 +29,25 @@ def _functions(eqs) -> dict:
 class NumericModel:
     """Equations of motion with numbers: parameter values bound, functions compiled."""
 
-    def __init__(self, eqs, params=None, inputs=None):
+    def __init__(self, eqs, params=None, inputs=None, check=True):
         self.eqs = eqs
         self.system = s = eqs.system
         self.f = len(s.y)
         self.coordinate_names = list(s.coordinates_)
         self.constant_names = list(s.constants_)
         self.input_names = list(s.inputs)
-        self.set_params(params or {})
+        self.set_params(params or {}, check=check)
         self.u = np.array([u.default for u in s.inputs.values()], dtype=float)
         if inputs:
             self.set_inputs(inputs)
         self._tp = self._time_parameter_functions()
 
     # ---------------------------------------------------------------- parameters and inputs
-    def set_params(self, params: dict) -> None:
+    def set_params(self, params: dict, check: bool = True) -> None:
+        """Bind parameter values (defaults for those not given).  With ``check`` they must meet
+        the model's requirements (:mod:`mbsfmu.equations.parameter_requirements`: declared
+        bounds, positive masses and possible inertias, non-zero where the dynamics need it);
+        a ParameterError names the parameter and its value."""
         s = self.system
         unknown = [k for k in params if k not in s.constants_]
         if unknown:
@@ -56,8 +60,10 @@ class NumericModel:
                 raise ParameterError(f"constant {c.name!r} has no value; give one with "
                                      f"params={{'{c.name}': ...}} or --set {c.name}=VALUE")
             values[c.name] = finite_number(v, f"parameter {c.name!r}")
-        for body in s.bodies.values():
-            check_mass_properties(body, values)
+        if check:
+            from ..equations.parameter_requirements import parameter_requirements
+
+            parameter_requirements(self.eqs).check(values)
         self.params = values
         self.prm = np.array([values[n] for n in self.constant_names], dtype=float)
 
@@ -65,7 +71,11 @@ class NumericModel:
         for k, v in values.items():
             if k not in self.system.inputs:
                 raise ParameterError(f"unknown input {k!r} (inputs: {', '.join(self.input_names) or 'none'})")
-            self.u[self.input_names.index(k)] = finite_number(v, f"input {k!r}")
+            v = finite_number(v, f"input {k!r}")
+            u = self.system.inputs[k]
+            if not u.min <= v <= u.max:
+                raise ParameterError(f"input {k!r} = {v!r} is outside its range [{u.min!r}, {u.max!r}]")
+            self.u[self.input_names.index(k)] = v
 
     def _time_parameter_functions(self):
         s = self.system

@@ -19,6 +19,7 @@ x86-64 only.
 
 from __future__ import annotations
 
+import math
 import pathlib
 import platform
 import subprocess
@@ -33,9 +34,11 @@ from .model_description import fmu_path, fmu_variables, model_description_xml, m
 
 RUNTIME = pathlib.Path(__file__).resolve().parent / "runtime"
 RUNTIME_SOURCES = ("fmi2_glue.c", "mbs_formulation.c", "mbs_formulation.h", "mbs_linalg.c",
-                   "mbs_linalg.h", "mbs_rkstab.c", "mbs_rkstab.h")
+                   "mbs_linalg.h", "mbs_parameters.c", "mbs_parameters.h", "mbs_rkstab.c",
+                   "mbs_rkstab.h")
 #: the C files compiled into the binary (model.c and model_config.h are included by the glue)
-COMPILED_SOURCES = ("fmi2_glue.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_rkstab.c")
+COMPILED_SOURCES = ("fmi2_glue.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_parameters.c",
+                    "mbs_rkstab.c")
 #: formulations the C runtime offers for models with loops: name -> (kind, alpha, beta)
 NATIVE_FORMULATIONS = {"qr": (1, 0.0, 0.0), "baumgarte": (2, 10.0, 10.0), "dae": (2, 0.0, 0.0)}
 #: variable kinds as the glue numbers them (K_* in fmi2_glue.c)
@@ -110,6 +113,7 @@ def model_config(system, formulation: str = "qr", variables=None) -> str:
             src.append(n_expr)
             n_expr += 1
     lines.append(f"#define MBS_NREACT {sum(1 for v in src if v < 0)}")
+    lines += parameter_rules(system)
     if src:
         lines.append(_c_array("int", "mbs_out_src", src, str))
     if system.loops or system.holonomic:
@@ -127,6 +131,42 @@ def model_config(system, formulation: str = "qr", variables=None) -> str:
             + ",\n    ".join(_c_string(r) for r in rows) + "};",
         ]
     return "\n".join(lines + [""])
+
+
+def _c_double(v: float) -> str:
+    return ("INFINITY" if v > 0 else "-INFINITY") if math.isinf(v) else repr(float(v))
+
+
+def parameter_rules(system) -> list[str]:
+    """The tables of mbs_param_rules (mbs_parameters.h) for ``system``: declared bounds of the
+    constants and inputs, the bodies whose mass properties are checked (their values come from
+    the generated ``mbs_mass_properties``) with the constants they use, the reasons why constants
+    must not be zero (:mod:`mbsfmu.equations.parameter_requirements`), and the solver settings'
+    ranges (:mod:`mbsfmu.solver_settings`)."""
+    from ..equations.parameter_requirements import parameter_requirements
+    from ..solver_settings import c_macros
+
+    req = parameter_requirements(system.equations())
+    consts = list(system.constants_.values())
+    names = [c.name for c in consts]
+    starts, flat = [0], []
+    for b in req.bodies:
+        flat += [names.index(n) for n in b.parameters]
+        starts.append(len(flat))
+    inputs = list(system.inputs.values())
+    why = ", ".join(_c_string(req.nonzero[n]) if n in req.nonzero else "NULL" for n in names)
+    return [
+        c_macros(),
+        _c_array("double", "mbs_prm_min", [c.min for c in consts], _c_double),
+        _c_array("double", "mbs_prm_max", [c.max for c in consts], _c_double),
+        f"static const char *const mbs_prm_nonzero_why[{max(len(names), 1)}] = {{{why or 'NULL'}}};",
+        _c_array("char *const", "mbs_body_check_names", [_c_string(b.body) for b in req.bodies], str)
+        if req.bodies else "static const char *const mbs_body_check_names[1] = {NULL};",
+        _c_array("int", "mbs_body_prm_start", starts, str),
+        _c_array("int", "mbs_body_prm", flat, str),
+        _c_array("double", "mbs_u_min", [u.min for u in inputs], _c_double),
+        _c_array("double", "mbs_u_max", [u.max for u in inputs], _c_double),
+    ]
 
 
 def _platform_dir() -> str:

@@ -57,6 +57,7 @@
 #include "fmi2Functions.h"
 #include "mbs_formulation.h"
 #include "mbs_linalg.h"
+#include "mbs_parameters.h"
 #include "mbs_rkstab.h"
 
 #include "model.c"
@@ -139,6 +140,9 @@ typedef struct {
     double form_work[MBS_FORM_WORK_SIZE(F, MBS_NC, MBS_NIC)];
     int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_NC, MBS_NIC)];
     double tp[MBS_NTP > 0 ? MBS_NTP : 1];
+    mbs_param_rules rules;
+    double mj_work[MBS_NBODYCHECK > 0 ? 7 * MBS_NBODYCHECK : 1];
+    char msg[1024];      /* scratch for messages built in parts */
 #if MBS_NOUT > 0
     int outputs_dirty;   /* an input or parameter changed since the user outputs were computed */
     double out_expr[MBS_NOUT_EXPR > 0 ? MBS_NOUT_EXPR : 1];
@@ -154,11 +158,33 @@ typedef struct {
 
 #define STATE_MAGIC 0x4d425346u /* "MBSF" */
 
+/* An FMU state: a header every mbsfmu FMU shares (so that a state of another mbsfmu model is
+ * recognised from its first fields, never read past them), then this model's sim_data.  The
+ * checksum covers the bytes of d; a state is accepted only if magic, size, model (a hash of the
+ * GUID) and checksum match. */
 typedef struct {
-    unsigned magic;
+    uint32_t magic;
+    uint32_t size;       /* sizeof(fmu_state) */
+    uint64_t model;      /* hash64(MBS_GUID) */
+    uint64_t checksum;   /* hash64 of the bytes of d */
     int used_cb_alloc;
     sim_data d;
 } fmu_state;
+
+/* FNV-1a, 64 bit */
+static uint64_t hash64(const void *data, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)data;
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static uint64_t model_hash(void) { return hash64(MBS_GUID, strlen(MBS_GUID)); }
 
 /* ---------------------------------------------------------------- logging */
 
@@ -263,6 +289,69 @@ static void setup_form(instance *c)
     fm->iwork = c->form_iwork;
 }
 
+#if MBS_NBODYCHECK > 0
+#define MBS_MASS_FN mbs_mass_properties
+#else
+#define MBS_MASS_FN NULL
+#endif
+
+static void setup_rules(instance *c)
+{
+    mbs_param_rules *r = &c->rules;
+    r->nprm = MBS_NPRM;
+    r->names = mbs_names + VR_PRM;
+    r->min = mbs_prm_min;
+    r->max = mbs_prm_max;
+    r->nonzero_why = mbs_prm_nonzero_why;
+    r->nbody = MBS_NBODYCHECK;
+    r->body_names = mbs_body_check_names;
+    r->body_prm_start = mbs_body_prm_start;
+    r->body_prm = mbs_body_prm;
+    r->mass_properties = MBS_MASS_FN;
+}
+
+/* The range of a solver setting (mbsfmu/solver_settings.py): 0 if value is allowed, else 1 with
+ * the explanation in c->msg. */
+static int solver_setting_problem(instance *c, fmi2ValueReference vr, double value)
+{
+    double lo = vr == VR_RTOL ? MBS_RTOL_MIN : vr == VR_ATOL ? MBS_ATOL_MIN : MBS_HMAX_MIN;
+    double hi = vr == VR_RTOL ? MBS_RTOL_MAX : vr == VR_ATOL ? MBS_ATOL_MAX : MBS_HMAX_MAX;
+    int zero_ok = vr == VR_HMAX;
+    char g[32], l[32], h[32];
+    if ((zero_ok && value == 0.0) || (value >= lo && value <= hi))
+        return 0;
+    mbs_format_double(lo, l, sizeof l);
+    if (isinf(hi))
+        snprintf(h, sizeof h, "inf)");
+    else
+        snprintf(h, sizeof h, "%s]", mbs_format_double(hi, g, sizeof g));
+    snprintf(c->msg, sizeof c->msg, "%s = %s is outside its range %s[%s, %s", mbs_names[vr],
+             mbs_format_double(value, g, sizeof g), zero_ok ? "0 (no limit) or " : "", l, h);
+    return 1;
+}
+
+/* Declared bounds of a parameter or input (0 if inside, else 1 with c->msg set). */
+static int bounds_problem(instance *c, fmi2ValueReference vr, double value)
+{
+    double lo = -INFINITY, hi = INFINITY;
+    char g[32], b[32];
+#if MBS_NPRM > 0
+    if (vr >= VR_PRM && vr < VR_PRM + MBS_NPRM)
+        lo = mbs_prm_min[vr - VR_PRM], hi = mbs_prm_max[vr - VR_PRM];
+#endif
+#if MBS_NU > 0
+    if (vr >= VR_U && vr < VR_U + MBS_NU)
+        lo = mbs_u_min[vr - VR_U], hi = mbs_u_max[vr - VR_U];
+#endif
+    if (value >= lo && value <= hi)
+        return 0;
+    snprintf(c->msg, sizeof c->msg, "%s '%s' = %s is %s its %s %s",
+             vr >= VR_U ? "input" : "parameter", mbs_names[vr], mbs_format_double(value, g, sizeof g),
+             value < lo ? "below" : "above", value < lo ? "minimum" : "maximum",
+             mbs_format_double(value < lo ? lo : hi, b, sizeof b));
+    return 1;
+}
+
 #if MBS_NREACT > 0
 /* Lagrange multipliers at the state x: C^T lambda = M y'' - (q - k) with y'' of the formulation
  * (seed 000 eq. 3), minimum-norm by the pivoted QR of C (unique unless constraints are redundant). */
@@ -270,7 +359,7 @@ static int multipliers(instance *c, double t, const double *x)
 {
     double xdot[NX], r[F];
     const double *M = c->cbuf, *h = c->cbuf + F * F, *C = h + F + MBS_NC;
-    int i, l, rank, rc = mbs_form_rhs(&c->form, t, x, xdot);
+    int rank, rc = mbs_form_rhs(&c->form, t, x, xdot);
     if (rc != 0)
         return rc;
     mbs_constrained(t, x, x + F, c->d.v + VR_PRM, c->d.v + VR_U, c->tp, c->cbuf);
@@ -334,22 +423,18 @@ static void reset_values(instance *c)
     c->d.fsal_dirty = 1;
 }
 
-static int check_solver_values(instance *c)
+/* Every value the model's rules cover (solver settings, parameters, inputs) at the values v;
+ * 0 if they are fine, else 1 with the explanation in c->msg. */
+static int values_problem(instance *c, const double *v)
 {
-    double rtol = c->d.v[VR_RTOL], atol = c->d.v[VR_ATOL], hmax = c->d.v[VR_HMAX];
-    if (!(rtol > 0.0)) {
-        log_msg(c, fmi2Error, "logStatusError", "solver_rtol must be > 0 (got %g)", rtol);
-        return 0;
-    }
-    if (!(atol >= 0.0)) {
-        log_msg(c, fmi2Error, "logStatusError", "solver_atol must be >= 0 (got %g)", atol);
-        return 0;
-    }
-    if (!(hmax >= 0.0)) {
-        log_msg(c, fmi2Error, "logStatusError", "max_internal_step must be >= 0 (got %g)", hmax);
-        return 0;
-    }
-    return 1;
+    fmi2ValueReference vr;
+    for (vr = VR_RTOL; vr < VR_U; vr++)
+        if (solver_setting_problem(c, vr, v[vr]))
+            return 1;
+    for (vr = VR_U; vr < NVARS; vr++)
+        if (bounds_problem(c, vr, v[vr]))
+            return 1;
+    return mbs_check_parameters(&c->rules, v + VR_PRM, c->mj_work, c->msg, sizeof c->msg) != 0;
 }
 
 #if MBS_NC > 0
@@ -473,6 +558,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     }
     reset_values(c);
     setup_form(c);
+    setup_rules(c);
     c->d.state = ST_INSTANTIATED;
     log_msg(c, fmi2OK, "logEvents", "fmi2Instantiate: model %s", MBS_MODEL_NAME);
     return c;
@@ -493,17 +579,17 @@ fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean toleranceDefined,
                                fmi2Real startTime, fmi2Boolean stopTimeDefined, fmi2Real stopTime)
 {
     instance *c = (instance *)comp;
-    (void)toleranceDefined;
+    (void)toleranceDefined; /* the tolerance is the parameter solver_rtol */
     (void)tolerance;
-    if (stopTimeDefined && !(isfinite(stopTime) && stopTime >= startTime))
-        return ERR(c, "fmi2SetupExperiment: stop time %g is before the start time %g", stopTime,
-                   startTime);
-    c->d.t_stop = stopTimeDefined ? stopTime : INFINITY;
+    /* check everything first: a rejected call changes nothing */
     if (!check_state(c, "fmi2SetupExperiment", S_INST))
         return fmi2Error;
-    (void)stopTime;
     if (!isfinite(startTime))
-        return ERR(c, "fmi2SetupExperiment: start time is not finite");
+        return ERR(c, "fmi2SetupExperiment: start time %g is not finite", startTime);
+    if (stopTimeDefined && !(isfinite(stopTime) && stopTime >= startTime))
+        return ERR(c, "fmi2SetupExperiment: stop time %g is not a finite time after the start time %g",
+                   stopTime, startTime);
+    c->d.t_stop = stopTimeDefined ? stopTime : INFINITY;
     c->d.t = startTime;
     return fmi2OK;
 }
@@ -525,9 +611,9 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component comp)
     int rc;
     if (!check_state(c, "fmi2ExitInitializationMode", S_INIT))
         return fmi2Error;
-    if (!check_solver_values(c)) {
+    if (values_problem(c, c->d.v)) {
         c->d.state = ST_ERROR;
-        return fmi2Error;
+        return ERR(c, "fmi2ExitInitializationMode: %s", c->msg);
     }
     memcpy(c->d.x, c->d.v, sizeof c->d.x);
 #if MBS_NC > 0
@@ -562,6 +648,24 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component comp)
     c->d.state = ST_STEP;
     log_msg(c, fmi2OK, "logEvents", "fmi2ExitInitializationMode: t=%g", c->d.t);
     return status;
+}
+
+/* "; inputs held over the step: F = 1e+300, ..." into c->msg ('' without inputs), so that a
+ * failed step names the values that drove it. */
+static void inputs_text(instance *c)
+{
+    size_t len = 0;
+    int i;
+    c->msg[0] = '\0';
+    for (i = 0; i < MBS_NU && len + 1 < sizeof c->msg; i++) {
+        char g[32];
+        int w = snprintf(c->msg + len, sizeof c->msg - len, "%s%s = %s",
+                         i == 0 ? "; inputs held over the step: " : ", ", mbs_names[VR_U + i],
+                         mbs_format_double(c->d.v[VR_U + i], g, sizeof g));
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
 }
 
 static double now_seconds(void)
@@ -644,7 +748,8 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
     for (i = 0; i < nvr; i++) {
         int kind;
         if (vr[i] >= NVARS)
-            return ERR(c, "fmi2SetReal: unknown value reference %u", (unsigned)vr[i]);
+            return ERR(c, "fmi2SetReal: unknown value reference %u (the model has %d variables)",
+                       (unsigned)vr[i], NVARS);
         kind = mbs_kind[vr[i]];
         if (!isfinite(value[i]))
             return ERR(c, "fmi2SetReal: value %g for variable '%s' is not finite", value[i],
@@ -658,7 +763,26 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
         if (stepping && kind == K_FIXED)
             return ERR(c, "fmi2SetReal: parameter '%s' is fixed (the constraints depend on it) and "
                           "cannot be changed after initialization", mbs_names[vr[i]]);
+        if (vr[i] >= VR_RTOL && vr[i] < VR_U && solver_setting_problem(c, vr[i], value[i]))
+            return ERR(c, "fmi2SetReal: %s", c->msg);
+        if (bounds_problem(c, vr[i], value[i]))
+            return ERR(c, "fmi2SetReal: %s", c->msg);
     }
+#if MBS_NPRM > 0
+    if (stepping) {
+        /* the new parameter values together must satisfy the model's rules */
+        double prm[MBS_NPRM > 0 ? MBS_NPRM : 1];
+        int any = 0;
+        memcpy(prm, c->d.v + VR_PRM, sizeof(double) * MBS_NPRM);
+        for (i = 0; i < nvr; i++)
+            if (vr[i] >= VR_PRM && vr[i] < VR_PRM + MBS_NPRM) {
+                prm[vr[i] - VR_PRM] = value[i];
+                any = 1;
+            }
+        if (any && mbs_check_parameters(&c->rules, prm, c->mj_work, c->msg, sizeof c->msg) != 0)
+            return ERR(c, "fmi2SetReal: %s", c->msg);
+    }
+#endif
     for (i = 0; i < nvr; i++) {
         if (c->d.v[vr[i]] != value[i]) {
             c->d.fsal_dirty = 1; /* the first stage of the next step must be re-evaluated */
@@ -721,19 +845,47 @@ static fmu_state *alloc_state(instance *c)
     if (s != NULL) {
         memset(s, 0, sizeof *s);
         s->magic = STATE_MAGIC;
+        s->size = (uint32_t)sizeof(fmu_state);
+        s->model = model_hash();
         s->used_cb_alloc = c->used_cb_alloc;
     }
     return s;
 }
 
+/* The state behind FMUstate if it is one of this model's, intact; else NULL with a message.  Only
+ * the shared header is read before the model is known to match. */
 static fmu_state *as_state(instance *c, fmi2FMUstate FMUstate, const char *fn)
 {
     fmu_state *s = (fmu_state *)FMUstate;
-    if (s == NULL || s->magic != STATE_MAGIC) {
-        log_msg(c, fmi2Error, "logStatusError", "%s: not an FMU state of this FMU", fn);
+    if (s == NULL) {
+        log_msg(c, fmi2Error, "logStatusError", "%s: NULL FMU state", fn);
+        return NULL;
+    }
+    if (s->magic != STATE_MAGIC) {
+        log_msg(c, fmi2Error, "logStatusError", "%s: not an FMU state of an mbsfmu FMU (freed "
+                "already, or another FMU's)", fn);
+        return NULL;
+    }
+    if (s->size != sizeof(fmu_state) || s->model != model_hash()) {
+        log_msg(c, fmi2Error, "logStatusError", "%s: the FMU state belongs to another model or "
+                "build (this is %s, GUID %s)", fn, MBS_MODEL_NAME, MBS_GUID);
         return NULL;
     }
     return s;
+}
+
+/* d's validity beyond the checksum: sizes, flags and enumerations a crafted state could break */
+static int state_data_ok(const sim_data *d)
+{
+    int i;
+    if ((unsigned)d->state > (unsigned)ST_ERROR || d->rk.n != NX || (d->fsal_dirty & ~1) ||
+        (d->inputs_changing & ~1) || (d->rk.fsal_valid & ~1) || (d->rk.dense_valid & ~1) ||
+        !isfinite(d->t) || isnan(d->t_stop))
+        return 0;
+    for (i = 0; i < NX; i++)
+        if (d->given[i] > 1 || !isfinite(d->x[i]))
+            return 0;
+    return 1;
 }
 
 fmi2Status fmi2GetFMUstate(fmi2Component comp, fmi2FMUstate *FMUstate)
@@ -754,7 +906,8 @@ fmi2Status fmi2GetFMUstate(fmi2Component comp, fmi2FMUstate *FMUstate)
             return ERR(c, "fmi2GetFMUstate: out of memory");
         *FMUstate = s;
     }
-    s->d = c->d;
+    memcpy(&s->d, &c->d, sizeof s->d);
+    s->checksum = hash64(&s->d, sizeof s->d);
     return fmi2OK;
 }
 
@@ -767,8 +920,13 @@ fmi2Status fmi2SetFMUstate(fmi2Component comp, fmi2FMUstate FMUstate)
     s = as_state(c, FMUstate, "fmi2SetFMUstate");
     if (s == NULL)
         return fmi2Error;
-    c->d = s->d;
+    if (hash64(&s->d, sizeof s->d) != s->checksum || !state_data_ok(&s->d))
+        return ERR(c, "fmi2SetFMUstate: the FMU state is corrupt (checksum mismatch)");
+    memcpy(&c->d, &s->d, sizeof c->d);
     c->d.rk.work = c->d.work;
+#if MBS_NOUT > 0
+    c->outputs_dirty = 0; /* the state holds the outputs computed at its time */
+#endif
     return fmi2OK;
 }
 
@@ -792,11 +950,13 @@ fmi2Status fmi2FreeFMUstate(fmi2Component comp, fmi2FMUstate *FMUstate)
     return fmi2OK;
 }
 
-/* Serialized layout: 8-byte tag "MBSFMUS1", 8-byte little/native-endian size of sim_data, the GUID
- * (64 bytes, zero padded), then the bytes of sim_data (same binary, same platform only). */
-#define SER_TAG "MBSFMUS1"
+/* Serialized layout (same binary and platform only): the 8-byte tag "MBSFMUS2", the size of
+ * sim_data (8 bytes, native order), the GUID (64 bytes, zero padded), the checksum hash64 of the
+ * sim_data bytes (8 bytes), then the bytes of sim_data. */
+#define SER_TAG "MBSFMUS2"
 #define SER_GUID 64
-#define SER_SIZE (8 + 8 + SER_GUID + sizeof(sim_data))
+#define SER_HEAD (8 + 8 + SER_GUID + 8)
+#define SER_SIZE (SER_HEAD + sizeof(sim_data))
 
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component comp, fmi2FMUstate FMUstate, size_t *size)
 {
@@ -806,7 +966,7 @@ fmi2Status fmi2SerializedFMUstateSize(fmi2Component comp, fmi2FMUstate FMUstate,
     if (as_state(c, FMUstate, "fmi2SerializedFMUstateSize") == NULL)
         return fmi2Error;
     if (size == NULL)
-        return ERR(c, "fmi2SerializedFMUstateSize: NULL argument");
+        return ERR(c, "fmi2SerializedFMUstateSize: NULL size pointer");
     *size = SER_SIZE;
     return fmi2OK;
 }
@@ -823,15 +983,18 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component comp, fmi2FMUstate FMUstate, fmi2
     s = as_state(c, FMUstate, "fmi2SerializeFMUstate");
     if (s == NULL)
         return fmi2Error;
-    if (serializedState == NULL || size < SER_SIZE)
-        return ERR(c, "fmi2SerializeFMUstate: buffer of %lu bytes, %lu needed", (unsigned long)size,
-                   (unsigned long)SER_SIZE);
+    if (serializedState == NULL)
+        return ERR(c, "fmi2SerializeFMUstate: NULL buffer");
+    if (size < SER_SIZE)
+        return ERR(c, "fmi2SerializeFMUstate: buffer of %lu bytes is too small, %lu needed "
+                      "(fmi2SerializedFMUstateSize)", (unsigned long)size, (unsigned long)SER_SIZE);
     memset(guid, 0, sizeof guid);
     strncpy(guid, MBS_GUID, sizeof guid - 1);
     memcpy(serializedState, SER_TAG, 8);
     memcpy(serializedState + 8, &n, 8);
     memcpy(serializedState + 16, guid, SER_GUID);
-    memcpy(serializedState + 16 + SER_GUID, &s->d, sizeof(sim_data));
+    memcpy(serializedState + 16 + SER_GUID, &s->checksum, 8);
+    memcpy(serializedState + SER_HEAD, &s->d, sizeof(sim_data));
     return fmi2OK;
 }
 
@@ -840,35 +1003,50 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component comp, const fmi2Byte serialized
 {
     instance *c = (instance *)comp;
     fmu_state *s;
-    uint64_t n;
+    uint64_t n, sum;
     char guid[SER_GUID];
-    sim_data d;
     if (c == NULL)
         return fmi2Error;
     if (serializedState == NULL || FMUstate == NULL)
-        return ERR(c, "fmi2DeSerializeFMUstate: NULL argument");
-    if (size != SER_SIZE || memcmp(serializedState, SER_TAG, 8) != 0)
-        return ERR(c, "fmi2DeSerializeFMUstate: not a serialized state of this FMU (%lu bytes, "
-                      "expected %lu with tag %s)", (unsigned long)size, (unsigned long)SER_SIZE, SER_TAG);
+        return ERR(c, "fmi2DeSerializeFMUstate: NULL %s", serializedState == NULL ? "buffer"
+                                                                                   : "state pointer");
+    if (size < SER_HEAD || memcmp(serializedState, SER_TAG, 8) != 0)
+        return ERR(c, "fmi2DeSerializeFMUstate: not a serialized state of an mbsfmu FMU "
+                      "(%lu bytes, tag %s expected)", (unsigned long)size, SER_TAG);
     memcpy(&n, serializedState + 8, 8);
     memset(guid, 0, sizeof guid);
     strncpy(guid, MBS_GUID, sizeof guid - 1);
-    if (n != sizeof(sim_data) || memcmp(serializedState + 16, guid, SER_GUID) != 0)
-        return ERR(c, "fmi2DeSerializeFMUstate: the state was serialized by a different FMU or build");
-    memcpy(&d, serializedState + 16 + SER_GUID, sizeof d);
-    if ((unsigned)d.state > (unsigned)ST_ERROR || d.rk.n != NX)
-        return ERR(c, "fmi2DeSerializeFMUstate: corrupt state");
+    if (memcmp(serializedState + 16, guid, SER_GUID) != 0)
+        return ERR(c, "fmi2DeSerializeFMUstate: the state was serialized by another model's FMU "
+                      "(this is %s, GUID %s)", MBS_MODEL_NAME, MBS_GUID);
+    if (n != sizeof(sim_data) || size != SER_SIZE)
+        return ERR(c, "fmi2DeSerializeFMUstate: %lu bytes with a payload of %lu, expected %lu and %lu "
+                      "(truncated, or another build)", (unsigned long)size, (unsigned long)n,
+                   (unsigned long)SER_SIZE, (unsigned long)sizeof(sim_data));
+    memcpy(&sum, serializedState + 16 + SER_GUID, 8);
+    if (hash64(serializedState + SER_HEAD, sizeof(sim_data)) != sum)
+        return ERR(c, "fmi2DeSerializeFMUstate: the serialized state is corrupt (checksum mismatch)");
     if (*FMUstate != NULL) {
         s = as_state(c, *FMUstate, "fmi2DeSerializeFMUstate");
         if (s == NULL)
             return fmi2Error;
     } else {
-        s = alloc_state(c);
-        if (s == NULL)
-            return ERR(c, "fmi2DeSerializeFMUstate: out of memory");
-        *FMUstate = s;
+        s = NULL;
     }
-    s->d = d;
+    {
+        sim_data d;
+        memcpy(&d, serializedState + SER_HEAD, sizeof d);
+        if (!state_data_ok(&d))
+            return ERR(c, "fmi2DeSerializeFMUstate: the serialized state is corrupt (invalid fields)");
+        if (s == NULL) {
+            s = alloc_state(c);
+            if (s == NULL)
+                return ERR(c, "fmi2DeSerializeFMUstate: out of memory");
+            *FMUstate = s;
+        }
+        memcpy(&s->d, &d, sizeof d);
+        s->checksum = sum;
+    }
     return fmi2OK;
 }
 
@@ -1003,8 +1181,10 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
     if (fabs(currentCommunicationPoint - c->d.t) > 1e-9 * (1.0 + fabs(c->d.t)))
         return ERR(c, "fmi2DoStep: current communication point %.17g does not match the FMU time %.17g",
                    currentCommunicationPoint, c->d.t);
-    if (!check_solver_values(c))
-        return fmi2Error;
+    if (c->d.v[VR_HMAX] > 0.0 && communicationStepSize / c->d.v[VR_HMAX] > (double)MAX_STEPS_PER_CALL)
+        return ERR(c, "fmi2DoStep: max_internal_step = %g s would need more than %ld internal steps "
+                      "for the communication step of %g s; raise max_internal_step or shorten the step",
+                   c->d.v[VR_HMAX], MAX_STEPS_PER_CALL, communicationStepSize);
     c->d.rk.rtol = c->d.v[VR_RTOL];
     c->d.rk.atol = c->d.v[VR_ATOL];
     c->d.rk.hmax = c->d.v[VR_HMAX] > 0.0 ? c->d.v[VR_HMAX] : INFINITY;
@@ -1027,9 +1207,10 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
         /* keep the last communication point's state: outputs, time and FMU state stay valid */
         mbs_rkstab_reset_fsal(&c->d.rk);
         c->d.state = ST_ERROR;
+        inputs_text(c);
         return ERR(c, "fmi2DoStep: integration from t=%.17g to %.17g failed (internal time %.17g): "
-                      "%s%s%s", currentCommunicationPoint, t_end, c->d.rk.t_fsal,
-                   mbs_rkstab_message(rc), c->form.message[0] ? ": " : "", c->form.message);
+                      "%s%s%s%s", currentCommunicationPoint, t_end, c->d.rk.t_fsal,
+                   mbs_rkstab_message(rc), c->form.message[0] ? ": " : "", c->form.message, c->msg);
     }
     memcpy(c->d.x, x, sizeof x);
     c->d.t = t_end;
@@ -1047,22 +1228,29 @@ fmi2Status fmi2CancelStep(fmi2Component comp)
     return ERR((instance *)comp, "fmi2CancelStep: fmi2DoStep is never asynchronous");
 }
 
+/* The status getters: a NULL value pointer is an error; a kind they do not report gives
+ * fmi2Discard (fmi2DoStep is never asynchronous, so there is nothing pending to ask about). */
+static fmi2Status status_args(fmi2Component comp, const void *value, const char *fn)
+{
+    if (comp == NULL)
+        return fmi2Error;
+    if (value == NULL)
+        return ERR((instance *)comp, "%s: NULL value pointer", fn);
+    return fmi2OK;
+}
+
 fmi2Status fmi2GetStatus(fmi2Component comp, const fmi2StatusKind s, fmi2Status *value)
 {
     (void)s;
-    (void)value;
-    if (comp == NULL)
-        return fmi2Error;
-    return fmi2Discard; /* fmi2DoStep never returns fmi2Pending */
+    return status_args(comp, value, "fmi2GetStatus") == fmi2OK ? fmi2Discard : fmi2Error;
 }
 
 fmi2Status fmi2GetRealStatus(fmi2Component comp, const fmi2StatusKind s, fmi2Real *value)
 {
-    instance *c = (instance *)comp;
-    if (c == NULL)
+    if (status_args(comp, value, "fmi2GetRealStatus") != fmi2OK)
         return fmi2Error;
-    if (s == fmi2LastSuccessfulTime && value != NULL) {
-        *value = c->d.t;
+    if (s == fmi2LastSuccessfulTime) {
+        *value = ((instance *)comp)->d.t;
         return fmi2OK;
     }
     return fmi2Discard;
@@ -1071,15 +1259,14 @@ fmi2Status fmi2GetRealStatus(fmi2Component comp, const fmi2StatusKind s, fmi2Rea
 fmi2Status fmi2GetIntegerStatus(fmi2Component comp, const fmi2StatusKind s, fmi2Integer *value)
 {
     (void)s;
-    (void)value;
-    return comp == NULL ? fmi2Error : fmi2Discard;
+    return status_args(comp, value, "fmi2GetIntegerStatus") == fmi2OK ? fmi2Discard : fmi2Error;
 }
 
 fmi2Status fmi2GetBooleanStatus(fmi2Component comp, const fmi2StatusKind s, fmi2Boolean *value)
 {
-    if (comp == NULL)
+    if (status_args(comp, value, "fmi2GetBooleanStatus") != fmi2OK)
         return fmi2Error;
-    if (s == fmi2Terminated && value != NULL) {
+    if (s == fmi2Terminated) {
         *value = fmi2False;
         return fmi2OK;
     }
@@ -1089,6 +1276,5 @@ fmi2Status fmi2GetBooleanStatus(fmi2Component comp, const fmi2StatusKind s, fmi2
 fmi2Status fmi2GetStringStatus(fmi2Component comp, const fmi2StatusKind s, fmi2String *value)
 {
     (void)s;
-    (void)value;
-    return comp == NULL ? fmi2Error : fmi2Discard;
+    return status_args(comp, value, "fmi2GetStringStatus") == fmi2OK ? fmi2Discard : fmi2Error;
 }

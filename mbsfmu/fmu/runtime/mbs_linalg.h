@@ -165,6 +165,11 @@ int mbs_solve_kkt(int f, int m, const double *M, const double *C,
 void mbs_gemv(int trans, int m, int n, double alpha, const double *A, const double *x,
               double beta, double *y);
 
+/* Eigenvalues of the symmetric 3 x 3 matrix A given by its upper triangle
+ * a = (A11, A12, A13, A22, A23, A33), in ascending order (closed form: the roots of the
+ * characteristic polynomial by the trigonometric method for three real roots). */
+void mbs_sym3_eigenvalues(const double a[6], double ev[3]);
+
 #ifdef __cplusplus
 }
 #endif

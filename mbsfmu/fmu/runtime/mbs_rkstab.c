@@ -88,6 +88,8 @@ const char *mbs_rkstab_message(int code)
     case MBS_RKSTAB_ERHS: return "the right-hand side reported a failure";
     case MBS_RKSTAB_EPROJECT: return "the projection reported a failure";
     case MBS_RKSTAB_ENONFINITE: return "non-finite values (state, right-hand side or projection)";
+    case MBS_RKSTAB_EHMAX: return "the step-size limit (max_internal_step) is below the smallest step "
+                                  "the integrator can resolve here";
     default: return "unknown error code";
     }
 }
@@ -187,6 +189,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
         double u = 10.0 * spacing(a);
         if (u > hmin) hmin = u;
     }
+    if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
 
     while (tc < t_end) {
         double t_new, h_prop = h, err, fac11, sumsq;

@@ -47,6 +47,7 @@ typedef int (*mbs_project_fn)(void *ctx, double t, double *x);
 #define MBS_RKSTAB_EPROJECT (-5)   /* the projection returned nonzero */
 #define MBS_RKSTAB_ENONFINITE (-6) /* non-finite x or f(t, x) at the start of a call, or step size
                                       underflow after steps that produced non-finite values */
+#define MBS_RKSTAB_EHMAX (-7)      /* hmax is below the smallest step the call can take (hmin) */
 
 /* Size (number of doubles) of the work array for n states. */
 #define MBS_RKSTAB_WORK_SIZE(n) (15 * (n))

@@ -1,0 +1,226 @@
+"""What the parameter values of a model must satisfy, found once from the model itself.
+
+Three kinds of requirement, checked in this order wherever parameter values enter (``simulate``'s
+``params``, both FMU flavours at ``fmi2ExitInitializationMode`` and when a tunable parameter is
+set between steps); each failure names the parameter and its value:
+
+1. **declared bounds**: ``s.constant(name, value, min=..., max=...)`` (inclusive, as FMI's
+   ``min``/``max`` attributes);
+2. **mass properties** of every body whose mass or inertia depends on constants: the mass is
+   positive, and the inertia tensor J about the centre of gravity is a possible rigid-body
+   inertia: symmetric, positive semi-definite, and its principal moments satisfy the triangle
+   inequality J1 + J2 >= J3.  Both are semi-definiteness conditions: J >= 0, and
+   (tr J / 2) E - J >= 0 (its eigenvalues are (J1 + J2 - J3) / 2 and permutations);
+3. **parameters the dynamics need non-zero**: a constant whose value 0 makes the mass matrix
+   reduced to the mechanism's degrees of freedom, N^T M N with N a basis of the null space of the
+   constraint Jacobian C (seed 000 eqs. 11-18: the coordinate-partitioning reduction), singular,
+   or makes C lose rank, where its default value does neither.  Found by a numerical probe at
+   the model's initial configuration and one random configuration (both must show it), e.g. the
+   crank length of a slider-crank (with r = 0 the crank angle moves no mass and no constraint
+   fixes it).
+
+:func:`parameter_requirements` derives them (cached per Equations object);
+:meth:`ParameterRequirements.check` raises :class:`~mbsfmu.errors.ParameterError`.  The native FMU
+gets the same tables in its generated header and checks them in C (``mbs_parameters.c``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy as sp
+
+from ..errors import ModelError, ParameterError
+
+#: relative tolerances of the mass-property checks (of the largest |J_ij|) and of the probe
+INERTIA_RTOL = 1e-9
+PROBE_RANK_RTOL = 1e-9
+PROBE_SINGULAR_RTOL = 1e-12
+
+
+@dataclass
+class BodyCheck:
+    """A body whose mass or inertia depends on constants: m, then J11 J12 J13 J22 J23 J33."""
+
+    body: str
+    expressions: list           # 7 sympy expressions in the constants
+    parameters: list[str]       # the constants they depend on (declaration order)
+
+
+@dataclass
+class ParameterRequirements:
+    names: list[str]                                  # all constants, declaration order
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    bodies: list[BodyCheck] = field(default_factory=list)
+    nonzero: dict[str, str] = field(default_factory=dict)  # constant -> why it must not be 0
+
+    def check(self, values: dict[str, float]) -> None:
+        """ParameterError naming the first violated requirement (see the module docstring)."""
+        for name, (lo, hi) in self.bounds.items():
+            v = values[name]
+            if v < lo:
+                raise ParameterError(f"parameter {name!r} = {v!r} is below its minimum {lo!r}")
+            if v > hi:
+                raise ParameterError(f"parameter {name!r} = {v!r} is above its maximum {hi!r}")
+        for b in self.bodies:
+            mj = mass_properties(b, values)
+            problem = mass_property_problem(mj)
+            if problem:
+                raise ParameterError(f"body {b.body!r}: {problem} ({given(b.parameters, values)})")
+        for name, why in self.nonzero.items():
+            if values[name] == 0.0:
+                raise ParameterError(f"parameter {name!r} = 0 is not allowed: {why}")
+
+
+def given(names, values) -> str:
+    """'m_crank = -0.3, r = 0.15' (the parameter values a message refers to)."""
+    return ", ".join(f"{n} = {values[n]!r}" for n in names)
+
+
+def mass_properties(check: BodyCheck, values: dict[str, float]) -> np.ndarray:
+    """[m, J11, J12, J13, J22, J23, J33] of a body for given parameter values."""
+    subs = {sp.Symbol(n, real=True): values[n] for n in check.parameters}
+    return np.array([float(e.xreplace(subs)) for e in check.expressions])
+
+
+def mass_property_problem(mj) -> str:
+    """'' if m > 0 and the inertia is possible, else what is wrong (reference of the C check
+    mbs_mass_property_problem in mbs_parameters.c; here by the principal moments)."""
+    m = mj[0]
+    if not (math.isfinite(m) and m > 0.0):
+        return f"mass must be positive, got {m!r}"
+    J = np.array([[mj[1], mj[2], mj[3]], [mj[2], mj[4], mj[5]], [mj[3], mj[5], mj[6]]])
+    if not np.all(np.isfinite(J)):
+        return "inertia tensor has non-finite entries"
+    tol = INERTIA_RTOL * max(np.abs(J).max(), 1e-300)
+    ev = np.linalg.eigvalsh(J)
+    moments = ", ".join(f"{v:.6g}" for v in ev)
+    if ev[0] < -tol:
+        return f"inertia tensor is not positive semi-definite (principal moments {moments})"
+    if ev[0] + ev[1] < ev[2] - tol:
+        return (f"principal moments {moments} violate the triangle inequality J1 + J2 >= J3 "
+                "(no rigid body has this inertia)")
+    return ""
+
+
+def parameter_requirements(eqs) -> ParameterRequirements:
+    """The requirements of ``eqs.system`` (cached on ``eqs``)."""
+    req = getattr(eqs, "_parameter_requirements", None)
+    if req is None:
+        req = _derive(eqs)
+        eqs._parameter_requirements = req
+    return req
+
+
+def _derive(eqs) -> ParameterRequirements:
+    s = eqs.system
+    req = ParameterRequirements(list(s.constants_))
+    for c in s.constants_.values():
+        if math.isfinite(c.min) or math.isfinite(c.max):
+            req.bounds[c.name] = (c.min, c.max)
+    req.bodies = body_checks(s)
+    req.nonzero = _probe_nonzero(eqs)
+    return req
+
+
+def body_checks(system) -> list[BodyCheck]:
+    """One BodyCheck per body whose mass or inertia depends on constants (bodies with numeric
+    mass properties were checked when they were declared)."""
+    names = list(system.constants_)
+    out = []
+    for body in system.bodies.values():
+        J = body.inertia
+        exprs = [sp.sympify(e) for e in (body.mass, J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2],
+                                         J[2, 2])]
+        syms = set().union(*(e.free_symbols for e in exprs))
+        other = sorted(str(x) for x in syms if x.name not in system.constants_)
+        if other:
+            raise ModelError(f"body {body.name!r}: mass and inertia may depend on constants "
+                             f"only, not on {', '.join(other)}")
+        if syms:
+            params = [n for n in names if sp.Symbol(n, real=True) in syms]
+            out.append(BodyCheck(body.name, exprs, params))
+    return out
+
+
+def _null_space(num, y):
+    """(N, rank of C): an orthonormal basis N of the null space of C(y) (identity for trees)."""
+    if not num.m:
+        return np.eye(num.f), 0
+    _, C, _ = num.constraint_parts(0.0, y)
+    _, sv, Vt = np.linalg.svd(C)
+    rank = int(np.sum(sv > PROBE_RANK_RTOL * (sv[0] if sv.size and sv[0] > 0 else 1.0)))
+    return Vt[rank:].T, rank
+
+
+def _reduced(num, y):
+    """(eigenvalues and eigenvectors of N^T M N, N, rank of C) at configuration y, t = 0."""
+    M, _ = num.mass_and_force(0.0, y, np.zeros(num.f))
+    N, rank = _null_space(num, y)
+    Mr = N.T @ M @ N
+    if Mr.size == 0 or not np.all(np.isfinite(Mr)):
+        return None, None, N, rank
+    w, V = np.linalg.eigh(0.5 * (Mr + Mr.T))
+    return w, V, N, rank
+
+
+def _probe_nonzero(eqs) -> dict[str, str]:
+    """Constants whose value 0 makes the reduced mass matrix singular or C lose rank at two
+    configurations where their default value does neither (see the module docstring)."""
+    from ..codegen.numpy_backend import NumericModel
+
+    s = eqs.system
+    if any(c.value is None for c in s.constants_.values()) or not s.coordinates_:
+        return {}
+    num = NumericModel(eqs, check=False)
+    f = num.f
+    y0 = np.array([c.initial for c in s.coordinates_.values()], dtype=float)
+    rng = np.random.default_rng(20261124)
+    configs = [y0, y0 + rng.normal(0.0, 0.3, f)]
+    default = num.prm.copy()
+    ok = []
+    try:
+        with np.errstate(all="ignore"):
+            for y in configs:
+                w, _, _, rank = _reduced(num, y)
+                if w is not None and w[0] > PROBE_SINGULAR_RTOL * w[-1]:
+                    ok.append((y, w[-1], rank))
+            if not ok:
+                return {}
+            out = {}
+            for i, name in enumerate(num.constant_names):
+                if default[i] == 0.0:
+                    continue
+                num.prm[:] = default
+                num.prm[i] = 0.0
+                reasons = []
+                for y, scale, rank_default in ok:
+                    w, V, N, rank = _reduced(num, y)
+                    if rank < rank_default:
+                        reasons.append("the constraints lose rank (the mechanism would change "
+                                       "its number of degrees of freedom)")
+                    elif w is None:
+                        reasons.append("the mass matrix is not finite")
+                    elif w[0] <= PROBE_SINGULAR_RTOL * scale:
+                        reasons.append(_singular_text(num, N @ V[:, 0]))
+                    else:
+                        break
+                else:
+                    out[name] = f"with {name} = 0 {reasons[0]}"
+            return out
+    finally:
+        num.prm[:] = default
+
+
+def _singular_text(num, v) -> str:
+    """Why the (reduced) mass matrix is singular, naming the coordinates of its null vector v."""
+    a = np.abs(v)
+    order = [i for i in np.argsort(-a) if a[i] > 0.1 * a.max()]
+    moving = ", ".join(repr(num.coordinate_names[i]) for i in order)
+    motion = f"coordinate {moving}" if len(order) == 1 else f"a combined motion of {moving}"
+    if num.m:
+        return (f"the mass matrix reduced by the constraints is singular ({motion} would move "
+                "no mass)")
+    return f"the mass matrix is singular ({motion} would move no mass)"
