@@ -88,7 +88,7 @@ def mass_properties(check: BodyCheck, values: dict[str, float]) -> np.ndarray:
 def mass_property_problem(mj) -> str:
     """'' if m > 0 and the inertia is possible, else what is wrong (reference of the C check
     mbs_mass_property_problem in mbs_parameters.c; here by the principal moments)."""
-    m = mj[0]
+    m = float(mj[0])
     if not (math.isfinite(m) and m > 0.0):
         return f"mass must be positive, got {m!r}"
     J = np.array([[mj[1], mj[2], mj[3]], [mj[2], mj[4], mj[5]], [mj[3], mj[5], mj[6]]])
@@ -140,7 +140,10 @@ def body_checks(system) -> list[BodyCheck]:
             raise ModelError(f"body {body.name!r}: mass and inertia may depend on constants "
                              f"only, not on {', '.join(other)}")
         if syms:
-            params = [n for n in names if sp.Symbol(n, real=True) in syms]
+            # the mass's constants first: they are the likelier culprits of a mass message
+            mass = exprs[0].free_symbols
+            params = sorted((n for n in names if sp.Symbol(n, real=True) in syms),
+                            key=lambda n: sp.Symbol(n, real=True) not in mass)
             out.append(BodyCheck(body.name, exprs, params))
     return out
 

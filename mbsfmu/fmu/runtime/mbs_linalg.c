@@ -394,29 +394,39 @@ void mbs_gemv(int trans, int m, int n, double alpha, const double *A, const doub
 
 void mbs_sym3_eigenvalues(const double a[6], double ev[3])
 {
-    /* A = q E + p B with q = tr A / 3 and p chosen so that tr(B^2) = 6; the eigenvalues are
-     * q + 2 p cos(phi + 2 pi k / 3), phi = acos(det B / 2) / 3, k = 0, 1, 2. */
-    const double off = a[1] * a[1] + a[2] * a[2] + a[4] * a[4];
-    const double q = (a[0] + a[3] + a[5]) / 3.0;
-    const double d0 = a[0] - q, d1 = a[3] - q, d2 = a[5] - q;
-    const double p = sqrt((d0 * d0 + d1 * d1 + d2 * d2 + 2.0 * off) / 6.0);
-    double r, phi, hi, lo;
-    if (off == 0.0) { /* diagonal */
-        double t;
-        ev[0] = a[0], ev[1] = a[3], ev[2] = a[5];
-        if (ev[0] > ev[1]) t = ev[0], ev[0] = ev[1], ev[1] = t;
-        if (ev[1] > ev[2]) t = ev[1], ev[1] = ev[2], ev[2] = t;
-        if (ev[0] > ev[1]) t = ev[0], ev[0] = ev[1], ev[1] = t;
-        return;
+    /* cyclic Jacobi: rotations G(p, q, theta) zero A_pq in turn; each sweep squares the size of
+     * the off-diagonal part, so a few sweeps reach rounding level (Golub & Van Loan, 8.5) */
+    double A[3][3], t;
+    int sweep, k;
+    static const int P[3] = {0, 0, 1}, Q[3] = {1, 2, 2};
+    A[0][0] = a[0], A[0][1] = A[1][0] = a[1], A[0][2] = A[2][0] = a[2];
+    A[1][1] = a[3], A[1][2] = A[2][1] = a[4], A[2][2] = a[5];
+    for (sweep = 0; sweep < 50; sweep++) {
+        double off = A[0][1] * A[0][1] + A[0][2] * A[0][2] + A[1][2] * A[1][2];
+        double diag = A[0][0] * A[0][0] + A[1][1] * A[1][1] + A[2][2] * A[2][2];
+        if (!(off > 1e-36 * diag) || !isfinite(off))
+            break;
+        for (k = 0; k < 3; k++) {
+            const int p = P[k], q = Q[k], r = 3 - p - q;
+            double apq = A[p][q], theta, tn, c, s, app, aqq, arp, arq;
+            if (apq == 0.0)
+                continue;
+            theta = (A[q][q] - A[p][p]) / (2.0 * apq);
+            tn = (theta >= 0.0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+            c = 1.0 / sqrt(tn * tn + 1.0);
+            s = tn * c;
+            app = A[p][p] - tn * apq;
+            aqq = A[q][q] + tn * apq;
+            arp = c * A[r][p] - s * A[r][q];
+            arq = s * A[r][p] + c * A[r][q];
+            A[p][p] = app, A[q][q] = aqq;
+            A[p][q] = A[q][p] = 0.0;
+            A[r][p] = A[p][r] = arp;
+            A[r][q] = A[q][r] = arq;
+        }
     }
-    /* det B / 2 with B = (A - q E) / p */
-    r = (d0 * (d1 * d2 - a[4] * a[4]) - a[1] * (a[1] * d2 - a[4] * a[2]) +
-         a[2] * (a[1] * a[4] - d1 * a[2])) / (2.0 * p * p * p);
-    r = r < -1.0 ? -1.0 : (r > 1.0 ? 1.0 : r);
-    phi = acos(r) / 3.0;
-    hi = q + 2.0 * p * cos(phi);
-    lo = q + 2.0 * p * cos(phi + 2.0 * 3.14159265358979323846 / 3.0);
-    ev[0] = lo;
-    ev[1] = 3.0 * q - hi - lo;
-    ev[2] = hi;
+    ev[0] = A[0][0], ev[1] = A[1][1], ev[2] = A[2][2];
+    if (ev[0] > ev[1]) t = ev[0], ev[0] = ev[1], ev[1] = t;
+    if (ev[1] > ev[2]) t = ev[1], ev[1] = ev[2], ev[2] = t;
+    if (ev[0] > ev[1]) t = ev[0], ev[0] = ev[1], ev[1] = t;
 }

@@ -166,8 +166,8 @@ void mbs_gemv(int trans, int m, int n, double alpha, const double *A, const doub
               double beta, double *y);
 
 /* Eigenvalues of the symmetric 3 x 3 matrix A given by its upper triangle
- * a = (A11, A12, A13, A22, A23, A33), in ascending order (closed form: the roots of the
- * characteristic polynomial by the trigonometric method for three real roots). */
+ * a = (A11, A12, A13, A22, A23, A33), in ascending order (cyclic Jacobi rotations, accurate to
+ * rounding also for repeated eigenvalues). */
 void mbs_sym3_eigenvalues(const double a[6], double ev[3]);
 
 #ifdef __cplusplus

@@ -11,9 +11,12 @@
 
 char *mbs_format_double(double v, char *buf, size_t n)
 {
-    int digits;
+    /* integers below 1e16 keep all their digits (10, not 1e+01), as repr does */
+    int digits, whole = 1;
+    if (isfinite(v) && v != 0.0 && fabs(v) >= 1.0 && fabs(v) < 1e16)
+        whole = (int)floor(log10(fabs(v))) + 1;
     for (digits = 1; digits <= 17; digits++) {
-        snprintf(buf, n, "%.*g", digits, v);
+        snprintf(buf, n, "%.*g", digits > whole ? digits : whole, v);
         if (!isfinite(v) || strtod(buf, NULL) == v)
             break;
     }
