@@ -721,15 +721,16 @@ fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
         return fmi2Error;
     if (nvr > 0 && (vr == NULL || value == NULL))
         return ERR(c, "fmi2GetReal: NULL argument");
+    for (i = 0; i < nvr; i++)
+        if (vr[i] >= NVARS)
+            return ERR(c, "fmi2GetReal: unknown value reference %u (the model has %d variables)",
+                       (unsigned)vr[i], NVARS);
 #if MBS_NOUT > 0
     if (c->outputs_dirty && c->d.state == ST_STEP && compute_outputs(c) != 0)
         return ERR(c, "fmi2GetReal: computing the outputs failed: %s", c->form.message);
 #endif
-    for (i = 0; i < nvr; i++) {
-        if (vr[i] >= NVARS)
-            return ERR(c, "fmi2GetReal: unknown value reference %u", (unsigned)vr[i]);
+    for (i = 0; i < nvr; i++)
         value[i] = c->d.v[vr[i]];
-    }
     return fmi2OK;
 }
 
@@ -878,7 +879,8 @@ static fmu_state *as_state(instance *c, fmi2FMUstate FMUstate, const char *fn)
 static int state_data_ok(const sim_data *d)
 {
     int i;
-    if ((unsigned)d->state > (unsigned)ST_ERROR || d->rk.n != NX || (d->fsal_dirty & ~1) ||
+    if ((unsigned)d->state > (unsigned)ST_ERROR || (d->rk.n != NX && d->rk.n != 0) ||
+        (d->rk.n == 0 && d->state != ST_INSTANTIATED && d->state != ST_INIT) || (d->fsal_dirty & ~1) ||
         (d->inputs_changing & ~1) || (d->rk.fsal_valid & ~1) || (d->rk.dense_valid & ~1) ||
         !isfinite(d->t) || isnan(d->t_stop))
         return 0;
