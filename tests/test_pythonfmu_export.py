@@ -105,16 +105,18 @@ def test_cart_parameter(fmus):
     assert_matches(r, reference("cart_pendulum", params={"m": 3.0}))
 
 
-def test_nan_input_fails_the_step(fmus):
+def test_nan_input_is_refused_at_set_real(fmus):
     from fmpy.fmi1 import FMICallException
 
-    u = np.array([(0.0, np.nan), (1.0, np.nan)], dtype=[("time", float), ("F", float)])
-    with pytest.raises(FMICallException):
-        run(fmus["cart_pendulum"], input=u)
-    # do_step returning False is fmi2Discard with fmi2Terminated: fmpy stops early, no exception
-    u = np.array([(0.0, 0.0), (0.5, np.nan), (1.0, np.nan)], dtype=[("time", float), ("F", float)])
-    r = run(fmus["cart_pendulum"], input=u)
-    assert r["time"][-1] < 0.5
+    # refused by fmi2SetReal (fmi2Error naming the input), not discovered later by fmi2DoStep
+    for u in (np.array([(0.0, np.nan), (1.0, np.nan)], dtype=[("time", float), ("F", float)]),
+              np.array([(0.0, 0.0), (0.5, np.nan), (1.0, np.nan)], dtype=[("time", float), ("F", float)])):
+        messages = []
+        with pytest.raises(FMICallException) as err:
+            run(fmus["cart_pendulum"], input=u, logger=lambda *args, m=messages: m.append(args))
+        assert err.value.function == "fmi2SetReal" and err.value.status == 3
+        text = " ".join(m[-1].decode() for m in messages)
+        assert "'F'" in text and "nan" in text, text
 
 
 def test_loop_model_keeps_constraints(tmp_path):
