@@ -109,6 +109,8 @@ def _find_guard(resources):
         lib.mbsfmu_guard_time.argtypes = [ctypes.c_double]
         lib.mbsfmu_guard_time.restype = ctypes.c_int
         lib.mbsfmu_guard_active.restype = ctypes.c_int
+        lib.mbsfmu_guard_call_time.argtypes = [ctypes.POINTER(ctypes.c_double)]
+        lib.mbsfmu_guard_call_time.restype = ctypes.c_int
         if not lib.mbsfmu_guard_active():
             return None
     except (OSError, AttributeError):
@@ -123,6 +125,13 @@ def _to_guard(status, text):
     category = b"logStatusError" if status >= Fmi2Status.error else b"logStatusWarning"
     data = text.encode("utf-8", "replace")
     return any(g.mbsfmu_guard_report(int(status), category, data) for g in _GUARDS)
+
+
+def _call_time():
+    """' at t=<time>' of the instance whose call a guard is handling ('' if none): for the
+    static state functions, which pythonfmu calls without the instance."""
+    t = ctypes.c_double()
+    return next((f" at t={_num(t.value)}" for g in _GUARDS if g.mbsfmu_guard_call_time(ctypes.byref(t))), "")
 
 
 def _num(v):
@@ -605,8 +614,8 @@ class __CLASS__(Fmi2Slave):
             head = json.dumps({k: state[k] for k in STATE_HEADER}, sort_keys=True, separators=(",", ":"))
             return (head + "\n" + state["payload"]).encode("utf-8")
         except Exception as exc:
-            _to_guard(Fmi2Status.error, f"fmi2SerializeFMUstate: the state cannot be serialized: "
-                      f"{type(exc).__name__}: {exc}")
+            _to_guard(Fmi2Status.error, f"fmi2SerializeFMUstate{_call_time()}: the state cannot be "
+                      f"serialized: {type(exc).__name__}: {exc}")
             return b""
 
     @staticmethod
@@ -616,8 +625,8 @@ class __CLASS__(Fmi2Slave):
         except Exception as exc:
             problem, state = f"internal error {type(exc).__name__}: {exc}", None
         if problem:
-            _to_guard(Fmi2Status.error, f"fmi2DeSerializeFMUstate: serialized state of {len(data)} bytes "
-                      f"refused: {problem}")
+            _to_guard(Fmi2Status.error, f"fmi2DeSerializeFMUstate{_call_time()}: serialized state of "
+                      f"{len(data)} bytes refused: {problem}")
             return {"refused": problem}
         return state
 '''
@@ -805,14 +814,34 @@ static void emit(const guard *g, fmi2Status status, const char *category, const 
 static void logf_(const guard *g, fmi2Status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* t with the fewest digits that read back as t (as Python's repr) */
+static void format_time(double t, char *buf, size_t size)
+{
+    int digits;
+    for (digits = 1; digits < 17; digits++) {
+        snprintf(buf, size, "%.*g", digits, t);
+        if (strtod(buf, NULL) == t)
+            return;
+    }
+    snprintf(buf, size, "%.17g", t);
+}
+
+/* fmt starts with the function name and ':'; the message gets " at t=<time>" after the name. */
 static void logf_(const guard *g, fmi2Status status, const char *fmt, ...)
 {
-    char buf[2048];
+    char buf[2048], out[2200], t[32];
+    const char *colon;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    emit(g, status, status == fmi2Warning ? "logStatusWarning" : "logStatusError", buf);
+    colon = strchr(buf, ':');
+    format_time(g ? g->time : 0.0, t, sizeof t);
+    if (colon != NULL && strncmp(buf, "fmi2", 4) == 0)
+        snprintf(out, sizeof out, "%.*s at t=%s%s", (int)(colon - buf), buf, t, colon);
+    else
+        snprintf(out, sizeof out, "%s", buf);
+    emit(g, status, status == fmi2Warning ? "logStatusWarning" : "logStatusError", out);
 }
 
 #define ERR(g, ...) (logf_((g), fmi2Error, __VA_ARGS__), fmi2Error)
@@ -893,6 +922,15 @@ int mbsfmu_guard_time(double t)
     return 1;
 }
 
+/* The FMU time of the instance whose call is in progress (into *t); 0 if there is none. */
+int mbsfmu_guard_call_time(double *t)
+{
+    if (current == NULL || t == NULL)
+        return 0;
+    *t = current->time;
+    return 1;
+}
+
 /* 1 while this library is handling a call (the slave checks that it found the right copy). */
 int mbsfmu_guard_active(void)
 {
@@ -902,10 +940,15 @@ int mbsfmu_guard_active(void)
 /* ------------------------------------------------------------ FMU states */
 typedef struct state {
     struct state *next;
-    fmi2FMUstate inner; /* pythonfmu's state (a Python object) */
+    fmi2FMUstate inner; /* pythonfmu's state (a Python object); NULL once freed */
 } state;
 
+/* Live states, and the last QUARANTINE freed ones: their memory is kept, so that a stale pointer
+ * is recognized as freed instead of matching a new state at the same address. */
+#define QUARANTINE 256
 static state *states;
+static state *freed[QUARANTINE];
+static size_t n_freed;
 
 static state *find_state(fmi2FMUstate s)
 {
@@ -917,7 +960,19 @@ static state *find_state(fmi2FMUstate s)
     return p;
 }
 
-static void unlink_state(state *s)
+static int was_freed(fmi2FMUstate s)
+{
+    size_t i;
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (i = 0; i < QUARANTINE && !found; i++)
+        found = freed[i] != NULL && freed[i] == (state *)s;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+/* Take s out of the live list into the quarantine (releasing the oldest one there). */
+static void retire_state(state *s)
 {
     state **p;
     pthread_mutex_lock(&lock);
@@ -926,13 +981,20 @@ static void unlink_state(state *s)
             *p = s->next;
             break;
         }
+    s->next = NULL;
+    s->inner = NULL;
+    free(freed[n_freed % QUARANTINE]);
+    freed[n_freed++ % QUARANTINE] = s;
     pthread_mutex_unlock(&lock);
 }
 
 static fmi2Status unknown_state(guard *g, const char *fn, fmi2FMUstate s)
 {
+    if (was_freed(s))
+        return ERR(g, "%s: the FMU state %p has been freed (fmi2FreeFMUstate); nothing was changed",
+                   fn, s);
     return ERR(g, "%s: %p is not a live FMU state of model %s (GUID %s): a state of another FMU, "
-                  "one already freed, or not a state at all; nothing was changed",
+                  "or not a state at all; nothing was changed",
                fn, s, GUARD_MODEL, GUARD_GUID);
 }
 
@@ -1161,9 +1223,8 @@ fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
     s = find_state(*FMUstate);
     if (s == NULL)
         return unknown_state(g, "fmi2FreeFMUstate", *FMUstate);
-    unlink_state(s);
     api.FreeFMUstate(g->inner, &s->inner);
-    free(s);
+    retire_state(s);
     *FMUstate = NULL;
     return fmi2OK;
 }

@@ -1,0 +1,408 @@
+"""Hardening of the pythonfmu flavour (issue 10): every bad FMI call is refused with fmi2Error
+and a message naming its culprit, with debug logging off, and changes nothing.
+
+Three FMUs (slider-crank: loop, fixed geometry parameters; cart-pendulum: tree with an input;
+a cart-pendulum with declared min/max) are built once and driven through fmpy.  Each FMU has one
+"bench" instance with three saved FMU states (instantiated, initialization mode, after 5 steps)
+and the run that continues from each of them.  A catalogue case restores a state, makes one bad
+call, and checks: status fmi2Error (never fmi2Fatal, never fmi2OK), an error message with the
+culprit in it, all variable values and the FMU time unchanged bit for bit, and the continued run
+bit-identical to the one without the bad call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import pathlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fmpy")
+pytest.importorskip("pythonfmu")
+
+from fmpy.fmi1 import FMICallException  # noqa: E402
+from fmu_support import TOL, Slave  # noqa: E402
+
+from mbsfmu.fmu.pythonfmu_export import build_pythonfmu  # noqa: E402
+
+MODELS = pathlib.Path(__file__).resolve().parent.parent / "models"
+H = 0.01        # communication step
+WARMUP = 5      # steps before the "step" state
+STEPS = 3       # steps of each continued run
+MODES = ("instantiated", "initialization", "step")
+ERROR, FATAL = 3, 4
+
+#: the cart-pendulum with declared bounds on a constant and the input
+BOUNDED_CART = '''
+from mbsfmu import System, rot_y
+
+
+def model():
+    s = System("bounded_cart", "Cart-pendulum with declared bounds (test model)")
+    mc = s.constant("mc", 1.0, min=0.1, max=10.0)
+    m, l, g = s.constants(m=0.1, l=0.5, g=9.81)
+    x, theta = s.coordinates("x", "theta")
+    F = s.input("F", 0.0, min=-50.0, max=50.0)
+    s.gravity([0, 0, -g])
+    s.body("cart", ref="ISYS", rel_pos=[x, 0, 0], mass=mc, inertia=[0, 0, 0])
+    J = m * (2 * l) ** 2 / 12
+    s.body("rod", ref="cart", rel_rot=rot_y(theta), cg_pos=[0, 0, l], mass=m, inertia=[J, J, 0])
+    s.force("drive", "cart", [F, 0, 0])
+    s.initial(theta=0.1)
+    return s
+'''
+
+
+def status_of(call) -> int:
+    """The FMI status of an fmpy call (fmpy raises for anything worse than fmi2Warning)."""
+    try:
+        call()
+    except FMICallException as exc:
+        return exc.status
+    return 0
+
+
+class Bench:
+    """One instance of a model's FMU, its saved states and the runs that continue from them."""
+
+    def __init__(self, name, path, tmp):
+        self.name = name
+        self.slave = Slave(path, tmp, f"bench_{name}", folder=name)
+        self.slave.instantiate(logging_on=False)
+        self.fmu = self.slave.fmu
+        self.vr = self.slave.vr
+        self.all_vrs = sorted(self.vr.values())
+        self.messages = self.slave.messages
+        self.fmu.setupExperiment(startTime=0.0)
+        self.slave.set(TOL)
+        self.states = {"instantiated": self.fmu.getFMUstate()}
+        self.fmu.enterInitializationMode()
+        self.states["initialization"] = self.fmu.getFMUstate()
+        self.fmu.exitInitializationMode()
+        self.slave.run(0.0, WARMUP, H, self.inputs)
+        self.states["step"] = self.fmu.getFMUstate()
+        self.blob = self.fmu.serializeFMUstate(self.states["step"])
+        self.reference = {}
+        for mode in MODES:
+            self.restore(mode)
+            self.reference[mode] = self.continue_run(mode)
+        self.other: Bench | None = None
+
+    def inputs(self, t):
+        return {"F": math.sin(3 * t)} if "F" in self.vr else None
+
+    def restore(self, mode):
+        self.fmu.setFMUstate(self.states[mode])
+        self.messages.clear()
+
+    def values(self):
+        return np.array(self.fmu.getReal(self.all_vrs))
+
+    def time(self):
+        t = ctypes.c_double()
+        assert self.raw("fmi2GetRealStatus", self.fmu.component, 2, ctypes.byref(t)) == 0
+        return t.value
+
+    def continue_run(self, mode):
+        """From a state of ``mode``: initialize if needed, then STEPS steps; every variable and
+        the time after each step."""
+        if mode == "instantiated":
+            self.fmu.enterInitializationMode()
+        if mode in ("instantiated", "initialization"):
+            self.fmu.exitInitializationMode()
+        t0, rows = self.time(), []
+        for k in range(STEPS):
+            self.slave.set(self.inputs(t0 + k * H))
+            self.fmu.doStep(t0 + k * H, H)
+            rows.append(np.append(self.values(), self.time()))
+        return np.array(rows)
+
+    # the calls a catalogue case makes; each returns the FMI status
+    def step(self, cp, h):
+        return status_of(lambda: self.fmu.doStep(cp, h))
+
+    def set(self, names, values):
+        vrs = [self.vr[n] if isinstance(n, str) else n for n in names]
+        return status_of(lambda: self.fmu.setReal(vrs, [float(v) for v in values]))
+
+    def raw(self, fn, *args):
+        """An FMI function called directly (NULL pointers, sizes fmpy would compute itself)."""
+        return self.fmu._functions[fn](*args)
+
+    def errors(self):
+        return [m for s, c, m in self.messages if s >= ERROR]
+
+
+@pytest.fixture(scope="module")
+def benches(tmp_path_factory):
+    out = tmp_path_factory.mktemp("hardening")
+    (out / "bounded_cart.py").write_text(BOUNDED_CART)
+    paths = {name: build_pythonfmu(MODELS / f"{name}.py", out) for name in ("slider_crank", "cart_pendulum")}
+    paths["bounded_cart"] = build_pythonfmu(out / "bounded_cart.py", out)
+    b = {name: Bench(name, path, out) for name, path in paths.items()}
+    b["slider_crank"].other = b["cart_pendulum"]
+    b["cart_pendulum"].other = b["slider_crank"]
+    b["bounded_cart"].other = b["cart_pendulum"]
+    yield b
+    for bench in b.values():
+        bench.slave.free()
+
+
+# ---------------------------------------------------------------- the catalogue of bad calls
+@dataclass
+class Case:
+    id: str
+    model: str
+    mode: str
+    action: Callable    # bench -> FMI status
+    culprits: Callable  # bench -> strings the error message must contain
+    repair: Callable | None = None  # undoes what the case did legally before its bad call
+
+
+def _t(b):
+    return repr(b.time())
+
+
+def _serialize_small(b):
+    size = ctypes.c_size_t()
+    st = b.states["step"]
+    assert b.raw("fmi2SerializedFMUstateSize", b.fmu.component, st, ctypes.byref(size)) == 0
+    buf = ctypes.create_string_buffer(size.value)
+    return b.raw("fmi2SerializeFMUstate", b.fmu.component, st, buf, size.value - 1)
+
+
+def _deserialize(b, data):
+    return status_of(lambda: b.fmu.deSerializeFMUstate(data))
+
+
+def _set_state(b, pointer):
+    return status_of(lambda: b.fmu.setFMUstate(ctypes.c_void_p(pointer)))
+
+
+def _free_then_set(b):
+    st = b.fmu.getFMUstate()
+    pointer = st.value
+    b.fmu.freeFMUstate(st)
+    return _set_state(b, pointer)
+
+
+def _mixed(b, good, bad):
+    """One fmi2SetReal whose first value is fine and second is not: nothing may be applied."""
+    return b.set([good[0], bad[0]], [good[1], bad[1]])
+
+
+BOTH = ("slider_crank", "cart_pendulum")
+CASES: list[Case] = []
+
+
+def case(id, models, mode, action, culprits, repair=None):
+    for model in models:
+        CASES.append(Case(f"{model}-{mode}-{id}", model, mode, action, culprits, repair))
+
+
+# fmi2DoStep in step mode
+case("doStep_point_ahead", BOTH, "step", lambda b: b.step(b.time() + 0.5, H),
+     lambda b: ["fmi2DoStep", "communication point", repr(b.time() + 0.5), _t(b)])
+case("doStep_point_behind", BOTH, "step", lambda b: b.step(b.time() - H, H),
+     lambda b: ["fmi2DoStep", "communication point", repr(b.time() - H)])
+case("doStep_point_off_1e-6", BOTH, "step", lambda b: b.step(b.time() + 1e-6, H),
+     lambda b: ["fmi2DoStep", repr(b.time() + 1e-6)])
+case("doStep_point_nan", BOTH, "step", lambda b: b.step(math.nan, H), lambda b: ["fmi2DoStep", "nan"])
+case("doStep_point_inf", BOTH, "step", lambda b: b.step(math.inf, H), lambda b: ["fmi2DoStep", "inf"])
+for label, h in (("zero", 0.0), ("negative", -H), ("nan", math.nan), ("inf", math.inf)):
+    case(f"doStep_size_{label}", BOTH, "step", lambda b, h=h: b.step(b.time(), h),
+         lambda b, h=h: ["fmi2DoStep", "step size", repr(h)])
+case("doStep_too_many_internal_steps", BOTH, "step",
+     lambda b: b.set(["max_internal_step"], [1e-10]) or b.step(b.time(), 1.0),
+     lambda b: ["fmi2DoStep", "max_internal_step", "1e-10"],
+     repair=lambda b: b.set(["max_internal_step"], [0.0]))
+
+# value references and types
+case("setReal_unknown_vr", BOTH, "step", lambda b: b.set([9999], [1.0]), lambda b: ["fmi2SetReal", "9999"])
+case("setReal_vr_2**32-1", BOTH, "step", lambda b: b.set([2**32 - 1], [1.0]), lambda b: ["4294967295"])
+case("getReal_unknown_vr", BOTH, "step", lambda b: status_of(lambda: b.fmu.getReal([12345])),
+     lambda b: ["fmi2GetReal", "12345"])
+case("setInteger", BOTH, "step", lambda b: status_of(lambda: b.fmu.setInteger([0], [1])),
+     lambda b: ["fmi2SetInteger", "Integer"])
+case("getBoolean", BOTH, "step", lambda b: status_of(lambda: b.fmu.getBoolean([3])),
+     lambda b: ["fmi2GetBoolean", "value reference 3"])
+case("setString", BOTH, "step", lambda b: status_of(lambda: b.fmu.setString([1], ["a"])),
+     lambda b: ["fmi2SetString", "String"])
+case("getString", BOTH, "step", lambda b: status_of(lambda: b.fmu.getString([0])),
+     lambda b: ["fmi2GetString"])
+
+# states of the integrator after initialization, calculated outputs
+case("set_coordinate", BOTH, "step", lambda b: b.set(["x"], [0.3]),
+     lambda b: ["'x'", "0.3", "fmi2ExitInitializationMode", _t(b)])
+case("set_velocity", BOTH, "step", lambda b: b.set(["der(x)"], [1.0]), lambda b: ["'der(x)'", "1.0"])
+for model, name in (("slider_crank", "constraint_residual"), ("slider_crank", "pin.x"),
+                    ("slider_crank", "reaction.pivot.y"), ("cart_pendulum", "drive_power"),
+                    ("cart_pendulum", "rod_centre.z")):
+    for mode in ("step", "initialization", "instantiated"):
+        case(f"set_output_{name}", (model,), mode, lambda b, n=name: b.set([n], [1.5]),
+             lambda b, n=name: [f"'{n}'", "1.5", "calculated output"])
+
+# solver settings (one table of ranges: mbsfmu.solver_settings)
+for name, value, rng in (("solver_rtol", 0.0, "[1e-14, 0.1]"), ("solver_rtol", 1e300, "[1e-14, 0.1]"),
+                         ("solver_rtol", math.nan, "[1e-14, 0.1]"), ("solver_atol", -1.0, "[0, 1]"),
+                         ("solver_atol", 2.0, "[0, 1]"), ("max_internal_step", -1.0, "1e-10"),
+                         ("max_internal_step", 1e-300, "1e-10")):
+    case(f"set_{name}_{value!r}", BOTH, "step", lambda b, n=name, v=value: b.set([n], [v]),
+         lambda b, n=name, v=value, r=rng: [f"'{n}'", repr(v), r])
+case("set_solver_rtol_init", ("cart_pendulum",), "initialization", lambda b: b.set(["solver_rtol"], [1.0]),
+     lambda b: ["solver_rtol", "1.0"])
+
+# physical parameters: finite, positive masses (NumericModel.set_params), fixed geometry
+for model, name, value, culprit in (
+        ("cart_pendulum", "g", math.nan, "nan"), ("cart_pendulum", "l", math.inf, "inf"),
+        ("cart_pendulum", "m", -1.0, "m = -1.0"), ("cart_pendulum", "mc", 0.0, "mc = 0.0"),
+        ("slider_crank", "m_crank", -0.3, "m_crank = -0.3"),
+        ("slider_crank", "m_slider", 0.0, "m_slider = 0.0"),
+        ("slider_crank", "g", -math.inf, "-inf")):
+    case(f"set_{name}_{value!r}", (model,), "step", lambda b, n=name, v=value: b.set([n], [v]),
+         lambda b, n=name, c=culprit: [n, c, "fmi2SetReal"])
+for name in ("r", "l"):
+    case(f"set_fixed_{name}", ("slider_crank",), "step", lambda b, n=name: b.set([n], [0.2]),
+         lambda b, n=name: [f"'{n}'", "0.2", "fixed parameter"])
+
+# one call, one good and one bad value: nothing applied (the snapshot compares g)
+case("mixed_good_then_output", BOTH, "step", lambda b: _mixed(b, ("g", 5.0), ("der(x)", 1.0)),
+     lambda b: ["'der(x)'"])
+case("mixed_good_then_unknown_vr", BOTH, "step", lambda b: _mixed(b, ("g", 5.0), (777, 1.0)),
+     lambda b: ["777"])
+case("mixed_good_then_bad_mass", ("cart_pendulum",), "step", lambda b: _mixed(b, ("g", 5.0), ("m", -2.0)),
+     lambda b: ["m = -2.0"])
+case("mixed_input_then_nan", ("cart_pendulum",), "step", lambda b: _mixed(b, ("F", 3.0), ("g", math.nan)),
+     lambda b: ["'g'", "nan"])
+
+# inputs
+for value in (math.nan, math.inf, -math.inf):
+    for mode in ("step", "initialization"):
+        case(f"set_F_{value!r}", ("cart_pendulum",), mode, lambda b, v=value: b.set(["F"], [v]),
+             lambda b, v=value: ["'F'", repr(v)])
+
+# declared min/max (System.constant/input min=, max=)
+for mode in MODES:
+    case("set_mc_below_min", ("bounded_cart",), mode, lambda b: b.set(["mc"], [0.05]),
+         lambda b: ["'mc'", "0.05", "[0.1, 10.0]"])
+    case("set_mc_above_max", ("bounded_cart",), mode, lambda b: b.set(["mc"], [20.0]),
+         lambda b: ["'mc'", "20.0", "10.0"])
+for value in (60.0, -50.000001):
+    case(f"set_F_{value!r}_outside", ("bounded_cart",), "step", lambda b, v=value: b.set(["F"], [v]),
+         lambda b, v=value: ["'F'", repr(v), "[-50.0, 50.0]"])
+
+# calls in the wrong mode
+case("setupExperiment_in_step", BOTH, "step",
+     lambda b: status_of(lambda: b.fmu.setupExperiment(startTime=1.0)),
+     lambda b: ["fmi2SetupExperiment", "'step'"])
+case("enterInit_in_step", BOTH, "step", lambda b: status_of(b.fmu.enterInitializationMode),
+     lambda b: ["fmi2EnterInitializationMode", "'step'"])
+case("exitInit_in_step", BOTH, "step", lambda b: status_of(b.fmu.exitInitializationMode),
+     lambda b: ["fmi2ExitInitializationMode", "'step'"])
+case("doStep_in_init", BOTH, "initialization", lambda b: b.step(0.0, H),
+     lambda b: ["fmi2DoStep", "'initialization'"])
+case("terminate_in_init", BOTH, "initialization", lambda b: status_of(b.fmu.terminate),
+     lambda b: ["fmi2Terminate", "'initialization'"])
+case("exitInit_before_enter", BOTH, "instantiated", lambda b: status_of(b.fmu.exitInitializationMode),
+     lambda b: ["fmi2ExitInitializationMode", "'instantiated'"])
+case("doStep_before_init", BOTH, "instantiated", lambda b: b.step(0.0, H),
+     lambda b: ["fmi2DoStep", "'instantiated'"])
+case("setupExperiment_start_nan", BOTH, "instantiated",
+     lambda b: status_of(lambda: b.fmu.setupExperiment(startTime=math.nan)),
+     lambda b: ["fmi2SetupExperiment", "start time nan"])
+case("setupExperiment_stop_before_start", BOTH, "instantiated",
+     lambda b: status_of(lambda: b.fmu.setupExperiment(startTime=0.0, stopTime=-1.0)),
+     lambda b: ["fmi2SetupExperiment", "stop time -1.0"])
+
+# a bad parameter is found at fmi2ExitInitializationMode: the FMU stays in initialization mode
+for model, name, value, culprit in (("cart_pendulum", "m", -1.0, "m = -1.0"),
+                                    ("cart_pendulum", "l", 0.0, "'l'"),
+                                    ("slider_crank", "r", 0.0, "'r'"),
+                                    ("slider_crank", "m_crank", -0.3, "m_crank = -0.3"),
+                                    ("bounded_cart", "m", 0.0, "m = 0.0")):
+    case(f"exitInit_with_{name}_{value!r}", (model,), "initialization",
+         lambda b, n=name, v=value: b.set([n], [v]) or status_of(b.fmu.exitInitializationMode),
+         lambda b, c=culprit: ["fmi2ExitInitializationMode", c, "initialization mode"],
+         repair=lambda b, n=name: b.set([n], [b.saved[n]]))
+
+# unsupported functions and NULL pointers (the guard checks them before Python sees the call)
+case("getDirectionalDerivative", BOTH, "step",
+     lambda b: b.raw("fmi2GetDirectionalDerivative", b.fmu.component, None, 0, None, 0, None, None),
+     lambda b: ["fmi2GetDirectionalDerivative", "not supported"])
+case("setRealInputDerivatives", BOTH, "step",
+     lambda b: b.raw("fmi2SetRealInputDerivatives", b.fmu.component, (ctypes.c_uint * 1)(0), 1,
+                     (ctypes.c_int * 1)(1), (ctypes.c_double * 1)(0.0)),
+     lambda b: ["fmi2SetRealInputDerivatives"])
+case("cancelStep", BOTH, "step", lambda b: b.raw("fmi2CancelStep", b.fmu.component),
+     lambda b: ["fmi2CancelStep"])
+case("getReal_NULL_vr", BOTH, "step",
+     lambda b: b.raw("fmi2GetReal", b.fmu.component, None, 1, (ctypes.c_double * 1)()),
+     lambda b: ["fmi2GetReal", "NULL value reference"])
+case("setReal_NULL_values", BOTH, "step",
+     lambda b: b.raw("fmi2SetReal", b.fmu.component, (ctypes.c_uint * 1)(0), 1, None),
+     lambda b: ["fmi2SetReal", "NULL value array"])
+case("getRealStatus_NULL", BOTH, "step", lambda b: b.raw("fmi2GetRealStatus", b.fmu.component, 2, None),
+     lambda b: ["fmi2GetRealStatus", "NULL"])
+case("setDebugLogging_NULL_categories", BOTH, "step",
+     lambda b: b.raw("fmi2SetDebugLogging", b.fmu.component, 0, 1, None),
+     lambda b: ["fmi2SetDebugLogging", "NULL"])
+case("serializedFMUstateSize_NULL", BOTH, "step",
+     lambda b: b.raw("fmi2SerializedFMUstateSize", b.fmu.component, b.states["step"], None),
+     lambda b: ["fmi2SerializedFMUstateSize", "NULL"])
+case("serializeFMUstate_buffer_too_small", BOTH, "step", _serialize_small,
+     lambda b: ["fmi2SerializeFMUstate", "too small", str(len(b.blob))])
+
+# FMU states
+case("setFMUstate_other_model", BOTH, "step",
+     lambda b: status_of(lambda: b.fmu.setFMUstate(b.other.states["step"])),
+     lambda b: ["fmi2SetFMUstate", "not a live FMU state", b.name])
+case("setFMUstate_pointer_0x1234", BOTH, "step", lambda b: _set_state(b, 0x1234),
+     lambda b: ["fmi2SetFMUstate", "0x1234"])
+case("setFMUstate_NULL", BOTH, "step", lambda b: _set_state(b, None), lambda b: ["fmi2SetFMUstate", "NULL"])
+case("setFMUstate_freed", BOTH, "step", _free_then_set, lambda b: ["fmi2SetFMUstate", "freed"])
+case("deSerialize_other_model", BOTH, "step", lambda b: _deserialize(b, b.other.blob),
+     lambda b: ["fmi2DeSerializeFMUstate", b.other.name, b.name, "GUID"])
+case("deSerialize_truncated", BOTH, "step", lambda b: _deserialize(b, b.blob[:-7]),
+     lambda b: ["fmi2DeSerializeFMUstate", "checksum", str(len(b.blob) - 7)])
+case("deSerialize_one_byte_changed", BOTH, "step",
+     lambda b: _deserialize(b, b.blob[:-20] + bytes([b.blob[-20] ^ 1]) + b.blob[-19:]),
+     lambda b: ["fmi2DeSerializeFMUstate", "checksum"])
+case("deSerialize_empty", BOTH, "step", lambda b: _deserialize(b, b""), lambda b: ["0 bytes", "header"])
+case("deSerialize_not_a_state", BOTH, "step", lambda b: _deserialize(b, b"\x00\xffnot a state\n{}"),
+     lambda b: ["fmi2DeSerializeFMUstate", "header"])
+case("deSerialize_into_foreign_handle", BOTH, "step",
+     lambda b: status_of(lambda: b.fmu.deSerializeFMUstate(b.blob, ctypes.c_void_p(0x5678))),
+     lambda b: ["fmi2DeSerializeFMUstate", "0x5678"])
+
+
+def test_catalogue_size():
+    assert len(CASES) >= 150
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_call_is_refused_and_changes_nothing(benches, case):
+    b = benches[case.model]
+    b.restore(case.mode)
+    before, t_before = b.values(), b.time()
+    b.saved = dict(zip(b.vr, b.fmu.getReal(list(b.vr.values()))))
+    status = case.action(b)
+    errors = b.errors()
+    assert status == ERROR, (status, b.messages)
+    assert errors, "no error message reached the logger"
+    text = " | ".join(errors)
+    for culprit in case.culprits(b):
+        assert culprit in text, f"{culprit!r} not in {text!r}"
+    assert all(f" at t={b.time()!r}: " in m for m in errors), errors
+    assert all(c == "logStatusError" for s, c, m in b.messages if s >= ERROR)
+    assert not any(s == FATAL for s, c, m in b.messages)
+    if case.repair:
+        case.repair(b)
+    assert np.array_equal(b.values(), before, equal_nan=True)
+    assert b.time() == t_before
+    assert np.array_equal(b.continue_run(case.mode), b.reference[case.mode])
