@@ -71,8 +71,8 @@ class Bench:
     """One instance of a model's FMU, its saved states and the runs that continue from them."""
 
     def __init__(self, name, path, tmp):
-        self.name = name
-        self.slave = Slave(path, tmp, f"bench_{name}", folder=name)
+        self.name, self.path, self.tmp = name, path, tmp
+        self.slave = self.new_slave(f"bench_{name}")
         self.slave.instantiate(logging_on=False)
         self.fmu = self.slave.fmu
         self.vr = self.slave.vr
@@ -92,6 +92,10 @@ class Bench:
             self.restore(mode)
             self.reference[mode] = self.continue_run(mode)
         self.other: Bench | None = None
+
+    def new_slave(self, instance_name):
+        """Another fmpy slave of the same FMU, from the same extracted folder."""
+        return Slave(self.path, self.tmp, instance_name, folder=self.name)
 
     def inputs(self, t):
         return {"F": math.sin(3 * t)} if "F" in self.vr else None
@@ -406,3 +410,188 @@ def test_bad_call_is_refused_and_changes_nothing(benches, case):
     assert np.array_equal(b.values(), before, equal_nan=True)
     assert b.time() == t_before
     assert np.array_equal(b.continue_run(case.mode), b.reference[case.mode])
+
+
+# ---------------------------------------------------------------- corrupted serialized states
+def _flip_bits(blob, rng):
+    data = bytearray(blob)
+    for _ in range(rng.randint(1, 8)):
+        data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    return bytes(data)
+
+
+def _truncate(blob, rng):
+    return blob[:rng.randrange(len(blob))]
+
+
+def _append(blob, rng):
+    return blob + rng.randbytes(rng.randint(1, 64))
+
+
+def _delete_slice(blob, rng):
+    i = rng.randrange(len(blob))
+    return blob[:i] + blob[i + rng.randint(1, 32):]
+
+
+def _insert(blob, rng):
+    i = rng.randrange(len(blob) + 1)
+    return blob[:i] + rng.randbytes(rng.randint(1, 16)) + blob[i:]
+
+
+def _overwrite(blob, rng):
+    i = rng.randrange(len(blob))
+    return blob[:i] + rng.randbytes(min(rng.randint(1, 32), len(blob) - i)) + blob[i + 32:]
+
+
+def _digit_change(blob, rng):
+    """Change one decimal digit of a number: still valid JSON, only the checksum can tell."""
+    digits = [i for i, c in enumerate(blob) if 48 <= c <= 57]
+    i = rng.choice(digits)
+    return blob[:i] + bytes([48 + (blob[i] - 48 + rng.randint(1, 9)) % 10]) + blob[i + 1:]
+
+
+def _swap_halves(blob, rng):
+    i = rng.randrange(1, len(blob))
+    return blob[i:] + blob[:i]
+
+
+CORRUPTIONS = (_flip_bits, _truncate, _append, _delete_slice, _insert, _overwrite, _digit_change,
+               _swap_halves)
+
+
+def corrupted(blob, rng, n):
+    """n corrupted copies of blob (each differs from it), of kinds drawn at random."""
+    out = []
+    while len(out) < n:
+        kind = rng.choice(CORRUPTIONS)
+        data = kind(blob, rng)
+        if data != blob:
+            out.append((kind.__name__, data))
+    return out
+
+
+def test_300_corrupted_states_all_refused(benches):
+    rng = random.Random(20261124)
+    counts = {"refused": 0, "accepted": 0, "fatal": 0, "silent": 0}
+    kinds = {}
+    for name in ("slider_crank", "cart_pendulum"):
+        b = benches[name]
+        b.restore("step")
+        before, t_before = b.values(), b.time()
+        for kind, data in corrupted(b.blob, rng, 150):
+            kinds[kind] = kinds.get(kind, 0) + 1
+            b.messages.clear()
+            status = _deserialize(b, data)
+            if status <= 1:
+                counts["accepted"] += 1
+            elif status == FATAL:
+                counts["fatal"] += 1
+            elif status == ERROR and any("fmi2DeSerializeFMUstate" in m for m in b.errors()):
+                counts["refused"] += 1
+            else:
+                counts["silent"] += 1
+        # nothing changed, and the intact state still works
+        assert np.array_equal(b.values(), before) and b.time() == t_before
+        assert np.array_equal(b.continue_run("step"), b.reference["step"])
+        b.fmu.setFMUstate(b.fmu.deSerializeFMUstate(b.blob))
+        assert np.array_equal(b.continue_run("step"), b.reference["step"])
+    print(f"corrupted serialized states: {counts} by kind {kinds}")
+    assert counts == {"refused": 300, "accepted": 0, "fatal": 0, "silent": 0}
+    assert len(kinds) == len(CORRUPTIONS)
+
+
+# ---------------------------------------------------------------- what must still work
+def test_state_of_another_instance_of_the_same_model_is_accepted(benches):
+    """The checks refuse foreign states, not states of the same model: a state serialized by
+    the bench restores into a fresh instance and continues bit-identically."""
+    b = benches["slider_crank"]
+    fresh = b.new_slave("fresh")
+    fresh.instantiate()
+    fresh.fmu.setFMUstate(fresh.fmu.deSerializeFMUstate(b.blob))
+    t0 = 0.0 + WARMUP * H
+    rows = []
+    for k in range(STEPS):
+        fresh.fmu.doStep(t0 + k * H, H)
+        rows.append(fresh.fmu.getReal(b.all_vrs))
+    assert np.array_equal(np.array(rows), b.reference["step"][:, :-1])
+    assert fresh.errors() == []
+    fresh.free()
+
+
+def test_failed_integration_keeps_the_last_communication_point(benches):
+    """F = 1e300 is a legal input (finite, no declared bounds) that the integrator cannot
+    take: fmi2DoStep fails with fmi2Error naming the input and the time; outputs and time stay
+    those of the last communication point; stepping on is refused until a state is restored."""
+    b = benches["cart_pendulum"]
+    b.restore("step")
+    before, t = b.values(), b.time()
+    assert b.set(["F"], [1e300]) == 0
+    assert b.step(t, H) == ERROR
+    text = " ".join(b.errors())
+    assert "fmi2DoStep" in text and "F = 1e+300" in text and f"at t={t!r}" in text
+    after = b.values()
+    i = b.all_vrs.index(b.vr["F"])
+    assert np.array_equal(np.delete(after, i), np.delete(before, i)) and b.time() == t
+    b.messages.clear()
+    assert b.step(t, H) == ERROR and "'error'" in " ".join(b.errors())
+    b.restore("step")
+    assert np.array_equal(b.continue_run("step"), b.reference["step"])
+
+
+def test_instantiate_refuses_wrong_guid_and_model_exchange(benches):
+    from fmpy.fmi2 import FMU2Slave
+
+    from mbsfmu.fmu.fmpy_callbacks import recording_callbacks
+
+    b = benches["cart_pendulum"]
+    messages = []
+    callbacks = recording_callbacks(messages)
+    fmu = FMU2Slave(guid="{00000000-0000-0000-0000-000000000000}", unzipDirectory=b.fmu.unzipDirectory,
+                    modelIdentifier=b.fmu.modelIdentifier, instanceName="wrong_guid")
+    with pytest.raises(Exception, match="instantiate"):
+        fmu.instantiate(callbacks=callbacks)
+    assert any("wrong GUID" in m and "00000000" in m and "cart_pendulum" in m for s, c, m in messages)
+    messages.clear()
+    resources = pathlib.Path(b.fmu.unzipDirectory, "resources").as_uri().encode()
+    model_exchange = 0
+    assert fmu._functions["fmi2Instantiate"](b"me", model_exchange, b.fmu.guid.encode(), resources,
+                                             ctypes.byref(callbacks), 0, 0) is None
+    assert any("Co-Simulation" in m for s, c, m in messages)
+
+
+def test_messages_once_with_debug_logging_on(benches):
+    """With debug logging on the refusal is logged once (the guard logs it; pythonfmu's own
+    queue does not repeat it)."""
+    b = benches["cart_pendulum"]
+    s = b.new_slave("debug_on")
+    s.instantiate(logging_on=True)
+    assert s.start() == 0
+    s.messages.clear()
+    with pytest.raises(FMICallException):
+        s.fmu.setReal([s.vr["drive_power"]], [1.0])
+    errors = [m for st, c, m in s.messages if st >= ERROR]
+    assert len(errors) == 1 and "'drive_power'" in errors[0]
+    s.free()
+
+
+def test_reset_returns_to_instantiated(benches):
+    b = benches["cart_pendulum"]
+    b.restore("step")
+    b.fmu.reset()
+    assert b.time() == 0.0
+    assert b.step(0.0, H) == ERROR and "'instantiated'" in " ".join(b.errors())
+    b.fmu.setupExperiment(startTime=0.0)
+    b.slave.set(TOL)
+    b.fmu.enterInitializationMode()
+    b.fmu.exitInitializationMode()
+    b.slave.run(0.0, WARMUP, H, b.inputs)
+    b.states["step"] = b.fmu.getFMUstate()  # the bench's old handles stay valid as well
+    b.restore("step")
+    assert np.array_equal(b.continue_run("step"), b.reference["step"])
+
+
+def test_validate_fmu(benches):
+    from fmpy.validation import validate_fmu
+
+    for b in benches.values():
+        assert validate_fmu(str(b.path)) == []
