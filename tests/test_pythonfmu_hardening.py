@@ -595,3 +595,34 @@ def test_validate_fmu(benches):
 
     for b in benches.values():
         assert validate_fmu(str(b.path)) == []
+
+
+def test_warning_reaches_the_logger(benches):
+    """Start values that violate the loop: the consistent initialization moves them and says
+    so as fmi2Warning (logStatusWarning), debug logging off."""
+    b = benches["slider_crank"]
+    b.restore("initialization")
+    b.set(["x", "alpha"], [0.2, 2.5])
+    assert b.raw("fmi2ExitInitializationMode", b.fmu.component) == 1
+    warnings = [(c, m) for s, c, m in b.messages if s == 1]
+    assert len(warnings) == 1 and warnings[0][0] == "logStatusWarning"
+    assert "fmi2ExitInitializationMode at t=0.0" in warnings[0][1] and "x: 0.2 ->" in warnings[0][1]
+
+
+def test_start_time(benches):
+    """The FMU time starts at fmi2SetupExperiment's start time (the cart-pendulum does not
+    depend on t: the same run shifted by 2 s, equal up to the rounding of the step sizes)."""
+    b = benches["cart_pendulum"]
+    s = b.new_slave("late_start")
+    s.instantiate()
+    assert s.start(t0=2.0) == 0
+    rows = s.run(2.0, WARMUP, H)
+    ref = b.new_slave("early_start")
+    ref.instantiate()
+    ref.start()
+    assert np.allclose(rows, ref.run(0.0, WARMUP, H), rtol=1e-10, atol=1e-12)
+    with pytest.raises(FMICallException):
+        s.fmu.doStep(0.0, H)
+    assert "communication point 0.0 does not match the FMU time 2.05" in " ".join(s.errors())
+    s.free()
+    ref.free()
