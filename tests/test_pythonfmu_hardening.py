@@ -626,3 +626,52 @@ def test_start_time(benches):
     assert "communication point 0.0 does not match the FMU time 2.05" in " ".join(s.errors())
     s.free()
     ref.free()
+
+
+def _copy_binaries(b, folder, name):
+    """The FMU's Linux binaries copied to ``folder``, the guard under ``name``."""
+    import shutil
+
+    folder.mkdir()
+    src = pathlib.Path(b.fmu.unzipDirectory) / "binaries" / "linux64"
+    shutil.copy(src / "pythonfmu-export.so", folder)
+    shutil.copy(src / f"{b.fmu.modelIdentifier}.so", folder / name)
+    return folder / name
+
+
+def _slave_from(b, library, instance_name, messages):
+    from fmpy.fmi2 import FMU2Slave
+
+    from mbsfmu.fmu.fmpy_callbacks import recording_callbacks
+
+    fmu = FMU2Slave(guid=b.fmu.guid, unzipDirectory=b.fmu.unzipDirectory, libraryPath=str(library),
+                    modelIdentifier=b.fmu.modelIdentifier, instanceName=instance_name)
+    fmu.callbacks_ = recording_callbacks(messages)
+    return fmu
+
+
+def test_binary_loaded_from_elsewhere(benches, tmp_path):
+    """An importer that loads a copy of the binary: the slave finds it among the loaded
+    libraries, and refusals still reach the logger as fmi2Error."""
+    b = benches["cart_pendulum"]
+    messages = []
+    fmu = _slave_from(b, _copy_binaries(b, tmp_path / "copy", "cart_pendulum.so"), "copied", messages)
+    fmu.instantiate(callbacks=fmu.callbacks_)
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    with pytest.raises(FMICallException) as err:
+        fmu.setReal([b.vr["drive_power"]], [1.0])
+    assert err.value.status == ERROR and any("'drive_power'" in m for s, c, m in messages)
+    fmu.freeInstance()
+
+
+def test_slave_without_its_guard_does_not_start(benches, tmp_path):
+    """A guard the slave cannot find (renamed): rather than run with refusals the importer would
+    not see, fmi2Instantiate fails and says why."""
+    b = benches["cart_pendulum"]
+    messages = []
+    fmu = _slave_from(b, _copy_binaries(b, tmp_path / "renamed", "renamed.so"), "renamed", messages)
+    with pytest.raises(Exception, match="instantiate"):
+        fmu.instantiate(callbacks=fmu.callbacks_)
+    assert any("did not find this library" in m for s, c, m in messages)

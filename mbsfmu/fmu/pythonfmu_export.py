@@ -97,11 +97,29 @@ _GUARDS = []  # guard libraries found by the slaves of this module
 
 
 def _find_guard(resources):
-    """The FMU's guard library if the importer loaded it (the FMU's binary), else None (at
-    build time, on Windows, or when the importer loaded the binary from elsewhere)."""
+    """The FMU's guard library that is handling this instantiation (the FMU's binary, loaded by
+    the importer), else None (at build time, on Windows).  It is looked for where the FMU keeps
+    it, then among the libraries the process has loaded under its name (an importer may load a
+    copy of the binary from elsewhere)."""
     if resources is None or not sys.platform.startswith("linux"):
         return None
-    path = pathlib.Path(resources).parent / "binaries" / "linux64" / f"{BINARY}.so"
+    expected = pathlib.Path(resources).parent / "binaries" / "linux64" / f"{BINARY}.so"
+    lib = _open_guard(expected)
+    if lib is None:
+        try:
+            with open("/proc/self/maps") as maps:
+                loaded = {f[5] for f in (line.split(None, 5) for line in maps.read().splitlines())
+                          if len(f) == 6 and f[5].endswith(f"/{BINARY}.so")}
+        except OSError:
+            loaded = set()
+        lib = next((g for g in map(_open_guard, sorted(loaded)) if g is not None), None)
+    if lib is not None and all(g._handle != lib._handle for g in _GUARDS):
+        _GUARDS.append(lib)
+    return lib
+
+
+def _open_guard(path):
+    """The already loaded library at ``path`` if it is a guard handling a call now, else None."""
     try:
         lib = ctypes.CDLL(str(path), mode=os.RTLD_NOLOAD | os.RTLD_LOCAL)
         lib.mbsfmu_guard_report.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p]
@@ -111,13 +129,9 @@ def _find_guard(resources):
         lib.mbsfmu_guard_active.restype = ctypes.c_int
         lib.mbsfmu_guard_call_time.argtypes = [ctypes.POINTER(ctypes.c_double)]
         lib.mbsfmu_guard_call_time.restype = ctypes.c_int
-        if not lib.mbsfmu_guard_active():
-            return None
+        return lib if lib.mbsfmu_guard_active() else None
     except (OSError, AttributeError):
         return None
-    if all(g._handle != lib._handle for g in _GUARDS):
-        _GUARDS.append(lib)
-    return lib
 
 
 def _to_guard(status, text):
@@ -766,13 +780,6 @@ static int load_inner(void)
     return 0;
 }
 
-__attribute__((destructor)) static void unload_inner(void)
-{
-    if (api.handle != NULL)
-        dlclose(api.handle);
-    api.handle = NULL;
-}
-
 /* ------------------------------------------------------------ instances */
 typedef struct guard {
     struct guard *next;        /* registry of live instances */
@@ -782,6 +789,7 @@ typedef struct guard {
     double time;               /* last communication point, reported by the slave */
     fmi2Status verdict;        /* worst status the slave reported during the current call */
     int dead;                  /* pythonfmu returned fmi2Fatal: its instance is gone */
+    int connected;             /* the slave found this library (mbsfmu_guard_active) */
 } guard;
 
 static guard *instances;
@@ -934,7 +942,10 @@ int mbsfmu_guard_call_time(double *t)
 /* 1 while this library is handling a call (the slave checks that it found the right copy). */
 int mbsfmu_guard_active(void)
 {
-    return current != NULL;
+    if (current == NULL)
+        return 0;
+    current->connected = 1;
+    return 1;
 }
 
 /* ------------------------------------------------------------ FMU states */
@@ -1063,15 +1074,22 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
             g->inner = api.Instantiate(instanceName, fmuType, fmuGUID, fmuResourceLocation, functions,
                                        visible, loggingOn);
             current = saved;
-            if (g->inner != NULL && g->verdict < fmi2Error) {
+            if (g->inner != NULL && g->verdict < fmi2Error && !g->connected)
+                logf_(g, fmi2Error, "fmi2Instantiate: the Python slave did not find this library (the "
+                                    "FMU's binary) to report refused calls through; not starting without "
+                                    "it");
+            else if (g->inner != NULL && g->verdict < fmi2Error) {
                 pthread_mutex_lock(&lock);
                 g->next = instances;
                 instances = g;
                 pthread_mutex_unlock(&lock);
                 return g;
             }
-            if (g->inner != NULL)
+            if (g->inner != NULL) {
+                saved = enter(g);
                 api.FreeInstance(g->inner);
+                current = saved;
+            }
             else if (g->verdict < fmi2Error)
                 logf_(g, fmi2Error, "fmi2Instantiate: pythonfmu could not create the slave (a "
                                     "Python exception; debug logging shows pythonfmu's message)");
