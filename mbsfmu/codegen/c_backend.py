@@ -21,11 +21,7 @@ _GROUPS = ("dynamics", "constraints", "constrained", "energy")
 
 
 def _source(eqs) -> str:
-    src = getattr(eqs, "_c_source", None)
-    if src is None:
-        src = generate_c(eqs)
-        eqs._c_source = src
-    return src
+    return eqs.derived("c_source", generate_c)
 
 
 class CKernel:

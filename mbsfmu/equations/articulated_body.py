@@ -129,11 +129,7 @@ def articulated_accelerations(eqs) -> sp.Matrix | None:
 
 def articulated_body(eqs) -> ArticulatedBody:
     """The articulated-body algorithm of ``eqs`` (computed once per Equations object)."""
-    cached = getattr(eqs, "_articulated_body", None)
-    if cached is None:
-        cached = _derive(eqs)
-        eqs._articulated_body = cached
-    return cached
+    return eqs.derived("articulated_body", _derive)
 
 
 # ---------------------------------------------------------------- spatial algebra

@@ -65,6 +65,15 @@ class Equations:
                 "angular_acceleration": JR * ydd + alphabar, "JT": JT, "JR": JR,
                 "abar": abar, "alphabar": alphabar}
 
+    def derived(self, key: str, compute):
+        """``compute(self)``, computed once per Equations object and kept under ``key`` (the
+        derived forms of later stages: generated C source, articulated-body algorithm,
+        parameter requirements)."""
+        cache = self.__dict__.setdefault("_derived", {})
+        if key not in cache:
+            cache[key] = compute(self)
+        return cache[key]
+
     def numeric(self, params=None):
         """A numerical evaluator of these equations (numpy backend)."""
         from ..codegen.numpy_backend import NumericModel

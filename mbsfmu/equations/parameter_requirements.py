@@ -106,12 +106,8 @@ def mass_property_problem(mj) -> str:
 
 
 def parameter_requirements(eqs) -> ParameterRequirements:
-    """The requirements of ``eqs.system`` (cached on ``eqs``)."""
-    req = getattr(eqs, "_parameter_requirements", None)
-    if req is None:
-        req = _derive(eqs)
-        eqs._parameter_requirements = req
-    return req
+    """The requirements of ``eqs.system`` (derived once per Equations object)."""
+    return eqs.derived("parameter_requirements", _derive)
 
 
 def _derive(eqs) -> ParameterRequirements:
