@@ -10,7 +10,9 @@ from .errors import (
            ModelError,
            ParameterError,
            SimulationError,
+           SimulationInterrupted,
            SingularMassMatrixError,
+           StiffnessWarning,
 )
 from .model import INERTIAL, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
@@ -28,4 +30,5 @@ __version__ = "0.1.0"
 
 __all__ = ["System", "derive", "simulate", "build_fmu", "Result", "load_model", "rot_x", "rot_y", "rot_z",
            "cardan", "euler", "sequence", "t", "INERTIAL", "MbsError", "ModelError",
-           "ParameterError", "SimulationError", "SingularMassMatrixError", "ConstraintError"]
+           "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",
+           "SingularMassMatrixError", "ConstraintError"]

@@ -3,16 +3,23 @@
     mbsfmu info MODEL.py
     mbsfmu simulate MODEL.py --t-end T [--dt D] [--rtol R] [--atol A] [--method M]
                    [--formulation F] [--set NAME=VALUE ...] --out FILE.csv [--plot FILE.png]
+                   [--progress | --no-progress]
     mbsfmu build MODEL.py -o NAME.fmu [--formulation F] [--backend native|pythonfmu]
 
 ``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
-(``der(alpha)=1`` or ``Dalpha=1``) and constant input values.
+(``der(alpha)=1`` or ``Dalpha=1``) and constant input values.  The output paths are checked
+before the run; a run that fails or is interrupted (Ctrl-C) writes what it computed to
+``<out>.partial.csv`` and exits with 2 or 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import pathlib
 import sys
+import tempfile
+import warnings
 
 from .errors import MbsError, ParameterError
 
@@ -54,16 +61,79 @@ def cmd_info(args) -> int:
     return 0
 
 
+def check_output_path(path: str, option: str) -> pathlib.Path:
+    """The path of an output file, checked before any work: its folder exists and is writable,
+    and it is not itself a folder."""
+    p = pathlib.Path(path)
+    folder = p.parent if str(p.parent) else pathlib.Path(".")
+    if p.is_dir():
+        raise ParameterError(f"{option} {path!r} is a directory; give a file name")
+    if not folder.is_dir():
+        raise ParameterError(f"{option} {path!r}: the directory {str(folder)!r} does not exist")
+    try:  # a real write (os.access says yes to root on a read-only file system)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".mbsfmu-probe-"):
+            pass
+    except OSError as exc:
+        raise ParameterError(f"{option} {path!r}: cannot write in {str(folder)!r} "
+                             f"({exc.strerror})") from None
+    if p.exists() and not os.access(p, os.W_OK):
+        raise ParameterError(f"{option} {path!r}: the file exists and is not writable")
+    return p
+
+
+def partial_path(path: pathlib.Path) -> pathlib.Path:
+    """Where a partial result goes: out.csv -> out.partial.csv (never over a complete result)."""
+    return path.with_name(f"{path.stem}.partial{path.suffix or '.csv'}")
+
+
+class _ProgressBar:
+    """A tqdm bar over simulated time on stderr (the simulate(progress=...) callback)."""
+
+    def __init__(self, t_end, label):
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=t_end, unit="s", desc=label, file=sys.stderr, leave=False,
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| t={n:.4g}/{total:g} s "
+                                   "[{elapsed}<{remaining}]")
+
+    def __call__(self, t, t_end):
+        self.bar.update(float(t) - self.bar.n)
+
+    def close(self):
+        self.bar.close()
+
+
 def cmd_simulate(args) -> int:
+    from .errors import SimulationError, SimulationInterrupted
     from .model.loader import load_model
     from .simulation import simulate
 
+    out = check_output_path(args.out, "--out")
+    if args.plot:
+        check_output_path(args.plot, "--plot")
     system = load_model(args.model)
     params, initial, inputs = _parse_sets(args.set, system)
-    res = simulate(system, t_end=args.t_end, dt=args.dt, method=args.method, rtol=args.rtol,
-                   atol=args.atol, params=params, initial=initial, inputs=inputs,
-                   formulation=args.formulation, backend=args.backend)
-    res.to_csv(args.out)
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    bar = _ProgressBar(args.t_end, system.name) if show else None
+    try:
+        res = simulate(system, t_end=args.t_end, dt=args.dt, method=args.method, rtol=args.rtol,
+                       atol=args.atol, params=params, initial=initial, inputs=inputs,
+                       formulation=args.formulation, backend=args.backend, progress=bar)
+    except (SimulationError, SimulationInterrupted) as exc:
+        if bar is not None:
+            bar.close()
+        if exc.result is None:
+            raise
+        keep = partial_path(out)
+        exc.result.to_csv(keep)
+        interrupted = isinstance(exc, SimulationInterrupted)
+        print(f"mbsfmu: {'interrupted' if interrupted else f'error: {exc}'}\n"
+              f"mbsfmu: partial result up to t={exc.result.t[-1]:.6g} s ({len(exc.result.t)} rows) "
+              f"written to {keep}", file=sys.stderr)
+        return 130 if interrupted else 2
+    if bar is not None:
+        bar.close()
+    res.to_csv(out)
     if args.plot:
         res.plot(args.plot)
     st = res.stats
@@ -112,6 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="constant, initial value or input; repeatable")
     ps.add_argument("--out", required=True, help="CSV file to write")
     ps.add_argument("--plot", help="also write a PNG plot of the coordinates")
+    ps.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress bar on stderr (default: when stderr is a terminal)")
     ps.set_defaults(func=cmd_simulate)
     pb = sub.add_parser("build", help="export a model as an FMI 2.0 Co-Simulation FMU")
     pb.add_argument("model", help="Python file with a model() function")
@@ -127,13 +199,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings as 'mbsfmu: warning: ...' lines on stderr (the stiffness diagnostic, moved
+    initial values), without Python's file and line."""
+    print(f"mbsfmu: warning: {message}", file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
+    """Run a command; a refused input or a failed run prints 'mbsfmu: error: ...' and returns
+    2, Ctrl-C returns 130 (after writing what was computed, for simulate)."""
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.func(args)
     except MbsError as exc:
         print(f"mbsfmu: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("mbsfmu: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -18,7 +18,24 @@ class SingularMassMatrixError(MbsError, ArithmeticError):
 
 
 class SimulationError(MbsError, RuntimeError):
-    """The integrator failed (step size underflow, non-finite state, ...)."""
+    """The integrator failed (step size underflow, non-finite state, ...).  ``result`` holds
+    what was computed before the failure (a partial Result, ``result.partial`` true), or None."""
+
+    result = None
+
+
+class SimulationInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (KeyboardInterrupt); ``result`` holds what was computed up to
+    then (a partial Result).  A KeyboardInterrupt, so scripts still stop unless they catch it."""
+
+    def __init__(self, message: str, result=None):
+        super().__init__(message)
+        self.result = result
+
+
+class StiffnessWarning(UserWarning):
+    """The explicit method's step size collapsed relative to the interval: the model is
+    probably stiff; method='stiff' takes far fewer steps."""
 
 
 class ConstraintError(MbsError, ValueError):

@@ -46,11 +46,12 @@ BY_NAME = {s.name: s for s in SOLVER_SETTINGS}
 BY_API_NAME = {s.api_name: s for s in SOLVER_SETTINGS}
 
 
-def range_text(s: SolverSetting) -> str:
-    """'[1e-14, 0.1]' or '0 (no limit) or [1e-10, inf)'."""
-    hi = "inf)" if math.isinf(s.high) else f"{s.high:g}]"
+def range_text(s: SolverSetting, api: bool = False) -> str:
+    """'[1e-14, 0.1]', or for a step limit '0 (no limit) or [1e-10, inf)' (FMU parameter) and
+    '[1e-10, inf]' (simulate's keyword, whose default inf means no limit)."""
+    hi = ("inf]" if api else "inf)") if math.isinf(s.high) else f"{s.high:g}]"
     text = f"[{s.low:g}, {hi}"
-    return f"0 ({s.zero_means}) or {text}" if s.zero_means else text
+    return f"0 ({s.zero_means}) or {text}" if s.zero_means and not api else text
 
 
 def check_setting(name: str, value, api: bool = False) -> float:
@@ -68,7 +69,7 @@ def check_setting(name: str, value, api: bool = False) -> float:
     if api and s.api_name == "max_step" and v == math.inf:
         return v  # simulate's default: no limit
     if not (s.low <= v <= s.high):
-        raise ParameterError(f"{label} = {value!r} is outside its range {range_text(s)}")
+        raise ParameterError(f"{label} = {value!r} is outside its range {range_text(s, api)}")
     return v
 
 

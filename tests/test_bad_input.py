@@ -97,7 +97,8 @@ def test_bad_mass_and_parameter_dependent_inertia():
         s.body("B", rel_rot=rot_x(q), mass=-1, inertia=[1, 1, 1])
     J, = s.constants(J=1.0)
     s.body("C", rel_rot=rot_x(q), mass=1, inertia=[J, J, J])
-    with pytest.raises(ModelError, match=r"body 'C': inertia tensor is not positive"):
+    with pytest.raises(ParameterError, match=r"body 'C': inertia tensor is not positive semi-definite "
+                                             r"\(principal moments -2, -2, -2\) \(J = -2.0\)"):
         mbsfmu.simulate(s, t_end=1.0, params={"J": -2.0})
 
 

@@ -58,7 +58,33 @@ def consistent_state(numeric, x0, t0=0.0, fixed=None, tol=1e-12, max_iter=50, wa
     return _consistent_state(numeric, x0, t0, [], tol, max_iter, warn_tol, given)
 
 
-def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given):
+def _conflicts(numeric, x0, t0, fixed, tol, max_iter, skip=()) -> list[str]:
+    """The held coordinates and initial conditions without any one of which a consistent state
+    exists (each tried by leaving it out), described for a message."""
+    out = []
+    names = numeric.coordinate_names
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InconsistentInitialValuesWarning)
+        for name in fixed:
+            try:
+                _consistent_state(numeric, x0, t0, [n for n in fixed if n != name], tol, max_iter,
+                                  1e300, (), skip)
+            except ConstraintError:
+                continue
+            out.append(f"held coordinate {name} = {x0[names.index(name)]:.9g}")
+        for ic in numeric.system.initial_conditions:
+            try:
+                _consistent_state(numeric, x0, t0, fixed, tol, max_iter, 1e300, (),
+                                  set(skip) | {ic.name})
+            except ConstraintError:
+                continue
+            out.append(f"initial condition {ic.name!r} ({ic.expression} = {ic.value:.9g})")
+    return out
+
+
+def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, skip=None):
+    """One Newton attempt holding ``fixed``; the initial conditions named in ``skip`` are left
+    out (used to find which conditions conflict)."""
     s = numeric.system
     names = numeric.coordinate_names
     f = numeric.f
@@ -70,7 +96,10 @@ def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given):
     v = np.array(x0[f:], dtype=float)
     y_given, v_given = y.copy(), v.copy()
     ic = _condition_functions(numeric)
-    row_names = s.constraint_names + [c.name for c in s.initial_conditions]
+    keep = [i for i, c in enumerate(s.initial_conditions) if c.name not in (skip or ())]
+    if ic is not None and len(keep) < len(s.initial_conditions):
+        ic = (lambda yy, f=ic[0]: f(yy)[keep], lambda yy, F=ic[1]: F(yy)[keep]) if keep else None
+    row_names = s.constraint_names + [s.initial_conditions[i].name for i in keep]
 
     def residual(yy):
         c, C, b1 = numeric.constraint_parts(t0, yy)
@@ -99,18 +128,22 @@ def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given):
     if not norm <= tol:
         worst = int(np.argmax(np.abs(g)))
         state = ", ".join(f"{n}={val:.6g}" for n, val in zip(names, y))
+        culprits = "" if skip is not None else "; ".join(
+            _conflicts(numeric, x0, t0, fixed, tol, max_iter))
         raise ConstraintError(
             f"{s.name}: no consistent initial state: {row_names[worst]!r} stays violated by "
             f"{abs(g[worst]):.3g} (Newton from the given values, fixed: {fixed or 'none'}; "
-            f"reached {state})")
+            f"reached {state})"
+            + (f". It cannot hold together with: {culprits} (without any one of these a "
+               "consistent state exists)" if culprits else ""))
 
     # velocities: C y' = -b' plus the rates of initial conditions that give one
     A, rhs = G[: numeric.m], -b1
     if ic is not None:
-        rows = [i for i, c in enumerate(s.initial_conditions) if c.rate is not None]
+        rows = [r for r, i in enumerate(keep) if s.initial_conditions[i].rate is not None]
         if rows:
             A = np.vstack((A, G[numeric.m:][rows]))
-            rhs = np.concatenate((rhs, [s.initial_conditions[i].rate for i in rows]))
+            rhs = np.concatenate((rhs, [s.initial_conditions[keep[r]].rate for r in rows]))
     fixed_v = np.setdiff1d(np.arange(f), free)
     r0 = rhs - A[:, fixed_v] @ v[fixed_v]
     # minimum change of the free velocities from their given values

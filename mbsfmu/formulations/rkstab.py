@@ -196,7 +196,7 @@ def _validate(x0, t_span, rtol, atol, t_eval, first_step, max_step, max_steps, m
 
 def integrate(rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, t_eval=None,
               first_step=None, max_step=np.inf, max_steps=1_000_000, min_step=None,
-              project_output=True) -> RKResult:
+              project_output=True, monitor=None) -> RKResult:
     """Integrate x' = rhs(t, x) on t_span with RKSTAB (seed 004 §4.2–4.3 (RKSTAB)).
 
     Dormand–Prince 5(4), 5th-order solution propagated; if ``project`` is given, every attempted
@@ -222,6 +222,11 @@ def integrate(rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, t_eval=Non
     max_steps : maximum number of attempted steps (accepted + rejected); exceeding it raises.
     min_step : smallest allowed step, default 1e-14 * (t1 - t0); a step is never allowed below
         10 ulp(t) either. A step-size underflow raises.
+    monitor : callable ``monitor(t, h)`` called after every accepted step (progress, stiffness
+        diagnostic); what it raises propagates.
+
+    A SimulationError or KeyboardInterrupt raised during the steps carries ``partial = (t, x)``:
+    the output points of ``t_eval`` reached so far (every accepted step without ``t_eval``).
 
     Returns
     -------
@@ -288,124 +293,138 @@ def integrate(rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, t_eval=Non
     last_failure = ""
     hmin = max(min_step, 10.0 * np.spacing(max(abs(t0), abs(t1))))
 
-    while t < t1:
-        if nattempt >= max_steps:
-            raise SimulationError(
-                f"maximum number of steps ({max_steps}) exceeded at t={t!r} (h={h:.3e}) before t1={t1!r}"
-            )
-        if h < hmin:
-            raise SimulationError(
-                f"step size underflow at t={t!r}: h={h:.3e} < min_step={hmin:.3e}{last_failure}"
-            )
-        nattempt += 1
-        if t + 1.01 * h >= t1:
-            h = t1 - t
-            t_new = t1
-        else:
-            t_new = t + h
-        multiply(_TABLE, h, out=CB)
-        cb_one[:] = 1.0
+    try:
+        while t < t1:
+            if nattempt >= max_steps:
+                raise SimulationError(
+                    f"maximum number of steps ({max_steps}) exceeded at t={t!r} (h={h:.3e}) before t1={t1!r}"
+                )
+            if h < hmin:
+                raise SimulationError(
+                    f"step size underflow at t={t!r}: h={h:.3e} < min_step={hmin:.3e}{last_failure}"
+                )
+            nattempt += 1
+            if t + 1.01 * h >= t1:
+                h = t1 - t
+                t_new = t1
+            else:
+                t_new = t + h
+            multiply(_TABLE, h, out=CB)
+            cb_one[:] = 1.0
 
-        # Stages 2..6 and the 5th-order solution z~. A non-finite stage argument (from a non-finite
-        # k_j or an overflow) ends the attempt, which is rejected: rhs never sees a non-finite state.
-        for c, cb, kx, i in stages:
-            arg = cb.dot(kx)
-            if not isfinite(arg.dot(arg)):
-                finite = False
-                break
-            KX[i] = rhs(t + c * h, arg)
-            nfev += 1
-        else:
-            arg = cb6.dot(kx6)
-            if isfinite(arg.dot(arg)):
-                KX[6] = rhs(t_new, arg)
+            # Stages 2..6 and the 5th-order solution z~. A non-finite stage argument (from a non-finite
+            # k_j or an overflow) ends the attempt, which is rejected: rhs never sees a non-finite state.
+            for c, cb, kx, i in stages:
+                arg = cb.dot(kx)
+                if not isfinite(arg.dot(arg)):
+                    finite = False
+                    break
+                KX[i] = rhs(t + c * h, arg)
                 nfev += 1
-                x_tilde = cb_sol.dot(kx_sol)
-                finite = isfinite(x_tilde.dot(x_tilde))
             else:
-                finite = False
-        if not finite:
-            nreject += 1
-            rejected = True
-            last_failure = " (the right-hand side returned non-finite values)"
-            h *= _NONFINITE_SHRINK
-            continue
+                arg = cb6.dot(kx6)
+                if isfinite(arg.dot(arg)):
+                    KX[6] = rhs(t_new, arg)
+                    nfev += 1
+                    x_tilde = cb_sol.dot(kx_sol)
+                    finite = isfinite(x_tilde.dot(x_tilde))
+                else:
+                    finite = False
+            if not finite:
+                nreject += 1
+                rejected = True
+                last_failure = " (the right-hand side returned non-finite values)"
+                h *= _NONFINITE_SHRINK
+                continue
 
-        if stabilize:
-            x_new = np.array(project(t_new, x_tilde), dtype=float)
-            nproj += 1
-            if x_new.shape != (n,):
-                raise ParameterError(f"project(t, x) must return shape ({n},), got {x_new.shape}")
-            KX[7] = rhs(t_new, x_new)
-            err = (x_new - x_tilde) + cb_err.dot(K)
+            if stabilize:
+                x_new = np.array(project(t_new, x_tilde), dtype=float)
+                nproj += 1
+                if x_new.shape != (n,):
+                    raise ParameterError(f"project(t, x) must return shape ({n},), got {x_new.shape}")
+                KX[7] = rhs(t_new, x_new)
+                err = (x_new - x_tilde) + cb_err.dot(K)
+            else:
+                x_new = x_tilde
+                KX[7] = rhs(t_new, x_new)
+                err = cb_err.dot(K)
+            nfev += 1
+
+            abs_x_new = absolute(x_new)
+            err /= atol + rtol * maximum(abs_x, abs_x_new)
+            err_norm = sqrt(float(err.dot(err)) / n)
+            if not isfinite(err_norm):
+                nreject += 1
+                rejected = True
+                if np.all(np.isfinite(x_new)) and np.all(np.isfinite(KX[7])):
+                    last_failure = " (the scaled error overflows: tolerances too small?)"
+                else:
+                    last_failure = " (the right-hand side or the projection returned non-finite values)"
+                h *= _NONFINITE_SHRINK
+                continue
+
+            fac11 = err_norm**_EXPO1
+            if err_norm <= 1.0:
+                # Accepted: PI controller with the previous accepted error.
+                fac = fac11 / facold**_BETA / _SAFETY
+                fac = min(1.0 / _FACMIN, max(1.0 / _FACMAX, fac))
+                h_next = min(h / fac, max_step)
+                if rejected:
+                    h_next = min(h_next, h)
+                facold = max(err_norm, 1e-4)
+                rejected = False
+                last_failure = ""
+                naccept += 1
+
+                if dense:
+                    if ie < m and t_eval[ie] <= t_new:
+                        je = int(np.searchsorted(t_eval, t_new, side="right"))
+                        jin = je  # points [jin, je) coincide with the step end
+                        while jin > ie and t_eval[jin - 1] == t_new:
+                            jin -= 1
+                        if jin > ie:
+                            # Points strictly inside the step: continuous extension (vectorized).
+                            r2 = x_new - x
+                            r3 = h * K[0] - r2
+                            r4 = r2 - h * K[6] - r3
+                            r5 = h * _D.dot(K)
+                            th = ((t_eval[ie:jin] - t) / h)[:, None]
+                            th1 = 1.0 - th
+                            X[ie:jin] = x + th * (r2 + th1 * (r3 + th * (r4 + th1 * r5)))
+                            if stabilize and project_output:
+                                for i in range(ie, jin):
+                                    X[i] = project(t_eval[i], X[i])
+                                nproj += jin - ie
+                        X[jin:je] = x_new
+                        ie = je
+                else:
+                    ts.append(t_new)
+                    xs.append(x_new)
+
+                t = t_new
+                x = x_new
+                abs_x = abs_x_new
+                KX[0] = x_new
+                KX[1] = KX[7]  # FSAL: k_1 of the next step is k_7 of this one
+                if monitor is not None:
+                    # Hairer's stiffness estimate: stage 6 and k_7 are both taken at t + h
+                    dx = x_new - arg
+                    dxx = float(dx.dot(dx))
+                    dk = KX[7] - KX[6]
+                    monitor(t, h, h * math.sqrt(float(dk.dot(dk)) / dxx) if dxx > 0 else None)
+                h = h_next
+            else:
+                nreject += 1
+                rejected = True
+                last_failure = " (repeated error-test failures)"
+                h = h / min(1.0 / _FACMIN, fac11 / _SAFETY)
+
+    except (SimulationError, KeyboardInterrupt) as exc:
+        if dense:
+            exc.partial = (t_eval[:ie].copy(), np.ascontiguousarray(X[:ie].T))
         else:
-            x_new = x_tilde
-            KX[7] = rhs(t_new, x_new)
-            err = cb_err.dot(K)
-        nfev += 1
-
-        abs_x_new = absolute(x_new)
-        err /= atol + rtol * maximum(abs_x, abs_x_new)
-        err_norm = sqrt(float(err.dot(err)) / n)
-        if not isfinite(err_norm):
-            nreject += 1
-            rejected = True
-            if np.all(np.isfinite(x_new)) and np.all(np.isfinite(KX[7])):
-                last_failure = " (the scaled error overflows: tolerances too small?)"
-            else:
-                last_failure = " (the right-hand side or the projection returned non-finite values)"
-            h *= _NONFINITE_SHRINK
-            continue
-
-        fac11 = err_norm**_EXPO1
-        if err_norm <= 1.0:
-            # Accepted: PI controller with the previous accepted error.
-            fac = fac11 / facold**_BETA / _SAFETY
-            fac = min(1.0 / _FACMIN, max(1.0 / _FACMAX, fac))
-            h_next = min(h / fac, max_step)
-            if rejected:
-                h_next = min(h_next, h)
-            facold = max(err_norm, 1e-4)
-            rejected = False
-            last_failure = ""
-            naccept += 1
-
-            if dense:
-                if ie < m and t_eval[ie] <= t_new:
-                    je = int(np.searchsorted(t_eval, t_new, side="right"))
-                    jin = je  # points [jin, je) coincide with the step end
-                    while jin > ie and t_eval[jin - 1] == t_new:
-                        jin -= 1
-                    if jin > ie:
-                        # Points strictly inside the step: continuous extension (vectorized).
-                        r2 = x_new - x
-                        r3 = h * K[0] - r2
-                        r4 = r2 - h * K[6] - r3
-                        r5 = h * _D.dot(K)
-                        th = ((t_eval[ie:jin] - t) / h)[:, None]
-                        th1 = 1.0 - th
-                        X[ie:jin] = x + th * (r2 + th1 * (r3 + th * (r4 + th1 * r5)))
-                        if stabilize and project_output:
-                            for i in range(ie, jin):
-                                X[i] = project(t_eval[i], X[i])
-                            nproj += jin - ie
-                    X[jin:je] = x_new
-                    ie = je
-            else:
-                ts.append(t_new)
-                xs.append(x_new)
-
-            t = t_new
-            x = x_new
-            abs_x = abs_x_new
-            KX[0] = x_new
-            KX[1] = KX[7]  # FSAL: k_1 of the next step is k_7 of this one
-            h = h_next
-        else:
-            nreject += 1
-            rejected = True
-            last_failure = " (repeated error-test failures)"
-            h = h / min(1.0 / _FACMIN, fac11 / _SAFETY)
+            exc.partial = (np.array(ts), np.ascontiguousarray(np.array(xs).T))
+        raise
 
     if dense:
         if ie < m:  # only possible for points equal to t1 hit by rounding; use the end state

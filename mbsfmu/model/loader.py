@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import traceback
 
 from ..errors import ModelError
 
@@ -26,7 +27,19 @@ def load_model(path, **kwargs):
     fn = getattr(module, "model", None)
     if not callable(fn):
         raise ModelError(f"{p}: no model() function found")
-    system = fn(**kwargs)
+    try:
+        system = fn(**kwargs)
+    except Exception as exc:
+        where = _line_in(exc, p)
+        raise ModelError(f"{p}{where}: model() failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(system, System):
         raise ModelError(f"{p}: model() returned {type(system).__name__}, not a mbsfmu.System")
     return system
+
+
+def _line_in(exc: BaseException, path: pathlib.Path) -> str:
+    """', line N' of the last traceback frame of ``exc`` inside the model file ('' if none)."""
+    target = str(path.resolve())
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
+             if str(pathlib.Path(f.filename).resolve()) == target]
+    return f", line {lines[-1]}" if lines else ""

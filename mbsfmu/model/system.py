@@ -142,8 +142,14 @@ class System:
         for _, angle in rot.sequence:
             self.expr(angle, where)
         if rot.matrix_ is not None:
-            self._matrix3(rot.matrix_, where)
+            check_rotation_matrix(self._matrix3(rot.matrix_, where), where, self._sample_values())
         return rot
+
+    def _sample_values(self) -> dict:
+        """Numbers for every declared symbol, for numerical checks of expressions: constants at
+        their default values (else 0.7), anything else (coordinates, rates, time parameters,
+        inputs, t) left to the caller's random samples."""
+        return {c.symbol: c.value if c.value is not None else 0.7 for c in self.constants_.values()}
 
     def _frame_name(self, name: str, where: str) -> str:
         name = getattr(name, "name", name)
@@ -546,6 +552,31 @@ def finite_number(value, where: str) -> float:
     if not math.isfinite(v):
         raise ParameterError(f"{where}: {value!r} is not finite")
     return v
+
+
+def check_rotation_matrix(R: sp.Matrix, where: str, constants: dict, samples: int = 3,
+                          tol: float = 1e-9) -> None:
+    """A ModelError unless R is a rotation: R^T R = E and det R = +1, checked numerically at
+    ``samples`` random values of the symbols other than the ``constants`` (which keep their
+    values), so a symbolic matrix is not simplified.  A matrix that is orthonormal only on a
+    constraint manifold (natural coordinates) is refused; such bodies belong to the
+    natural-coordinate front end."""
+    import numpy as np
+
+    free = sorted(R.free_symbols - set(constants), key=str)
+    rng = np.random.default_rng(1)
+    fn = sp.lambdify([free, list(constants)], R, "numpy")
+    for _ in range(samples if free else 1):
+        A = np.array(fn(rng.uniform(-2.0, 2.0, len(free)), list(constants.values())), dtype=float)
+        if not np.all(np.isfinite(A)):
+            continue
+        err = float(np.max(np.abs(A.T @ A - np.eye(3))))
+        if err > tol:
+            raise ModelError(f"{where}: the matrix is not a rotation: R^T R differs from the "
+                             f"identity by {err:.3g} (rows of R must be orthonormal unit vectors)"
+                             + (" for some values of " + ", ".join(map(str, free)) if free else ""))
+        if np.linalg.det(A) < 0:
+            raise ModelError(f"{where}: the matrix is a reflection (det R = -1), not a rotation")
 
 
 def declared_bounds(lo, hi, value, where: str) -> tuple[float, float]:

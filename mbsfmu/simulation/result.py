@@ -14,7 +14,11 @@ class Result:
     give single signals; ``res.frame('P2_cg')`` gives the kinematics of any frame;
     ``res.energy()`` the kinetic, potential and total energy."""
 
-    def __init__(self, numeric, t, y, yd, u=None, stats=None, formulation=None):
+    def __init__(self, numeric, t, y, yd, u=None, stats=None, formulation=None, partial=False,
+                 stop_reason=""):
+        #: True for the part of a run that failed or was interrupted (see ``stop_reason``)
+        self.partial = partial
+        self.stop_reason = stop_reason
         self.numeric = numeric
         self.system = numeric.system
         self.t = np.asarray(t)

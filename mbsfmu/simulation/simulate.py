@@ -6,14 +6,15 @@ import math
 import time
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
-from ..errors import ConstraintError, ParameterError, SimulationError
+from ..errors import ConstraintError, ParameterError, SimulationError, SimulationInterrupted
 from ..formulations import make_formulation
 from ..formulations.consistent_initialization import consistent_state
 from ..model.system import finite_number
+from ..solver_settings import check_setting
 from .projected_scipy import SOLVERS, integrate_projected
 from .result import Result
+from .run_monitor import RunMonitor
 
 #: Method aliases: an explicit method and a stiff (implicit) one.  For systems with
 #: constraints 'explicit' is the stabilized Dormand-Prince 5(4) of seed 004 (RKSTAB).
@@ -21,12 +22,27 @@ METHODS = {"explicit": "DOP853", "stiff": "Radau"}
 SCIPY_METHODS = ("RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 
 
-def output_grid(t_end: float, dt: float) -> np.ndarray:
-    """0, dt, 2 dt, ... up to and including t_end (t_end appended if not on the grid)."""
-    if not (math.isfinite(t_end) and t_end > 0):
-        raise ParameterError(f"t_end must be a positive number, got {t_end!r}")
-    if not (math.isfinite(dt) and dt > 0):
-        raise ParameterError(f"dt must be a positive number, got {dt!r}")
+#: the largest result simulate() allocates up front (output rows x columns x 8 bytes)
+MAX_RESULT_BYTES = 2**30
+
+
+def output_grid(t_end, dt, columns: int = 1) -> np.ndarray:
+    """0, dt, 2 dt, ... up to and including t_end (t_end appended if not on the grid).
+
+    ``columns`` (values per row) sizes the result: a grid whose result would exceed
+    MAX_RESULT_BYTES is refused before anything is allocated."""
+    for name, v in (("t_end", t_end), ("dt", dt)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not (
+                math.isfinite(v) and v > 0):
+            raise ParameterError(f"{name} must be a positive number, got {v!r}")
+    t_end, dt = float(t_end), float(dt)
+    rows = math.floor(t_end / dt + 1e-9) + 2
+    size = rows * max(columns, 1) * 8
+    if size > MAX_RESULT_BYTES:
+        raise ParameterError(
+            f"t_end = {t_end:g} with dt = {dt:g} asks for {rows:,} output rows ({size / 2**30:,.1f} "
+            f"GiB for {columns} columns, more than the {MAX_RESULT_BYTES / 2**30:g} GiB limit); "
+            f"choose dt >= {t_end * columns * 8 / MAX_RESULT_BYTES:.3g}")
     n = int(math.floor(t_end / dt + 1e-9))
     grid = np.arange(n + 1) * dt
     if abs(grid[-1] - t_end) <= 1e-9 * max(1.0, t_end):
@@ -92,7 +108,8 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              rtol: float = 1e-8, atol: float | None = None, params: dict | None = None,
              initial: dict | None = None, inputs: dict | None = None,
              formulation: str | None = None, formulation_options: dict | None = None,
-             fixed=(), max_step: float = math.inf, backend: str = "numpy") -> Result:
+             fixed=(), max_step: float = math.inf, backend: str = "numpy",
+             progress=None, progress_every: float = 0.2) -> Result:
     """Simulate a model from t = 0 to ``t_end``.
 
     ``method``: ``'explicit'`` (trees: DOP853; loops: the stabilized Dormand-Prince RKSTAB),
@@ -103,16 +120,25 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     ``backend`` evaluates the equations with generated Python/numpy code (``'numpy'``, the
     reference) or with the generated C kernel compiled by gcc (``'c'``, several times faster).
     ``params`` overrides constants, ``initial`` the initial state, ``inputs`` maps input names
-    to numbers or functions of t.  Returns a :class:`Result` on the grid 0, dt, ..., t_end."""
+    to numbers or functions of t.  Returns a :class:`Result` on the grid 0, dt, ..., t_end.
+
+    Long runs: ``progress(t, t_end)`` is called at the start, at most every ``progress_every``
+    seconds of wall time and at the end; an explicit method whose steps collapse warns once with a
+    :class:`~mbsfmu.errors.StiffnessWarning`.  Nothing computed is lost: a failure raises
+    SimulationError and Ctrl-C raises :class:`~mbsfmu.errors.SimulationInterrupted`, both with
+    ``.result``, the Result up to the last output point reached (``result.partial`` is true).
+    The arguments are checked before any work: a bad one raises ParameterError naming it."""
     system = _system_of(model)
-    scipy_method = METHODS.get(method, method)
+    scipy_method = METHODS.get(method, method) if isinstance(method, str) else method
     if scipy_method not in SCIPY_METHODS and scipy_method != "rkstab":
         raise ParameterError(f"unknown method {method!r}; use 'explicit', 'stiff', 'rkstab' or "
                              f"one of {', '.join(SCIPY_METHODS)}")
-    for name, v in (("rtol", rtol), ("atol", atol)):
-        if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise ParameterError(f"{name} must be a positive number, got {v!r}")
-    grid = output_grid(float(t_end), float(dt))
+    rtol = check_setting("rtol", rtol, api=True)
+    atol = None if atol is None else check_setting("atol", atol, api=True)
+    max_step = check_setting("max_step", max_step, api=True)
+    if progress is not None and not callable(progress):
+        raise ParameterError(f"progress must be a function progress(t, t_end), got {progress!r}")
+    grid = output_grid(t_end, dt, 2 * len(system.coordinates_) + 1 + len(system.inputs))
     eqs = system.equations()
     numeric = eqs.numeric(params)
     if backend == "c":
@@ -133,39 +159,60 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     else:
         atol = rtol * 1e-2 if atol is None else atol
     numeric.check_state(0.0, x0[:f], x0[f:], form.inputs(0.0))
+    project = form.project if numeric.m and form.projects else None
+    if numeric.m and scipy_method not in SOLVERS and scipy_method != "rkstab":
+        raise ParameterError(f"method {method!r} cannot be combined with constraints; use "
+                             f"'explicit' (RKSTAB), 'stiff' (Radau) or {', '.join(SOLVERS)}")
     start = time.perf_counter()
     stats = {"method": scipy_method, "formulation": form.name, "rtol": rtol, "atol": atol,
              "backend": backend}
-    if numeric.m == 0 and scipy_method != "rkstab":
-        sol = solve_ivp(form, (0.0, grid[-1]), x0, method=scipy_method, t_eval=grid,
-                        rtol=rtol, atol=atol, max_step=max_step)
-        if sol.status != 0:
-            raise SimulationError(f"{system.name}: integration stopped at t={sol.t[-1]:.6g} "
-                                  f"with {scipy_method}: {sol.message}")
-        T, X = sol.t, sol.y
-        stats.update(nfev=sol.nfev, njev=sol.njev)
-    else:
-        project = form.project if form.projects else None
+    monitor = RunMonitor(system.name, 0.0, float(grid[-1]), scipy_method, progress,
+                         every=float(progress_every))
+
+    def result(T, X, **extra):
+        stats["cpu_seconds"] = time.perf_counter() - start
+        stats["rhs_calls"] = form.nfev
+        stats["steps"] = monitor.steps
+        if hasattr(form, "switches"):
+            stats["partition_switches"] = list(form.switches)
+        U = np.array([form.inputs(ti) for ti in T]).T if inputs else None
+        return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form, **extra)
+
+    try:
         if scipy_method == "rkstab":
             from ..formulations.rkstab import integrate
 
             sol = integrate(form, x0, (0.0, grid[-1]), project=project, rtol=rtol, atol=atol,
-                            t_eval=grid, max_step=max_step)
-        elif scipy_method in SOLVERS:
-            sol = integrate_projected(form, x0, (0.0, grid[-1]), scipy_method, grid, project,
-                                      rtol=rtol, atol=atol, max_step=max_step)
+                            t_eval=grid, max_step=max_step, monitor=monitor)
         else:
-            raise ParameterError(f"method {method!r} cannot be combined with constraints; use "
-                                 f"'explicit' (RKSTAB), 'stiff' (Radau) or {', '.join(SOLVERS)}")
-        T, X = sol.t, sol.x
-        stats.update(nfev=sol.nfev, nproj=sol.nproj, naccept=sol.naccept, nreject=sol.nreject)
-    stats["cpu_seconds"] = time.perf_counter() - start
-    stats["rhs_calls"] = form.nfev
+            sol = integrate_projected(form, x0, (0.0, grid[-1]), scipy_method, grid, project,
+                                      rtol=rtol, atol=atol, max_step=max_step, monitor=monitor)
+    except KeyboardInterrupt as exc:
+        partial = _partial(exc, result, "interrupted (Ctrl-C)")
+        raise SimulationInterrupted(
+            f"{system.name}: interrupted at t={partial.t[-1]:.6g} of {grid[-1]:g} s; "
+            "the result so far is in .result", partial) from exc
+    except SimulationError as exc:
+        exc.result = _partial(exc, result, str(exc))
+        raise
+    T, X = sol.t, sol.x
+    stats.update(nfev=sol.nfev, nproj=sol.nproj, naccept=sol.naccept, nreject=sol.nreject,
+                 njev=getattr(sol, "extra", {}).get("njev", 0))
     if not np.all(np.isfinite(X)):
         raise SimulationError(f"{system.name}: the solution became non-finite")
-    U = None
-    if inputs:
-        U = np.array([form.inputs(ti) for ti in T]).T
-    if hasattr(form, "switches"):
-        stats["partition_switches"] = list(form.switches)
-    return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form)
+    res = result(T, X)
+    try:
+        monitor.finish(float(grid[-1]))
+    except KeyboardInterrupt as exc:  # at the very end: the result is complete
+        raise SimulationInterrupted(f"{system.name}: interrupted after the run; the complete "
+                                    "result is in .result", res) from exc
+    return res
+
+
+def _partial(exc, result, reason):
+    """The partial Result of an interrupted or failed run (the output points it reached), or
+    None where the integrator had not started."""
+    t, x = getattr(exc, "partial", (None, None))
+    if t is None:
+        return None
+    return result(t, x, partial=True, stop_reason=reason)
