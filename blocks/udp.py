@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import select
 import socket
+import sys
 import time
 
 from mbsfmu.runner.block import Block, BlockError
@@ -21,10 +22,15 @@ from mbsfmu.runner.udp_protocol import SEQUENCE_MODULUS, ProtocolError, pack, un
 from .math_blocks import period, port_names, real
 
 _HALF = SEQUENCE_MODULUS // 2
+_LITTLE = sys.byteorder == "little"
 #: how many of the most recent missing sequence numbers a receiver remembers, so that a packet
 #: arriving after a newer one can be told apart from a duplicate (and taken off the loss count)
 GAP_WINDOW = 4096
 _RECV_SIZE = 65536
+#: Linux: the socket option that makes the kernel attach its count of datagrams dropped for a full
+#: receive buffer to every received datagram (socket(7)); the socket module may not name it
+SO_RXQ_OVFL = getattr(socket, "SO_RXQ_OVFL", 40)
+_OVFL_SPACE = socket.CMSG_SPACE(4)
 
 
 def _port(name: str, value, *, zero_ok: bool) -> int:
@@ -145,6 +151,13 @@ class UdpReceive(Block):
         values are discarded); ``duplicates`` counts a (recent) sequence number received a second time;
         ``malformed`` counts datagrams refused by the protocol (bad header, wrong length or a
         number of values different from ``len(outputs)``).
+    Receive buffer and kernel drops
+        ``rcvbuf`` (bytes) asks the kernel for that receive buffer (SO_RCVBUF); what it granted
+        is :attr:`rcvbuf_granted` (Linux doubles the request and has a floor).  A burst that
+        does not fit is dropped by the kernel before the block sees it.  ``kernel_dropped``
+        counts those datagrams exactly where the platform reports them (Linux SO_RXQ_OVFL: the
+        count arrives with the next datagram received), and their sequence numbers count as
+        ``lost`` as soon as a later packet arrives, like any gap.
     Lateness and policy
         ``late`` counts the samples at which no fresh packet arrived within ``timeout``.  A new
         packet older than ``max_age`` (seconds of simulation time; ``None``: no limit) still
@@ -162,10 +175,13 @@ class UdpReceive(Block):
     """
 
     POLICIES = ("hold", "fail")
-    COUNTERS = ("received", "lost", "out_of_order", "late", "malformed", "duplicates")
+    COUNTERS = ("received", "lost", "out_of_order", "late", "malformed", "duplicates",
+                "kernel_dropped")
+    #: receive buffer sizes accepted (bytes)
+    RCVBUF_RANGE = (256, 1 << 30)
 
     def __init__(self, port: int, outputs=("y",), *, host: str = "127.0.0.1", timeout: float = 0.0,
-                 policy: str = "hold", initial=0.0, max_age=None, sample_time=None):
+                 policy: str = "hold", initial=0.0, max_age=None, sample_time=None, rcvbuf=None):
         self.port = _port("UdpReceive port", port, zero_ok=True)
         self.host = _host("UdpReceive host", host)
         self.outputs = port_names("UdpReceive outputs", outputs)
@@ -193,6 +209,14 @@ class UdpReceive(Block):
             if max_age <= 0.0:
                 raise BlockError(f"UdpReceive max_age must be positive seconds (or None), got {max_age!r}")
         self.max_age = max_age
+        lo, hi = self.RCVBUF_RANGE
+        if rcvbuf is not None and (isinstance(rcvbuf, bool) or not isinstance(rcvbuf, int)
+                                   or not lo <= rcvbuf <= hi):
+            raise BlockError(f"UdpReceive rcvbuf must be a whole number of bytes in [{lo}, {hi}] "
+                             f"(or None for the system default), got {rcvbuf!r}")
+        self.rcvbuf = rcvbuf
+        #: the receive buffer the kernel granted (bytes), known after start
+        self.rcvbuf_granted: int | None = None
         self.sample_time = period(sample_time)
         self._sock: socket.socket | None = None
         self._reset()
@@ -209,6 +233,7 @@ class UdpReceive(Block):
         self.peer: tuple[str, int] | None = None  # where the last well-formed packet came from
         self._missing: dict[int, None] = {}  # recent skipped sequence numbers, oldest first
         self._last_error: str | None = None
+        self._ovfl = 0  # the kernel's cumulative drop count at the last datagram
 
     @property
     def address(self) -> tuple[str, int] | None:
@@ -229,10 +254,14 @@ class UdpReceive(Block):
             raise BlockError(f"UdpReceive: cannot create a socket: {e}") from e
         try:
             sock.setblocking(False)
+            if self.rcvbuf is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.rcvbuf)
+            self._kernel_counts = _enable_drop_count(sock)
             sock.bind((self.host, self.port))
         except OSError as e:
             sock.close()
             raise BlockError(f"UdpReceive: cannot bind {self.host}:{self.port}: {e}") from e
+        self.rcvbuf_granted = sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
         self._sock = sock
 
     # -- one datagram ----------------------------------------------------------------------------
@@ -286,13 +315,25 @@ class UdpReceive(Block):
         sock = self._sock
         while True:
             try:
-                data, peer = sock.recvfrom(_RECV_SIZE)
+                if self._kernel_counts:
+                    data, anc, _, peer = sock.recvmsg(_RECV_SIZE, _OVFL_SPACE)
+                    self._count_kernel_drops(anc)
+                else:
+                    data, peer = sock.recvfrom(_RECV_SIZE)
             except (BlockingIOError, InterruptedError):
                 return fresh
             except OSError as e:  # e.g. ICMP port unreachable reported on Windows
                 self._last_error = str(e)
                 return fresh
             fresh = self._accept(data, peer, t) or fresh
+
+    def _count_kernel_drops(self, ancillary) -> None:
+        """Add the kernel's new drops (its count is cumulative per socket, modulo 2^32)."""
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(data) >= 4:
+                total = int.from_bytes(data[:4], "little" if _LITTLE else "big")
+                self.counters["kernel_dropped"] += (total - self._ovfl) % SEQUENCE_MODULUS
+                self._ovfl = total
 
     def _sample(self, t: float) -> None:
         first, self._first = self._first, False
@@ -333,6 +374,17 @@ class UdpReceive(Block):
 
     def get_state(self):
         return None
+
+
+def _enable_drop_count(sock) -> bool:
+    """Ask the kernel to report its drops with each datagram (Linux); False where it cannot."""
+    if not hasattr(sock, "recvmsg"):
+        return False
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_RXQ_OVFL, 1)
+    except OSError:
+        return False
+    return True
 
 
 __all__ = ["UdpSend", "UdpReceive", "ProtocolError"]

@@ -159,7 +159,7 @@ def test_send_to_receive_in_one_process():
             assert (rx.sequence, rx.timestamp, tx.sent) == (1, DT, 2)
             assert rx.peer[1] == tx.address[1]
     assert rx.counters == {"received": 2, "lost": 0, "out_of_order": 0, "late": 0, "malformed": 0,
-                           "duplicates": 0}
+                           "duplicates": 0, "kernel_dropped": 0}
 
 
 def test_skipped_reordered_duplicate_and_garbage_packets_are_counted():
@@ -183,7 +183,7 @@ def test_skipped_reordered_duplicate_and_garbage_packets_are_counted():
             settle(rx)
             assert rx.output(2 * DT, ()) == (16.0,)
     assert rx.counters == {"received": 8, "lost": 2, "out_of_order": 2, "late": 0, "malformed": 2,
-                           "duplicates": 2}
+                           "duplicates": 2, "kernel_dropped": 0}
     assert rx.sequence == 16
 
 
@@ -203,7 +203,7 @@ def test_sequence_numbers_compare_across_the_wrap():
             settle(rx)
             rx.output(2 * DT, ())
     assert rx.counters == {"received": 6, "lost": 0, "out_of_order": 1, "late": 0, "malformed": 0,
-                           "duplicates": 1}
+                           "duplicates": 1, "kernel_dropped": 0}
 
 
 def test_hold_counts_late_samples_and_waits_at_most_the_timeout():
@@ -318,6 +318,9 @@ def test_life_cycle_and_parameters():
     (lambda: UdpReceive(0, outputs=("a", "b"), initial=(1.0,)), r"initial has 1 values for outputs"),
     (lambda: UdpReceive(0, max_age=0.0), "max_age must be positive"),
     (lambda: UdpReceive(0, sample_time=-1.0), "sample_time must be positive"),
+    (lambda: UdpReceive(0, rcvbuf=10), r"rcvbuf must be a whole number of bytes in \[256, "),
+    (lambda: UdpReceive(0, rcvbuf=4096.5), r"rcvbuf must be a whole number of bytes .*got 4096.5"),
+    (lambda: UdpReceive(0, rcvbuf=True), r"rcvbuf .* got True"),
 ])
 def test_bad_parameters_are_refused(make, message):
     with pytest.raises(BlockError, match=message):
@@ -429,7 +432,7 @@ def test_hil_loop_reaches_the_setpoint_like_the_in_process_reference():
         report = motor.report(terminate=False)  # it exits after the last command
     assert report["commands"] == n - 1 and report["dropped"] == report["delayed"] == report["garbage"] == []
     assert rx.counters == {"received": n - 1, "lost": 0, "out_of_order": 0, "late": 0, "malformed": 0,
-                           "duplicates": 0}
+                           "duplicates": 0, "kernel_dropped": 0}
     ref_seen, ref_commands = reference_loop(n)
     np.testing.assert_allclose(seen, ref_seen, rtol=0, atol=1e-9)
     np.testing.assert_allclose(commands, ref_commands, rtol=0, atol=1e-9)
@@ -464,7 +467,7 @@ def test_hil_faults_are_counted_exactly_and_hold_keeps_the_loop_running():
     assert (dropped, delayed, len(garbage)) == ([59, 119], [44, 89, 134], 5)
     assert rx.counters == {"received": newest + 1 - len(dropped), "lost": len(dropped),
                            "out_of_order": len(delayed), "late": len(dropped) + len(delayed),
-                           "malformed": len(garbage), "duplicates": 0}
+                           "malformed": len(garbage), "duplicates": 0, "kernel_dropped": 0}
     # at the sample after a missing reply the controller held the last measurement
     ref_seen, ref_commands = reference_loop(n, missing=set(dropped) | set(delayed))
     np.testing.assert_allclose(seen, ref_seen, rtol=0, atol=1e-9)
@@ -509,3 +512,52 @@ def test_round_trip_latency_on_loopback():
     p50, p99 = np.percentile(rtt, [50, 99]) * 1e6
     print(f"\nHIL round trip on 127.0.0.1: p50 {p50:.0f} us, p99 {p99:.0f} us")
     assert p99 < REPLY_WAIT * 1e6
+
+
+BURST_SENDER = """
+import socket, sys
+from mbsfmu.runner.udp_protocol import pack
+port, n = int(sys.argv[1]), int(sys.argv[2])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(n):
+    s.sendto(pack(i, i * 1e-3, [float(i)]), ("127.0.0.1", port))
+print("burst", flush=True)
+sys.stdin.readline()
+s.sendto(pack(n, n * 1e-3, [float(n)]), ("127.0.0.1", port))
+print("last", flush=True)
+"""
+
+
+def test_kernel_drops_of_a_burst_are_counted_when_the_next_packet_arrives():
+    """A second process sends 2000 datagrams at once into a 4 KiB receive buffer: the kernel keeps
+    a few and drops the rest.  The block reads what was kept (no gap visible yet), then one more
+    packet arrives: both the kernel's own count (SO_RXQ_OVFL) and the sequence gap now give
+    exactly the number the sender sent minus the number received."""
+    import subprocess
+    import sys as _sys
+
+    n = 2000
+    rx = UdpReceive(0, rcvbuf=4096)
+    rx.start(0.0, DT)
+    try:
+        assert 4096 <= rx.rcvbuf_granted <= 4 * 4096
+        proc = subprocess.Popen([_sys.executable, "-c", BURST_SENDER, str(rx.address[1]), str(n)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "burst"
+        rx.output(0.0, ())
+        kept = rx.counters["received"]
+        assert 0 < kept < n and rx.counters["lost"] == 0
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "last"
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while rx.counters["received"] == kept and time.monotonic() < deadline:
+            rx.output(DT * (1 + rx.counters["late"]), ())
+        dropped = (n + 1) - rx.counters["received"]
+        assert dropped == n - kept and dropped > 0
+        assert rx.counters["lost"] == dropped
+        assert rx.counters["kernel_dropped"] == dropped
+        assert rx.sequence == n and rx.output(1.0, ()) == (float(n),)
+    finally:
+        rx.stop()
