@@ -20,13 +20,20 @@ fmpy = pytest.importorskip("fmpy")
 pytest.importorskip("pythonfmu")
 
 from fmpy.ssp.simulation import simulate_ssp  # noqa: E402
-from fmpy.ssp.ssd import Parameter, ParameterSet, read_ssd  # noqa: E402
+from fmpy.ssp.ssd import read_ssv  # noqa: E402
 
 from blocks.control import PID  # noqa: E402
 from blocks.fmu import FMU  # noqa: E402
 from blocks.math_blocks import Gain  # noqa: E402
 from mbsfmu.runner.block_fmu import export_block_fmu  # noqa: E402
-from mbsfmu.runner.ssp import SSPError, export_ssp, import_ssp  # noqa: E402
+from mbsfmu.runner.ssp import (  # noqa: E402
+    PARAMETERS_SSV,
+    SSPError,
+    export_ssp,
+    fmpy_parameter_set,
+    import_ssp,
+    simulate_ssp_fmpy,
+)
 
 H = 1.0 / 64  # a binary fraction: fmpy's accumulated time equals the runner's t0 + n h exactly
 T_END = 1.0
@@ -49,25 +56,11 @@ def diagram(fmus, ctrl=None):
     return d
 
 
-def fmpy_ssp(path):
-    """fmpy.ssp.simulate_ssp with the SSP's own parameter bindings (fmpy reads but does not
-    apply them: they are passed as its parameter_set with hierarchical names)."""
-    ssd = read_ssd(str(path))
-    pset = ParameterSet(name="bindings")
-    for comp in ssd.system.elements:
-        for binding in comp.parameterBindings:
-            for values in binding.parameterValues:
-                for p in values.parameters:
-                    pset.parameters.append(Parameter(name=f"{comp.name}.{p.name}", type=p.type,
-                                                     value=p.value))
-    return simulate_ssp(str(path), stop_time=T_END, step_size=H, parameter_set=pset)
-
-
 def test_fmpy_simulate_ssp_equals_the_runner(fmus, tmp_path):
     d = diagram(fmus)
     ours = d.run(T_END)
     path = export_ssp(d, tmp_path / "loop.ssp")
-    ref = fmpy_ssp(path)
+    ref = simulate_ssp_fmpy(path, stop_time=T_END)
     # fmpy's row k holds the values after the step from t_k: the runner's row k + 1
     assert len(ref) == len(ours.time) - 1
     for name in ("plant.x", "plant.theta", "plant.der(x)", "plant.rod_centre.z", "ctrl.y"):
@@ -82,7 +75,7 @@ def test_python_blocks_exported_into_the_ssp(fmus, tmp_path):
         export_ssp(d, tmp_path / "x.ssp")
     ours = d.run(T_END)
     path = export_ssp(d, tmp_path / "python.ssp", python_blocks="export")
-    ref = fmpy_ssp(path)
+    ref = simulate_ssp_fmpy(path, stop_time=T_END)
     assert np.array_equal(ref["plant.x"], ours["plant.x"][1:])
     assert np.array_equal(ref["ctrl.y"], ours["ctrl.y"][1:])
 
@@ -104,7 +97,7 @@ def test_round_trip(fmus, tmp_path):
     assert np.array_equal(back.run(T_END).values, d.run(T_END).values)
     with zipfile.ZipFile(path) as z:
         assert sorted(z.namelist()) == ["SystemStructure.ssd", "resources/ctrl.fmu",
-                                        "resources/plant.fmu"]
+                                        "resources/parameters.ssv", "resources/plant.fmu"]
 
 
 def test_non_fmu_block_error_names_it(fmus, tmp_path):
@@ -153,3 +146,31 @@ def test_malformed_ssp(fmus, tmp_path):
     (tmp_path / "not_a_zip.ssp").write_text("hello")
     with pytest.raises(SSPError, match="not a zip archive"):
         import_ssp(tmp_path / "not_a_zip.ssp")
+
+
+def test_parameters_reach_fmpy(fmus, tmp_path):
+    """Two cart-pendulum FMUs with g = -9.81 (rods hanging), each one's position driving the
+    other's force.  fmpy's run of the export, with the SSP's parameters applied (through
+    simulate_ssp_fmpy, or fmpy's own read_ssv of resources/parameters.ssv), equals the runner's:
+    no connected output has direct feed-through and all start at 0, so the Jacobi coupling error
+    is zero and the comparison is bit for bit.  The same SSP run as fmpy runs it by default
+    (no parameter_set) keeps g = +9.81 and differs by centimetres, which this test would see."""
+    hanging = {"parameters": {**TOL, "g": -9.81}}
+    d = Diagram(H)
+    d.add("cart1", FMU(fmus["plant"], start_values={"theta": 0.3}, **hanging))
+    d.add("cart2", FMU(fmus["plant"], **hanging))
+    d.connect("cart1.x", "cart2.F")
+    d.connect("cart2.x", "cart1.F")
+    ours = d.run(2.0)
+    path = export_ssp(d, tmp_path / "two_carts.ssp")
+    ref = simulate_ssp_fmpy(path, stop_time=2.0)
+    for name in ("cart1.x", "cart1.theta", "cart2.x", "cart2.theta"):
+        assert np.array_equal(ref[name], ours[name][1:]), name
+    own = simulate_ssp(str(path), stop_time=2.0, step_size=H,
+                       parameter_set=read_ssv(str(path), resource=PARAMETERS_SSV))
+    assert np.array_equal(own["cart2.x"], ref["cart2.x"])
+    names = sorted(p.name for p in fmpy_parameter_set(path).parameters)
+    assert names == ["cart1.g", "cart1.solver_atol", "cart1.solver_rtol", "cart1.theta", "cart2.g",
+                     "cart2.solver_atol", "cart2.solver_rtol"]
+    default = simulate_ssp(str(path), stop_time=2.0, step_size=H)
+    assert np.max(np.abs(default["cart1.x"] - ref["cart1.x"])) > 1e-2

@@ -9,8 +9,8 @@ Python block as an FMU; the standard blocks are in the top-level package ``block
 from .block import PORT_TYPES, SISO, Block, BlockError
 from .block_fmu import export_block_fmu
 from .diagram import AlgebraicLoopError, BlockRunError, Diagram, DiagramError, RealtimeError, Result
-from .ssp import SSPError, export_ssp, import_ssp
+from .ssp import SSPError, export_ssp, fmpy_parameter_set, import_ssp, simulate_ssp_fmpy
 
 __all__ = ["Block", "SISO", "BlockError", "PORT_TYPES", "Diagram", "DiagramError",
            "AlgebraicLoopError", "RealtimeError", "BlockRunError", "Result", "export_ssp",
-           "import_ssp", "SSPError", "export_block_fmu"]
+           "import_ssp", "SSPError", "export_block_fmu", "simulate_ssp_fmpy", "fmpy_parameter_set"]

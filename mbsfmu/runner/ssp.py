@@ -20,9 +20,16 @@ from its bindings, split by the variable's causality), each connection a connect
 supported (an :class:`SSPError` says so): nested systems, connections to the system's own
 connectors, connection transformations, parameter mappings, parameter sources outside the file.
 
+The same values are also written as one SSP parameter set with hierarchical names
+(``<component>.<variable>``) in ``resources/parameters.ssv``, the form ``fmpy.ssp.simulate_ssp``
+takes as its ``parameter_set``.
+
 Running an exported SSP elsewhere: ``fmpy.ssp.simulate_ssp`` (fmpy 0.3) reads the parameter
-bindings but does not apply them (pass them as ``parameter_set``), and it couples the FMUs with
-a Jacobi scheme: every FMU steps from ``t_k`` to ``t_k+1`` with the inputs read from the other
+bindings but does not apply them: it applies only its ``parameter_set`` argument, so a plain
+``simulate_ssp(path)`` runs every FMU with its default parameters, silently.
+:func:`simulate_ssp_fmpy` runs one of our SSPs in fmpy with its parameters (and its step);
+:func:`fmpy_parameter_set` gives the parameter set for a call of one's own.  fmpy couples the
+FMUs with a Jacobi scheme: every FMU steps from ``t_k`` to ``t_k+1`` with the inputs read from the other
 FMUs after their previous step, all connector values starting at 0.  The diagram runner computes
 the outputs at ``t_k`` first (in feed-through order) and then updates: the two agree when no
 connected output has direct feed-through and every connected output is 0 at ``t0``; otherwise
@@ -53,6 +60,8 @@ for _prefix, _uri in NS.items():
 
 ANNOTATION = "org.mbsfmu.runner"
 FMU_TYPE = "application/x-fmu-sharedlibrary"
+#: the parameter set with hierarchical names written beside the SSD (for fmpy's parameter_set)
+PARAMETERS_SSV = "resources/parameters.ssv"
 
 
 class SSPError(MbsError, ValueError):
@@ -112,13 +121,40 @@ def export_ssp(diagram, path, *, python_blocks: str = "error") -> pathlib.Path:
                     raise SSPError(f"block {name!r}: {exc}") from exc
         root = _ssd(diagram, FMU)
         xml = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
+        every = [(f"{name}.{var}", kind, text) for name, b in diagram.blocks.items()
+                 for var, kind, text in _bound_values(b, FMU)]
+        ssv = ET.tostring(_parameter_set("parameters", every), encoding="UTF-8",
+                          xml_declaration=True)
         tmp_path = path.with_name(path.name + ".tmp")
         with zipfile.ZipFile(tmp_path, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("SystemStructure.ssd", xml)
+            zf.writestr(PARAMETERS_SSV, ssv)
             for name, src in sources.items():
                 zf.write(src, f"resources/{name}.fmu")
         tmp_path.replace(path)
     return path
+
+
+def _bound_values(b, FMU) -> list[tuple[str, str, str]]:
+    """(variable, SSV type, value text) of the values given to an FMU block."""
+    if not isinstance(b, FMU):
+        return []
+    out = []
+    for var, value in {**b.start_values, **b.parameters}.items():
+        kind = b.variables[var].type
+        kind = "Integer" if kind == "Enumeration" else kind
+        out.append((var, kind, _value_text(kind, value)))
+    return out
+
+
+def _parameter_set(name: str, values) -> ET.Element:
+    """An ssv:ParameterSet element holding (name, type, value text) entries."""
+    pset = ET.Element(_q("ssv", "ParameterSet"), version="1.0", name=name)
+    params = ET.SubElement(pset, _q("ssv", "Parameters"))
+    for var, kind, text in values:
+        p = ET.SubElement(params, _q("ssv", "Parameter"), name=var)
+        ET.SubElement(p, _q("ssv", kind), value=text)
+    return pset
 
 
 def _ssd(diagram, FMU) -> ET.Element:
@@ -134,18 +170,12 @@ def _ssd(diagram, FMU) -> ET.Element:
             for port, kind in ports:
                 c = ET.SubElement(connectors, _q("ssd", "Connector"), name=port, kind=kind)
                 ET.SubElement(c, _q("ssc", b.port_type(port)))
-        values = {**b.start_values, **b.parameters} if isinstance(b, FMU) else {}
+        values = _bound_values(b, FMU)
         if values:
             bindings = ET.SubElement(comp, _q("ssd", "ParameterBindings"))
             binding = ET.SubElement(bindings, _q("ssd", "ParameterBinding"))
             holder = ET.SubElement(binding, _q("ssd", "ParameterValues"))
-            pset = ET.SubElement(holder, _q("ssv", "ParameterSet"), version="1.0", name=name)
-            params = ET.SubElement(pset, _q("ssv", "Parameters"))
-            for var, value in values.items():
-                kind = b.variables[var].type
-                kind = "Integer" if kind == "Enumeration" else kind
-                p = ET.SubElement(params, _q("ssv", "Parameter"), name=var)
-                ET.SubElement(p, _q("ssv", kind), value=_value_text(kind, value))
+            holder.append(_parameter_set(name, values))
         extra = {}
         if isinstance(b, FMU):
             if b.sample_time is not None:
@@ -340,3 +370,43 @@ def import_ssp(path, *, step: float | None = None, unpack_dir=None):
             except DiagramError as exc:
                 raise SSPError(f"{path.name}: connection {text}: {exc}") from exc
     return diagram
+
+
+# -- running in fmpy --------------------------------------------------------------------------------
+
+
+def fmpy_parameter_set(path):
+    """The parameter bindings of the SSP file ``path`` as an fmpy ``ParameterSet`` with
+    hierarchical names (``<component>.<variable>``), the form ``fmpy.ssp.simulate_ssp`` applies."""
+    from fmpy.ssp.ssd import Parameter, ParameterSet
+
+    path = pathlib.Path(path)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            root = ET.fromstring(zf.read("SystemStructure.ssd"))
+            pset = ParameterSet(name="bindings")
+            for comp in root.findall("ssd:System/ssd:Elements/ssd:Component", NS):
+                name = comp.get("name")
+                for var, value in _parameter_sets(comp, zf, f"{path}: component {name!r}").items():
+                    kind = {bool: "Boolean", int: "Integer", float: "Real"}.get(type(value), "String")
+                    pset.parameters.append(Parameter(name=f"{name}.{var}", type=kind,
+                                                     value=_value_text(kind, value)))
+    except (OSError, zipfile.BadZipFile, KeyError, ET.ParseError) as exc:
+        raise SSPError(f"{path}: not a readable SSP file ({exc})") from None
+    return pset
+
+
+def simulate_ssp_fmpy(path, stop_time=None, step_size=None, **kwargs):
+    """``fmpy.ssp.simulate_ssp`` of the SSP file ``path`` with its parameter bindings applied
+    (see the module docstring) and, by default, the communication step that
+    :func:`export_ssp` stored; further keyword arguments go to fmpy."""
+    from fmpy.ssp.simulation import simulate_ssp
+
+    pset = fmpy_parameter_set(path)  # also checks that the file is a readable SSP
+    if step_size is None:
+        with zipfile.ZipFile(path) as zf:
+            exp = ET.fromstring(zf.read("SystemStructure.ssd")).find("ssd:DefaultExperiment", NS)
+        ann = _annotation(exp, "Diagram") if exp is not None else None
+        step_size = float(ann.get("step")) if ann is not None else None
+    return simulate_ssp(str(path), stop_time=stop_time, step_size=step_size, parameter_set=pset,
+                        **kwargs)
