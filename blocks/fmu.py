@@ -93,6 +93,17 @@ def _check_value(name: str, kind: str, value):
     raise BlockError(f"{name!r} is a {kind} variable; got {value!r} of type {type(value).__name__}")
 
 
+def _check_range(v, value, where: str) -> None:
+    """BlockError if a Real/Integer value lies outside the variable's declared min/max (the
+    modelDescription's attributes, inclusive), naming the variable, the value and the range."""
+    if v.type not in ("Real", "Integer", "Enumeration"):
+        return
+    lo = float(v.min) if v.min is not None else -math.inf
+    hi = float(v.max) if v.max is not None else math.inf
+    if not lo <= value <= hi:
+        raise BlockError(f"{where} = {value!r} is outside its declared range [{lo!r}, {hi!r}]")
+
+
 class _Group:
     """Variables of one FMI type handled with one C call: value references and a value buffer."""
 
@@ -196,6 +207,7 @@ class FMU(Block):
             if v.variability == "constant":
                 raise BlockError(f"{name!r} of {self.path.name} is a constant")
             checked[name] = _check_value(name, v.type, value)
+            _check_range(v, checked[name], f"{role} {name!r} of {self.path.name}")
         return checked
 
     def _read_feedthrough(self):
