@@ -100,7 +100,7 @@ def _check_range(v, value, where: str) -> None:
         return
     lo = float(v.min) if v.min is not None else -math.inf
     hi = float(v.max) if v.max is not None else math.inf
-    if not lo <= value <= hi:
+    if value < lo or value > hi:  # (NaN is the FMU's to refuse, with its own message)
         raise BlockError(f"{where} = {value!r} is outside its declared range [{lo!r}, {hi!r}]")
 
 
