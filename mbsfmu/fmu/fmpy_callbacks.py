@@ -27,7 +27,7 @@ def recording_callbacks(messages: list):
     libc.free.argtypes = [ctypes.c_void_p]
 
     def logger(env, instance, status, category, message):
-        messages.append((status, category.decode(), message.decode()))
+        messages.append((status, (category or b"").decode(), (message or b"").decode()))
 
     cb = fmi2CallbackFunctions()
     cb.logger = fmi2CallbackLoggerTYPE(logger)
