@@ -134,6 +134,18 @@ def compile_extension(template: str, stem: str) -> tuple[str, pathlib.Path]:
     return module, path
 
 
+def run_compiler(cmd: list[str], what: str) -> None:
+    """Run the compiler command ``cmd``; a CompileError naming ``what``, the command and the
+    compiler's output if it cannot run or fails."""
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as exc:
+        raise CompileError(f"cannot run C compiler {cmd[0]!r} for {what}: {exc}") from None
+    if res.returncode != 0:
+        raise CompileError(f"compiling {what} failed ({' '.join(cmd)}):\n"
+                           f"{res.stderr.strip() or res.stdout.strip()}")
+
+
 def _build(cc, source, stem, suffix, extra, name) -> pathlib.Path:
     """Compile ``source`` into ``<cache>/<stem><suffix>`` unless it is there already."""
     global compile_count
@@ -147,15 +159,8 @@ def _build(cc, source, stem, suffix, extra, name) -> pathlib.Path:
     fd, tmp = tempfile.mkstemp(dir=d, prefix=so.name + ".", suffix=".tmp")
     os.close(fd)
     try:
-        cmd = [cc, *CFLAGS, *extra, "-o", tmp, str(src), *LIBS]
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True)
-        except OSError as exc:
-            raise CompileError(f"cannot run C compiler {cc!r}: {exc}") from None
+        run_compiler([cc, *CFLAGS, *extra, "-o", tmp, str(src), *LIBS], repr(name))
         compile_count += 1
-        if res.returncode != 0:
-            raise CompileError(f"compiling {name!r} failed ({' '.join(cmd)}):\n"
-                               f"{res.stderr.strip() or res.stdout.strip()}")
         os.replace(tmp, so)
     finally:
         pathlib.Path(tmp).unlink(missing_ok=True)

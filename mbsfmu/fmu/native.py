@@ -22,13 +22,12 @@ from __future__ import annotations
 import math
 import pathlib
 import platform
-import subprocess
 import tempfile
 import uuid
 import zipfile
 
 from ..codegen.c_source import generate_c, sizes
-from ..codegen.compile import CompileError, find_compiler
+from ..codegen.compile import CompileError, find_compiler, run_compiler
 from ..errors import ModelError
 from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
 
@@ -230,13 +229,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None) -> pathlib
         so.parent.mkdir(parents=True)
         cmd = [cc, *CFLAGS, f"-I{fmi_include_dir()}", f"-I{src}", "-o", str(so),
                *(str(src / f) for f in COMPILED_SOURCES), "-lm"]
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True)
-        except OSError as exc:
-            raise CompileError(f"cannot run C compiler {cc!r}: {exc}") from None
-        if res.returncode != 0:
-            raise CompileError(f"compiling the native FMU of {system.name!r} failed "
-                               f"({' '.join(cmd)}):\n{res.stderr.strip() or res.stdout.strip()}")
+        run_compiler(cmd, f"the native FMU of {system.name!r}")
         tmp_fmu = out_path.with_name(out_path.name + ".tmp")
         with zipfile.ZipFile(tmp_fmu, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("modelDescription.xml", xml)

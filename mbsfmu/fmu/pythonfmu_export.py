@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import hashlib
 import pathlib
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -128,7 +127,7 @@ def c_string(text: str) -> str:
 def compile_guard(ident: str, guid: str, model_name: str, folder: pathlib.Path) -> pathlib.Path:
     """Compile the guard library (:data:`GUARD_SOURCE`) for one model into ``folder``, with its
     guard_config.h (GUID, model name, name of pythonfmu's library)."""
-    from ..codegen.compile import CompileError, find_compiler
+    from ..codegen.compile import find_compiler, run_compiler
 
     (folder / "guard_config.h").write_text(
         f'#define GUARD_GUID "{c_string(guid)}"\n#define GUARD_MODEL "{c_string(model_name)}"\n'
@@ -137,13 +136,7 @@ def compile_guard(ident: str, guid: str, model_name: str, folder: pathlib.Path) 
     cc = find_compiler()
     cmd = [cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", f"-I{folder}",
            "-o", str(lib), str(GUARD_SOURCE), "-ldl", "-lpthread"]
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True)
-    except OSError as exc:
-        raise CompileError(f"cannot run C compiler {cc!r} for the pythonfmu guard library: {exc}") from None
-    if res.returncode != 0:
-        raise CompileError(f"compiling the pythonfmu guard library failed ({' '.join(cmd)}):\n"
-                           f"{res.stderr.strip() or res.stdout.strip()}")
+    run_compiler(cmd, "the pythonfmu guard library")
     return lib
 
 
