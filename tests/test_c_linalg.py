@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-RUNTIME = pathlib.Path(__file__).resolve().parents[1] / "mbsfmu" / "fmu" / "runtime"
+RUNTIME = pathlib.Path(__file__).resolve().parents[1] / "mbsfmu" / "runtime"
 SIZES = range(1, 13)
 PIVOT_RTOL = 1e-14
 

@@ -1,4 +1,4 @@
-"""C port of RKSTAB (mbsfmu/fmu/runtime/mbs_rkstab.c) against closed forms and the Python reference.
+"""C port of RKSTAB (mbsfmu/runtime/mbs_rkstab.c) against closed forms and the Python reference.
 
 The runtime is compiled with a small C test harness (test problems + a driver) into a shared library
 in a pytest tmp dir and called through ctypes.
@@ -16,7 +16,7 @@ import pytest
 
 from mbsfmu.formulations.rkstab import integrate
 
-RUNTIME = Path(__file__).resolve().parents[1] / "mbsfmu" / "fmu" / "runtime"
+RUNTIME = Path(__file__).resolve().parents[1] / "mbsfmu" / "runtime"
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 # Codes from mbs_rkstab.h

@@ -19,7 +19,7 @@ from mbsfmu.equations.parameter_requirements import (
 )
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-RUNTIME = ROOT / "mbsfmu" / "fmu" / "runtime"
+RUNTIME = ROOT / "mbsfmu" / "runtime"
 MODELS = ROOT / "models"
 
 

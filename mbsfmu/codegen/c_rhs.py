@@ -5,7 +5,7 @@ parameter, input and time-parameter values) and compiles ONE module from
 
 * the generated model source (:func:`~mbsfmu.codegen.c_source.generate_c`: ``mbs_dynamics``
   writes M row-major, then q - k),
-* the FMU runtime's dense linear algebra (``mbsfmu/fmu/runtime/mbs_linalg.h`` and ``.c``, the
+* the FMU runtime's dense linear algebra (``mbsfmu/runtime/mbs_linalg.h`` and ``.c``, the
   header inlined in place of its ``#include``), and
 * :data:`RHS_SOURCE`, the hand-written ``mbs_rhs``: x = [y, y'], x' = [y', y''] with
   M y'' = q - k solved by Cholesky (M of a tree model is symmetric positive definite).
@@ -55,13 +55,12 @@ import numpy as np
 
 from ..equations.articulated_body import articulated_body
 from ..errors import MbsError, ModelError, SingularMassMatrixError
+from ..runtime import source as runtime_source
 from .c_aba import aba_source
 from .c_backend import _source
 from .c_cholesky import cholesky_solve_source
 from .c_source import sizes, time_parameters_native
 from .compile import MissingPythonHeaders, compile_extension, compile_shared
-
-_RUNTIME = pathlib.Path(__file__).resolve().parents[1] / "fmu" / "runtime"
 
 #: The hand-written part of the library.  ``mbs_dynamics`` and ``MBS_NY`` come from the
 #: generated model source, ``rhs_solve`` from :mod:`~mbsfmu.codegen.c_cholesky`.
@@ -110,8 +109,8 @@ ALGORITHMS = ("auto", "aba", "mass_matrix")
 
 def linalg_source() -> str:
     """mbs_linalg.h followed by mbs_linalg.c without its ``#include "mbs_linalg.h"`` line."""
-    header = (_RUNTIME / "mbs_linalg.h").read_text()
-    body = (_RUNTIME / "mbs_linalg.c").read_text()
+    header = runtime_source("mbs_linalg.h")
+    body = runtime_source("mbs_linalg.c")
     lines = [ln for ln in body.splitlines() if ln.strip() != '#include "mbs_linalg.h"']
     return header + "\n" + "\n".join(lines) + "\n"
 

@@ -1,5 +1,5 @@
 """Stage 5 of the pipeline: FMI 2.0 Co-Simulation export.
 
-``runtime/`` holds the small hand-written C runtime (dense linear algebra, the stabilized
+``mbsfmu/runtime/`` holds the small hand-written C runtime (dense linear algebra, the stabilized
 integrator, FMI glue) that is compiled together with one generated model file.
 """

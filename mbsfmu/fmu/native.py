@@ -29,9 +29,10 @@ import zipfile
 from ..codegen.c_source import generate_c, sizes
 from ..codegen.compile import CompileError, find_compiler, run_compiler
 from ..errors import ModelError
+from ..runtime import source_dir
 from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
 
-RUNTIME = pathlib.Path(__file__).resolve().parent / "runtime"
+RUNTIME = source_dir()
 RUNTIME_SOURCES = ("fmi2_glue.c", "mbs_formulation.c", "mbs_formulation.h", "mbs_linalg.c",
                    "mbs_linalg.h", "mbs_parameters.c", "mbs_parameters.h", "mbs_rkstab.c",
                    "mbs_rkstab.h")

@@ -1,0 +1,30 @@
+"""Stage 4 of the pipeline: the C engine that every simulation runs on.
+
+The hand-written C sources in this folder are the engine: the model contract (``mbs_model.h``,
+which each generated model implements), the instance layer (``mbs_instance``), the integrators
+(``mbs_rkstab``), the constraint formulations (``mbs_formulation``), the parameter rules
+(``mbs_parameters``) and the dense linear algebra (``mbs_linalg``).  The FMI 2.0 glue
+(``fmi2_glue.c``) sits on the instance layer.
+
+Python code never opens these files by path: :func:`source` returns one file's text and
+:func:`source_dir` the folder to put on a compiler's include path.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+_DIR = pathlib.Path(__file__).resolve().parent
+
+
+def source_dir() -> pathlib.Path:
+    """The folder of the engine's C sources (for ``-I`` and for copying into an FMU)."""
+    return _DIR
+
+
+def source(name: str) -> str:
+    """The text of the engine's C file ``name`` (e.g. ``"mbs_linalg.c"``)."""
+    path = _DIR / name
+    if path.parent != _DIR or path.suffix not in (".c", ".h") or not path.exists():
+        raise FileNotFoundError(f"{name!r} is not a source file of the mbsfmu C engine")
+    return path.read_text()
