@@ -157,13 +157,40 @@ def _time_parameter_function(system, rename, printer, allowed) -> list[str]:
     return lines
 
 
-def generate_c(eqs) -> str:
-    """C99 source with one function per quantity group of ``eqs`` (see the module doc)."""
+def generate_c_functions(eqs) -> tuple[str, bool]:
+    """(C99 text, tp_native): the functions of every quantity group of ``eqs`` (and
+    ``mbs_time_parameters`` when tp_native, i.e. every time parameter is an expression),
+    preceded by the math macros they use that strict C99 lacks.  No size macros: the model
+    contract's header (mbs_model.h with model_config.h) or :func:`generate_c` provides them."""
     system = eqs.system
     rename = _rename(system)
     allowed = set(rename.values()) | set(eqs.intermediates.symbols)
     printer = _printer()
+    functions = []
+    for name, outputs in output_groups(eqs).items():
+        functions.append("")
+        functions += _function(name, outputs, eqs, rename, printer, allowed)
+    tp_fn = time_parameters_native(system)
+    if tp_fn:
+        functions.append("")
+        functions += _time_parameter_function(system, rename, printer, allowed)
+    # M_PI etc. are not part of strict C99: define the ones used if math.h does not
+    lines = []
+    used = set(re.findall(r"\bM_[A-Z0-9_]+\b", "\n".join(functions)))
+    for expr, macro in get_math_macros().items():
+        value = sp.N(expr.doit(), 21)
+        if macro in used and value.is_Float:
+            used.discard(macro)
+            lines += [f"#ifndef {macro}", f"#define {macro} {value}", "#endif"]
+    return "\n".join(lines + functions) + "\n", tp_fn
+
+
+def generate_c(eqs) -> str:
+    """Self-contained C99 source: the size macros, ``mbs_sizes`` and one function per quantity
+    group of ``eqs`` (see the module doc)."""
+    system = eqs.system
     n = sizes(eqs)
+    functions, tp_fn = generate_c_functions(eqs)
     groups = output_groups(eqs)
     title = str(system.name).replace("*/", "* /")
     lines = [
@@ -173,21 +200,6 @@ def generate_c(eqs) -> str:
         "#include <math.h>",
         "",
     ]
-    functions = []
-    for name, outputs in groups.items():
-        functions.append("")
-        functions += _function(name, outputs, eqs, rename, printer, allowed)
-    # M_PI etc. are not part of strict C99: define the ones used if math.h does not
-    used = set(re.findall(r"\bM_[A-Z0-9_]+\b", "\n".join(functions)))
-    for expr, macro in get_math_macros().items():
-        value = sp.N(expr.doit(), 21)
-        if macro in used and value.is_Float:
-            used.discard(macro)
-            lines += [f"#ifndef {macro}", f"#define {macro} {value}", "#endif"]
-    tp_fn = time_parameters_native(system)
-    if tp_fn:
-        functions.append("")
-        functions += _time_parameter_function(system, rename, printer, allowed)
     lines += [f"#define MBS_{k} {v}" for k, v in n.items()]
     lines += [f"#define MBS_NIC {len(system.initial_conditions)}",
               f"#define MBS_NOUT {len(system.outputs)}",
@@ -196,4 +208,4 @@ def generate_c(eqs) -> str:
               f"#define MBS_TP_FUNCTION {int(tp_fn)}"]
     lines += ["", "int mbs_sizes(int *out)", "{",
               *[f"    out[{i}] = MBS_{k};" for i, k in enumerate(n)], f"    return {len(n)};", "}"]
-    return "\n".join(lines + functions) + "\n"
+    return "\n".join(lines) + "\n" + functions

@@ -1,48 +1,48 @@
-"""Native (Python-free) FMI 2.0 Co-Simulation FMUs: generated C equations + generic C glue.
+"""Native (Python-free) FMI 2.0 Co-Simulation FMUs: the C engine + the generated model + FMI glue.
 
-:func:`build_native_fmu` generates the C equations of a model (:mod:`mbsfmu.codegen.c_source`),
-writes them with the runtime sources (``fmi2_glue.c``, ``mbs_linalg``, ``mbs_rkstab``) into the
-FMU's ``sources/`` folder, compiles one shared library ``binaries/linux64/<modelIdentifier>.so``
-(no libpython) and writes ``modelDescription.xml`` (:func:`model_description_xml`, with
-``canGetAndSetFMUstate="false"``).  The FMU's variables and value references are those of
+:func:`build_native_fmu` writes the model's half of the engine's contract
+(:func:`~mbsfmu.codegen.c_model.model_sources`: ``model.c`` and ``model_config.h``) next to the
+engine's sources (``mbsfmu/runtime``: the instance layer, formulations, RKSTAB, parameter rules,
+linear algebra) and the FMI glue ``fmi2_glue.c`` in the FMU's ``sources/`` folder, compiles them
+into ``binaries/linux64/<modelIdentifier>.so`` (no libpython) and writes ``modelDescription.xml``.
+The FMU's variables and value references are those of
 :func:`~mbsfmu.fmu.model_description.fmu_variables`.
 
-Models with loops run the formulation chosen at build time inside the FMU
-(``mbs_formulation.c``): ``'qr'`` (default: optimal partitioning with the projection inside every
-RKSTAB step, copes with redundant constraints), ``'baumgarte'`` (alpha = beta = 10 1/s) or
-``'dae'`` (the index-1 DAE without stabilization).  Start values are made consistent at
-``fmi2ExitInitializationMode`` in C, as :func:`~mbsfmu.formulations.consistent_initialization.
-consistent_state` does in Python.  Time parameters must be expressions (Python callables cannot
-run without Python).  FMU state get/set/serialize is supported; binaries are built for Linux
-x86-64 only.
+The FMU runs exactly the code ``simulate(backend='c')`` runs (the instance layer of
+``mbs_instance.c``), so both take the same steps.  Models with loops run the formulation chosen
+at build time: ``'qr'`` (default: optimal partitioning with the projection inside every RKSTAB
+step, copes with redundant constraints), ``'baumgarte'`` (alpha = beta = 10 1/s) or ``'dae'``
+(the index-1 DAE without stabilization); trees run the articulated-body algorithm where it
+applies.  Start values are made consistent at ``fmi2ExitInitializationMode``.  Time parameters
+must be expressions (Python callables cannot run without Python).  FMU state
+get/set/serialize is supported; binaries are built for Linux x86-64 only.
 """
 
 from __future__ import annotations
 
-import math
 import pathlib
 import platform
 import tempfile
-import uuid
 import zipfile
 
-from ..codegen.c_source import generate_c, sizes
+from ..codegen.c_model import model_sources
+from ..codegen.c_source import sizes
 from ..codegen.compile import CompileError, find_compiler, run_compiler
 from ..errors import ModelError
 from ..runtime import source_dir
 from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
 
 RUNTIME = source_dir()
-RUNTIME_SOURCES = ("fmi2_glue.c", "mbs_formulation.c", "mbs_formulation.h", "mbs_linalg.c",
-                   "mbs_linalg.h", "mbs_parameters.c", "mbs_parameters.h", "mbs_rkstab.c",
-                   "mbs_rkstab.h")
-#: the C files compiled into the binary (model.c and model_config.h are included by the glue)
-COMPILED_SOURCES = ("fmi2_glue.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_parameters.c",
-                    "mbs_rkstab.c")
-#: formulations the C runtime offers for models with loops: name -> (kind, alpha, beta)
-NATIVE_FORMULATIONS = {"qr": (1, 0.0, 0.0), "baumgarte": (2, 10.0, 10.0), "dae": (2, 0.0, 0.0)}
-#: variable kinds as the glue numbers them (K_* in fmi2_glue.c)
-_KINDS = {"coordinate": 0, "velocity": 0, "residual": 1, "output": 1, "reaction": 1, "input": 4}
+#: the engine's C files compiled into every model's binary (with the generated model.c)
+ENGINE_SOURCES = ("mbs_instance.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_parameters.c", "mbs_rkstab.c")
+#: the engine's headers
+ENGINE_HEADERS = ("mbs_model.h", "mbs_instance.h", "mbs_formulation.h", "mbs_linalg.h", "mbs_parameters.h",
+                  "mbs_rkstab.h")
+RUNTIME_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, *ENGINE_HEADERS)
+#: the C files compiled into the FMU's binary
+COMPILED_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, "model.c")
+#: formulations the C runtime offers for models with loops
+NATIVE_FORMULATIONS = ("qr", "baumgarte", "dae")
 CFLAGS = ("-std=c99", "-shared", "-fPIC", "-O2", "-fno-math-errno", "-Wall", "-Wextra", "-fvisibility=hidden")
 
 
@@ -56,117 +56,6 @@ def fmi_include_dir() -> pathlib.Path:
     if not (d / "fmi2Functions.h").exists():  # pragma: no cover
         raise CompileError(f"fmi2Functions.h not found in {d}")
     return d
-
-
-def _c_string(s: str) -> str:
-    """A C string literal of s (non-printable and non-ASCII bytes as octal escapes)."""
-    out = []
-    for b in s.encode():
-        ch = chr(b)
-        if ch in '"\\?':
-            out.append("\\" + ch)
-        elif 32 <= b < 127:
-            out.append(ch)
-        else:
-            out.append(f"\\{b:03o}")
-    return '"' + "".join(out) + '"'
-
-
-def _kind(v) -> int:
-    if v.kind in _KINDS:
-        return _KINDS[v.kind]
-    return 2 if v.variability == "fixed" else 3  # parameters: fixed or tunable
-
-
-def _c_array(ctype: str, name: str, values: list, fmt=repr) -> str:
-    body = ", ".join(fmt(v) for v in values) if values else "0"
-    return f"static const {ctype} {name}[{max(len(values), 1)}] = {{{body}}};"
-
-
-def model_config(system, formulation: str = "qr", variables=None) -> str:
-    """model_config.h without its first line (the GUID, which hashes this text): formulation,
-    variable names, kinds and start values in value-reference order; for models with loops also
-    the guess flags of the coordinates, the initial conditions and the names of the constraint
-    rows (for error messages).  ``variables`` defaults to ``fmu_variables(system)``."""
-    variables = fmu_variables(system) if variables is None else variables
-    starts = ", ".join(repr(float(v.start)) if v.start is not None else "0.0" for v in variables)
-    names = ",\n    ".join(_c_string(v.name) for v in variables)
-    kinds = ", ".join(str(_kind(v)) for v in variables)
-    kind, alpha, beta = NATIVE_FORMULATIONS[formulation]
-    lines = [
-        f"/* Variables of model {system.name.replace('*/', '* /')}; generated by mbsfmu, do not edit. */",
-        f"#define MBS_MODEL_NAME {_c_string(system.name)}",
-        f"#define MBS_NVARS {len(variables)}",
-        f"#define MBS_FORMULATION {kind} /* {formulation} */",
-        f"#define MBS_BAUMGARTE_ALPHA {alpha!r}",
-        f"#define MBS_BAUMGARTE_BETA {beta!r}",
-        f"static const double mbs_start[MBS_NVARS] = {{{starts}}};",
-        f"static const char *const mbs_names[MBS_NVARS] = {{\n    {names}}};",
-        f"static const unsigned char mbs_kind[MBS_NVARS] = {{{kinds}}};",
-    ]
-    # user outputs: index into the expression outputs (>= 0) or -(constraint row + 1)
-    src, n_expr, rows = [], 0, system.constraint_names
-    for o in system.outputs.values():
-        if o.constraint is not None:
-            src.append(-(rows.index(o.constraint) + 1))
-        else:
-            src.append(n_expr)
-            n_expr += 1
-    lines.append(f"#define MBS_NREACT {sum(1 for v in src if v < 0)}")
-    lines += parameter_rules(system)
-    if src:
-        lines.append(_c_array("int", "mbs_out_src", src, str))
-    if system.loops or system.holonomic:
-        coords = list(system.coordinates_.values())
-        ics = system.initial_conditions
-        rows = system.constraint_names + [ic.name for ic in ics]
-        lines += [
-            _c_array("unsigned char", "mbs_guess", [int(bool(c.guess)) for c in coords], str),
-            _c_array("unsigned char", "mbs_guess_velocity",
-                     [int(bool(c.guess_velocity)) for c in coords], str),
-            _c_array("double", "mbs_ic_value", [float(ic.value) for ic in ics]),
-            _c_array("double", "mbs_ic_rate", [float(ic.rate or 0.0) for ic in ics]),
-            _c_array("unsigned char", "mbs_ic_has_rate", [int(ic.rate is not None) for ic in ics], str),
-            f"static const char *const mbs_row_names[{len(rows)}] = {{\n    "
-            + ",\n    ".join(_c_string(r) for r in rows) + "};",
-        ]
-    return "\n".join(lines + [""])
-
-
-def _c_double(v: float) -> str:
-    return ("INFINITY" if v > 0 else "-INFINITY") if math.isinf(v) else repr(float(v))
-
-
-def parameter_rules(system) -> list[str]:
-    """The tables of mbs_param_rules (mbs_parameters.h) for ``system``: declared bounds of the
-    constants and inputs, the bodies whose mass properties are checked (their values come from
-    the generated ``mbs_mass_properties``) with the constants they use, the reasons why constants
-    must not be zero (:mod:`mbsfmu.equations.parameter_requirements`), and the solver settings'
-    ranges (:mod:`mbsfmu.solver_settings`)."""
-    from ..equations.parameter_requirements import parameter_requirements
-    from ..solver_settings import c_macros
-
-    req = parameter_requirements(system.equations())
-    consts = list(system.constants_.values())
-    names = [c.name for c in consts]
-    starts, flat = [0], []
-    for b in req.bodies:
-        flat += [names.index(n) for n in b.parameters]
-        starts.append(len(flat))
-    inputs = list(system.inputs.values())
-    why = ", ".join(_c_string(req.nonzero[n]) if n in req.nonzero else "NULL" for n in names)
-    return [
-        c_macros(),
-        _c_array("double", "mbs_prm_min", [c.min for c in consts], _c_double),
-        _c_array("double", "mbs_prm_max", [c.max for c in consts], _c_double),
-        f"static const char *const mbs_prm_nonzero_why[{max(len(names), 1)}] = {{{why or 'NULL'}}};",
-        _c_array("char *const", "mbs_body_check_names", [_c_string(b.body) for b in req.bodies], str)
-        if req.bodies else "static const char *const mbs_body_check_names[1] = {NULL};",
-        _c_array("int", "mbs_body_prm_start", starts, str),
-        _c_array("int", "mbs_body_prm", flat, str),
-        _c_array("double", "mbs_u_min", [u.min for u in inputs], _c_double),
-        _c_array("double", "mbs_u_max", [u.max for u in inputs], _c_double),
-    ]
 
 
 def _platform_dir() -> str:
@@ -205,14 +94,11 @@ def build_native_fmu(model, out_path, formulation: str | None = None) -> pathlib
     eqs = system.equations()
     n = sizes(eqs)
     ident = model_identifier(system.name)
-    source = generate_c(eqs)
-    config = model_config(system, formulation, variables)
-    guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL,
-                                f"mbsfmu-native:{ident}:{formulation}:{source}:{config}")) + "}"
+    files = model_sources(system, formulation, variables, tag=f"native:{ident}")
+    guid = files["guid"]
     xml = model_description_xml(system, ident, guid=guid, can_get_set_state=True,
                                 directional_derivatives=True, source_files=COMPILED_SOURCES,
                                 variables=variables)
-    config = f"#define MBS_GUID {_c_string(guid)}\n{config}"
     assert len(variables) == 2 * n["NY"] + (n["NC"] > 0) + len(system.outputs) + n["NPRM"] + 3 + n["NU"]
 
     out_path = fmu_path(out_path, ident)
@@ -224,8 +110,8 @@ def build_native_fmu(model, out_path, formulation: str | None = None) -> pathlib
         src.mkdir()
         for name in RUNTIME_SOURCES:
             (src / name).write_bytes((RUNTIME / name).read_bytes())
-        (src / "model.c").write_text(source)
-        (src / "model_config.h").write_text(config)
+        (src / "model.c").write_text(files["model.c"])
+        (src / "model_config.h").write_text(files["model_config.h"])
         so = tmp / "binaries" / plat / f"{ident}.so"
         so.parent.mkdir(parents=True)
         cmd = [cc, *CFLAGS, f"-I{fmi_include_dir()}", f"-I{src}", "-o", str(so),
@@ -235,7 +121,6 @@ def build_native_fmu(model, out_path, formulation: str | None = None) -> pathlib
         with zipfile.ZipFile(tmp_fmu, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("modelDescription.xml", xml)
             zf.write(so, f"binaries/{plat}/{ident}.so")
-            # model.c is #included by fmi2_glue.c, so it is not listed as its own source file
             for f in sorted(src.iterdir()):
                 zf.write(f, f"sources/{f.name}")
         tmp_fmu.replace(out_path)

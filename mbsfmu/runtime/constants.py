@@ -1,0 +1,56 @@
+"""Numbers the C engine and the Python reference share, written once (here).
+
+Each generated model header (``model_config.h``) receives them as macros through
+:func:`c_macros`, and the Python formulations take their defaults from :data:`DEFAULTS`, so
+the two implementations cannot drift:
+
+* the formulation names and their kind numbers in the engine (``MBS_FORM_<NAME>``),
+* the integration methods (``MBS_METHOD_<NAME>``),
+* the defaults of the formulation options (Baumgarte alpha and beta, the rank tolerance of the
+  QR/SVD decompositions, the Newton tolerance and iteration limit of the projections),
+* the packed layout of the generated ``mbs_constrained`` output: M (f x f, row-major), q - k (f),
+  c (m), C (m x f, row-major), b' (m), b'' (m) -- :func:`constrained_layout`.
+"""
+
+from __future__ import annotations
+
+#: formulation name -> kind number of the C engine (``enum`` in mbs_formulation.h)
+FORMULATION_KINDS = {
+    "minimal": 0,
+    "qr": 1,
+    "baumgarte": 2,
+    "dae": 3,
+    "svd": 4,
+    "projection": 5,
+    "partition": 6,
+}
+
+#: integration method name -> number of the C engine
+METHOD_KINDS = {"rkstab": 0, "stiff": 1}
+
+#: defaults of the formulation options (both implementations)
+DEFAULTS = {
+    "alpha": 10.0,        # Baumgarte, 1/s (critically damped at 10 rad/s)
+    "beta": 10.0,         # Baumgarte, 1/s
+    "rank_tol": 1e-9,     # rank of C relative to its largest pivot / singular value
+    "newton_tol": 1e-13,  # absolute tolerance of the position projections
+    "newton_max": 20,     # Gauss-Newton iterations of the projections
+}
+
+
+def constrained_layout(f: int, m: int) -> dict[str, slice]:
+    """Where each quantity sits in the output of ``mbs_constrained`` (f coordinates, m rows)."""
+    sizes = (("M", f * f), ("h", f), ("c", m), ("C", m * f), ("b1", m), ("b2", m))
+    out, start = {}, 0
+    for name, n in sizes:
+        out[name] = slice(start, start + n)
+        start += n
+    return out
+
+
+def c_macros() -> str:
+    """The ``#define`` lines of these constants for a generated model header."""
+    lines = [f"#define MBS_FORM_KIND_{name.upper()} {kind}" for name, kind in FORMULATION_KINDS.items()]
+    lines += [f"#define MBS_METHOD_{name.upper()} {kind}" for name, kind in METHOD_KINDS.items()]
+    lines += [f"#define MBS_DEFAULT_{name.upper()} {value!r}" for name, value in DEFAULTS.items()]
+    return "\n".join(lines)

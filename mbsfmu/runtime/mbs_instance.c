@@ -1,0 +1,813 @@
+/*
+ * mbs_instance.c -- one running model (see mbs_instance.h for the API and its semantics).
+ *
+ * The only runtime file compiled against the model contract (mbs_model.h): sizes are compile-time
+ * constants, so an instance is one block without further allocation, and its saveable part
+ * (mbs_sim) is plain data that a state copy moves with memcpy.
+ */
+#include "mbs_instance.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mbs_linalg.h"
+#include "mbs_model.h"
+#include "mbs_parameters.h"
+#include "mbs_rkstab.h"
+
+#define F MBS_F
+#define NX MBS_NX
+#define NVARS MBS_NVARS
+#define VR_PRM MBS_VR_PRM
+#define VR_U MBS_VR_U
+
+#if NVARS != MBS_VR_U + MBS_NU
+#error "model_config.h and the value-reference layout of mbs_model.h disagree"
+#endif
+#if MBS_NTP != 0 && !MBS_TP_FUNCTION
+#define TP_EXTERNAL 1 /* the time parameters come from mbs_inst_set_tp_fn (Python callables) */
+#else
+#define TP_EXTERNAL 0
+#endif
+
+#define MAX_STEPS_PER_CALL 10000000L
+#define INIT_TOL 1e-12
+#define INIT_MAX_ITER 50
+#define INIT_WARN_TOL 1e-8
+
+/* Everything a saved state holds: plain data, no pointers except rk.work (re-pointed on restore). */
+typedef struct {
+    double v[NVARS];           /* values in value-reference order */
+    double t;                  /* time of the last communication point */
+    double x[NX];              /* integrator state (y, y') */
+    int started;               /* mbs_inst_start succeeded */
+    int fsal_dirty;            /* inputs or parameters changed: restart the integrator at t */
+    int inputs_changing;       /* they changed at the last communication point */
+    double t_stop;             /* steps never pass it (INFINITY: no stop time) */
+    unsigned char given[NX];   /* start values set through mbs_inst_set */
+    mbs_rkstab rk;
+    double work[MBS_RKSTAB_WORK_SIZE(NX)];
+} mbs_sim;
+
+struct mbs_instance {
+    mbs_sim d;
+    int kind;                  /* formulation (MBS_FORM_KIND_*) */
+    int aba;                   /* trees: articulated-body algorithm */
+    mbs_form form;
+    double form_work[MBS_FORM_WORK_SIZE(F, MBS_NC, MBS_NIC)];
+    int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_NC, MBS_NIC)];
+    double tp[MBS_ONE(MBS_NTP)];
+    mbs_param_rules rules;
+    double mj_work[MBS_ONE(7 * MBS_NBODYCHECK)];
+    int (*input_fn)(void *, double, double *);
+    void *input_ctx;
+    int (*tp_fn)(void *, double, double *);
+    void *tp_ctx;
+    void (*log)(void *, int, const char *);
+    void *log_ctx;
+    int last_code;
+    int outputs_dirty;         /* an input or parameter changed since the outputs were computed */
+    double out_expr[MBS_ONE(MBS_NOUT_EXPR)];
+    double lam[MBS_ONE(MBS_NC)];
+    double cbuf[F * F + F + MBS_NC + MBS_NC * F + 2 * MBS_NC];
+    double kkt_work[MBS_KKT_WORK_SIZE(F, MBS_NC)];
+    char msg[1024];
+};
+
+/* ---------------------------------------------------------------- the model */
+
+const char *mbs_model_name(void) { return MBS_MODEL_NAME; }
+
+const char *mbs_model_guid(void) { return MBS_GUID; }
+
+int mbs_model_nvars(void) { return NVARS; }
+
+const char *mbs_var_name(unsigned vr) { return vr < NVARS ? mbs_names[vr] : NULL; }
+
+int mbs_var_kind(unsigned vr) { return vr < NVARS ? (int)mbs_kind[vr] : -1; }
+
+int mbs_model_sizes(int *out)
+{
+    int s[] = {MBS_NY, MBS_NPRM, MBS_NU, MBS_NTP, MBS_NC, MBS_NIC, MBS_NOUT, NVARS, MBS_HAS_ABA,
+               MBS_VR_OUT, VR_PRM, MBS_VR_RTOL, VR_U};
+    memcpy(out, s, sizeof s);
+    return (int)(sizeof s / sizeof s[0]);
+}
+
+size_t mbs_instance_size(void) { return sizeof(mbs_instance); }
+
+const char *mbs_inst_message(const mbs_instance *I) { return I->msg; }
+
+static int fail(mbs_instance *I, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(I->msg, sizeof I->msg, fmt, ap);
+    va_end(ap);
+    return MBS_ERROR;
+}
+
+#if MBS_NC > 0
+static void note(mbs_instance *I, int level, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    if (I->log == NULL)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    I->log(I->log_ctx, level, buf);
+}
+#endif
+
+/* ---------------------------------------------------------------- set-up */
+
+#if MBS_NBODYCHECK > 0
+#define MASS_FN mbs_mass_properties
+#else
+#define MASS_FN NULL
+#endif
+#if MBS_NIC > 0
+#define IC_FN mbs_initial_conditions
+#else
+#define IC_FN NULL
+#endif
+#if MBS_TP_FUNCTION && MBS_NTP > 0
+#define TP_FN mbs_time_parameters
+#else
+#define TP_FN NULL
+#endif
+
+static void setup_form(mbs_instance *I)
+{
+    mbs_form *fm = &I->form;
+    memset(fm, 0, sizeof *fm);
+    fm->f = F;
+    fm->m = MBS_NC;
+    fm->nic = MBS_NIC;
+    fm->ntp = MBS_NTP;
+    fm->kind = MBS_NC > 0 ? I->kind : MBS_FORM_ODE;
+    fm->dynamics = mbs_dynamics;
+    fm->constraints = mbs_constraints;
+    fm->constrained = mbs_constrained;
+    fm->initial_conditions = IC_FN;
+    fm->time_parameters = TP_FN;
+    fm->prm = I->d.v + VR_PRM;
+    fm->u = I->d.v + VR_U;
+    fm->tp = I->tp;
+    fm->alpha = I->kind == MBS_FORM_KIND_BAUMGARTE ? MBS_DEFAULT_ALPHA : 0.0;
+    fm->beta = I->kind == MBS_FORM_KIND_BAUMGARTE ? MBS_DEFAULT_BETA : 0.0;
+    fm->rank_tol = MBS_DEFAULT_RANK_TOL;
+    fm->newton_tol = MBS_DEFAULT_NEWTON_TOL;
+    fm->newton_max = MBS_DEFAULT_NEWTON_MAX;
+    fm->work = I->form_work;
+    fm->iwork = I->form_iwork;
+}
+
+/* the engine kind of a formulation kind (the enum of mbs_formulation.h) */
+static int engine_kind(int kind)
+{
+    switch (kind) {
+    case MBS_FORM_KIND_MINIMAL:
+        return MBS_FORM_ODE;
+    case MBS_FORM_KIND_QR:
+        return MBS_FORM_QR;
+    case MBS_FORM_KIND_BAUMGARTE:
+    case MBS_FORM_KIND_DAE:
+        return MBS_FORM_BAUMGARTE;
+    default:
+        return -1;
+    }
+}
+
+int mbs_inst_set_formulation(mbs_instance *I, int kind)
+{
+    int ek = engine_kind(kind);
+    if (ek < 0)
+        return fail(I, "formulation %d is not available in the C engine", kind);
+    I->kind = kind;
+    setup_form(I);
+    I->form.kind = MBS_NC > 0 ? ek : MBS_FORM_ODE;
+    return MBS_OK;
+}
+
+mbs_form *mbs_inst_form(mbs_instance *I) { return &I->form; }
+
+void mbs_inst_use_aba(mbs_instance *I, int on) { I->aba = on && MBS_HAS_ABA; }
+
+void mbs_inst_set_input_fn(mbs_instance *I, int (*fn)(void *, double, double *), void *ctx)
+{
+    I->input_fn = fn;
+    I->input_ctx = ctx;
+}
+
+void mbs_inst_set_tp_fn(mbs_instance *I, int (*fn)(void *, double, double *), void *ctx)
+{
+    I->tp_fn = fn;
+    I->tp_ctx = ctx;
+}
+
+void mbs_inst_set_logger(mbs_instance *I, void (*log)(void *, int, const char *), void *ctx)
+{
+    I->log = log;
+    I->log_ctx = ctx;
+}
+
+static void setup_rules(mbs_instance *I)
+{
+    mbs_param_rules *r = &I->rules;
+    r->nprm = MBS_NPRM;
+    r->names = mbs_names + VR_PRM;
+    r->min = mbs_prm_min;
+    r->max = mbs_prm_max;
+    r->nonzero_why = mbs_prm_nonzero_why;
+    r->nbody = MBS_NBODYCHECK;
+    r->body_names = mbs_body_check_names;
+    r->body_prm_start = mbs_body_prm_start;
+    r->body_prm = mbs_body_prm;
+    r->mass_properties = MASS_FN;
+}
+
+void mbs_inst_init(mbs_instance *I)
+{
+    void (*log)(void *, int, const char *) = I->log;
+    void *log_ctx = I->log_ctx;
+    memset(I, 0, sizeof *I);
+    I->log = log;
+    I->log_ctx = log_ctx;
+    memcpy(I->d.v, mbs_start, sizeof I->d.v);
+    I->d.t_stop = INFINITY;
+    I->d.fsal_dirty = 1;
+    I->kind = MBS_NC > 0 ? MBS_FORMULATION : MBS_FORM_KIND_MINIMAL;
+    I->aba = MBS_HAS_ABA;
+    mbs_inst_set_formulation(I, I->kind);
+    setup_rules(I);
+}
+
+int mbs_inst_set_time(mbs_instance *I, double t0, double t_stop)
+{
+    if (!isfinite(t0))
+        return fail(I, "start time %g is not finite", t0);
+    if (!(t_stop >= t0) || isnan(t_stop))
+        return fail(I, "stop time %g is not a time after the start time %g", t_stop, t0);
+    I->d.t = t0;
+    I->d.t_stop = t_stop;
+    return MBS_OK;
+}
+
+/* ---------------------------------------------------------------- value checks */
+
+/* The range of a solver setting (mbsfmu/solver_settings.py): 0 if value is allowed, else 1 with
+ * the explanation in I->msg. */
+static int solver_setting_problem(mbs_instance *I, unsigned vr, double value)
+{
+    double lo = vr == MBS_VR_RTOL ? MBS_RTOL_MIN : vr == MBS_VR_ATOL ? MBS_ATOL_MIN : MBS_HMAX_MIN;
+    double hi = vr == MBS_VR_RTOL ? MBS_RTOL_MAX : vr == MBS_VR_ATOL ? MBS_ATOL_MAX : MBS_HMAX_MAX;
+    int zero_ok = vr == MBS_VR_HMAX;
+    char g[32], l[32], h[32];
+    if ((zero_ok && value == 0.0) || (value >= lo && value <= hi))
+        return 0;
+    mbs_format_double(lo, l, sizeof l);
+    if (isinf(hi))
+        snprintf(h, sizeof h, "inf)");
+    else
+        snprintf(h, sizeof h, "%s]", mbs_format_double(hi, g, sizeof g));
+    snprintf(I->msg, sizeof I->msg, "%s = %s is outside its range %s[%s, %s", mbs_names[vr],
+             mbs_format_double(value, g, sizeof g), zero_ok ? "0 (no limit) or " : "", l, h);
+    return 1;
+}
+
+/* Declared bounds of a parameter or input (0 if inside, else 1 with I->msg set). */
+static int bounds_problem(mbs_instance *I, unsigned vr, double value)
+{
+    double lo = -INFINITY, hi = INFINITY;
+    char g[32], b[32];
+#if MBS_NPRM > 0
+    if (vr >= VR_PRM && vr < VR_PRM + MBS_NPRM)
+        lo = mbs_prm_min[vr - VR_PRM], hi = mbs_prm_max[vr - VR_PRM];
+#endif
+#if MBS_NU > 0
+    if (vr >= VR_U && vr < VR_U + MBS_NU)
+        lo = mbs_u_min[vr - VR_U], hi = mbs_u_max[vr - VR_U];
+#endif
+    if (value >= lo && value <= hi)
+        return 0;
+    snprintf(I->msg, sizeof I->msg, "%s '%s' = %s is %s its %s %s",
+             vr >= VR_U ? "input" : "parameter", mbs_names[vr], mbs_format_double(value, g, sizeof g),
+             value < lo ? "below" : "above", value < lo ? "minimum" : "maximum",
+             mbs_format_double(value < lo ? lo : hi, b, sizeof b));
+    return 1;
+}
+
+/* Every value the model's rules cover (solver settings, parameters, inputs) at the values v;
+ * 0 if they are fine, else 1 with the explanation in I->msg. */
+static int values_problem(mbs_instance *I, const double *v)
+{
+    unsigned vr;
+    for (vr = MBS_VR_RTOL; vr < VR_U; vr++)
+        if (solver_setting_problem(I, vr, v[vr]))
+            return 1;
+    for (vr = VR_U; vr < NVARS; vr++)
+        if (bounds_problem(I, vr, v[vr]))
+            return 1;
+    return mbs_check_parameters(&I->rules, v + VR_PRM, I->mj_work, I->msg, sizeof I->msg) != 0;
+}
+
+int mbs_inst_set(mbs_instance *I, size_t n, const unsigned *vr, const double *value)
+{
+    int stepping = I->d.started;
+    size_t i;
+    /* check everything first so that a rejected call changes nothing */
+    for (i = 0; i < n; i++) {
+        int kind;
+        if (vr[i] >= NVARS)
+            return fail(I, "unknown value reference %u (the model has %d variables)", vr[i], NVARS);
+        kind = mbs_kind[vr[i]];
+        if (!isfinite(value[i]))
+            return fail(I, "value %g for variable '%s' is not finite", value[i], mbs_names[vr[i]]);
+        if (kind == MBS_VAR_CALC)
+            return fail(I, "'%s' is a calculated output and cannot be set", mbs_names[vr[i]]);
+        if (stepping && kind == MBS_VAR_STATE)
+            return fail(I, "output '%s' cannot be set after initialization", mbs_names[vr[i]]);
+        if (stepping && kind == MBS_VAR_FIXED)
+            return fail(I, "parameter '%s' is fixed (the constraints depend on it) and cannot be "
+                           "changed after initialization", mbs_names[vr[i]]);
+        if (vr[i] >= MBS_VR_RTOL && vr[i] < VR_U && solver_setting_problem(I, vr[i], value[i]))
+            return MBS_ERROR;
+        if (bounds_problem(I, vr[i], value[i]))
+            return MBS_ERROR;
+    }
+#if MBS_NPRM > 0
+    if (stepping) {
+        /* the new parameter values together must satisfy the model's rules */
+        double prm[MBS_NPRM];
+        int any = 0;
+        memcpy(prm, I->d.v + VR_PRM, sizeof prm);
+        for (i = 0; i < n; i++)
+            if (vr[i] >= VR_PRM && vr[i] < VR_PRM + MBS_NPRM) {
+                prm[vr[i] - VR_PRM] = value[i];
+                any = 1;
+            }
+        if (any && mbs_check_parameters(&I->rules, prm, I->mj_work, I->msg, sizeof I->msg) != 0)
+            return MBS_ERROR;
+    }
+#endif
+    for (i = 0; i < n; i++) {
+        if (I->d.v[vr[i]] != value[i]) {
+            I->d.fsal_dirty = 1; /* the first stage of the next step must be re-evaluated */
+            I->outputs_dirty = 1;
+        }
+        I->d.v[vr[i]] = value[i];
+        if (mbs_kind[vr[i]] == MBS_VAR_STATE)
+            I->d.given[vr[i]] = 1;
+    }
+    return MBS_OK;
+}
+
+/* ---------------------------------------------------------------- right-hand side */
+
+static int fill_tp(mbs_instance *I, double t)
+{
+#if TP_EXTERNAL
+    if (I->tp_fn == NULL) {
+        snprintf(I->form.message, sizeof I->form.message,
+                 "the time parameters are Python functions and none were given to the engine");
+        return 1;
+    }
+    if (I->tp_fn(I->tp_ctx, t, I->tp) != 0) {
+        snprintf(I->form.message, sizeof I->form.message, "the time parameters failed at t=%.9g", t);
+        return 1;
+    }
+#else
+    (void)I;
+    (void)t;
+#endif
+    return 0;
+}
+
+/* x' of the instance's formulation, with the inputs (and external time parameters) at t. */
+static int inst_rhs(void *ctx, double t, const double *x, double *xdot)
+{
+    mbs_instance *I = (mbs_instance *)ctx;
+    if (I->input_fn != NULL && I->input_fn(I->input_ctx, t, I->d.v + VR_U) != 0) {
+        snprintf(I->form.message, sizeof I->form.message, "the inputs failed at t=%.9g", t);
+        return 1;
+    }
+    if (fill_tp(I, t) != 0)
+        return 1;
+#if MBS_HAS_ABA
+    if (I->aba && MBS_NC == 0) {
+        int i, rc;
+#if MBS_TP_FUNCTION && MBS_NTP > 0
+        mbs_time_parameters(t, I->d.v + VR_PRM, I->tp);
+#endif
+        rc = mbs_aba(t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, xdot + F);
+        if (rc != 0) {
+            snprintf(I->form.message, sizeof I->form.message,
+                     "the articulated-body pivot of coordinate '%s' failed at t=%.9g (a singular "
+                     "configuration, or mass properties that are not physical)", mbs_names[rc - 1], t);
+            return rc;
+        }
+        for (i = 0; i < F; i++)
+            xdot[i] = x[F + i];
+        return 0;
+    }
+#endif
+    return mbs_form_rhs(&I->form, t, x, xdot);
+}
+
+static int inst_project(void *ctx, double t, double *x)
+{
+    mbs_instance *I = (mbs_instance *)ctx;
+    return mbs_form_project(&I->form, t, x);
+}
+
+static mbs_project_fn projection(const mbs_instance *I)
+{
+    return MBS_NC > 0 && I->form.kind == MBS_FORM_QR ? inst_project : NULL;
+}
+
+/* ---------------------------------------------------------------- outputs */
+
+int mbs_inst_multipliers(mbs_instance *I, double *lambda)
+{
+#if MBS_NC > 0
+    /* C^T lambda = M y'' - (q - k) with y'' of the formulation (seed 000 eq. 3), minimum-norm by
+     * the pivoted QR of C (unique unless constraints are redundant). */
+    double xdot[NX], r[F], qr[MBS_NC * F], tau[MBS_NC];
+    int perm[F];
+    const double *x = I->d.x, *M = I->cbuf, *h = I->cbuf + F * F, *C = h + F + MBS_NC;
+    int rank, rc = inst_rhs(I, I->d.t, x, xdot);
+    if (rc != 0)
+        return fail(I, "%s", I->form.message);
+    mbs_constrained(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, I->cbuf);
+    memcpy(r, h, sizeof r);
+    mbs_gemv(0, F, F, 1.0, M, xdot + F, -1.0, r);
+    memcpy(qr, C, sizeof qr);
+    rc = mbs_qr_factor(MBS_NC, F, qr, tau, perm, &rank, MBS_DEFAULT_RANK_TOL);
+    if (rc == 0)
+        rc = mbs_qr_solve_minnorm(MBS_NC, F, qr, tau, perm, rank, r, lambda);
+    if (rc != 0)
+        return fail(I, "the multipliers cannot be computed at t=%.9g", I->d.t);
+#else
+    (void)lambda;
+    (void)I;
+#endif
+    return MBS_OK;
+}
+
+static int compute_outputs(mbs_instance *I)
+{
+#if MBS_NOUT > 0
+    const double *x = I->d.x;
+    int i;
+    if (fill_tp(I, I->d.t) != 0)
+        return fail(I, "%s", I->form.message);
+#if MBS_TP_FUNCTION && MBS_NTP > 0
+    mbs_time_parameters(I->d.t, I->d.v + VR_PRM, I->tp);
+#endif
+    mbs_outputs(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, I->out_expr);
+#if MBS_NREACT > 0
+    if (mbs_inst_multipliers(I, I->lam) != MBS_OK)
+        return MBS_ERROR;
+#endif
+    for (i = 0; i < MBS_NOUT; i++) {
+        int src = mbs_out_src[i];
+        I->d.v[MBS_VR_OUT + i] = src >= 0 ? I->out_expr[src] : I->lam[-src - 1];
+    }
+#endif
+    I->outputs_dirty = 0;
+    return MBS_OK;
+}
+
+/* States, residual and outputs into the values after the state changed. */
+static int publish(mbs_instance *I)
+{
+    memcpy(I->d.v, I->d.x, sizeof I->d.x);
+#if MBS_HAS_RES
+    if (fill_tp(I, I->d.t) != 0)
+        return fail(I, "%s", I->form.message);
+    I->d.v[MBS_VR_RES] = mbs_form_residual(&I->form, I->d.t, I->d.x);
+#endif
+    return compute_outputs(I);
+}
+
+int mbs_inst_get(mbs_instance *I, size_t n, const unsigned *vr, double *value)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (vr[i] >= NVARS)
+            return fail(I, "unknown value reference %u (the model has %d variables)", vr[i], NVARS);
+    /* after a failed step the values stay those of the last communication point */
+    if (I->outputs_dirty && I->d.started && I->last_code == 0 && compute_outputs(I) != MBS_OK)
+        return fail(I, "computing the outputs failed: %.900s", I->msg);
+    for (i = 0; i < n; i++)
+        value[i] = I->d.v[vr[i]];
+    return MBS_OK;
+}
+
+double mbs_inst_time(const mbs_instance *I) { return I->d.t; }
+
+const double *mbs_inst_state(const mbs_instance *I) { return I->d.x; }
+
+/* ---------------------------------------------------------------- start */
+
+#if MBS_NC > 0
+/* Consistent initial state from the start values in I->d.v (see mbs_inst_start). */
+static int consistent_init(mbs_instance *I, const unsigned char *hold)
+{
+    unsigned char fixed[F];
+    double x[NX];
+    int j, nheld = 0, rc = 1, bad = -1;
+    char moved[768];
+    size_t len = 0;
+    if (fill_tp(I, I->d.t) != 0)
+        return fail(I, "%s", I->form.message);
+    for (j = 0; j < F; j++) {
+        fixed[j] = (unsigned char)(hold ? hold[j] != 0 : (!mbs_guess[j] || I->d.given[j]));
+        nheld += fixed[j];
+    }
+    if (hold != NULL || (nheld > 0 && nheld < F)) {
+        memcpy(x, I->d.v, sizeof x);
+        rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, mbs_ic_value, mbs_ic_rate,
+                                 mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
+        if (rc != 0 && hold == NULL)
+            note(I, MBS_OK, "holding the given coordinates failed (%s); letting every coordinate move",
+                 I->form.message);
+    }
+    if (rc != 0 && hold == NULL) {
+        memset(fixed, 0, sizeof fixed);
+        memcpy(x, I->d.v, sizeof x);
+        rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, mbs_ic_value, mbs_ic_rate,
+                                 mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
+    }
+    if (rc != 0) {
+        if (bad >= 0)
+            return fail(I, "no consistent initial state: '%s' %s", mbs_row_names[bad], I->form.message);
+        return fail(I, "%s", I->form.message);
+    }
+    moved[0] = '\0';
+    for (j = 0; j < NX; j++) {
+        int guess = j < F ? mbs_guess[j] : mbs_guess_velocity[j - F];
+        if ((!guess || I->d.given[j]) && fabs(x[j] - I->d.v[j]) > INIT_WARN_TOL && len < sizeof moved) {
+            int w = snprintf(moved + len, sizeof moved - len, "%s%s: %.9g -> %.9g", len ? "; " : "",
+                             mbs_names[j], I->d.v[j], x[j]);
+            if (w > 0)
+                len += (size_t)w;
+        }
+    }
+    memcpy(I->d.x, x, sizeof x);
+    if (moved[0] != '\0') {
+        snprintf(I->msg, sizeof I->msg, "initial values changed to satisfy the constraints: %s", moved);
+        return MBS_WARNING;
+    }
+    return MBS_OK;
+}
+#endif
+
+int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
+{
+    int status = MBS_OK, rc, i;
+    double xdot[NX];
+    char warning[1024];
+    warning[0] = '\0';
+    if (values_problem(I, I->d.v))
+        return MBS_ERROR;
+    memcpy(I->d.x, I->d.v, sizeof I->d.x);
+#if MBS_NC > 0
+    status = consistent_init(I, hold);
+    if (status == MBS_ERROR)
+        return MBS_ERROR;
+    if (status == MBS_WARNING)
+        memcpy(warning, I->msg, sizeof warning);
+#else
+    (void)hold;
+#endif
+    rc = mbs_rkstab_init(&I->d.rk, NX, I->d.work, I->d.v[MBS_VR_RTOL], I->d.v[MBS_VR_ATOL],
+                         I->d.v[MBS_VR_HMAX]);
+    if (rc != MBS_RKSTAB_OK)
+        return fail(I, "integrator setup failed: %s", mbs_rkstab_message(rc));
+    I->form.message[0] = '\0';
+    rc = inst_rhs(I, I->d.t, I->d.x, xdot);
+    for (i = 0; rc == 0 && i < NX; i++)
+        if (!isfinite(xdot[i])) {
+            snprintf(I->form.message, sizeof I->form.message,
+                     "the accelerations are not finite at t=%.9g", I->d.t);
+            rc = 1;
+        }
+    if (rc != 0)
+        return fail(I, "at the initial state: %s", I->form.message);
+    if (publish(I) != MBS_OK)
+        return fail(I, "outputs at the initial state: %.900s", I->msg);
+    I->d.fsal_dirty = 1;
+    I->d.started = 1;
+    I->last_code = 0;
+    if (status == MBS_WARNING)
+        memcpy(I->msg, warning, sizeof warning);
+    return status;
+}
+
+/* ---------------------------------------------------------------- do-step */
+
+/* "; inputs held over the step: F = 1e+300, ..." ('' without inputs), so that a failed step
+ * names the values that drove it. */
+static void inputs_text(mbs_instance *I, char *buf, size_t n)
+{
+    size_t len = 0;
+    int i;
+    buf[0] = '\0';
+    if (I->input_fn != NULL)
+        return; /* inputs vary over the step */
+    for (i = 0; i < MBS_NU && len + 1 < n; i++) {
+        char g[32];
+        int w = snprintf(buf + len, n - len, "%s%s = %s", i == 0 ? "; inputs held over the step: " : ", ",
+                         mbs_names[VR_U + i], mbs_format_double(I->d.v[VR_U + i], g, sizeof g));
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+}
+
+int mbs_inst_do_step(mbs_instance *I, double t, double h)
+{
+    double t_end, t_stop, x[NX];
+    mbs_project_fn project = projection(I);
+    int rc;
+    I->last_code = 0;
+    if (!I->d.started)
+        return fail(I, "the instance has not been started");
+    if (!(h > 0.0) || !isfinite(h))
+        return fail(I, "communication step size must be > 0 (got %g)", h);
+    if (!isfinite(t))
+        return fail(I, "current communication point is not finite");
+    if (fabs(t - I->d.t) > 1e-9 * (1.0 + fabs(I->d.t)))
+        return fail(I, "current communication point %.17g does not match the time %.17g", t, I->d.t);
+    if (I->d.v[MBS_VR_HMAX] > 0.0 && h / I->d.v[MBS_VR_HMAX] > (double)MAX_STEPS_PER_CALL)
+        return fail(I, "max_internal_step = %g s would need more than %ld internal steps for the "
+                       "communication step of %g s; raise max_internal_step or shorten the step",
+                    I->d.v[MBS_VR_HMAX], MAX_STEPS_PER_CALL, h);
+    I->d.rk.rtol = I->d.v[MBS_VR_RTOL];
+    I->d.rk.atol = I->d.v[MBS_VR_ATOL];
+    I->d.rk.hmax = I->d.v[MBS_VR_HMAX] > 0.0 ? I->d.v[MBS_VR_HMAX] : INFINITY;
+    /* Inputs or parameters changed: restart at the communication point (the steps taken past it
+     * assumed the old values), and while they keep changing, do not step past the next one.
+     * Inputs given as a function of time are known ahead: the run continues past. */
+    I->d.inputs_changing = I->d.fsal_dirty && I->input_fn == NULL;
+    if (I->d.fsal_dirty) {
+        mbs_rkstab_reset_fsal(&I->d.rk);
+        I->d.fsal_dirty = 0;
+    }
+    t_end = t + h;
+    t_stop = I->d.inputs_changing ? t_end : I->d.t_stop;
+    if (t_stop < t_end)
+        t_stop = t_end;
+    I->form.message[0] = '\0';
+    rc = mbs_rkstab_advance_dense(&I->d.rk, inst_rhs, project, I, I->d.t, I->d.x, t_end, t_stop,
+                                  MAX_STEPS_PER_CALL, x);
+    if (rc == MBS_RKSTAB_OK && project != NULL && project(I, t_end, x) != 0)
+        rc = MBS_RKSTAB_EPROJECT; /* the interpolated state is projected like every step end */
+    if (rc != MBS_RKSTAB_OK) {
+        char inputs[512];
+        /* keep the last communication point's state: outputs, time and saved states stay valid */
+        mbs_rkstab_reset_fsal(&I->d.rk);
+        I->last_code = rc;
+        inputs_text(I, inputs, sizeof inputs);
+        return fail(I, "integration from t=%.17g to %.17g failed (internal time %.17g): %s%s%s%s", t,
+                    t_end, I->d.rk.t_fsal, mbs_rkstab_message(rc), I->form.message[0] ? ": " : "",
+                    I->form.message, inputs);
+    }
+    memcpy(I->d.x, x, sizeof x);
+    I->d.t = t_end;
+    if (publish(I) != MBS_OK) {
+        I->last_code = MBS_RKSTAB_ERHS;
+        return fail(I, "outputs at t=%.17g: %.900s", t_end, I->msg);
+    }
+    return MBS_OK;
+}
+
+int mbs_inst_run(mbs_instance *I, const double *grid, size_t n, double *rec, size_t stride,
+                 int with_lambda, int (*tick)(void *, double), void *ctx, size_t *reached)
+{
+    size_t k;
+    *reached = 0;
+    if (stride < (size_t)VR_PRM + (with_lambda ? MBS_NC : 0))
+        return fail(I, "record rows of %lu values are too short (%d needed)", (unsigned long)stride,
+                    VR_PRM + (with_lambda ? MBS_NC : 0));
+    for (k = 0; k < n; k++) {
+        double *row = rec + k * stride;
+        if (k > 0 && mbs_inst_do_step(I, I->d.t, grid[k] - I->d.t) != MBS_OK)
+            return MBS_ERROR;
+        memcpy(row, I->d.v, sizeof(double) * VR_PRM);
+        if (with_lambda && mbs_inst_multipliers(I, row + VR_PRM) != MBS_OK)
+            return MBS_ERROR;
+        *reached = k + 1;
+        if (tick != NULL && tick(ctx, I->d.t) != 0) {
+            I->last_code = MBS_STOPPED;
+            return fail(I, "stopped at t=%.17g", I->d.t);
+        }
+    }
+    return MBS_OK;
+}
+
+int mbs_inst_last_code(const mbs_instance *I) { return I->last_code; }
+
+void mbs_inst_statistics(const mbs_instance *I, long *nfev, long *naccept, long *nreject, long *nproj)
+{
+    *nfev = I->d.rk.nfev;
+    *naccept = I->d.rk.naccept;
+    *nreject = I->d.rk.nreject;
+    *nproj = I->form.nproj;
+}
+
+/* ---------------------------------------------------------------- directional derivatives */
+
+int mbs_inst_output_derivatives(mbs_instance *I, const double *du, size_t n, const unsigned *unknown,
+                                double *dv)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (unknown[i] >= NVARS || (mbs_kind[unknown[i]] != MBS_VAR_STATE &&
+                                    mbs_kind[unknown[i]] != MBS_VAR_CALC))
+            return fail(I, "unknown %u is not an output", unknown[i]);
+#if MBS_NOUT > 0 && MBS_NU > 0
+    {
+        double dout[MBS_ONE(MBS_NOUT_EXPR * MBS_NU)], dval[MBS_NOUT];
+        const double *x = I->d.x;
+        int k, j;
+        if (fill_tp(I, I->d.t) != 0)
+            return fail(I, "%s", I->form.message);
+#if MBS_TP_FUNCTION && MBS_NTP > 0
+        mbs_time_parameters(I->d.t, I->d.v + VR_PRM, I->tp);
+#endif
+        mbs_outputs_du(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, dout);
+#if MBS_NREACT > 0
+        {
+            double dhu[F * MBS_NU], dh[F], zero[MBS_NC], dydd[F], dlam[MBS_NC];
+            int rc;
+            mbs_force_du(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, dhu);
+            mbs_constrained(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, I->cbuf);
+            mbs_gemv(0, F, MBS_NU, 1.0, dhu, du, 0.0, dh);
+            memset(zero, 0, sizeof zero);
+            rc = mbs_solve_kkt(F, MBS_NC, I->cbuf, I->cbuf + F * F + F + MBS_NC, dh, zero, dydd, dlam,
+                               I->kkt_work);
+            if (rc != 0)
+                return fail(I, "the KKT matrix is singular (pivot %d): the multipliers are not unique "
+                               "here (redundant constraints?)", rc);
+            for (k = 0; k < MBS_NOUT; k++)
+                if (mbs_out_src[k] < 0)
+                    dval[k] = dlam[-mbs_out_src[k] - 1];
+        }
+#endif
+        for (k = 0; k < MBS_NOUT; k++) {
+            int src = mbs_out_src[k];
+            if (src >= 0) {
+                double acc = 0.0;
+                for (j = 0; j < MBS_NU; j++)
+                    acc += dout[src * MBS_NU + j] * du[j];
+                dval[k] = acc;
+            }
+        }
+        for (i = 0; i < n; i++) {
+            unsigned r = unknown[i];
+            dv[i] = (r >= MBS_VR_OUT && r < MBS_VR_OUT + MBS_NOUT) ? dval[r - MBS_VR_OUT] : 0.0;
+        }
+        return MBS_OK;
+    }
+#else
+    (void)du;
+    for (i = 0; i < n; i++)
+        dv[i] = 0.0; /* no output depends directly on an input */
+    return MBS_OK;
+#endif
+}
+
+/* ---------------------------------------------------------------- state */
+
+size_t mbs_inst_state_size(void) { return sizeof(mbs_sim); }
+
+void mbs_inst_save(const mbs_instance *I, void *buf) { memcpy(buf, &I->d, sizeof I->d); }
+
+int mbs_inst_state_check(const void *buf)
+{
+    mbs_sim d;
+    int i;
+    memcpy(&d, buf, sizeof d);
+    if ((d.started & ~1) || (d.rk.n != NX && d.rk.n != 0) || (d.rk.n == 0 && d.started) ||
+        (d.fsal_dirty & ~1) || (d.inputs_changing & ~1) || (d.rk.fsal_valid & ~1) ||
+        (d.rk.dense_valid & ~1) || !isfinite(d.t) || isnan(d.t_stop))
+        return 1;
+    for (i = 0; i < NX; i++)
+        if (d.given[i] > 1 || !isfinite(d.x[i]))
+            return 1;
+    return 0;
+}
+
+void mbs_inst_restore(mbs_instance *I, const void *buf)
+{
+    memcpy(&I->d, buf, sizeof I->d);
+    I->d.rk.work = I->d.work;
+    I->outputs_dirty = 0; /* the state holds the outputs computed at its time */
+}

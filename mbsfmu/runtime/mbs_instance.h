@@ -1,0 +1,135 @@
+/*
+ * mbs_instance.h -- one running model: the layer every path of mbsfmu simulates through.
+ *
+ * An instance holds the values of the model's variables (in value-reference order, see
+ * mbs_model.h), the integrator and the formulation, and offers what a simulation needs:
+ *
+ *   set / get values     with the model's rules checked before anything changes (solver-setting
+ *                        ranges, declared bounds, parameter rules of mbs_parameters.h);
+ *   start                consistent initial state (seed 000 eqs. 5-6), integrator set-up,
+ *                        outputs at the start;
+ *   do-step              from the current time t to t + h with dense output: the integrator takes
+ *                        the steps its error control allows, also past communication points (up to
+ *                        the stop time), and the state at t + h is its continuous extension,
+ *                        projected onto the constraints like every step end.  After an input or
+ *                        parameter changed, it restarts at t and does not step past t + h;
+ *   run                  do-steps over a whole grid in one call, recording every point;
+ *   outputs              user outputs (expressions, frame kinematics, Lagrange multipliers);
+ *   directional derivatives of the outputs by the inputs (symbolic Jacobians, KKT for multipliers);
+ *   state                save / restore of everything that determines the continuation.
+ *
+ * The FMI 2.0 glue (fmi2_glue.c) and the Python binding (mbs_python.c) are thin layers over this
+ * API: the state machine of FMI, logging and argument checks live there, the simulation here.
+ * Functions that can fail return MBS_OK, MBS_WARNING or MBS_ERROR (the numbers of fmi2Status) and
+ * leave a one-line explanation in mbs_inst_message().
+ *
+ * The model's sizes are not visible here: the instance is an opaque block of
+ * mbs_instance_size() bytes the caller allocates.
+ */
+#ifndef MBS_INSTANCE_H
+#define MBS_INSTANCE_H
+
+#include <stddef.h>
+
+#include "mbs_formulation.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mbs_instance mbs_instance;
+
+enum { MBS_OK = 0, MBS_WARNING = 1, MBS_ERROR = 3 };
+
+/* variable kinds (mbs_kind of the model) */
+enum {
+    MBS_VAR_STATE = 0,   /* coordinate or velocity: start value settable before the start */
+    MBS_VAR_CALC = 1,    /* calculated output */
+    MBS_VAR_FIXED = 2,   /* fixed parameter (the constraints depend on it) */
+    MBS_VAR_TUNABLE = 3, /* tunable parameter (incl. the solver settings) */
+    MBS_VAR_INPUT = 4
+};
+
+/* ---- the model */
+const char *mbs_model_name(void);
+const char *mbs_model_guid(void);
+int mbs_model_nvars(void);
+const char *mbs_var_name(unsigned vr);  /* NULL for an unknown value reference */
+int mbs_var_kind(unsigned vr);          /* -1 for an unknown value reference */
+/* sizes: ny, nprm, nu, ntp, nc, nic, nout, nvars, has_aba, first value reference of the outputs,
+ * constants, solver settings and inputs; returns the number written (<= 13) */
+int mbs_model_sizes(int *out);
+
+/* ---- life cycle */
+size_t mbs_instance_size(void);
+/* (Re)initialise an instance: start values, time 0, default formulation and method. */
+void mbs_inst_init(mbs_instance *inst);
+const char *mbs_inst_message(const mbs_instance *inst);
+/* Optional logger for events (level MBS_OK) and warnings (MBS_WARNING) of start and do-step. */
+void mbs_inst_set_logger(mbs_instance *inst, void (*log)(void *ctx, int level, const char *msg), void *ctx);
+
+/* ---- configuration (before start) */
+/* Formulation kind (MBS_FORM_KIND_* of the model header); models without constraints always run
+ * the minimal ODE.  Options are taken from mbs_inst_form() afterwards. */
+int mbs_inst_set_formulation(mbs_instance *inst, int kind);
+mbs_form *mbs_inst_form(mbs_instance *inst);
+/* Minimal ODE of a tree: 1 = articulated-body algorithm where the model has it, 0 = mass matrix. */
+void mbs_inst_use_aba(mbs_instance *inst, int on);
+/* Input values as a function of time (called before every right-hand side; writes u).  Return
+ * nonzero to stop the integration (e.g. an exception in a Python callable). */
+void mbs_inst_set_input_fn(mbs_instance *inst, int (*fn)(void *ctx, double t, double *u), void *ctx);
+/* Time-parameter values (p, p', p'' each) at t, for models whose time parameters are not
+ * expressions (MBS_TP_FUNCTION 0). */
+void mbs_inst_set_tp_fn(mbs_instance *inst, int (*fn)(void *ctx, double t, double *tp), void *ctx);
+/* Time of the start, and the stop time (steps never pass it; INFINITY: none). */
+int mbs_inst_set_time(mbs_instance *inst, double t0, double t_stop);
+
+/* ---- values */
+/* Check and set: before the start any variable but calculated outputs; after it, inputs and
+ * tunable parameters.  Everything is checked first: a refused call changes nothing. */
+int mbs_inst_set(mbs_instance *inst, size_t n, const unsigned *vr, const double *value);
+/* Values by value reference (outputs recomputed first if an input or parameter changed). */
+int mbs_inst_get(mbs_instance *inst, size_t n, const unsigned *vr, double *value);
+/* The current time and state x = [y, y'] (2 ny doubles). */
+double mbs_inst_time(const mbs_instance *inst);
+const double *mbs_inst_state(const mbs_instance *inst);
+/* Lagrange multipliers at the current state (nc doubles; seed 000 eq. 8). */
+int mbs_inst_multipliers(mbs_instance *inst, double *lambda);
+
+/* ---- simulation */
+/* Consistent start.  hold == NULL: the coordinates that are not guesses, or were set, are held
+ * first, and if that fails every coordinate may move (moved given values give MBS_WARNING);
+ * otherwise exactly the coordinates j with hold[j] keep their values. */
+int mbs_inst_start(mbs_instance *inst, const unsigned char *hold);
+int mbs_inst_do_step(mbs_instance *inst, double t, double h);
+/* Do-steps over grid[0..n-1] (grid[0] = the current time).  Row k of rec (stride doubles) gets
+ * the values of the value references [0, first constant) at grid[k], then, if with_lambda, the
+ * nc multipliers.  tick(ctx, t) is called after every point; nonzero stops the run (MBS_ERROR,
+ * code MBS_STOPPED).  *reached = the number of rows written. */
+int mbs_inst_run(mbs_instance *inst, const double *grid, size_t n, double *rec, size_t stride,
+                 int with_lambda, int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
+
+/* Why the last do-step failed: an MBS_RKSTAB_* code, or MBS_STOPPED (tick), 0 if it did not. */
+#define MBS_STOPPED (-100)
+int mbs_inst_last_code(const mbs_instance *inst);
+
+/* Statistics since the start: right-hand sides, accepted and rejected steps, projections. */
+void mbs_inst_statistics(const mbs_instance *inst, long *nfev, long *naccept, long *nreject, long *nproj);
+
+/* Directional derivatives of the value references unknown[0..nu-1] by the inputs: du holds the
+ * seed per input (nu doubles), dv receives one value per unknown. */
+int mbs_inst_output_derivatives(mbs_instance *inst, const double *du, size_t n, const unsigned *unknown,
+                                double *dv);
+
+/* ---- state */
+size_t mbs_inst_state_size(void);
+void mbs_inst_save(const mbs_instance *inst, void *buf);
+/* 0 if buf (mbs_inst_state_size() bytes) is a state this model could have written. */
+int mbs_inst_state_check(const void *buf);
+void mbs_inst_restore(mbs_instance *inst, const void *buf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MBS_INSTANCE_H */

@@ -1,0 +1,93 @@
+/*
+ * mbs_model.h -- the contract between the C engine and one generated model.
+ *
+ * Every model built by mbsfmu (mbsfmu.codegen.c_model) provides two files:
+ *   model_config.h  sizes, name, GUID and build settings (the macros used below), and
+ *   model.c         the functions and tables declared here.
+ * The engine (mbs_instance.c) is compiled against this header only; nothing else in the runtime
+ * includes model files.
+ *
+ * Equations (seed 002 eqs. 1-11, seed 000 eqs. 5-8), all with the argument list MBS_EQ_ARGS:
+ *   t time, y coordinates (MBS_NY), yd their rates, prm constants (MBS_NPRM), u inputs (MBS_NU),
+ *   tp time-parameter values p, p', p'' (MBS_NTP), out the outputs (layout per function below).
+ */
+#ifndef MBS_MODEL_H
+#define MBS_MODEL_H
+
+#include "model_config.h"
+
+#define MBS_EQ_ARGS                                                                               \
+    double t, const double *y, const double *yd, const double *prm, const double *u,              \
+        const double *tp, double *out
+
+/* M (f x f, row-major), q - k (f) */
+void mbs_dynamics(MBS_EQ_ARGS);
+/* c (m), C (m x f), b' (m) */
+void mbs_constraints(MBS_EQ_ARGS);
+/* M, q - k, c, C, b', b'' (mbsfmu.runtime.constants.constrained_layout) */
+void mbs_constrained(MBS_EQ_ARGS);
+/* kinetic and potential energy */
+void mbs_energy(MBS_EQ_ARGS);
+/* e (MBS_NIC) and E = de/dy (MBS_NIC x f) of the extra initial conditions */
+void mbs_initial_conditions(MBS_EQ_ARGS);
+/* the MBS_NOUT_EXPR user outputs that are expressions, and their derivatives by u (row-major) */
+void mbs_outputs(MBS_EQ_ARGS);
+void mbs_outputs_du(MBS_EQ_ARGS);
+/* d(q - k)/du (f x nu) */
+void mbs_force_du(MBS_EQ_ARGS);
+/* m, J11, J12, J13, J22, J23, J33 of each of the MBS_NBODYCHECK checked bodies */
+void mbs_mass_properties(MBS_EQ_ARGS);
+#if MBS_TP_FUNCTION
+/* p, p', p'' of each time parameter at t */
+void mbs_time_parameters(double t, const double *prm, double *tp);
+#endif
+#if MBS_HAS_ABA
+/* y'' of a tree by the articulated-body algorithm: 0, or j + 1 if the pivot of coordinate j failed */
+int mbs_aba(MBS_EQ_ARGS);
+#endif
+
+/* Value-reference layout (also mbsfmu.fmu.model_description.fmu_variables):
+ *   [0, f) coordinates, [f, 2f) velocities, 2f constraint_residual (models with constraints),
+ *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, inputs. */
+#define MBS_F MBS_NY
+#define MBS_NX (2 * MBS_NY)
+#define MBS_HAS_RES (MBS_NC > 0)
+#define MBS_VR_RES MBS_NX
+#define MBS_VR_OUT (MBS_NX + MBS_HAS_RES)
+#define MBS_VR_PRM (MBS_VR_OUT + MBS_NOUT)
+#define MBS_VR_RTOL (MBS_VR_PRM + MBS_NPRM)
+#define MBS_VR_ATOL (MBS_VR_RTOL + 1)
+#define MBS_VR_HMAX (MBS_VR_RTOL + 2)
+#define MBS_VR_U (MBS_VR_RTOL + 3)
+#define MBS_NROWS (MBS_NC + MBS_NIC)
+
+#define MBS_ONE(n) ((n) > 0 ? (n) : 1) /* array sizes of possibly empty tables */
+
+/* Variables, in value-reference order: start values, names and kinds (MBS_VAR_* of mbs_instance.h) */
+extern const double mbs_start[MBS_NVARS];
+extern const char *const mbs_names[MBS_NVARS];
+extern const unsigned char mbs_kind[MBS_NVARS];
+
+/* Consistent initialization: guess flags of positions and rates, the initial conditions' values
+ * and rates, and the names of the rows of [c; e] for messages */
+extern const unsigned char mbs_guess[MBS_ONE(MBS_NY)];
+extern const unsigned char mbs_guess_velocity[MBS_ONE(MBS_NY)];
+extern const double mbs_ic_value[MBS_ONE(MBS_NIC)];
+extern const double mbs_ic_rate[MBS_ONE(MBS_NIC)];
+extern const unsigned char mbs_ic_has_rate[MBS_ONE(MBS_NIC)];
+extern const char *const mbs_row_names[MBS_ONE(MBS_NROWS)];
+
+/* Per user output: its index in mbs_outputs' output (>= 0) or -(constraint row + 1), a multiplier */
+extern const int mbs_out_src[MBS_ONE(MBS_NOUT)];
+
+/* Parameter rules (mbs_parameters.h) */
+extern const double mbs_prm_min[MBS_ONE(MBS_NPRM)];
+extern const double mbs_prm_max[MBS_ONE(MBS_NPRM)];
+extern const char *const mbs_prm_nonzero_why[MBS_ONE(MBS_NPRM)];
+extern const char *const mbs_body_check_names[MBS_ONE(MBS_NBODYCHECK)];
+extern const int mbs_body_prm_start[MBS_NBODYCHECK + 1];
+extern const int mbs_body_prm[];
+extern const double mbs_u_min[MBS_ONE(MBS_NU)];
+extern const double mbs_u_max[MBS_ONE(MBS_NU)];
+
+#endif /* MBS_MODEL_H */
