@@ -22,6 +22,9 @@ import tempfile
 import warnings
 
 from .errors import MbsError, ParameterError
+from .simulation.simulate import ATOL_FACTOR, simulate_defaults
+
+_DEFAULTS = simulate_defaults()
 
 
 def _parse_sets(items, system):
@@ -168,10 +171,14 @@ def build_parser() -> argparse.ArgumentParser:
     ps = sub.add_parser("simulate", help="simulate a model and write a CSV")
     ps.add_argument("model", help="Python file with a model() function")
     ps.add_argument("--t-end", type=float, required=True, help="end time [s]")
-    ps.add_argument("--dt", type=float, default=0.01, help="output interval [s] (default 0.01)")
-    ps.add_argument("--rtol", type=float, default=1e-8, help="relative tolerance (default 1e-8)")
-    ps.add_argument("--atol", type=float, default=None, help="absolute tolerance (default rtol/100)")
-    ps.add_argument("--method", default="explicit",
+    ps.add_argument("--dt", type=float, default=_DEFAULTS["dt"],
+                    help=f"output interval [s] (default {_DEFAULTS['dt']:g})")
+    ps.add_argument("--rtol", type=float, default=_DEFAULTS["rtol"],
+                    help=f"relative tolerance (default {_DEFAULTS['rtol']:g})")
+    ps.add_argument("--atol", type=float, default=None,
+                    help=f"absolute tolerance (default {ATOL_FACTOR['constrained']:g} rtol for models with "
+                         f"constraints, {ATOL_FACTOR['tree']:g} rtol for trees)")
+    ps.add_argument("--method", default=_DEFAULTS["method"],
                     help="explicit (DOP853), stiff (Radau) or a scipy solve_ivp method")
     ps.add_argument("--formulation", default=None,
                     help="for models with loops: dae, baumgarte, partition, qr (default), svd, "

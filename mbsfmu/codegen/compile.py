@@ -134,6 +134,46 @@ def compile_extension(template: str, stem: str) -> tuple[str, pathlib.Path]:
     return module, path
 
 
+def compile_engine(files: dict[str, str], compiled: tuple[str, ...], stem: str,
+                   include_dirs: tuple = ()) -> tuple[str, pathlib.Path]:
+    """(module name, path) of a CPython extension built from several C files.
+
+    ``files`` maps file names to their text (every ``@MODULE@`` is replaced by the module name),
+    ``compiled`` names the ones to compile; the others are headers, found with ``include_dirs``
+    first in the same folder.  Built for this processor like :func:`compile_extension` and cached
+    by the hash of every file, the compiler, the flags, the processor and the Python headers."""
+    cc = find_compiler()
+    incs = python_include_dirs()
+    native = native_flags(cc)
+    ident = [*(f"{k}\0{v}" for k, v in sorted(files.items())), *compiled, cc, *CFLAGS, *LIBS, *incs,
+             *map(str, include_dirs), sysconfig.get_config_var("EXT_SUFFIX") or "", *native,
+             cpu_identity() if native else ""]
+    key = hashlib.sha256("\0".join(ident).encode()).hexdigest()[:24]
+    module = f"{re.sub(r'[^A-Za-z0-9_]', '_', stem)[:40]}_{key}"
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    d = cache_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    so = d / f"{module}{suffix}"
+    if so.exists():
+        return module, so
+    global compile_count
+    with tempfile.TemporaryDirectory(dir=d, prefix=module + ".src.") as tmp:
+        src = pathlib.Path(tmp)
+        for name, text in files.items():
+            (src / name).write_text(text.replace("@MODULE@", module))
+        fd, out = tempfile.mkstemp(dir=d, prefix=so.name + ".", suffix=".tmp")
+        os.close(fd)
+        try:
+            run_compiler([cc, *CFLAGS, "-fvisibility=hidden", *native, f"-I{src}",
+                          *(f"-I{i}" for i in (*include_dirs, *incs)), "-o", out,
+                          *(str(src / f) for f in compiled), *LIBS], repr(stem))
+            compile_count += 1
+            os.replace(out, so)
+        finally:
+            pathlib.Path(out).unlink(missing_ok=True)
+    return module, so
+
+
 def run_compiler(cmd: list[str], what: str) -> None:
     """Run the compiler command ``cmd``; a CompileError naming ``what``, the command and the
     compiler's output if it cannot run or fails."""

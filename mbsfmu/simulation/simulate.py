@@ -12,6 +12,7 @@ from ..formulations import make_formulation
 from ..formulations.consistent_initialization import consistent_state
 from ..model.system import finite_number
 from ..solver_settings import check_setting
+from .engine_run import engine_applies, run_on_engine
 from .projected_scipy import SOLVERS, integrate_projected
 from .result import Result
 from .run_monitor import RunMonitor
@@ -22,8 +23,25 @@ METHODS = {"explicit": "DOP853", "stiff": "Radau"}
 SCIPY_METHODS = ("RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 
 
+#: atol = factor * rtol when simulate() is not given atol: with constraints, and for trees
+ATOL_FACTOR = {"constrained": 0.1, "tree": 0.01}
+
+
+def default_atol(rtol: float, constrained: bool) -> float:
+    """simulate's absolute tolerance when none is given."""
+    return rtol * ATOL_FACTOR["constrained" if constrained else "tree"]
+
+
 #: the largest result simulate() allocates up front (output rows x columns x 8 bytes)
 MAX_RESULT_BYTES = 2**30
+
+
+def simulate_defaults() -> dict:
+    """The defaults of simulate's keywords (the CLI shows these in its help)."""
+    import inspect
+
+    return {k: p.default for k, p in inspect.signature(simulate).parameters.items()
+            if p.default is not inspect.Parameter.empty}
 
 
 def output_grid(t_end, dt, columns: int = 1) -> np.ndarray:
@@ -141,23 +159,25 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     grid = output_grid(t_end, dt, 2 * len(system.coordinates_) + 1 + len(system.inputs))
     eqs = system.equations()
     numeric = eqs.numeric(params)
-    if backend == "c":
-        numeric.use_c_kernel()
-    elif backend != "numpy":
+    if backend not in ("c", "numpy"):
         raise ParameterError(f"unknown backend {backend!r}; use 'numpy' or 'c'")
     form = make_formulation(formulation, numeric, inputs, **(formulation_options or {}))
     x0 = initial_state(system, initial)
     f = numeric.f
+    given = [k if not k.startswith("D") or k in system.coordinates_ else f"der({k[1:]})"
+             for k in (initial or {})]
+    on_engine = backend == "c" and engine_applies(system, method, form.name if numeric.m else "minimal")
+    if backend == "c" and not on_engine:
+        numeric.use_c_kernel()  # scipy methods and the formulations not yet in the engine
+    if on_engine:
+        return _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
+                                   inputs, formulation_options, progress, progress_every)
     if numeric.m:
-        given = [k if not k.startswith("D") or k in system.coordinates_ else f"der({k[1:]})"
-                 for k in (initial or {})]
         x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
         check_rank(form, 0.0, x0[:f])
         if method == "explicit":
             scipy_method = "rkstab"
-        atol = rtol / 10 if atol is None else atol
-    else:
-        atol = rtol * 1e-2 if atol is None else atol
+    atol = default_atol(rtol, bool(numeric.m)) if atol is None else atol
     numeric.check_state(0.0, x0[:f], x0[f:], form.inputs(0.0))
     project = form.project if numeric.m and form.projects else None
     if numeric.m and scipy_method not in SOLVERS and scipy_method != "rkstab":
@@ -206,6 +226,27 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     except KeyboardInterrupt as exc:  # at the very end: the result is complete
         raise SimulationInterrupted(f"{system.name}: interrupted after the run; the complete "
                                     "result is in .result", res) from exc
+    return res
+
+
+def _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step, inputs,
+                        options, progress, progress_every) -> Result:
+    """The engine's run of simulate (see :mod:`.engine_run`), as a Result."""
+    atol = default_atol(rtol, bool(numeric.m)) if atol is None else atol
+    f = numeric.f
+    stats = {"method": "rkstab" if numeric.m else "rkstab (engine)", "formulation": form.name,
+             "rtol": rtol, "atol": atol, "backend": "c"}
+
+    def result(T, X, run_stats, **extra):
+        stats.update(run_stats, rhs_calls=run_stats["nfev"], steps=run_stats["naccept"])
+        U = np.array([form.inputs(ti) for ti in T]).T if inputs else None
+        return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form, **extra)
+
+    start = time.perf_counter()
+    T, X, run_stats = run_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
+                                    inputs, options, progress, progress_every, result)
+    res = result(T, X, run_stats)
+    stats["cpu_seconds"] = time.perf_counter() - start
     return res
 
 

@@ -1,0 +1,75 @@
+"""The C engine against the numpy reference, measured in one run (issue 11).
+
+1. Seed 000 Table 1 with the engine: slider-crank over 40 s and 300 s per engine formulation at
+   rtol 1e-8 and 1e-10: CPU time of the engine's run (in-process, one call over the whole grid,
+   dt = 0.01) and, for 40 s, of ``simulate(backend='numpy')`` in the same run, with the ratio.
+2. Andrews' squeezer on [0, 0.03] (seed 004), rtol 1e-4 ... 1e-8: function evaluations (NFCN)
+   and CPU per evaluation of the engine's RKSTAB.
+
+Run: ``.venv/bin/python bench/engine.py [--quick]`` (``--quick`` skips the 300 s runs and the
+numpy reference at rtol 1e-10).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+
+import numpy as np
+
+import mbsfmu
+from mbsfmu.model.loader import load_model
+from mbsfmu.runtime.engine import Engine
+from mbsfmu.simulation.simulate import output_grid
+
+
+def engine_cpu(system, form, t_end, rtol, dt=0.01, repeat=3):
+    """(best CPU seconds of the engine's run, nfev, residual) over ``repeat`` runs."""
+    grid = output_grid(t_end, dt)
+    best = np.inf
+    for _ in range(repeat):
+        e = Engine(system, form)
+        e.set({"solver_rtol": rtol, "solver_atol": rtol / 10})
+        e.start(0.0, t_end)
+        t0 = time.process_time()
+        rec, reached, status, message, _ = e.run(grid)
+        best = min(best, time.process_time() - t0)
+        if status != 0:
+            raise RuntimeError(message)
+    return best, e.statistics()["nfev"], float(np.abs(rec[:, 2 * system.equations().numeric().f]).max())
+
+
+def table1(quick: bool):
+    s = load_model("models/slider_crank.py")
+    print("Seed 000 Table 1 on the engine (slider-crank, dt = 0.01, CPU of the run)")
+    print(f"{'formulation':12} {'rtol':>7} {'T':>5} {'engine ms':>10} {'nfev':>8} {'max|c|':>9} "
+          f"{'numpy s':>8} {'ratio':>7}")
+    for form in ("qr", "baumgarte", "dae"):
+        for rtol in (1e-8, 1e-10):
+            for t_end in ((40.0,) if quick else (40.0, 300.0)):
+                cpu, nfev, res = engine_cpu(s, form, t_end, rtol)
+                ref = ratio = ""
+                if t_end == 40.0 and not (quick and rtol < 1e-9):
+                    t0 = time.process_time()
+                    mbsfmu.simulate(s, t_end=t_end, rtol=rtol, backend="numpy", formulation=form)
+                    ref_s = time.process_time() - t0
+                    ref, ratio = f"{ref_s:8.2f}", f"{ref_s / cpu:7.0f}"
+                print(f"{form:12} {rtol:7.0e} {t_end:5.0f} {1e3 * cpu:10.2f} {nfev:8d} {res:9.1e} "
+                      f"{ref:>8} {ratio:>7}")
+
+
+def andrews():
+    s = load_model("models/andrews.py")
+    print("\nAndrews' squeezer on [0, 0.03], engine RKSTAB with 'qr'")
+    print(f"{'rtol':>7} {'nfev':>8} {'CPU ms':>8} {'us/nfev':>8}")
+    for rtol in (1e-4, 1e-5, 1e-6, 1e-7, 1e-8):
+        cpu, nfev, _ = engine_cpu(s, "qr", 0.03, rtol, dt=0.03)
+        print(f"{rtol:7.0e} {nfev:8d} {1e3 * cpu:8.2f} {1e6 * cpu / nfev:8.2f}")
+
+
+if __name__ == "__main__":
+    warnings.simplefilter("ignore")
+    quick = "--quick" in sys.argv
+    table1(quick)
+    andrews()

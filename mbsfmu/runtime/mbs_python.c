@@ -1,0 +1,577 @@
+/*
+ * mbs_python.c -- the Python binding of the engine: one extension module per model.
+ *
+ * The module (named @MODULE@ by mbsfmu.codegen.compile.compile_engine) exposes the model's
+ * layout (sizes(), names(), kinds(), starts(), guid()) and the type Instance, a thin wrapper of
+ * mbs_instance (mbs_instance.h): set/get values, configure the formulation, start, do_step,
+ * run over a whole grid in one call (no Python per step), multipliers, directional derivatives,
+ * save/restore.  Errors raise EngineError with the instance's message; run() returns its status
+ * instead, so that the caller keeps the rows reached before a failure.
+ *
+ * While run() integrates without Python callables (inputs or time parameters as functions of t)
+ * it releases the GIL; every `every` seconds of wall time it takes the GIL back to let Python
+ * handle signals (Ctrl-C) and to call the progress function.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "mbs_instance.h"
+
+static PyObject *EngineError;
+
+typedef struct {
+    PyObject_HEAD
+    mbs_instance *inst;
+    PyObject *input_fn;   /* callable(t) -> nu values, or NULL */
+    PyObject *tp_fn;      /* callable(t) -> ntp values, or NULL */
+    int busy;             /* run() is integrating with the GIL released */
+    int sizes[16];
+} InstanceObject;
+
+static int check_idle(InstanceObject *self)
+{
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the engine instance is running in another thread");
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *engine_error(InstanceObject *self)
+{
+    PyErr_SetString(EngineError, mbs_inst_message(self->inst));
+    return NULL;
+}
+
+/* ---- callbacks into Python (called with the GIL held) */
+
+static int fill_from_python(PyObject *fn, double t, double *out, int n, const char *what)
+{
+    PyObject *res = PyObject_CallFunction(fn, "d", t);
+    PyArrayObject *arr;
+    if (res == NULL)
+        return 1;
+    arr = (PyArrayObject *)PyArray_FROMANY(res, NPY_DOUBLE, 0, 1, NPY_ARRAY_CARRAY_RO);
+    Py_DECREF(res);
+    if (arr == NULL)
+        return 1;
+    if (PyArray_SIZE(arr) != n) {
+        PyErr_Format(PyExc_ValueError, "the %s function returned %zd values, %d expected", what,
+                     (Py_ssize_t)PyArray_SIZE(arr), n);
+        Py_DECREF(arr);
+        return 1;
+    }
+    memcpy(out, PyArray_DATA(arr), sizeof(double) * (size_t)n);
+    Py_DECREF(arr);
+    return 0;
+}
+
+static int input_cb(void *ctx, double t, double *u)
+{
+    InstanceObject *self = (InstanceObject *)ctx;
+    if (PyErr_Occurred())
+        return 1;
+    return fill_from_python(self->input_fn, t, u, self->sizes[2], "inputs");
+}
+
+static int tp_cb(void *ctx, double t, double *tp)
+{
+    InstanceObject *self = (InstanceObject *)ctx;
+    if (PyErr_Occurred())
+        return 1;
+    return fill_from_python(self->tp_fn, t, tp, self->sizes[3], "time-parameter");
+}
+
+/* ---- helpers */
+
+static PyArrayObject *as_vrs(PyObject *obj)
+{
+    return (PyArrayObject *)PyArray_FROMANY(obj, NPY_UINT32, 0, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
+}
+
+static PyArrayObject *as_doubles(PyObject *obj)
+{
+    return (PyArrayObject *)PyArray_FROMANY(obj, NPY_DOUBLE, 0, 1, NPY_ARRAY_CARRAY_RO);
+}
+
+static PyObject *new_vector(npy_intp n, const double *data)
+{
+    PyObject *a = PyArray_SimpleNew(1, &n, NPY_DOUBLE);
+    if (a != NULL && n > 0)
+        memcpy(PyArray_DATA((PyArrayObject *)a), data, sizeof(double) * (size_t)n);
+    return a;
+}
+
+/* ---- Instance */
+
+static PyObject *Instance_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    InstanceObject *self;
+    (void)args;
+    (void)kw;
+    self = (InstanceObject *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->inst = (mbs_instance *)PyMem_Calloc(1, mbs_instance_size());
+    if (self->inst == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    mbs_inst_init(self->inst);
+    mbs_model_sizes(self->sizes);
+    return (PyObject *)self;
+}
+
+static void Instance_dealloc(InstanceObject *self)
+{
+    Py_XDECREF(self->input_fn);
+    Py_XDECREF(self->tp_fn);
+    PyMem_Free(self->inst);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Instance_set(InstanceObject *self, PyObject *args)
+{
+    PyObject *ovr, *oval;
+    PyArrayObject *vr, *val;
+    int rc;
+    if (!check_idle(self) || !PyArg_ParseTuple(args, "OO", &ovr, &oval))
+        return NULL;
+    vr = as_vrs(ovr);
+    val = vr ? as_doubles(oval) : NULL;
+    if (val == NULL) {
+        Py_XDECREF(vr);
+        return NULL;
+    }
+    if (PyArray_SIZE(vr) != PyArray_SIZE(val)) {
+        Py_DECREF(vr);
+        Py_DECREF(val);
+        return PyErr_Format(PyExc_ValueError, "%zd value references but %zd values",
+                            (Py_ssize_t)PyArray_SIZE(vr), (Py_ssize_t)PyArray_SIZE(val));
+    }
+    rc = mbs_inst_set(self->inst, (size_t)PyArray_SIZE(vr), (const unsigned *)PyArray_DATA(vr),
+                      (const double *)PyArray_DATA(val));
+    Py_DECREF(vr);
+    Py_DECREF(val);
+    if (rc != MBS_OK)
+        return engine_error(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Instance_get(InstanceObject *self, PyObject *args)
+{
+    PyObject *ovr, *out;
+    PyArrayObject *vr;
+    npy_intp n;
+    if (!check_idle(self) || !PyArg_ParseTuple(args, "O", &ovr))
+        return NULL;
+    vr = as_vrs(ovr);
+    if (vr == NULL)
+        return NULL;
+    n = PyArray_SIZE(vr);
+    out = PyArray_SimpleNew(1, &n, NPY_DOUBLE);
+    if (out != NULL && mbs_inst_get(self->inst, (size_t)n, (const unsigned *)PyArray_DATA(vr),
+                                    (double *)PyArray_DATA((PyArrayObject *)out)) != MBS_OK) {
+        Py_DECREF(out);
+        out = engine_error(self);
+    }
+    Py_DECREF(vr);
+    return out;
+}
+
+static PyObject *Instance_configure(InstanceObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"formulation", "alpha", "beta", "rank_tol", "newton_tol", "newton_max",
+                            "aba", NULL};
+    int kind, newton_max = -1, aba = 1;
+    double alpha = NAN, beta = NAN, rank_tol = NAN, newton_tol = NAN;
+    mbs_form *fm;
+    if (!check_idle(self) || !PyArg_ParseTupleAndKeywords(args, kw, "i|ddddip", names, &kind, &alpha,
+                                                            &beta, &rank_tol, &newton_tol, &newton_max,
+                                                            &aba))
+        return NULL;
+    if (mbs_inst_set_formulation(self->inst, kind) != MBS_OK)
+        return engine_error(self);
+    fm = mbs_inst_form(self->inst);
+    if (!isnan(alpha))
+        fm->alpha = alpha;
+    if (!isnan(beta))
+        fm->beta = beta;
+    if (!isnan(rank_tol))
+        fm->rank_tol = rank_tol;
+    if (!isnan(newton_tol))
+        fm->newton_tol = newton_tol;
+    if (newton_max >= 0)
+        fm->newton_max = newton_max;
+    mbs_inst_use_aba(self->inst, aba);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Instance_set_functions(InstanceObject *self, PyObject *args)
+{
+    PyObject *inputs, *tps;
+    if (!check_idle(self) || !PyArg_ParseTuple(args, "OO", &inputs, &tps))
+        return NULL;
+    Py_XDECREF(self->input_fn);
+    Py_XDECREF(self->tp_fn);
+    self->input_fn = inputs == Py_None ? NULL : (Py_INCREF(inputs), inputs);
+    self->tp_fn = tps == Py_None ? NULL : (Py_INCREF(tps), tps);
+    mbs_inst_set_input_fn(self->inst, self->input_fn ? input_cb : NULL, self);
+    mbs_inst_set_tp_fn(self->inst, self->tp_fn ? tp_cb : NULL, self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Instance_set_time(InstanceObject *self, PyObject *args)
+{
+    double t0, t_stop = INFINITY;
+    if (!check_idle(self) || !PyArg_ParseTuple(args, "d|d", &t0, &t_stop))
+        return NULL;
+    if (mbs_inst_set_time(self->inst, t0, t_stop) != MBS_OK)
+        return engine_error(self);
+    Py_RETURN_NONE;
+}
+
+/* start(hold=None) -> None, or the warning text */
+static PyObject *Instance_start(InstanceObject *self, PyObject *args)
+{
+    PyObject *ohold = Py_None;
+    Py_buffer hold;
+    int rc;
+    if (!check_idle(self) || !PyArg_ParseTuple(args, "|O", &ohold))
+        return NULL;
+    if (ohold != Py_None) {
+        if (PyObject_GetBuffer(ohold, &hold, PyBUF_SIMPLE) != 0)
+            return NULL;
+        if (hold.len != self->sizes[0]) {
+            PyBuffer_Release(&hold);
+            return PyErr_Format(PyExc_ValueError, "hold needs %d bytes", self->sizes[0]);
+        }
+        rc = mbs_inst_start(self->inst, (const unsigned char *)hold.buf);
+        PyBuffer_Release(&hold);
+    } else {
+        rc = mbs_inst_start(self->inst, NULL);
+    }
+    if (PyErr_Occurred())
+        return NULL; /* a Python input or time-parameter function raised */
+    if (rc == MBS_ERROR)
+        return engine_error(self);
+    if (rc == MBS_WARNING)
+        return PyUnicode_FromString(mbs_inst_message(self->inst));
+    Py_RETURN_NONE;
+}
+
+static PyObject *Instance_do_step(InstanceObject *self, PyObject *args)
+{
+    double t, h;
+    int rc;
+    if (!check_idle(self) || !PyArg_ParseTuple(args, "dd", &t, &h))
+        return NULL;
+    rc = mbs_inst_do_step(self->inst, t, h);
+    if (PyErr_Occurred())
+        return NULL;
+    if (rc != MBS_OK)
+        return engine_error(self);
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    InstanceObject *self;
+    PyObject *progress;       /* callable(t) or NULL */
+    double every, next;       /* wall-clock seconds between checks, time of the next one */
+    PyThreadState *released;  /* the saved thread state while the GIL is released, else NULL */
+} run_ctx;
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* after every grid point: now and then, let Python handle signals and report progress */
+static int run_tick(void *ctx, double t)
+{
+    run_ctx *r = (run_ctx *)ctx;
+    double now = wall();
+    int stop = 0;
+    if (now < r->next)
+        return 0;
+    r->next = now + r->every;
+    if (r->released != NULL)
+        PyEval_RestoreThread(r->released);
+    if (PyErr_CheckSignals() != 0)
+        stop = 1;
+    else if (r->progress != NULL) {
+        PyObject *res = PyObject_CallFunction(r->progress, "d", t);
+        if (res == NULL)
+            stop = 1;
+        Py_XDECREF(res);
+    }
+    if (r->released != NULL)
+        r->released = PyEval_SaveThread();
+    return stop;
+}
+
+/* run(grid, with_lambda=False, progress=None, every=0.1)
+ *   -> (records[len(grid), width], reached, status, message or exception, code) */
+static PyObject *Instance_run(InstanceObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"grid", "with_lambda", "progress", "every", NULL};
+    PyObject *ogrid, *progress = Py_None, *rec;
+    PyArrayObject *grid;
+    int with_lambda = 0, rc;
+    double every = 0.1;
+    npy_intp dims[2];
+    size_t reached = 0;
+    run_ctx r;
+    if (!check_idle(self) ||
+        !PyArg_ParseTupleAndKeywords(args, kw, "O|pOd", names, &ogrid, &with_lambda, &progress, &every))
+        return NULL;
+    grid = as_doubles(ogrid);
+    if (grid == NULL)
+        return NULL;
+    dims[0] = PyArray_SIZE(grid);
+    dims[1] = self->sizes[10] + (with_lambda ? self->sizes[4] : 0);
+    rec = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0);
+    if (rec == NULL) {
+        Py_DECREF(grid);
+        return NULL;
+    }
+    r.self = self;
+    r.progress = progress == Py_None ? NULL : progress;
+    r.every = every >= 0 ? every : 0.1;
+    r.next = wall() + r.every;
+    r.released = NULL;
+    self->busy = 1;
+    if (self->input_fn == NULL && self->tp_fn == NULL)
+        r.released = PyEval_SaveThread();
+    rc = mbs_inst_run(self->inst, (const double *)PyArray_DATA(grid), (size_t)dims[0],
+                      (double *)PyArray_DATA((PyArrayObject *)rec), (size_t)dims[1], with_lambda,
+                      run_tick, &r, &reached);
+    if (r.released != NULL)
+        PyEval_RestoreThread(r.released);
+    self->busy = 0;
+    Py_DECREF(grid);
+    if (PyErr_Occurred()) {
+        /* Ctrl-C or an exception in a Python function: handed to the caller with the rows */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb != NULL && value != NULL)
+            PyException_SetTraceback(value, tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        return Py_BuildValue("(NniNi)", rec, (Py_ssize_t)reached, MBS_ERROR,
+                             value ? value : Py_NewRef(Py_None), MBS_STOPPED);
+    }
+    return Py_BuildValue("(Nnisi)", rec, (Py_ssize_t)reached, rc,
+                         rc == MBS_OK ? "" : mbs_inst_message(self->inst), mbs_inst_last_code(self->inst));
+}
+
+static PyObject *Instance_multipliers(InstanceObject *self, PyObject *noargs)
+{
+    double lam[256];
+    (void)noargs;
+    if (!check_idle(self))
+        return NULL;
+    if (self->sizes[4] > 256)
+        return PyErr_Format(PyExc_ValueError, "more than 256 constraints");
+    if (mbs_inst_multipliers(self->inst, lam) != MBS_OK)
+        return engine_error(self);
+    return new_vector(self->sizes[4], lam);
+}
+
+static PyObject *Instance_output_derivatives(InstanceObject *self, PyObject *args)
+{
+    PyObject *odu, *ounk, *out = NULL;
+    PyArrayObject *du, *unk = NULL;
+    npy_intp n;
+    if (!check_idle(self) || !PyArg_ParseTuple(args, "OO", &odu, &ounk))
+        return NULL;
+    du = as_doubles(odu);
+    if (du != NULL)
+        unk = as_vrs(ounk);
+    if (unk == NULL)
+        goto done;
+    if (PyArray_SIZE(du) != self->sizes[2]) {
+        PyErr_Format(PyExc_ValueError, "du needs %d values (one per input)", self->sizes[2]);
+        goto done;
+    }
+    n = PyArray_SIZE(unk);
+    out = PyArray_SimpleNew(1, &n, NPY_DOUBLE);
+    if (out != NULL && mbs_inst_output_derivatives(self->inst, (const double *)PyArray_DATA(du), (size_t)n,
+                                                   (const unsigned *)PyArray_DATA(unk),
+                                                   (double *)PyArray_DATA((PyArrayObject *)out)) != MBS_OK) {
+        Py_DECREF(out);
+        out = engine_error(self);
+    }
+done:
+    Py_XDECREF(du);
+    Py_XDECREF(unk);
+    return out;
+}
+
+static PyObject *Instance_statistics(InstanceObject *self, PyObject *noargs)
+{
+    long nfev, nacc, nrej, nproj;
+    (void)noargs;
+    mbs_inst_statistics(self->inst, &nfev, &nacc, &nrej, &nproj);
+    return Py_BuildValue("{sl,sl,sl,sl}", "nfev", nfev, "naccept", nacc, "nreject", nrej, "nproj", nproj);
+}
+
+static PyObject *Instance_save(InstanceObject *self, PyObject *noargs)
+{
+    PyObject *b;
+    (void)noargs;
+    if (!check_idle(self))
+        return NULL;
+    b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)mbs_inst_state_size());
+    if (b != NULL)
+        mbs_inst_save(self->inst, PyBytes_AS_STRING(b));
+    return b;
+}
+
+static PyObject *Instance_restore(InstanceObject *self, PyObject *args)
+{
+    Py_buffer buf;
+    if (!check_idle(self) || !PyArg_ParseTuple(args, "y*", &buf))
+        return NULL;
+    if ((size_t)buf.len != mbs_inst_state_size() || mbs_inst_state_check(buf.buf) != 0) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(EngineError, "not a saved state of this model's engine (wrong size or invalid fields)");
+        return NULL;
+    }
+    mbs_inst_restore(self->inst, buf.buf);
+    PyBuffer_Release(&buf);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Instance_get_time(InstanceObject *self, void *closure)
+{
+    (void)closure;
+    return PyFloat_FromDouble(mbs_inst_time(self->inst));
+}
+
+static PyObject *Instance_get_x(InstanceObject *self, void *closure)
+{
+    (void)closure;
+    return new_vector(2 * self->sizes[0], mbs_inst_state(self->inst));
+}
+
+static PyMethodDef Instance_methods[] = {
+    {"set", (PyCFunction)Instance_set, METH_VARARGS, "set(vrs, values): check and set values"},
+    {"get", (PyCFunction)Instance_get, METH_VARARGS, "get(vrs) -> values"},
+    {"configure", (PyCFunction)(void (*)(void))Instance_configure, METH_VARARGS | METH_KEYWORDS,
+     "configure(formulation, alpha=, beta=, rank_tol=, newton_tol=, newton_max=, aba=True)"},
+    {"set_functions", (PyCFunction)Instance_set_functions, METH_VARARGS,
+     "set_functions(inputs, time_parameters): callables of t, or None"},
+    {"set_time", (PyCFunction)Instance_set_time, METH_VARARGS, "set_time(t0, t_stop=inf)"},
+    {"start", (PyCFunction)Instance_start, METH_VARARGS, "start(hold=None) -> None or warning text"},
+    {"do_step", (PyCFunction)Instance_do_step, METH_VARARGS, "do_step(t, h)"},
+    {"run", (PyCFunction)(void (*)(void))Instance_run, METH_VARARGS | METH_KEYWORDS,
+     "run(grid, with_lambda=False, progress=None, every=0.1) -> (records, reached, status, message, code)"},
+    {"multipliers", (PyCFunction)Instance_multipliers, METH_NOARGS, "Lagrange multipliers now"},
+    {"output_derivatives", (PyCFunction)Instance_output_derivatives, METH_VARARGS,
+     "output_derivatives(du, vrs) -> d(values)/du . du"},
+    {"statistics", (PyCFunction)Instance_statistics, METH_NOARGS, "integrator counters"},
+    {"save", (PyCFunction)Instance_save, METH_NOARGS, "save() -> bytes"},
+    {"restore", (PyCFunction)Instance_restore, METH_VARARGS, "restore(bytes)"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Instance_getset[] = {
+    {"time", (getter)Instance_get_time, NULL, "current time", NULL},
+    {"x", (getter)Instance_get_x, NULL, "current state [y, y']", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject InstanceType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "@MODULE@.Instance",
+    .tp_basicsize = sizeof(InstanceObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "one running instance of the model on the mbsfmu C engine",
+    .tp_new = Instance_new,
+    .tp_dealloc = (destructor)Instance_dealloc,
+    .tp_methods = Instance_methods,
+    .tp_getset = Instance_getset,
+};
+
+/* ---- module functions: the model's layout */
+
+static PyObject *mod_sizes(PyObject *m, PyObject *noargs)
+{
+    static const char *keys[] = {"ny", "nprm", "nu", "ntp", "nc", "nic", "nout", "nvars", "has_aba",
+                                 "vr_out", "vr_prm", "vr_solver", "vr_u"};
+    int s[16], n = mbs_model_sizes(s), i;
+    PyObject *d = PyDict_New();
+    (void)m;
+    (void)noargs;
+    for (i = 0; d != NULL && i < n; i++) {
+        PyObject *v = PyLong_FromLong(s[i]);
+        if (v == NULL || PyDict_SetItemString(d, keys[i], v) != 0) {
+            Py_XDECREF(v);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return d;
+}
+
+static PyObject *mod_variables(PyObject *m, PyObject *noargs)
+{
+    int n = mbs_model_nvars(), i;
+    PyObject *list = PyList_New(n);
+    (void)m;
+    (void)noargs;
+    for (i = 0; list != NULL && i < n; i++) {
+        PyObject *item = Py_BuildValue("(si)", mbs_var_name((unsigned)i), mbs_var_kind((unsigned)i));
+        if (item == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+static PyObject *mod_guid(PyObject *m, PyObject *noargs)
+{
+    (void)m;
+    (void)noargs;
+    return PyUnicode_FromString(mbs_model_guid());
+}
+
+static PyMethodDef module_methods[] = {
+    {"sizes", mod_sizes, METH_NOARGS, "the model's sizes and value-reference offsets"},
+    {"variables", mod_variables, METH_NOARGS, "[(name, kind)] in value-reference order"},
+    {"guid", mod_guid, METH_NOARGS, "the GUID of this build"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "@MODULE@",
+                                        "mbsfmu C engine of one model", -1, module_methods,
+                                        NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit_@MODULE@(void)
+{
+    PyObject *m;
+    import_array();
+    if (PyType_Ready(&InstanceType) < 0)
+        return NULL;
+    m = PyModule_Create(&module_def);
+    if (m == NULL)
+        return NULL;
+    EngineError = PyErr_NewException("@MODULE@.EngineError", PyExc_RuntimeError, NULL);
+    if (EngineError == NULL || PyModule_AddObject(m, "EngineError", EngineError) < 0 ||
+        PyModule_AddObject(m, "Instance", (PyObject *)&InstanceType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(EngineError);
+    Py_INCREF(&InstanceType);
+    return m;
+}

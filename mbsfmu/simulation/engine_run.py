@@ -1,0 +1,102 @@
+"""``simulate(..., backend='c')`` on the C engine: prepare one instance, run the grid in one call.
+
+The run is the one the native FMU makes (same C code, same steps): the model's start values with
+the user's ``initial`` values set (and so held first at the consistent start), constants from
+``params``, inputs held or given as functions of t (then called from C at every right-hand
+side), the solver settings as the FMU's parameters.  What the engine cannot explain as well as
+the Python reference (an inconsistent start, redundant constraints, a singular configuration at
+the start) is re-checked with the reference so the exception and its message stay the same.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+from ..errors import MbsError, SimulationError, SimulationInterrupted
+from ..runtime.engine import Engine, EngineError
+
+
+def engine_applies(system, method: str, formulation: str) -> bool:
+    """True if the engine runs this combination (else simulate takes the numpy path)."""
+    from ..runtime.engine import ENGINE_FORMULATIONS
+
+    if method not in ("explicit", "rkstab"):
+        return False
+    if any(c.value is None for c in system.constants_.values()):
+        return False  # the engine's start values need every constant's value
+    return not (system.loops or system.holonomic) or formulation in ENGINE_FORMULATIONS
+
+
+def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, atol, max_step,
+                  inputs, options, progress, progress_every, result):
+    """Integrate over ``grid`` on the engine; returns (T, X, stats) or raises like simulate."""
+    from ..formulations.consistent_initialization import InconsistentInitialValuesWarning
+
+    eng = Engine(system, form.name if numeric.m else "minimal", options)
+    eng.set(dict(zip(numeric.constant_names, map(float, numeric.prm))))
+    schedule = form.inputs
+    if inputs and schedule.time_varying:
+        eng.set_functions(inputs=lambda t: schedule(t))
+    else:
+        eng.set(dict(zip(numeric.input_names, map(float, numeric.u))))
+    if system.time_parameters and any(p.functions is not None for p in system.time_parameters.values()):
+        eng.set_functions(inputs=(lambda t: schedule(t)) if schedule.time_varying else None,
+                          time_parameters=lambda t: numeric._tp_at(t))
+    eng.set({"solver_rtol": rtol, "solver_atol": atol,
+             "max_internal_step": 0.0 if math.isinf(max_step) else max_step})
+    names = numeric.coordinate_names
+    eng.set({g: float(x0[names.index(g)] if g in names else x0[numeric.f + names.index(g[4:-1])])
+             for g in given})
+    t_end = float(grid[-1])
+    try:
+        warning = eng.start(0.0, t_end, hold=list(fixed) if fixed else None)
+    except EngineError as exc:
+        raise _explained(numeric, form, x0, fixed, given, exc) from None
+    if warning:
+        warnings.warn(InconsistentInitialValuesWarning(f"{system.name}: {warning}"), stacklevel=3)
+    if numeric.m:
+        from .simulate import check_rank
+
+        check_rank(form, 0.0, eng.x[:numeric.f])
+    start = time.perf_counter()
+
+    def tick(t):
+        progress(t, t_end)
+
+    if progress is not None:
+        progress(0.0, t_end)
+    rec, reached, status, message, code = eng.run(grid, progress=tick if progress else None,
+                                                  every=progress_every)
+    stats = dict(eng.statistics(), engine_seconds=time.perf_counter() - start, backend="c",
+                 engine="c")
+    f = numeric.f
+    T, X = grid[:reached], rec[:reached, :2 * f].T
+    if status != 0:
+        if isinstance(message, KeyboardInterrupt):
+            raise SimulationInterrupted(
+                f"{system.name}: interrupted at t={T[-1]:.6g} of {t_end:g} s; the result so far "
+                "is in .result", result(T, X, stats, partial=True, stop_reason="interrupted (Ctrl-C)"))
+        if isinstance(message, BaseException):
+            raise message
+        exc = SimulationError(f"{system.name}: {message}")
+        exc.result = result(T, X, stats, partial=True, stop_reason=str(exc)) if reached else None
+        raise exc
+    if progress is not None:
+        progress(t_end, t_end)
+    return T, X, stats
+
+
+def _explained(numeric, form, x0, fixed, given, exc) -> MbsError:
+    """The reference's exception for a refused start (same type and message as the numpy path),
+    or a SimulationError with the engine's message."""
+    from ..formulations.consistent_initialization import consistent_state
+
+    try:
+        if numeric.m:
+            x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
+        numeric.check_state(0.0, x0[:numeric.f], x0[numeric.f:], form.inputs(0.0))
+    except MbsError as ref:
+        return ref
+    return SimulationError(str(exc))

@@ -1,0 +1,149 @@
+"""The C engine (mbsfmu/runtime) as every path runs it: simulate(backend='c'), the native FMU.
+
+References: the numpy formulations and the Python RKSTAB (same method, same tolerances), and the
+native FMU driven by fmpy, which runs the same C instance layer through the FMI glue and must
+give bit-identical states on the same communication grid.
+"""
+
+import numpy as np
+import pytest
+from fmu_support import Slave
+
+import mbsfmu
+from mbsfmu.errors import ParameterError, SimulationError
+from mbsfmu.fmu.native import build_native_fmu
+from mbsfmu.model.loader import load_model
+from mbsfmu.runtime.engine import Engine, EngineError
+
+CASES = [("slider_crank", 2.0), ("four_bar", 2.0), ("andrews", 0.03)]
+
+
+def _pair(name, t_end, form, **kw):
+    model = f"models/{name}.py"
+    a = mbsfmu.simulate(model, t_end=t_end, dt=t_end / 100, rtol=1e-10, backend="c", formulation=form, **kw)
+    b = mbsfmu.simulate(model, t_end=t_end, dt=t_end / 100, rtol=1e-10, backend="numpy", formulation=form,
+                        method="rkstab", **kw)
+    return a, b
+
+
+def _rel(a, b):
+    """max |a - b| over the run, relative to each signal's largest magnitude (at least 1)."""
+    scale = np.maximum(1.0, np.abs(b).max(axis=1, keepdims=True))
+    return float(np.max(np.abs(a - b) / scale))
+
+
+@pytest.mark.parametrize("name,t_end", CASES)
+@pytest.mark.parametrize("form", ["qr", "baumgarte", "dae"])
+def test_engine_matches_numpy_reference(name, t_end, form):
+    a, b = _pair(name, t_end, form)
+    assert a.stats["backend"] == "c" and a.stats["formulation"] == form
+    # same method, same tolerance: the same steps up to the last few (rounding of C vs numpy)
+    assert abs(a.stats["nfev"] - b.stats["nfev"]) <= 0.02 * b.stats["nfev"]
+    tol = 1e-9 if form != "dae" else 1e-7  # unstabilized drift amplifies rounding differences
+    assert _rel(a.y, b.y) < tol
+    assert _rel(a.yd, b.yd) < 10 * tol
+    if form == "qr":
+        assert a.constraint_residual.max() < 1e-12
+
+
+def test_tree_runs_on_articulated_body_engine():
+    a = mbsfmu.simulate("models/double_pendulum.py", t_end=5.0, dt=0.05, rtol=1e-10, backend="c")
+    b = mbsfmu.simulate("models/double_pendulum.py", t_end=5.0, dt=0.05, rtol=1e-10, backend="numpy",
+                        method="rkstab")
+    assert a.stats["formulation"] == "minimal" and a.stats["backend"] == "c"
+    assert _rel(a.y, b.y) < 1e-9 and _rel(a.yd, b.yd) < 1e-8
+    e = a.energy()["total"]
+    assert np.ptp(e) < 1e-8 * max(1.0, np.abs(e).max())
+
+
+def test_engine_forty_seconds_in_one_call():
+    # seed 000 Table 1 setting: slider-crank 40 s, rtol 1e-8 (the CPU time is in bench/engine.py)
+    r = mbsfmu.simulate("models/slider_crank.py", t_end=40.0, rtol=1e-8, backend="c")
+    assert r.t[-1] == 40.0 and r.stats["nfev"] > 1000
+    assert r.constraint_residual.max() < 1e-12
+
+
+@pytest.fixture(scope="module")
+def slider_fmu(tmp_path_factory):
+    return build_native_fmu("models/slider_crank.py", tmp_path_factory.mktemp("eng") / "sc.fmu",
+                            formulation="qr")
+
+
+def test_simulate_and_native_fmu_are_bit_identical(slider_fmu, tmp_path):
+    r = mbsfmu.simulate("models/slider_crank.py", t_end=2.0, dt=0.01, rtol=1e-8, backend="c")
+    s = Slave(slider_fmu, tmp_path)
+    s.instantiate()
+    s.fmu.setupExperiment(startTime=0.0, stopTime=2.0)
+    s.fmu.enterInitializationMode()
+    s.set({"solver_rtol": 1e-8, "solver_atol": 1e-9})
+    s.fmu.exitInitializationMode()
+    names = r.coordinate_names + [f"der({n})" for n in r.coordinate_names]
+    rows = [s.get(names)]
+    t = 0.0
+    for tk in r.t[1:]:
+        s.fmu.doStep(t, tk - t)  # the engine's run makes the same call: do_step(t, grid[k] - t)
+        t = t + (tk - t)
+        rows.append(s.get(names))
+    X = np.array(rows).T
+    assert np.array_equal(X, np.vstack((r.y, r.yd)))  # bitwise
+
+
+def test_engine_state_snapshot_continues_bit_identically():
+    s = load_model("models/slider_crank.py")
+    grid = np.linspace(0.0, 1.0, 11)
+    a = Engine(s)
+    a.start(0.0, 1.0)
+    rec, reached, status, _, _ = a.run(grid)
+    assert status == 0 and reached == 11
+    b = Engine(s)
+    b.start(0.0, 1.0)
+    b.run(grid[:6])
+    snap = b.save()
+    c = Engine(s)
+    c.restore(snap)
+    rec2, reached2, status2, _, _ = c.run(grid[5:])
+    assert status2 == 0 and np.array_equal(rec2, rec[5:])
+    with pytest.raises(EngineError, match="not a saved state"):
+        c.restore(snap[:-8])
+
+
+def test_time_varying_inputs_from_python_match_reference():
+    f = {"F": lambda t: 2.0 * np.sin(3.0 * t)}
+    a = mbsfmu.simulate("models/cart_pendulum.py", t_end=2.0, dt=0.02, rtol=1e-10, backend="c", inputs=f)
+    b = mbsfmu.simulate("models/cart_pendulum.py", t_end=2.0, dt=0.02, rtol=1e-10, backend="numpy",
+                        method="rkstab", inputs=f)
+    assert _rel(a.y, b.y) < 1e-9
+
+
+def test_progress_is_reported_and_its_exception_stops_the_run():
+    seen = []
+    mbsfmu.simulate("models/slider_crank.py", t_end=5.0, backend="c", progress=lambda t, te: seen.append(t),
+                    progress_every=0.0)
+    assert seen[0] == 0.0 and seen[-1] == 5.0 and len(seen) > 3
+
+    def boom(t, t_end):
+        if t > 1.0:
+            raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        mbsfmu.simulate("models/slider_crank.py", t_end=5.0, backend="c", progress=boom,
+                        progress_every=0.0)
+
+
+def test_failed_run_keeps_partial_result():
+    with pytest.raises(SimulationError) as info:
+        mbsfmu.simulate("models/cart_pendulum.py", t_end=1.0, dt=0.01, backend="c", inputs={"F": 1e300})
+    exc = info.value
+    assert "failed" in str(exc) and "cart_pendulum" in str(exc)
+    if exc.result is not None:
+        assert exc.result.partial and exc.result.t[-1] < 1.0
+
+
+def test_engine_refuses_bad_values_by_name():
+    e = Engine(load_model("models/slider_crank.py"))
+    with pytest.raises(EngineError, match="solver_rtol = 2 is outside its range"):
+        e.set({"solver_rtol": 2.0})
+    with pytest.raises(ParameterError, match="no variable 'nope'"):
+        e.set({"nope": 1.0})
+    with pytest.raises(ParameterError, match="does not run on the C engine"):
+        Engine(load_model("models/slider_crank.py"), formulation="svd")
