@@ -78,7 +78,8 @@ def test_simulate_loop_model_writes_constraint_residual(tmp_path, capsys):
 def test_simulate_with_c_backend(tmp_path, monkeypatch):
     monkeypatch.setenv("MBSFMU_CACHE", str(tmp_path / "cache"))
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
-    base = ["simulate", "models/double_pendulum.py", "--t-end", "0.5", "--rtol", "1e-10", "--method", "rkstab"]
+    base = ["simulate", "models/double_pendulum.py", "--t-end", "0.5", "--rtol", "1e-10",
+            "--method", "rkstab"]
     assert main(base + ["--out", str(a)]) == 0
     assert main(base + ["--backend", "c", "--out", str(b)]) == 0  # the C engine (same RKSTAB)
     # the engine steps past output points with dense output, the reference stops at them: the
