@@ -38,6 +38,7 @@ def lib(tmp_path_factory):
         "mbs_qr_nullspace": [_int, _int, _D, _D, _int, _D],
         "mbs_qr_solve_minnorm": [_int, _int, _D, _D, _I, _int, _D, _D],
         "mbs_solve_kkt": [_int, _int, _D, _D, _D, _D, _D, _D, _D],
+        "mbs_svd_jacobi": [_int, _int, _D, _D, _D],
     }
     so.mbs_gemv.argtypes = [_int, _int, _int, _dbl, _D, _D, _dbl, _D]
     so.mbs_gemv.restype = None
@@ -362,3 +363,23 @@ def test_gemv_matches_numpy(lib, m, n):
     lib.mbs_gemv(0, m, n, 1.0, dp(A if A.size else np.zeros(1)), dp(np.ones(max(n, 1))), 0.0,
                  dp(y))
     close(y[:m], A @ np.ones(n), rtol=1e-14)
+
+
+@pytest.mark.parametrize("m,n,rank", [(6, 3, 3), (9, 4, 2), (3, 3, 3), (5, 1, 1), (7, 5, 0)])
+def test_svd_jacobi_matches_lapack(lib, m, n, rank):
+    """One-sided Jacobi SVD against numpy (LAPACK): singular values to 1e-13 relative, U^T U = I
+    on the nonzero ones, and A V = U S."""
+    rng = np.random.default_rng(m * 10 + n)
+    a = rng.standard_normal((m, rank)) @ rng.standard_normal((rank, n)) if rank else np.zeros((m, n))
+    work, s, v = a.copy(), np.zeros(n), np.zeros((n, n))
+    assert lib.mbs_svd_jacobi(m, n, dp(work), dp(s), dp(v)) == 0
+    ref = np.linalg.svd(a, compute_uv=False)
+    assert np.all(np.diff(s) <= 0)
+    np.testing.assert_allclose(s, ref, rtol=0, atol=1e-13 * max(1.0, ref[0]))
+    r = int(np.sum(s > 1e-12 * max(s[0], 1e-300)))
+    assert r == rank
+    u = work[:, :r]
+    np.testing.assert_allclose(u.T @ u, np.eye(r), atol=1e-13)
+    np.testing.assert_allclose(v.T @ v, np.eye(n), atol=1e-13)
+    np.testing.assert_allclose(a @ v[:, :r], u * s[:r], atol=1e-12 * max(1.0, ref[0]))
+    assert lib.mbs_svd_jacobi(2, 3, dp(np.zeros((2, 3))), dp(np.zeros(3)), dp(np.zeros((3, 3)))) == -1

@@ -33,7 +33,7 @@ def _rel(a, b):
 
 
 @pytest.mark.parametrize("name,t_end", CASES)
-@pytest.mark.parametrize("form", ["qr", "baumgarte", "dae"])
+@pytest.mark.parametrize("form", ["qr", "svd", "baumgarte", "dae", "projection", "partition"])
 def test_engine_matches_numpy_reference(name, t_end, form):
     a, b = _pair(name, t_end, form)
     assert a.stats["backend"] == "c" and a.stats["formulation"] == form
@@ -42,7 +42,7 @@ def test_engine_matches_numpy_reference(name, t_end, form):
     tol = 1e-9 if form != "dae" else 1e-7  # unstabilized drift amplifies rounding differences
     assert _rel(a.y, b.y) < tol
     assert _rel(a.yd, b.yd) < 10 * tol
-    if form == "qr":
+    if form in ("qr", "svd", "partition"):
         assert a.constraint_residual.max() < 1e-12
 
 
@@ -63,15 +63,75 @@ def test_engine_forty_seconds_in_one_call():
     assert r.constraint_residual.max() < 1e-12
 
 
+def _engine_multipliers(system, form, grid):
+    """(states, multipliers) the engine records over grid."""
+    e = Engine(system, form)
+    e.start(0.0, grid[-1])
+    rec, reached, status, _, _ = e.run(grid, with_lambda=True)
+    assert status == 0 and reached == len(grid)
+    nx, nc = 2 * e.sizes["ny"], e.sizes["nc"]
+    return rec[:, :nx], rec[:, -nc:]
+
+
+@pytest.mark.parametrize("form", ["qr", "baumgarte", "partition"])
+def test_engine_multipliers_are_the_reference_algorithm(form):
+    """One algorithm (eq. 31 then the minimum-norm C^T lambda = M y'' - (q - k)) in C and Python:
+    the engine's multipliers at its recorded states equal the reference's at the same states."""
+    from mbsfmu.formulations import make_formulation
+
+    system = load_model("models/slider_crank.py")
+    X, lam = _engine_multipliers(system, form, np.linspace(0.0, 1.0, 21))
+    ref = make_formulation(form, system.equations().numeric())
+    expect = np.array([ref.multipliers(0.05 * k, x) for k, x in enumerate(X)])
+    assert np.max(np.abs(lam - expect)) < 1e-9 * max(1.0, np.abs(expect).max())
+
+
+def test_engine_takes_redundant_constraints_with_qr_and_svd():
+    """Four-bar closed in 3D (rank 2 of 3): the engine gives the planar motion and the
+    minimum-norm multipliers (no z reaction); partition reports the lost rank."""
+    from models import four_bar
+
+    kw = dict(t_end=2.0, dt=0.5, rtol=1e-10, fixed=["phi1"], backend="c")
+    planar = mbsfmu.simulate(four_bar.model(), formulation="qr", **kw)
+    grid = np.linspace(0.0, 1.0, 5)
+    _, lam_planar = _engine_multipliers(four_bar.model(), "qr", grid)
+    for form in ("qr", "svd"):
+        res = mbsfmu.simulate(four_bar.model("3d"), formulation=form, **kw)
+        assert res.stats["rank"] == 2
+        assert np.max(np.abs(res.y - planar.y)) < 1e-8
+        assert res.constraint_residual.max() < 1e-12
+        _, lam = _engine_multipliers(four_bar.model("3d"), form, grid)
+        assert np.max(np.abs(lam[:, 2])) < 1e-9  # joint_C.z
+        np.testing.assert_allclose(lam[:, :2], lam_planar, atol=1e-6)
+    with pytest.raises(mbsfmu.errors.ConstraintError, match=r"3 constraints are redundant"):
+        mbsfmu.simulate(four_bar.model("3d"), formulation="partition", **kw)
+
+
+def test_partition_switches_like_the_reference():
+    """With x independent the slider-crank's C_d is singular at dead centre: the engine switches
+    the dependent coordinates where the reference does (same count) and gives the same motion."""
+    kw = dict(t_end=4.0, dt=0.05, rtol=1e-10, formulation="partition",
+              formulation_options={"independent": ["x"]})
+    a = mbsfmu.simulate("models/slider_crank.py", backend="c", **kw)
+    b = mbsfmu.simulate("models/slider_crank.py", backend="numpy", method="rkstab", **kw)
+    assert len(b.stats["partition_switches"]) >= 1
+    assert a.stats["switches"] == len(b.stats["partition_switches"])
+    assert _rel(a.y, b.y) < 1e-8
+
+
 @pytest.fixture(scope="module")
 def slider_fmu(tmp_path_factory):
     return build_native_fmu("models/slider_crank.py", tmp_path_factory.mktemp("eng") / "sc.fmu",
                             formulation="qr")
 
 
-def test_simulate_and_native_fmu_are_bit_identical(slider_fmu, tmp_path):
-    r = mbsfmu.simulate("models/slider_crank.py", t_end=2.0, dt=0.01, rtol=1e-8, backend="c")
-    s = Slave(slider_fmu, tmp_path)
+@pytest.mark.parametrize("form", ["qr", "svd", "projection", "partition"])
+def test_simulate_and_native_fmu_are_bit_identical(slider_fmu, tmp_path, form):
+    fmu = slider_fmu if form == "qr" else build_native_fmu("models/slider_crank.py", tmp_path / "sc.fmu",
+                                                           formulation=form)
+    r = mbsfmu.simulate("models/slider_crank.py", t_end=2.0, dt=0.01, rtol=1e-8, backend="c",
+                        formulation=form)
+    s = Slave(fmu, tmp_path)
     s.instantiate()
     s.fmu.setupExperiment(startTime=0.0, stopTime=2.0)
     s.fmu.enterInitializationMode()
@@ -145,5 +205,14 @@ def test_engine_refuses_bad_values_by_name():
         e.set({"solver_rtol": 2.0})
     with pytest.raises(ParameterError, match="no variable 'nope'"):
         e.set({"nope": 1.0})
-    with pytest.raises(ParameterError, match="does not run on the C engine"):
-        Engine(load_model("models/slider_crank.py"), formulation="svd")
+    with pytest.raises(ParameterError, match="unknown formulation 'nope'"):
+        Engine(load_model("models/slider_crank.py"), formulation="nope")
+    with pytest.raises(ParameterError, match="weighting must be 'mass'"):
+        Engine(load_model("models/slider_crank.py"), formulation="projection",
+               options={"weighting": "heavy"})
+    with pytest.raises(ParameterError, match="unknown independent coordinate"):
+        Engine(load_model("models/slider_crank.py"), formulation="partition",
+               options={"independent": ["nope"]})
+    with pytest.raises(EngineError, match="leave 1 independent coordinates, got 2"):
+        Engine(load_model("models/slider_crank.py"), formulation="partition",
+               options={"independent": ["x", "alpha"]})

@@ -29,20 +29,16 @@ from ..codegen.c_model import model_sources
 from ..codegen.c_source import sizes
 from ..codegen.compile import CompileError, find_compiler, run_compiler
 from ..errors import ModelError
-from ..runtime import source_dir
+from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
+from ..runtime.constants import FORMULATION_KINDS
 from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
 
 RUNTIME = source_dir()
-#: the engine's C files compiled into every model's binary (with the generated model.c)
-ENGINE_SOURCES = ("mbs_instance.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_parameters.c", "mbs_rkstab.c")
-#: the engine's headers
-ENGINE_HEADERS = ("mbs_model.h", "mbs_instance.h", "mbs_formulation.h", "mbs_linalg.h", "mbs_parameters.h",
-                  "mbs_rkstab.h")
 RUNTIME_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, *ENGINE_HEADERS)
 #: the C files compiled into the FMU's binary
 COMPILED_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, "model.c")
-#: formulations the C runtime offers for models with loops
-NATIVE_FORMULATIONS = ("qr", "baumgarte", "dae")
+#: formulations the C runtime offers for models with loops: all of the engine's
+NATIVE_FORMULATIONS = tuple(k for k in FORMULATION_KINDS if k != "minimal")
 CFLAGS = ("-std=c99", "-shared", "-fPIC", "-O2", "-fno-math-errno", "-Wall", "-Wextra", "-fvisibility=hidden")
 
 
@@ -82,9 +78,8 @@ def build_native_fmu(model, out_path, formulation: str | None = None) -> pathlib
     if not (system.loops or system.holonomic):
         formulation = DEFAULT_FORMULATION  # trees run the minimal ODE whatever was asked
     if formulation not in NATIVE_FORMULATIONS:
-        raise ModelError(f"{system.name}: formulation {formulation!r} is not available in native "
-                         f"FMUs (available: {', '.join(NATIVE_FORMULATIONS)}); use the pythonfmu "
-                         "backend for the others")
+        raise ModelError(f"{system.name}: formulation {formulation!r} needs a system without "
+                         f"constraints (for loops choose one of {', '.join(NATIVE_FORMULATIONS)})")
     callables = [p.name for p in system.time_parameters.values() if p.functions is not None]
     if callables:
         raise ModelError(f"{system.name}: time parameter(s) {', '.join(callables)} are given as "

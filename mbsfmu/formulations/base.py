@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..errors import ParameterError, SimulationError
+from ..runtime.constants import DEFAULTS
 
 
 class InputSchedule:
@@ -79,19 +80,23 @@ class Formulation:
         return f"at t={t:.6g} ({state})"
 
     def multipliers(self, t, x):
-        """Lagrange multipliers lambda of M y'' + k = q + C^T lambda (seed 000 eq. 3) with
-        y'' consistent with C y'' + b'' = 0 (eq. 8)."""
+        """Lagrange multipliers lambda of M y'' + k = q + C^T lambda (seed 000 eq. 3) with y''
+        solving eq. 8 -- the one algorithm of both implementations (the engine's
+        mbs_form_multipliers), whatever the formulation:
+
+            y''    = J (J^T M J)^-1 J^T (q - k - M gamma) + gamma     (eq. 31 at the given y')
+            lambda = the minimum-norm solution of C^T lambda = M y'' - (q - k)
+
+        with J an orthonormal null-space basis of C and gamma = -C^+ b'' from the QR of C^T.
+        Both are defined also for redundant constraints (the multipliers are then not unique and
+        the minimum-norm ones are given)."""
+        from .optimal_partitioning import reduced_accelerations
+
         f = self.f
         y, yd = x[:f], x[f:]
         M, h, c, C, b1, b2 = self.numeric.constrained_parts(t, y, yd, self.inputs(t))
-        try:
-            return kkt_solve(M, h, C, b2)[1]
-        except np.linalg.LinAlgError:
-            # redundant constraints: the multipliers are not unique; give the minimum-norm ones
-            f, m = self.f, self.m
-            K = np.block([[M, C.T], [C, np.zeros((m, m))]])
-            sol = np.linalg.lstsq(K, np.concatenate((h, -b2)), rcond=None)[0]
-            return -sol[f:]
+        ydd = reduced_accelerations(M, h, C, b2, DEFAULTS["rank_tol"])
+        return np.linalg.lstsq(C.T, M @ ydd - h, rcond=None)[0]
 
 
 def kkt_solve(M, h, C, b2):

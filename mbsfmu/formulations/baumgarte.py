@@ -15,13 +15,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
+from ..runtime.constants import DEFAULTS
 from .dae import DAE
 
 
 class Baumgarte(DAE):
     name = "baumgarte"
 
-    def __init__(self, numeric, inputs=None, alpha: float = 10.0, beta: float = 10.0):
+    def __init__(self, numeric, inputs=None, alpha: float = DEFAULTS["alpha"],
+                 beta: float = DEFAULTS["beta"]):
         super().__init__(numeric, inputs)
         for n, v in (("alpha", alpha), ("beta", beta)):
             if not (np.isfinite(v) and v >= 0):

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.linalg
 
 from ..errors import ConstraintError, ParameterError
+from ..runtime.constants import DEFAULTS
 from .base import Formulation
 
 
@@ -30,8 +31,8 @@ class CoordinatePartitioning(Formulation):
     name = "partition"
     projects = True
 
-    def __init__(self, numeric, inputs=None, independent=None, cond_max: float = 1e3,
-                 newton_tol: float = 1e-13, newton_max: int = 20):
+    def __init__(self, numeric, inputs=None, independent=None, cond_max: float = DEFAULTS["cond_max"],
+                 newton_tol: float = DEFAULTS["newton_tol"], newton_max: int = DEFAULTS["newton_max"]):
         super().__init__(numeric, inputs)
         names = numeric.coordinate_names
         self.cond_max = float(cond_max)
@@ -109,12 +110,15 @@ class CoordinatePartitioning(Formulation):
         num = self.numeric
         c, C, b1 = num.constraint_parts(t, y)
         self._Cd(t, y, C)
-        for _ in range(self.newton_max):
+        for it in range(self.newton_max + 1):
             if np.max(np.abs(c)) <= self.newton_tol:
+                break
+            if it == self.newton_max:
+                it = -1
                 break
             y[self.dep] -= np.linalg.solve(C[:, self.dep], c)
             c, C, b1 = num.constraint_parts(t, y)
-        else:
+        if it < 0:
             raise ConstraintError(
                 f"{num.system.name}: Newton's method for the dependent coordinates "
                 f"{[num.coordinate_names[j] for j in self.dep]} did not converge "

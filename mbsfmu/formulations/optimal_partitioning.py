@@ -28,6 +28,7 @@ import numpy as np
 import scipy.linalg
 
 from ..errors import ConstraintError, ParameterError
+from ..runtime.constants import DEFAULTS
 from .base import Formulation
 
 
@@ -71,12 +72,20 @@ class _Decomposition:
         return self._solve(b)
 
 
+def reduced_accelerations(M, h, C, b2, rank_tol):
+    """y'' of eq. 8 by the null-space form of eq. 31 (QR of C^T; defined for redundant C)."""
+    d = _Decomposition(C, "qr", rank_tol)
+    gamma = -d.pinv_solve(b2)
+    J = d.J
+    return J @ np.linalg.solve(J.T @ M @ J, J.T @ (h - M @ gamma)) + gamma
+
+
 class OptimalPartitioning(Formulation):
     projects = True
     handles_redundant = True
 
-    def __init__(self, numeric, inputs=None, method: str = "qr", rank_tol: float = 1e-9,
-                 newton_tol: float = 1e-13, newton_max: int = 20):
+    def __init__(self, numeric, inputs=None, method: str = "qr", rank_tol: float = DEFAULTS["rank_tol"],
+                 newton_tol: float = DEFAULTS["newton_tol"], newton_max: int = DEFAULTS["newton_max"]):
         super().__init__(numeric, inputs)
         if method not in ("qr", "svd"):
             raise ParameterError(f"optimal partitioning: method must be 'qr' or 'svd', got {method!r}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConstraintError, ParameterError
+from ..runtime.constants import DEFAULTS
 from .dae import DAE
 
 
@@ -25,7 +26,8 @@ class PostStabilization(DAE):
     name = "projection"
     projects = True
 
-    def __init__(self, numeric, inputs=None, weighting: str = "mass", iterations: int = 2):
+    def __init__(self, numeric, inputs=None, weighting: str = "mass",
+                 iterations: int = DEFAULTS["iterations"]):
         super().__init__(numeric, inputs)
         if weighting not in ("mass", "identity"):
             raise ParameterError(f"projection: weighting must be 'mass' (3.66) or 'identity' "

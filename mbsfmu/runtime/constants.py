@@ -7,7 +7,8 @@ the two implementations cannot drift:
 * the formulation names and their kind numbers in the engine (``MBS_FORM_<NAME>``),
 * the integration methods (``MBS_METHOD_<NAME>``),
 * the defaults of the formulation options (Baumgarte alpha and beta, the rank tolerance of the
-  QR/SVD decompositions, the Newton tolerance and iteration limit of the projections),
+  QR/SVD decompositions, the Newton tolerance and iteration limit of the projections, the
+  iterations and weightings of PStab, the condition limit of coordinate partitioning),
 * the packed layout of the generated ``mbs_constrained`` output: M (f x f, row-major), q - k (f),
   c (m), C (m x f, row-major), b' (m), b'' (m) -- :func:`constrained_layout`.
 """
@@ -35,7 +36,12 @@ DEFAULTS = {
     "rank_tol": 1e-9,     # rank of C relative to its largest pivot / singular value
     "newton_tol": 1e-13,  # absolute tolerance of the position projections
     "newton_max": 20,     # Gauss-Newton iterations of the projections
+    "iterations": 2,      # position corrections of the PStab projection (seed 004 eq. 3.68)
+    "cond_max": 1e3,      # coordinate partitioning: largest cond(C_d) before a new choice
 }
+
+#: weighting of the PStab projection -> number of the C engine (mbs_form.weighting)
+WEIGHTINGS = {"mass": 0, "identity": 1}
 
 
 def constrained_layout(f: int, m: int) -> dict[str, slice]:

@@ -22,14 +22,10 @@ import sys
 import numpy as np
 
 from ..errors import MbsError, ParameterError
-from . import constants, source
+from . import ENGINE_HEADERS, ENGINE_SOURCES, constants, source
 
-#: the engine's C files compiled into every model's module, and the headers they include
-ENGINE_SOURCES = ("mbs_instance.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_parameters.c", "mbs_rkstab.c")
-ENGINE_HEADERS = ("mbs_model.h", "mbs_instance.h", "mbs_formulation.h", "mbs_linalg.h", "mbs_parameters.h",
-                  "mbs_rkstab.h")
-#: formulations the engine runs (the others run on the numpy reference only)
-ENGINE_FORMULATIONS = ("minimal", "qr", "baumgarte", "dae")
+#: formulations the engine runs (all of mbsfmu.formulations)
+ENGINE_FORMULATIONS = tuple(constants.FORMULATION_KINDS)
 
 _LOADED: dict[str, object] = {}
 
@@ -81,14 +77,36 @@ class Engine:
         self.instance = self.module.Instance()
         self.formulation = "minimal" if not self.sizes["nc"] else (formulation or "qr")
         if self.formulation not in ENGINE_FORMULATIONS:
-            raise ParameterError(f"formulation {self.formulation!r} does not run on the C engine yet "
-                                 f"(engine formulations: {', '.join(ENGINE_FORMULATIONS)})")
-        opts = dict(options or {})
+            raise ParameterError(f"unknown formulation {self.formulation!r}; choose one of "
+                                 f"{', '.join(ENGINE_FORMULATIONS)}")
+        opts = self._engine_options(dict(options or {}))
+        try:
+            self._call(self.instance.configure, constants.FORMULATION_KINDS[self.formulation], aba=aba,
+                       **opts)
+        except TypeError as exc:
+            raise ParameterError(f"formulation {self.formulation!r}: bad option ({exc})") from None
+
+    def _engine_options(self, opts: dict) -> dict:
+        """The formulation options as the engine takes them (names of mbs_form's fields)."""
         if self.formulation == "baumgarte":
             opts.setdefault("alpha", constants.DEFAULTS["alpha"])
             opts.setdefault("beta", constants.DEFAULTS["beta"])
-        self._call(self.instance.configure, constants.FORMULATION_KINDS[self.formulation], aba=aba,
-                   **opts)
+        if "weighting" in opts:
+            if opts["weighting"] not in constants.WEIGHTINGS:
+                raise ParameterError(f"projection: weighting must be 'mass' (3.66) or 'identity' "
+                                     f"(3.69), got {opts['weighting']!r}")
+            opts["weighting"] = constants.WEIGHTINGS[opts["weighting"]]
+        if "independent" in opts:
+            independent = opts.pop("independent")
+            if independent is not None:
+                independent = [independent] if isinstance(independent, str) else list(independent)
+                coords = self.names[:self.sizes["ny"]]
+                bad = [n for n in independent if n not in coords]
+                if bad:
+                    raise ParameterError(f"partition: unknown independent coordinate(s) {bad} "
+                                         f"(coordinates: {', '.join(coords)})")
+                opts["dependent"] = bytes(int(c not in independent) for c in coords)
+        return opts
 
     def _call(self, fn, *args, **kw):
         try:

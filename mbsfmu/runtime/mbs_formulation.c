@@ -42,9 +42,164 @@ static int qr_of_transpose(int rows, int ld, const double *B, const int *idx, in
     return mbs_qr_factor(nc, rows, A, tau, perm, rank, rank_tol);
 }
 
+/* Bump allocation from the caller's work arrays. */
+static double *take(double **w, int n)
+{
+    double *r = *w;
+    *w += n;
+    return r;
+}
+
+static int *itake(int **w, int n)
+{
+    int *r = *w;
+    *w += n;
+    return r;
+}
+
+/* "at t=0.1 (phi=1, s=0.2)" into buf, for messages */
+static const char *where(const mbs_form *F, double t, const double *y, char *buf, size_t n)
+{
+    size_t len;
+    int j;
+    snprintf(buf, n, "at t=%.9g", t);
+    if (F->names == NULL)
+        return buf;
+    for (j = 0; j < F->f; j++) {
+        len = strlen(buf);
+        if (len + 2 >= n)
+            break;
+        snprintf(buf + len, n - len, "%s%s=%.6g", j == 0 ? " (" : ", ", F->names[j], y[j]);
+    }
+    len = strlen(buf);
+    if (len + 1 < n)
+        snprintf(buf + len, n - len, ")");
+    return buf;
+}
+
+/* ---------------------------------------------------------------- QR and SVD of C^T */
+
+/* A rank-revealing decomposition of C^T (f x m) for the null-space basis and for minimum-norm
+ * solutions of C x = b (optimal_partitioning.py, class _Decomposition). */
+typedef struct {
+    int svd, f, m, rank;
+    double *A;   /* QR: the factor of C^T; SVD: U (f x m) */
+    double *tau; /* QR: reflectors (m + 1) */
+    double *s;   /* SVD: singular values (m) */
+    double *V;   /* SVD: right singular vectors (m x m) */
+    double *Q;   /* SVD: QR of U1, for the orthogonal complement (f x m) */
+    int *perm;   /* f ints */
+} decomp;
+
+static void decomp_alloc(decomp *D, int f, int m, int svd, double **w, int **iw)
+{
+    D->svd = svd;
+    D->f = f;
+    D->m = m;
+    D->rank = 0;
+    D->A = take(w, f * m);
+    D->tau = take(w, m + f + 1);
+    D->s = take(w, m + 1);
+    D->V = take(w, m * m);
+    D->Q = take(w, f * m);
+    D->perm = itake(iw, f + m);
+}
+
+/* Factor C^T; with J != NULL also the null-space basis J (f x (f - rank)).  0 on success. */
+static int decomp_factor(decomp *D, const mbs_form *F, const double *C, double *J)
+{
+    const int f = D->f, m = D->m;
+    int i, j, r2;
+    if (!D->svd) {
+        if (qr_of_transpose(m, f, C, NULL, f, D->A, D->tau, D->perm, &D->rank, F->rank_tol) != 0)
+            return 1;
+        if (J != NULL)
+            mbs_qr_nullspace(f, m, D->A, D->tau, D->rank, J);
+        return 0;
+    }
+    for (i = 0; i < f; i++)
+        for (j = 0; j < m; j++)
+            D->A[i * m + j] = C[j * f + i];
+    if (mbs_svd_jacobi(f, m, D->A, D->s, D->V) < 0)
+        return 1;
+    D->rank = 0;
+    if (m > 0 && D->s[0] > 0.0)
+        for (j = 0; j < m && D->s[j] > F->rank_tol * D->s[0]; j++)
+            D->rank++;
+    if (J == NULL)
+        return 0;
+    if (D->rank == 0) {
+        for (i = 0; i < f; i++)
+            for (j = 0; j < f; j++)
+                J[i * f + j] = i == j ? 1.0 : 0.0;
+        return 0;
+    }
+    /* J = U2: the orthogonal complement of U1, from the Householder QR of U1 */
+    for (i = 0; i < f; i++)
+        for (j = 0; j < D->rank; j++)
+            D->Q[i * D->rank + j] = D->A[i * m + j];
+    if (mbs_qr_factor(f, D->rank, D->Q, D->tau, D->perm, &r2, 0.0) != 0)
+        return 1;
+    mbs_qr_nullspace(f, D->rank, D->Q, D->tau, D->rank, J);
+    return 0;
+}
+
+/* x (f) = minimum-norm solution of C x = b (m) */
+static void decomp_solve(const decomp *D, const double *b, double *x)
+{
+    const int f = D->f, m = D->m;
+    int i, j, l;
+    if (!D->svd) {
+        mbs_qr_solve_minnorm(f, m, D->A, D->tau, D->perm, D->rank, b, x);
+        return;
+    }
+    for (i = 0; i < f; i++)
+        x[i] = 0.0;
+    for (j = 0; j < D->rank; j++) {
+        double z = 0.0;
+        for (l = 0; l < m; l++)
+            z += D->V[l * m + j] * b[l];
+        z /= D->s[j];
+        for (i = 0; i < f; i++)
+            x[i] += D->A[i * m + j] * z;
+    }
+}
+
+/* ydd = J (J^T M J)^-1 J^T (h - M gamma) + gamma, J f x k (eq. 31 and eq. 16).  w: 2 f*f + 2 f. */
+static int reduced_accelerations(int f, int k, const double *M, const double *h, const double *J,
+                                 const double *gamma, double *ydd, double *w)
+{
+    double *MJ = w, *Mi = MJ + f * f, *r = Mi + f * f, *s = r + f;
+    int i, j, l, rc;
+    memcpy(r, h, sizeof(double) * (size_t)f);
+    mbs_gemv(0, f, f, -1.0, M, gamma, 1.0, r);
+    for (i = 0; i < f; i++)
+        for (j = 0; j < k; j++) {
+            double acc = 0.0;
+            for (l = 0; l < f; l++)
+                acc += M[i * f + l] * J[l * k + j];
+            MJ[i * k + j] = acc;
+        }
+    mbs_gemv(1, f, k, 1.0, J, r, 0.0, s);
+    for (i = 0; i < k; i++)
+        for (j = 0; j < k; j++) {
+            double a = 0.0;
+            for (l = 0; l < f; l++)
+                a += J[l * k + i] * MJ[l * k + j];
+            Mi[i * k + j] = a;
+        }
+    rc = mbs_chol_factor(k, Mi);
+    if (rc != 0)
+        return rc;
+    mbs_chol_solve(k, Mi, s);
+    memcpy(ydd, gamma, sizeof(double) * (size_t)f);
+    mbs_gemv(0, f, k, 1.0, J, s, 1.0, ydd);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- right-hand sides */
 
-static int rhs_ode(mbs_form *F, double t, const double *x, double *xdot)
+static int rhs_minimal(mbs_form *F, double t, const double *x, double *xdot)
 {
     int f = F->f, i, rc;
     double *M = F->work, *h = F->work + f * f;
@@ -63,77 +218,47 @@ static int rhs_ode(mbs_form *F, double t, const double *x, double *xdot)
     return 0;
 }
 
-static int rhs_qr(mbs_form *F, double t, const double *x, double *xdot)
+static int rhs_optimal(mbs_form *F, double t, const double *x, double *xdot)
 {
     const int f = F->f, m = F->m;
     const double *y = x, *v = x + f;
-    double *cs = F->work;                       /* c, C, b' at y */
-    double *cp = cs + 2 * m + m * f;            /* M, h, c, C, b', b'' at (y, y'_projected) */
-    double *A = cp + f * f + f + m * f + 3 * m; /* QR of C^T (f x m) */
-    double *tau = A + f * m;
-    double *J = tau + m + 1;                    /* f x k null-space basis */
-    double *theta = J + f * f, *vp = theta + f, *gamma = vp + f, *r = gamma + f, *s = r + f;
-    double *MJ = s + f, *Mi = MJ + f * f;
+    double *w = F->work;
+    int *iw = F->iwork;
+    double *cs = take(&w, 2 * m + m * f);             /* c, C, b' at y */
+    double *cp = take(&w, f * f + f + 3 * m + m * f); /* M, h, c, C, b', b'' at (y, y'_projected) */
+    double *J = take(&w, f * f), *theta = take(&w, f), *r = take(&w, f), *s = take(&w, f);
+    double *gamma = take(&w, f), *red = take(&w, 2 * f * f + 2 * f);
     const double *C = cs + m, *b1 = cs + m + m * f;
-    const double *M, *h, *b2;
-    int *perm = F->iwork;
-    int rank, k, i, j, l, rc;
-
+    decomp D;
+    int k, i, rc;
+    decomp_alloc(&D, f, m, F->kind == MBS_FORM_SVD, &w, &iw);
     F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
-    rc = qr_of_transpose(m, f, C, NULL, f, A, tau, perm, &rank, F->rank_tol);
-    if (rc != 0) {
-        snprintf(F->message, sizeof F->message, "QR of the constraint Jacobian failed (%d) at t=%.9g",
-                 rc, t);
+    if (decomp_factor(&D, F, C, J) != 0) {
+        snprintf(F->message, sizeof F->message, "the decomposition of the constraint Jacobian failed "
+                 "at t=%.9g", t);
         return 1;
     }
-    F->rank = rank;
-    k = f - rank;
-    mbs_qr_nullspace(f, m, A, tau, rank, J);
-    mbs_qr_solve_minnorm(f, m, A, tau, perm, rank, b1, theta);
+    F->rank = D.rank;
+    k = f - D.rank;
+    decomp_solve(&D, b1, theta);
     for (i = 0; i < f; i++) {
         theta[i] = -theta[i];
         r[i] = v[i] - theta[i];
     }
-    /* eq. 30: y' = J J^T (y' - theta) + theta */
+    /* eq. 30: y' = J J^T (y' - theta) + theta, into xdot[0..f) */
     mbs_gemv(1, f, k, 1.0, J, r, 0.0, s);
-    memcpy(vp, theta, sizeof(double) * (size_t)f);
-    mbs_gemv(0, f, k, 1.0, J, s, 1.0, vp);
-    F->constrained(t, y, vp, F->prm, F->u, F->tp, cp);
-    M = cp;
-    h = cp + f * f;
-    b2 = cp + f * f + f + m + m * f + m;
-    mbs_qr_solve_minnorm(f, m, A, tau, perm, rank, b2, gamma);
+    memcpy(xdot, theta, sizeof(double) * (size_t)f);
+    mbs_gemv(0, f, k, 1.0, J, s, 1.0, xdot);
+    F->constrained(t, y, xdot, F->prm, F->u, F->tp, cp);
+    decomp_solve(&D, cp + f * f + f + m + m * f + m, gamma);
     for (i = 0; i < f; i++)
         gamma[i] = -gamma[i];
-    /* eq. 31: y'' = J (J^T M J)^-1 J^T (h - M gamma) + gamma */
-    memcpy(r, h, sizeof(double) * (size_t)f);
-    mbs_gemv(0, f, f, -1.0, M, gamma, 1.0, r);
-    for (i = 0; i < f; i++)
-        for (j = 0; j < k; j++) {
-            double acc = 0.0;
-            for (l = 0; l < f; l++)
-                acc += M[i * f + l] * J[l * k + j];
-            MJ[i * k + j] = acc;
-        }
-    mbs_gemv(1, f, k, 1.0, J, r, 0.0, s);
-    for (i = 0; i < k; i++) {
-        for (j = 0; j < k; j++) {
-            double a = 0.0;
-            for (l = 0; l < f; l++)
-                a += J[l * k + i] * MJ[l * k + j];
-            Mi[i * k + j] = a;
-        }
-    }
-    rc = mbs_chol_factor(k, Mi);
+    rc = reduced_accelerations(f, k, cp, cp + f * f, J, gamma, xdot + f, red);
     if (rc != 0) {
         snprintf(F->message, sizeof F->message,
                  "the reduced mass matrix J^T M J is not positive definite (pivot %d) at t=%.9g", rc, t);
         return rc;
     }
-    mbs_chol_solve(k, Mi, s);
-    memcpy(xdot, vp, sizeof(double) * (size_t)f);
-    memcpy(xdot + f, gamma, sizeof(double) * (size_t)f);
-    mbs_gemv(0, f, k, 1.0, J, s, 1.0, xdot + f);
     return 0;
 }
 
@@ -145,6 +270,7 @@ static int rhs_baumgarte(mbs_form *F, double t, const double *x, double *xdot)
     double *b2m = cp + f * f + f + m * f + 3 * m, *lambda = b2m + m, *kw = lambda + m;
     const double *M = cp, *h = cp + f * f, *c = h + f, *C = c + m, *b1 = C + m * f, *b2 = b1 + m;
     int i, l, rc;
+    char at[160];
     F->constrained(t, y, v, F->prm, F->u, F->tp, cp);
     for (i = 0; i < m; i++) {
         double cv = b1[i];
@@ -156,12 +282,13 @@ static int rhs_baumgarte(mbs_form *F, double t, const double *x, double *xdot)
     if (rc != 0) {
         if (rc <= f)
             snprintf(F->message, sizeof F->message,
-                     "the mass matrix is not positive definite (pivot %d) at t=%.9g", rc, t);
+                     "the mass matrix is not positive definite (pivot %d) %s", rc,
+                     where(F, t, y, at, sizeof at));
         else
             snprintf(F->message, sizeof F->message,
-                     "C M^-1 C^T is singular (pivot %d) at t=%.9g: redundant constraints or a "
-                     "singular configuration (the 'qr' formulation handles redundant constraints)",
-                     rc - f, t);
+                     "the matrix [[M, C^T], [C, 0]] is singular %s: a singular configuration or "
+                     "redundant constraints (use formulation 'qr' or 'svd' for redundant constraints)",
+                     where(F, t, y, at, sizeof at));
         return rc;
     }
     for (i = 0; i < f; i++)
@@ -169,41 +296,181 @@ static int rhs_baumgarte(mbs_form *F, double t, const double *x, double *xdot)
     return 0;
 }
 
+/* ---- coordinate partitioning */
+
+/* New partition from the column-pivoted QR of C (m x f): the pivot columns become dependent. */
+static int partition_choose(mbs_form *F, double t, const double *y, const double *C, double *A,
+                            double *tau, int *perm)
+{
+    const int f = F->f, m = F->m;
+    int rank, j;
+    char at[160];
+    memcpy(A, C, sizeof(double) * (size_t)(m * f));
+    mbs_qr_factor(m, f, A, tau, perm, &rank, 0.0);
+    if (!(fabs(A[(m - 1) * f + m - 1]) > 1e-10 * fabs(A[0]))) {
+        snprintf(F->message, sizeof F->message,
+                 "the constraint Jacobian has lost rank %s: no choice of independent coordinates "
+                 "exists there (a singular configuration, or redundant constraints: use 'qr' or "
+                 "'svd')", where(F, t, y, at, sizeof at));
+        return 1;
+    }
+    for (j = 0; j < f; j++)
+        F->part[2 + j] = 0;
+    for (j = 0; j < m; j++)
+        F->part[2 + perm[j]] = 1;
+    F->part[0] = 1;
+    F->part[1]++;
+    return 0;
+}
+
+/* C_d (m x m) and C_i (m x (f - m)) of the current partition; chooses a new one at the first
+ * call and when cond_2(C_d) > cond_max.  ind/dep receive the column indices (ascending).
+ * w: 2 m*f + m*m + f + 2 m + 2 doubles; iw: f ints. */
+static int partition_split(mbs_form *F, double t, const double *y, const double *C, double *Cd,
+                           double *Ci, int *ind, int *dep, double *w, int *iw)
+{
+    const int f = F->f, m = F->m;
+    int pass, i, j, ni, nd;
+    for (pass = 0; pass < 2; pass++) {
+        double *S = w, *s = S + m * m, *V = s + m + 1;
+        if (!F->part[0] && partition_choose(F, t, y, C, w, w + m * f, iw) != 0)
+            return 1;
+        ni = nd = 0;
+        for (j = 0; j < f; j++) {
+            if (F->part[2 + j])
+                dep[nd++] = j;
+            else
+                ind[ni++] = j;
+        }
+        for (i = 0; i < m; i++) {
+            for (j = 0; j < m; j++)
+                Cd[i * m + j] = C[i * f + dep[j]];
+            for (j = 0; j < f - m; j++)
+                Ci[i * (f - m) + j] = C[i * f + ind[j]];
+        }
+        if (pass == 1)
+            break;
+        memcpy(S, Cd, sizeof(double) * (size_t)(m * m));
+        mbs_svd_jacobi(m, m, S, s, V);
+        if (s[0] > 0.0 && s[m - 1] * F->cond_max >= s[0])
+            break;
+        F->part[0] = 0; /* ill-conditioned: choose again at this configuration */
+    }
+    return 0;
+}
+
+static int rhs_partition(mbs_form *F, double t, const double *x, double *xdot)
+{
+    const int f = F->f, m = F->m, k = f - m;
+    const double *y = x;
+    double *w = F->work;
+    int *iw = F->iwork;
+    double *cs = take(&w, 2 * m + m * f), *cp = take(&w, f * f + f + 3 * m + m * f);
+    double *Cd = take(&w, m * m), *Ci = take(&w, m * f), *J = take(&w, f * f);
+    double *gamma = take(&w, f), *z = take(&w, f + m), *red = take(&w, 2 * f * f + 2 * f);
+    double *scratch = take(&w, 2 * m * f + m * m + f + 2 * m + 2);
+    int *ind = itake(&iw, f), *dep = itake(&iw, m), *piv = itake(&iw, m), *iscr = itake(&iw, f);
+    double *v = xdot;
+    const double *C = cs + m, *b1 = cs + m + m * f;
+    int i, j, rc;
+    char at[160];
+    F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
+    if (partition_split(F, t, y, C, Cd, Ci, ind, dep, scratch, iscr) != 0)
+        return 1;
+    if (mbs_lu_factor(m, Cd, piv) != 0) {
+        snprintf(F->message, sizeof F->message, "C_d is singular %s", where(F, t, y, at, sizeof at));
+        return 1;
+    }
+    /* eq. 14: y'_d = -C_d^-1 (C_i y'_i + b') */
+    memcpy(v, x + f, sizeof(double) * (size_t)f);
+    for (i = 0; i < m; i++) {
+        double acc = b1[i];
+        for (j = 0; j < k; j++)
+            acc += Ci[i * k + j] * v[ind[j]];
+        z[i] = -acc;
+    }
+    mbs_lu_solve(m, Cd, piv, z);
+    for (i = 0; i < m; i++)
+        v[dep[i]] = z[i];
+    F->constrained(t, y, v, F->prm, F->u, F->tp, cp);
+    /* eq. 12: J_i = [I; -C_d^-1 C_i] in the original coordinate order */
+    for (i = 0; i < f * k; i++)
+        J[i] = 0.0;
+    for (j = 0; j < k; j++) {
+        J[ind[j] * k + j] = 1.0;
+        for (i = 0; i < m; i++)
+            z[i] = -Ci[i * k + j];
+        mbs_lu_solve(m, Cd, piv, z);
+        for (i = 0; i < m; i++)
+            J[dep[i] * k + j] = z[i];
+    }
+    /* eq. 15: gamma = [0; -C_d^-1 b''] */
+    for (i = 0; i < m; i++)
+        z[i] = -cp[f * f + f + m + m * f + m + i];
+    mbs_lu_solve(m, Cd, piv, z);
+    for (i = 0; i < f; i++)
+        gamma[i] = 0.0;
+    for (i = 0; i < m; i++)
+        gamma[dep[i]] = z[i];
+    rc = reduced_accelerations(f, k, cp, cp + f * f, J, gamma, xdot + f, red); /* eqs. 16, 18 */
+    if (rc != 0) {
+        snprintf(F->message, sizeof F->message,
+                 "the reduced mass matrix J_i^T M J_i is not positive definite (pivot %d) %s", rc,
+                 where(F, t, y, at, sizeof at));
+        return rc;
+    }
+    return 0;
+}
+
 int mbs_form_rhs(void *ctx, double t, const double *x, double *xdot)
 {
     mbs_form *F = (mbs_form *)ctx;
     eval_tp(F, t);
-    if (F->m == 0 || F->kind == MBS_FORM_ODE)
-        return rhs_ode(F, t, x, xdot);
-    if (F->kind == MBS_FORM_QR)
-        return rhs_qr(F, t, x, xdot);
-    return rhs_baumgarte(F, t, x, xdot);
+    if (F->m == 0)
+        return rhs_minimal(F, t, x, xdot);
+    switch (F->kind) {
+    case MBS_FORM_QR:
+    case MBS_FORM_SVD:
+        return rhs_optimal(F, t, x, xdot);
+    case MBS_FORM_PARTITION:
+        return rhs_partition(F, t, x, xdot);
+    case MBS_FORM_BAUMGARTE:
+    case MBS_FORM_DAE:
+    case MBS_FORM_PROJECTION:
+        return rhs_baumgarte(F, t, x, xdot);
+    default:
+        return rhs_minimal(F, t, x, xdot);
+    }
 }
 
-/* ---------------------------------------------------------------- projection */
+/* ---------------------------------------------------------------- projections */
 
-int mbs_form_project(void *ctx, double t, double *x)
+int mbs_form_projects(int kind)
 {
-    mbs_form *F = (mbs_form *)ctx;
+    return kind == MBS_FORM_QR || kind == MBS_FORM_SVD || kind == MBS_FORM_PROJECTION ||
+           kind == MBS_FORM_PARTITION;
+}
+
+/* QR and SVD: Gauss-Newton with minimum-norm steps, then eq. 30 */
+static int project_optimal(mbs_form *F, double t, double *x)
+{
     const int f = F->f, m = F->m;
-    double *y = x, *v = x + f;
-    double *cs = F->work, *A = cs + 2 * m + m * f, *tau = A + f * m, *d = tau + m + 1, *w = d + f;
+    double *y = x, *v = x + f, *w = F->work;
+    int *iw = F->iwork;
+    double *cs = take(&w, 2 * m + m * f), *d = take(&w, f), *r = take(&w, m);
     const double *c = cs, *C = cs + m, *b1 = cs + m + m * f;
-    int *perm = F->iwork;
-    int it, i, rank = 0;
+    decomp D;
+    int it, i;
     double res;
-    if (m == 0 || F->kind != MBS_FORM_QR)
-        return 0;
-    F->nproj++;
-    eval_tp(F, t);
+    decomp_alloc(&D, f, m, F->kind == MBS_FORM_SVD, &w, &iw);
     for (it = 0;; it++) {
         F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
         res = max_abs(m, c);
         if (res <= F->newton_tol || it == F->newton_max || !isfinite(res))
             break;
-        if (qr_of_transpose(m, f, C, NULL, f, A, tau, perm, &rank, F->rank_tol) != 0)
+        if (decomp_factor(&D, F, C, NULL) != 0)
             break;
-        mbs_qr_solve_minnorm(f, m, A, tau, perm, rank, c, d);
+        decomp_solve(&D, c, d);
         for (i = 0; i < f; i++)
             y[i] -= d[i];
     }
@@ -213,18 +480,157 @@ int mbs_form_project(void *ctx, double t, double *x)
                  "iterations); the constraints may not be satisfiable here", t, res, it);
         return 1;
     }
-    if (qr_of_transpose(m, f, C, NULL, f, A, tau, perm, &rank, F->rank_tol) != 0) {
-        snprintf(F->message, sizeof F->message, "QR of the constraint Jacobian failed at t=%.9g", t);
+    if (decomp_factor(&D, F, C, NULL) != 0) {
+        snprintf(F->message, sizeof F->message, "the decomposition of the constraint Jacobian failed "
+                 "at t=%.9g", t);
         return 1;
     }
-    F->rank = rank;
+    F->rank = D.rank;
     /* y' <- y' - C^+ (C y' + b')  (eq. 30 in the form whose rounding scales with the residual) */
-    memcpy(w, b1, sizeof(double) * (size_t)m);
-    mbs_gemv(0, m, f, 1.0, C, v, 1.0, w);
-    mbs_qr_solve_minnorm(f, m, A, tau, perm, rank, w, d);
+    memcpy(r, b1, sizeof(double) * (size_t)m);
+    mbs_gemv(0, m, f, 1.0, C, v, 1.0, r);
+    decomp_solve(&D, r, d);
     for (i = 0; i < f; i++)
         v[i] -= d[i];
     return 0;
+}
+
+/* PStab (seed 004 eqs. 3.66, 3.68, 3.69) */
+static int project_pstab(mbs_form *F, double t, double *x)
+{
+    const int f = F->f, m = F->m;
+    double *y = x, *v = x + f, *w = F->work;
+    double *cp = take(&w, f * f + f + 3 * m + m * f), *W = take(&w, f * m), *S = take(&w, m * m);
+    double *z = take(&w, m), *col = take(&w, f), *cs = take(&w, 2 * m + m * f);
+    const double *M = cp, *c = cp + f * f + f, *C = c + m;
+    const double *cn = cs, *Cn = cs + m, *b1n = cs + m + m * f;
+    int i, j, l, it, rc;
+    char at[160];
+    if (F->weighting == 0) {
+        F->constrained(t, y, v, F->prm, F->u, F->tp, cp);
+        rc = mbs_chol_factor(f, cp); /* M = L L^T in place */
+        if (rc != 0) {
+            snprintf(F->message, sizeof F->message, "the mass matrix is not positive definite "
+                     "(pivot %d) %s", rc, where(F, t, y, at, sizeof at));
+            return rc;
+        }
+    } else {
+        F->constraints(t, y, y, F->prm, F->u, F->tp, cp + f * f + f);
+    }
+    /* W = M^-1 C^T (3.66) or C^T (3.69), f x m */
+    for (j = 0; j < m; j++) {
+        for (i = 0; i < f; i++)
+            col[i] = C[j * f + i];
+        if (F->weighting == 0)
+            mbs_chol_solve(f, M, col);
+        for (i = 0; i < f; i++)
+            W[i * m + j] = col[i];
+    }
+    for (i = 0; i < m; i++)
+        for (j = 0; j < m; j++) {
+            double acc = 0.0;
+            for (l = 0; l < f; l++)
+                acc += C[i * f + l] * W[l * m + j];
+            S[i * m + j] = acc;
+        }
+    F->nproj++;
+    rc = mbs_chol_factor(m, S);
+    if (rc != 0) {
+        snprintf(F->message, sizeof F->message,
+                 "projection impossible %s: C M^-1 C^T is singular (redundant constraints or a "
+                 "singular configuration; use formulation 'qr' or 'svd' for redundant constraints)",
+                 where(F, t, y, at, sizeof at));
+        return rc;
+    }
+    memcpy(cs, c, sizeof(double) * (size_t)m);
+    for (it = 0; it < F->iterations; it++) {
+        memcpy(z, cn, sizeof(double) * (size_t)m);
+        mbs_chol_solve(m, S, z);
+        mbs_gemv(0, f, m, -1.0, W, z, 1.0, y);
+        F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
+    }
+    memcpy(z, b1n, sizeof(double) * (size_t)m);
+    mbs_gemv(0, m, f, 1.0, Cn, v, 1.0, z);
+    mbs_chol_solve(m, S, z);
+    mbs_gemv(0, f, m, -1.0, W, z, 1.0, v);
+    return 0;
+}
+
+/* coordinate partitioning: Newton for y_d on c = 0, then y'_d from eq. 13 */
+static int project_partition(mbs_form *F, double t, double *x)
+{
+    const int f = F->f, m = F->m, k = f - m;
+    double *y = x, *v = x + f, *w = F->work;
+    int *iw = F->iwork;
+    double *cs = take(&w, 2 * m + m * f), *Cd = take(&w, m * m), *Ci = take(&w, m * f);
+    double *z = take(&w, m), *scratch = take(&w, 2 * m * f + m * m + f + 2 * m + 2);
+    int *ind = itake(&iw, f), *dep = itake(&iw, m), *piv = itake(&iw, m), *iscr = itake(&iw, f);
+    const double *c = cs, *C = cs + m, *b1 = cs + m + m * f;
+    int it, i, j, converged = 0;
+    double res = 0.0;
+    char at[160];
+    F->nproj++;
+    F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
+    if (partition_split(F, t, y, C, Cd, Ci, ind, dep, scratch, iscr) != 0)
+        return 1;
+    for (it = 0; it <= F->newton_max; it++) {
+        res = max_abs(m, c);
+        if (res <= F->newton_tol) {
+            converged = 1;
+            break;
+        }
+        if (it == F->newton_max || !isfinite(res))
+            break;
+        for (i = 0; i < m; i++)
+            for (j = 0; j < m; j++)
+                Cd[i * m + j] = C[i * f + dep[j]];
+        if (mbs_lu_factor(m, Cd, piv) != 0)
+            break;
+        memcpy(z, c, sizeof(double) * (size_t)m);
+        mbs_lu_solve(m, Cd, piv, z);
+        for (i = 0; i < m; i++)
+            y[dep[i]] -= z[i];
+        F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
+    }
+    if (!converged) {
+        snprintf(F->message, sizeof F->message,
+                 "Newton's method for the dependent coordinates did not converge %s (residual %.3g)",
+                 where(F, t, y, at, sizeof at), res);
+        return 1;
+    }
+    for (i = 0; i < m; i++) {
+        double acc = b1[i];
+        for (j = 0; j < m; j++)
+            Cd[i * m + j] = C[i * f + dep[j]];
+        for (j = 0; j < k; j++)
+            acc += C[i * f + ind[j]] * v[ind[j]];
+        z[i] = -acc;
+    }
+    if (mbs_lu_factor(m, Cd, piv) != 0) {
+        snprintf(F->message, sizeof F->message, "C_d is singular %s", where(F, t, y, at, sizeof at));
+        return 1;
+    }
+    mbs_lu_solve(m, Cd, piv, z);
+    for (i = 0; i < m; i++)
+        v[dep[i]] = z[i];
+    return 0;
+}
+
+int mbs_form_project(void *ctx, double t, double *x)
+{
+    mbs_form *F = (mbs_form *)ctx;
+    if (F->m == 0 || !mbs_form_projects(F->kind))
+        return 0;
+    eval_tp(F, t);
+    switch (F->kind) {
+    case MBS_FORM_PROJECTION:
+        return project_pstab(F, t, x);
+    case MBS_FORM_PARTITION:
+        return project_partition(F, t, x);
+    default:
+        F->nproj++;
+        return project_optimal(F, t, x);
+    }
 }
 
 double mbs_form_residual(mbs_form *F, double t, const double *y)
@@ -234,6 +640,67 @@ double mbs_form_residual(mbs_form *F, double t, const double *y)
     eval_tp(F, t);
     F->constraints(t, y, y, F->prm, F->u, F->tp, F->work);
     return max_abs(F->m, F->work);
+}
+
+/* ---------------------------------------------------------------- Lagrange multipliers */
+
+/* y'' of eq. 8 by the null-space form of eq. 31 (QR), then lambda = minimum-norm solution of
+ * C^T lambda = M y'' - h.  cp holds M, h, c, C, b', b'' (b2 may be replaced by zero). */
+static int multipliers_at(mbs_form *F, double t, const double *M, const double *h, const double *C,
+                          const double *b2, double *lambda, double *w, int *iw)
+{
+    const int f = F->f, m = F->m;
+    double *J = take(&w, f * f), *gamma = take(&w, f), *ydd = take(&w, f), *r = take(&w, f);
+    double *red = take(&w, 2 * f * f + 2 * f), *Cq = take(&w, m * f), *tau = take(&w, m + f + 1);
+    int *perm = itake(&iw, f + m);
+    int rc, rank, i;
+    decomp D;
+    decomp_alloc(&D, f, m, 0, &w, &iw); /* the QR, whatever the formulation */
+    if (decomp_factor(&D, F, C, J) != 0)
+        goto failed;
+    decomp_solve(&D, b2, gamma);
+    for (i = 0; i < f; i++)
+        gamma[i] = -gamma[i];
+    rc = reduced_accelerations(f, f - D.rank, M, h, J, gamma, ydd, red);
+    if (rc != 0) {
+        snprintf(F->message, sizeof F->message, "the reduced mass matrix J^T M J is not positive "
+                 "definite (pivot %d) at t=%.9g: no multipliers", rc, t);
+        return rc;
+    }
+    memcpy(r, h, sizeof(double) * (size_t)f);
+    mbs_gemv(0, f, f, 1.0, M, ydd, -1.0, r);
+    memcpy(Cq, C, sizeof(double) * (size_t)(m * f));
+    if (mbs_qr_factor(m, f, Cq, tau, perm, &rank, F->rank_tol) != 0 ||
+        mbs_qr_solve_minnorm(m, f, Cq, tau, perm, rank, r, lambda) != 0)
+        goto failed;
+    return 0;
+failed:
+    snprintf(F->message, sizeof F->message, "the multipliers cannot be computed at t=%.9g", t);
+    return 1;
+}
+
+int mbs_form_multipliers(mbs_form *F, double t, const double *x, double *lambda)
+{
+    const int f = F->f, m = F->m;
+    double *w = F->work, *cp = take(&w, f * f + f + 3 * m + m * f);
+    if (m == 0)
+        return 0;
+    eval_tp(F, t);
+    F->constrained(t, x, x + f, F->prm, F->u, F->tp, cp);
+    return multipliers_at(F, t, cp, cp + f * f, cp + f * f + f + m, cp + f * f + f + 2 * m + m * f,
+                          lambda, w, F->iwork);
+}
+
+int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double *dh, double *dlambda)
+{
+    const int f = F->f, m = F->m;
+    double *w = F->work, *cp = take(&w, f * f + f + 3 * m + m * f), *zero = take(&w, m);
+    if (m == 0)
+        return 0;
+    eval_tp(F, t);
+    F->constrained(t, x, x + f, F->prm, F->u, F->tp, cp);
+    memset(zero, 0, sizeof(double) * (size_t)m);
+    return multipliers_at(F, t, cp, dh, cp + f * f + f + m, zero, dlambda, w, F->iwork);
 }
 
 /* ---------------------------------------------------------------- consistent initialization */

@@ -1,22 +1,41 @@
 /*
- * mbs_formulation.h -- the constrained formulations of mbsfmu in C (FMU runtime).
+ * mbs_formulation.h -- the constrained formulations of mbsfmu in C (the engine).
  *
- * C counterpart of mbsfmu/formulations/{minimal_ode,optimal_partitioning,baumgarte,dae}.py and
- * consistent_initialization.py.  The state is x = [y, y'] (f coordinates and their rates); the
- * model's generated functions (mbsfmu.codegen.c_source) provide M, q - k, c, C, b', b'' and the
- * extra initial conditions e(y), E = de/dy.  Equation numbers refer to seed 000.
+ * The engine's implementation of the Python classes in mbsfmu/formulations/, which stay its readable reference
+ * (tests compare both).  The state is x = [y, y'] (f coordinates and their rates); the model's
+ * generated functions provide M, q - k, c, C, b', b'' and the extra initial conditions e(y),
+ * E = de/dy.  Equation numbers refer to seed 000 unless marked 3.xx (seed 004).
+ * The kind numbers are those of mbsfmu.runtime.constants.FORMULATION_KINDS.
  *
- *  MBS_FORM_ODE        trees (m = 0):     M y'' = q - k, Cholesky                            (eq. 1)
- *  MBS_FORM_QR         optimal partitioning by column-pivoted QR of C^T = [Q1 Q2] [R; 0] P^T,
- *                      J = Q2 (orthonormal null-space basis of C), theta = -C^+ b', gamma = -C^+ b'':
+ *  MBS_FORM_MINIMAL    trees (m = 0):  M y'' = q - k, Cholesky                                (eq. 1)
+ *  MBS_FORM_QR         optimal partitioning: an orthonormal null-space basis J of C and the
+ *  MBS_FORM_SVD        minimum-norm solutions theta = -C^+ b', gamma = -C^+ b'' from the pivoted
+ *                      QR of C^T = [Q1 Q2] [R; 0] P^T (J = Q2, eq. 20) or from its SVD
+ *                      C^T = [U1 U2] [S; 0] V^T (J = U2, eq. 25):
  *                        y'  = J J^T (y' - theta) + theta                                      (eq. 30)
  *                        y'' = J (J^T M J)^-1 J^T (q - k - M gamma) + gamma                    (eq. 31,
  *                      with the sign of eq. 29; the printed eq. 31 has the bracket's sign flipped)
  *                      and the projection after each step: Gauss-Newton y <- y - C^+ c until
- *                      max|c| <= newton_tol, then y' <- y' - C^+ (C y' + b').  Redundant
- *                      constraints are harmless (rank decided with rank_tol relative to |R_00|).
+ *                      max|c| <= newton_tol, then y' <- y' - C^+ (C y' + b').  The rank is decided
+ *                      with rank_tol relative to |R_00| or s_0: redundant constraints are harmless.
  *  MBS_FORM_BAUMGARTE  [M C^T; C 0] [y''; -lambda] = [q - k; -(b'' + 2 alpha (C y' + b') + beta^2 c)]
- *                      (seed 004 sec. 2; alpha = beta = 0 is the plain index-1 DAE, eq. 9)
+ *  MBS_FORM_DAE        (seed 004 sec. 2); alpha = beta = 0 is the plain index-1 DAE (eqs. 8-9)
+ *  MBS_FORM_PROJECTION the index-1 DAE and after each step PStab (3.66, 3.68):
+ *                        F = W (C W)^-1,  W = M^-1 C^T (weighting 0) or C^T (1, eq. 3.69)
+ *                        y <- y - F c(y)  `iterations` times, F kept from the first,
+ *                        y' <- y' - F (C y' + b')  with C, b' at the corrected y
+ *  MBS_FORM_PARTITION  coordinate partitioning (eqs. 11-18): with C = [C_i C_d],
+ *                        y'_d = -C_d^-1 (C_i y'_i + b'),  J_i = [I; -C_d^-1 C_i],
+ *                        gamma = [0; -C_d^-1 b''],  (J_i^T M J_i) y''_i = J_i^T (q - k - M gamma)
+ *                      and after each step Newton on c(y_i, y_d) = 0 for y_d, y'_d by eq. 13.
+ *                      The dependent coordinates are the pivot columns of the column-pivoted QR of
+ *                      C, chosen at the first evaluation unless given, and chosen again whenever
+ *                      cond_2(C_d) > cond_max (the choice is part of the state: form->part).
+ *
+ * Lagrange multipliers, one algorithm for every formulation (mbs_form_multipliers; the Python
+ * reference is Formulation.multipliers): y'' of eq. 8 by the null-space form of eq. 31 at the
+ * given state (defined also for redundant constraints), then lambda = the minimum-norm solution
+ * of C^T lambda = M y'' - (q - k) (eq. 3).
  *
  * mbs_form_rhs / mbs_form_project have the signatures of mbs_rhs_fn / mbs_project_fn of
  * mbs_rkstab.h with ctx = the mbs_form.  No dynamic allocation: the caller provides
@@ -36,16 +55,26 @@ typedef void (*mbs_eq_fn)(double t, const double *y, const double *yd, const dou
 /* Generated time-parameter values (p, p', p'' per time parameter) at t. */
 typedef void (*mbs_tp_fn)(double t, const double *prm, double *tp);
 
-enum { MBS_FORM_ODE = 0, MBS_FORM_QR = 1, MBS_FORM_BAUMGARTE = 2 };
+enum {
+    MBS_FORM_MINIMAL = 0,
+    MBS_FORM_QR = 1,
+    MBS_FORM_BAUMGARTE = 2,
+    MBS_FORM_DAE = 3,
+    MBS_FORM_SVD = 4,
+    MBS_FORM_PROJECTION = 5,
+    MBS_FORM_PARTITION = 6
+};
 
 #define MBS_FORM_WORK_SIZE(f, m, nic)                                                           \
-    (6 * (f) * (f) + 4 * (f) * ((m) + (nic)) + ((m) + (nic)) * ((m) + (nic)) + 12 * (f) +     \
-     8 * ((m) + (nic)) + 16)
-#define MBS_FORM_IWORK_SIZE(f, m, nic) ((f) + (m) + (nic) + 4)
+    (6 * (f) * (f) + 6 * (f) * ((m) + (nic)) + 3 * ((m) + (nic)) * ((m) + (nic)) + 16 * (f) +  \
+     16 * ((m) + (nic)) + 32)
+#define MBS_FORM_IWORK_SIZE(f, m, nic) (2 * (f) + 2 * ((m) + (nic)) + 8)
+/* the partition state: valid flag, number of switches, per coordinate 1 if dependent */
+#define MBS_FORM_PART_SIZE(f) ((f) + 2)
 
 typedef struct {
     int f, m, nic, ntp;             /* sizes: coordinates, constraints, initial conditions, tp values */
-    int kind;                       /* MBS_FORM_ODE, MBS_FORM_QR or MBS_FORM_BAUMGARTE */
+    int kind;                       /* MBS_FORM_* */
     mbs_eq_fn dynamics;             /* M (f x f), q - k (f) */
     mbs_eq_fn constraints;          /* c (m), C (m x f), b' (m) */
     mbs_eq_fn constrained;          /* M, q - k, c, C, b', b'' */
@@ -57,6 +86,11 @@ typedef struct {
     double rank_tol;                /* relative rank tolerance of the QR (1e-9) */
     double newton_tol;              /* absolute tolerance of the position projection (1e-13) */
     int newton_max;                 /* Gauss-Newton iterations of the projection (20) */
+    int weighting;                  /* projection: 0 = M^-1 C^T (3.66), 1 = C^T (3.69) */
+    int iterations;                 /* projection: position corrections per step (2, eq. 3.68) */
+    double cond_max;                /* partition: largest cond_2(C_d) before a new choice (1e3) */
+    int *part;                      /* partition: MBS_FORM_PART_SIZE(f) ints owned by the caller */
+    const char *const *names;       /* coordinate names for messages (may be NULL) */
     double *work;                   /* MBS_FORM_WORK_SIZE(f, m, nic) doubles */
     int *iwork;                     /* MBS_FORM_IWORK_SIZE(f, m, nic) ints */
     int rank;                       /* rank of C at the last QR */
@@ -67,9 +101,18 @@ typedef struct {
 /* x' = F(t, x) of the chosen formulation; 0 on success. */
 int mbs_form_rhs(void *ctx, double t, const double *x, double *xdot);
 
-/* Projection of x onto the position and velocity constraints (MBS_FORM_QR; a no-op returning 0
- * for the other kinds); 0 on success. */
+/* Projection of x after a step (QR, SVD, PROJECTION, PARTITION; a no-op returning 0 for the
+ * other kinds); 0 on success. */
 int mbs_form_project(void *ctx, double t, double *x);
+
+/* 1 if the kind projects after each step. */
+int mbs_form_projects(int kind);
+
+/* Lagrange multipliers (m) at the state x (see above); 0 on success. */
+int mbs_form_multipliers(mbs_form *F, double t, const double *x, double *lambda);
+
+/* Their change dlambda (m) for a change dh (f) of q - k at the state x (b'' held); 0 on success. */
+int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double *dh, double *dlambda);
 
 /* max |c(t, y)| (0 for m = 0). */
 double mbs_form_residual(mbs_form *F, double t, const double *y);

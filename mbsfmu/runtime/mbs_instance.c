@@ -47,6 +47,7 @@ typedef struct {
     int inputs_changing;       /* they changed at the last communication point */
     double t_stop;             /* steps never pass it (INFINITY: no stop time) */
     unsigned char given[NX];   /* start values set through mbs_inst_set */
+    int part[MBS_FORM_PART_SIZE(F)]; /* coordinate partitioning: the current choice */
     mbs_rkstab rk;
     double work[MBS_RKSTAB_WORK_SIZE(NX)];
 } mbs_sim;
@@ -71,8 +72,6 @@ struct mbs_instance {
     int outputs_dirty;         /* an input or parameter changed since the outputs were computed */
     double out_expr[MBS_ONE(MBS_NOUT_EXPR)];
     double lam[MBS_ONE(MBS_NC)];
-    double cbuf[F * F + F + MBS_NC + MBS_NC * F + 2 * MBS_NC];
-    double kkt_work[MBS_KKT_WORK_SIZE(F, MBS_NC)];
     char msg[1024];
 };
 
@@ -149,7 +148,7 @@ static void setup_form(mbs_instance *I)
     fm->m = MBS_NC;
     fm->nic = MBS_NIC;
     fm->ntp = MBS_NTP;
-    fm->kind = MBS_NC > 0 ? I->kind : MBS_FORM_ODE;
+    fm->kind = MBS_NC > 0 ? I->kind : MBS_FORM_MINIMAL;
     fm->dynamics = mbs_dynamics;
     fm->constraints = mbs_constraints;
     fm->constrained = mbs_constrained;
@@ -163,34 +162,48 @@ static void setup_form(mbs_instance *I)
     fm->rank_tol = MBS_DEFAULT_RANK_TOL;
     fm->newton_tol = MBS_DEFAULT_NEWTON_TOL;
     fm->newton_max = MBS_DEFAULT_NEWTON_MAX;
+    fm->weighting = 0;
+    fm->iterations = MBS_DEFAULT_ITERATIONS;
+    fm->cond_max = MBS_DEFAULT_COND_MAX;
+    fm->part = I->d.part;
+    fm->names = mbs_names;
     fm->work = I->form_work;
     fm->iwork = I->form_iwork;
 }
 
-/* the engine kind of a formulation kind (the enum of mbs_formulation.h) */
-static int engine_kind(int kind)
-{
-    switch (kind) {
-    case MBS_FORM_KIND_MINIMAL:
-        return MBS_FORM_ODE;
-    case MBS_FORM_KIND_QR:
-        return MBS_FORM_QR;
-    case MBS_FORM_KIND_BAUMGARTE:
-    case MBS_FORM_KIND_DAE:
-        return MBS_FORM_BAUMGARTE;
-    default:
-        return -1;
-    }
-}
+/* the kind numbers of the model header (mbsfmu.runtime.constants) are those of the engine */
+typedef char kinds_agree[(MBS_FORM_KIND_MINIMAL == MBS_FORM_MINIMAL && MBS_FORM_KIND_QR == MBS_FORM_QR &&
+                          MBS_FORM_KIND_BAUMGARTE == MBS_FORM_BAUMGARTE && MBS_FORM_KIND_DAE == MBS_FORM_DAE &&
+                          MBS_FORM_KIND_SVD == MBS_FORM_SVD &&
+                          MBS_FORM_KIND_PROJECTION == MBS_FORM_PROJECTION &&
+                          MBS_FORM_KIND_PARTITION == MBS_FORM_PARTITION) ? 1 : -1];
 
 int mbs_inst_set_formulation(mbs_instance *I, int kind)
 {
-    int ek = engine_kind(kind);
-    if (ek < 0)
-        return fail(I, "formulation %d is not available in the C engine", kind);
+    if (kind < MBS_FORM_MINIMAL || kind > MBS_FORM_PARTITION)
+        return fail(I, "formulation %d is not a formulation of the engine", kind);
+    if (kind == MBS_FORM_MINIMAL && MBS_NC > 0)
+        return fail(I, "formulation 'minimal' needs a system without constraints");
     I->kind = kind;
+    memset(I->d.part, 0, sizeof I->d.part);
     setup_form(I);
-    I->form.kind = MBS_NC > 0 ? ek : MBS_FORM_ODE;
+    return MBS_OK;
+}
+
+int mbs_inst_set_partition(mbs_instance *I, const unsigned char *dependent)
+{
+    int j, nd = 0;
+    for (j = 0; j < F; j++)
+        nd += dependent[j] != 0;
+    if (MBS_NC == 0 || I->kind != MBS_FORM_PARTITION)
+        return fail(I, "independent coordinates are an option of the formulation 'partition'");
+    if (nd != MBS_NC)
+        return fail(I, "partition: %d coordinates and %d constraints leave %d independent coordinates, "
+                       "got %d", F, MBS_NC, F - MBS_NC, F - nd);
+    for (j = 0; j < F; j++)
+        I->d.part[2 + j] = dependent[j] != 0;
+    I->d.part[0] = 1;
+    I->d.part[1] = 0;
     return MBS_OK;
 }
 
@@ -388,15 +401,21 @@ static int fill_tp(mbs_instance *I, double t)
     return 0;
 }
 
-/* x' of the instance's formulation, with the inputs (and external time parameters) at t. */
-static int inst_rhs(void *ctx, double t, const double *x, double *xdot)
+/* Inputs given as functions of time, and external time parameters, at t. */
+static int inputs_at(mbs_instance *I, double t)
 {
-    mbs_instance *I = (mbs_instance *)ctx;
     if (I->input_fn != NULL && I->input_fn(I->input_ctx, t, I->d.v + VR_U) != 0) {
         snprintf(I->form.message, sizeof I->form.message, "the inputs failed at t=%.9g", t);
         return 1;
     }
-    if (fill_tp(I, t) != 0)
+    return fill_tp(I, t);
+}
+
+/* x' of the instance's formulation, with the inputs (and external time parameters) at t. */
+static int inst_rhs(void *ctx, double t, const double *x, double *xdot)
+{
+    mbs_instance *I = (mbs_instance *)ctx;
+    if (inputs_at(I, t) != 0)
         return 1;
 #if MBS_HAS_ABA
     if (I->aba && MBS_NC == 0) {
@@ -427,7 +446,7 @@ static int inst_project(void *ctx, double t, double *x)
 
 static mbs_project_fn projection(const mbs_instance *I)
 {
-    return MBS_NC > 0 && I->form.kind == MBS_FORM_QR ? inst_project : NULL;
+    return MBS_NC > 0 && mbs_form_projects(I->form.kind) ? inst_project : NULL;
 }
 
 /* ---------------------------------------------------------------- outputs */
@@ -435,23 +454,8 @@ static mbs_project_fn projection(const mbs_instance *I)
 int mbs_inst_multipliers(mbs_instance *I, double *lambda)
 {
 #if MBS_NC > 0
-    /* C^T lambda = M y'' - (q - k) with y'' of the formulation (seed 000 eq. 3), minimum-norm by
-     * the pivoted QR of C (unique unless constraints are redundant). */
-    double xdot[NX], r[F], qr[MBS_NC * F], tau[MBS_NC];
-    int perm[F];
-    const double *x = I->d.x, *M = I->cbuf, *h = I->cbuf + F * F, *C = h + F + MBS_NC;
-    int rank, rc = inst_rhs(I, I->d.t, x, xdot);
-    if (rc != 0)
+    if (inputs_at(I, I->d.t) != 0 || mbs_form_multipliers(&I->form, I->d.t, I->d.x, lambda) != 0)
         return fail(I, "%s", I->form.message);
-    mbs_constrained(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, I->cbuf);
-    memcpy(r, h, sizeof r);
-    mbs_gemv(0, F, F, 1.0, M, xdot + F, -1.0, r);
-    memcpy(qr, C, sizeof qr);
-    rc = mbs_qr_factor(MBS_NC, F, qr, tau, perm, &rank, MBS_DEFAULT_RANK_TOL);
-    if (rc == 0)
-        rc = mbs_qr_solve_minnorm(MBS_NC, F, qr, tau, perm, rank, r, lambda);
-    if (rc != 0)
-        return fail(I, "the multipliers cannot be computed at t=%.9g", I->d.t);
 #else
     (void)lambda;
     (void)I;
@@ -487,9 +491,9 @@ static int compute_outputs(mbs_instance *I)
 static int publish(mbs_instance *I)
 {
     memcpy(I->d.v, I->d.x, sizeof I->d.x);
-#if MBS_HAS_RES
-    if (fill_tp(I, I->d.t) != 0)
+    if (inputs_at(I, I->d.t) != 0)
         return fail(I, "%s", I->form.message);
+#if MBS_HAS_RES
     I->d.v[MBS_VR_RES] = mbs_form_residual(&I->form, I->d.t, I->d.x);
 #endif
     return compute_outputs(I);
@@ -745,17 +749,11 @@ int mbs_inst_output_derivatives(mbs_instance *I, const double *du, size_t n, con
         mbs_outputs_du(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, dout);
 #if MBS_NREACT > 0
         {
-            double dhu[F * MBS_NU], dh[F], zero[MBS_NC], dydd[F], dlam[MBS_NC];
-            int rc;
+            double dhu[F * MBS_NU], dh[F], dlam[MBS_NC];
             mbs_force_du(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, dhu);
-            mbs_constrained(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, I->cbuf);
             mbs_gemv(0, F, MBS_NU, 1.0, dhu, du, 0.0, dh);
-            memset(zero, 0, sizeof zero);
-            rc = mbs_solve_kkt(F, MBS_NC, I->cbuf, I->cbuf + F * F + F + MBS_NC, dh, zero, dydd, dlam,
-                               I->kkt_work);
-            if (rc != 0)
-                return fail(I, "the KKT matrix is singular (pivot %d): the multipliers are not unique "
-                               "here (redundant constraints?)", rc);
+            if (mbs_form_multipliers_dh(&I->form, I->d.t, x, dh, dlam) != 0)
+                return fail(I, "%s", I->form.message);
             for (k = 0; k < MBS_NOUT; k++)
                 if (mbs_out_src[k] < 0)
                     dval[k] = dlam[-mbs_out_src[k] - 1];
@@ -801,6 +799,11 @@ int mbs_inst_state_check(const void *buf)
         return 1;
     for (i = 0; i < NX; i++)
         if (d.given[i] > 1 || !isfinite(d.x[i]))
+            return 1;
+    if ((d.part[0] & ~1) || d.part[1] < 0)
+        return 1;
+    for (i = 0; i < F; i++)
+        if (d.part[2 + i] & ~1)
             return 1;
     return 0;
 }

@@ -73,6 +73,9 @@ void mbs_inst_set_logger(mbs_instance *inst, void (*log)(void *ctx, int level, c
  * the minimal ODE.  Options are taken from mbs_inst_form() afterwards. */
 int mbs_inst_set_formulation(mbs_instance *inst, int kind);
 mbs_form *mbs_inst_form(mbs_instance *inst);
+/* Formulation 'partition': fix the choice, dependent[j] != 0 for the nc dependent coordinates
+ * (without it the engine chooses at the first evaluation, and again whenever C_d degrades). */
+int mbs_inst_set_partition(mbs_instance *inst, const unsigned char *dependent);
 /* Minimal ODE of a tree: 1 = articulated-body algorithm where the model has it, 0 = mass matrix. */
 void mbs_inst_use_aba(mbs_instance *inst, int on);
 /* Input values as a function of time (called before every right-hand side; writes u).  Return

@@ -430,3 +430,75 @@ void mbs_sym3_eigenvalues(const double a[6], double ev[3])
     if (ev[1] > ev[2]) t = ev[1], ev[1] = ev[2], ev[2] = t;
     if (ev[0] > ev[1]) t = ev[0], ev[0] = ev[1], ev[1] = t;
 }
+
+int mbs_svd_jacobi(int m, int n, double *A, double *s, double *V)
+{
+    const double eps = 2.220446049250313e-16;
+    int i, j, p, q, sweep, rotated = 1;
+    if (m < n || n < 0)
+        return -1;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++)
+            V[i * n + j] = i == j ? 1.0 : 0.0;
+    for (sweep = 0; sweep < 60 && rotated; sweep++) {
+        rotated = 0;
+        for (p = 0; p < n - 1; p++)
+            for (q = p + 1; q < n; q++) {
+                double alpha = 0.0, beta = 0.0, gamma = 0.0, zeta, t, c, sn;
+                for (i = 0; i < m; i++) {
+                    alpha += A[i * n + p] * A[i * n + p];
+                    beta += A[i * n + q] * A[i * n + q];
+                    gamma += A[i * n + p] * A[i * n + q];
+                }
+                if (!(fabs(gamma) > 4.0 * eps * sqrt(alpha * beta)))
+                    continue;
+                rotated = 1;
+                zeta = (beta - alpha) / (2.0 * gamma);
+                t = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+                c = 1.0 / sqrt(1.0 + t * t);
+                sn = c * t;
+                for (i = 0; i < m; i++) {
+                    double ap = A[i * n + p], aq = A[i * n + q];
+                    A[i * n + p] = c * ap - sn * aq;
+                    A[i * n + q] = sn * ap + c * aq;
+                }
+                for (i = 0; i < n; i++) {
+                    double vp = V[i * n + p], vq = V[i * n + q];
+                    V[i * n + p] = c * vp - sn * vq;
+                    V[i * n + q] = sn * vp + c * vq;
+                }
+            }
+    }
+    for (j = 0; j < n; j++) {
+        double nrm = 0.0;
+        for (i = 0; i < m; i++)
+            nrm += A[i * n + j] * A[i * n + j];
+        s[j] = sqrt(nrm);
+    }
+    /* sort descending (selection sort: n is small), moving the columns of U and V along */
+    for (j = 0; j < n; j++) {
+        int best = j;
+        for (p = j + 1; p < n; p++)
+            if (s[p] > s[best])
+                best = p;
+        if (best != j) {
+            double tmp = s[j];
+            s[j] = s[best];
+            s[best] = tmp;
+            for (i = 0; i < m; i++) {
+                tmp = A[i * n + j];
+                A[i * n + j] = A[i * n + best];
+                A[i * n + best] = tmp;
+            }
+            for (i = 0; i < n; i++) {
+                tmp = V[i * n + j];
+                V[i * n + j] = V[i * n + best];
+                V[i * n + best] = tmp;
+            }
+        }
+    }
+    for (j = 0; j < n; j++)
+        for (i = 0; i < m; i++)
+            A[i * n + j] = s[j] > 0.0 ? A[i * n + j] / s[j] : 0.0;
+    return rotated ? 1 : 0;
+}

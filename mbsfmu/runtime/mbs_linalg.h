@@ -158,6 +158,18 @@ int mbs_solve_kkt(int f, int m, const double *M, const double *C,
                   const double *h, const double *b2, double *ydd,
                   double *lambda, double *work);
 
+/*
+ * Thin singular value decomposition of A (m x n, m >= n) by one-sided Jacobi rotations
+ * (Hestenes): A V = U S with V (n x n) orthogonal.  Pairs of columns of A are rotated until they
+ * are orthogonal to relative precision (|a_p . a_q| <= 4 eps |a_p| |a_q|), at most 60 sweeps.
+ *   A : m x n, overwritten by U (m x n): column j is a_j / s_j, or 0 where s_j == 0
+ *   s : n singular values, in descending order
+ *   V : n x n, row-major (column j is the right singular vector of s_j)
+ * Columns are sorted with their singular values.  Returns 0, or 1 if 60 sweeps did not reach
+ * the precision (the result is then still a valid, less accurate factorization), or -1 for m < n.
+ */
+int mbs_svd_jacobi(int m, int n, double *A, double *s, double *V);
+
 /* y = alpha op(A) x + beta y for the row-major m x n matrix A:
  *   trans == 0: op(A) = A,   x has n entries, y has m;
  *   trans != 0: op(A) = A^T, x has m entries, y has n.

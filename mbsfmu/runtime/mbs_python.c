@@ -188,13 +188,15 @@ static PyObject *Instance_get(InstanceObject *self, PyObject *args)
 static PyObject *Instance_configure(InstanceObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"formulation", "alpha", "beta", "rank_tol", "newton_tol", "newton_max",
-                            "aba", NULL};
-    int kind, newton_max = -1, aba = 1;
-    double alpha = NAN, beta = NAN, rank_tol = NAN, newton_tol = NAN;
+                            "weighting", "iterations", "cond_max", "dependent", "aba", NULL};
+    int kind, newton_max = -1, weighting = -1, iterations = -1, aba = 1;
+    double alpha = NAN, beta = NAN, rank_tol = NAN, newton_tol = NAN, cond_max = NAN;
+    PyObject *odep = Py_None;
     mbs_form *fm;
-    if (!check_idle(self) || !PyArg_ParseTupleAndKeywords(args, kw, "i|ddddip", names, &kind, &alpha,
-                                                            &beta, &rank_tol, &newton_tol, &newton_max,
-                                                            &aba))
+    if (!check_idle(self) ||
+        !PyArg_ParseTupleAndKeywords(args, kw, "i|ddddiiidOp", names, &kind, &alpha, &beta, &rank_tol,
+                                     &newton_tol, &newton_max, &weighting, &iterations, &cond_max,
+                                     &odep, &aba))
         return NULL;
     if (mbs_inst_set_formulation(self->inst, kind) != MBS_OK)
         return engine_error(self);
@@ -209,6 +211,27 @@ static PyObject *Instance_configure(InstanceObject *self, PyObject *args, PyObje
         fm->newton_tol = newton_tol;
     if (newton_max >= 0)
         fm->newton_max = newton_max;
+    if (weighting >= 0)
+        fm->weighting = weighting;
+    if (iterations >= 1)
+        fm->iterations = iterations;
+    if (!isnan(cond_max))
+        fm->cond_max = cond_max;
+    if (odep != Py_None) {
+        Py_buffer dep;
+        int rc;
+        if (PyObject_GetBuffer(odep, &dep, PyBUF_SIMPLE) != 0)
+            return NULL;
+        if (dep.len != self->sizes[0]) {
+            PyBuffer_Release(&dep);
+            PyErr_Format(PyExc_ValueError, "dependent: %d flags expected", self->sizes[0]);
+            return NULL;
+        }
+        rc = mbs_inst_set_partition(self->inst, (const unsigned char *)dep.buf);
+        PyBuffer_Release(&dep);
+        if (rc != MBS_OK)
+            return engine_error(self);
+    }
     mbs_inst_use_aba(self->inst, aba);
     Py_RETURN_NONE;
 }
@@ -422,7 +445,9 @@ static PyObject *Instance_statistics(InstanceObject *self, PyObject *noargs)
     long nfev, nacc, nrej, nproj;
     (void)noargs;
     mbs_inst_statistics(self->inst, &nfev, &nacc, &nrej, &nproj);
-    return Py_BuildValue("{sl,sl,sl,sl}", "nfev", nfev, "naccept", nacc, "nreject", nrej, "nproj", nproj);
+    return Py_BuildValue("{sl,sl,sl,sl,si,si}", "nfev", nfev, "naccept", nacc, "nreject", nrej, "nproj",
+                         nproj, "switches", mbs_inst_form(self->inst)->part[1],
+                         "rank", mbs_inst_form(self->inst)->rank);
 }
 
 static PyObject *Instance_save(InstanceObject *self, PyObject *noargs)

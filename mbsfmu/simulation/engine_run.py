@@ -93,9 +93,12 @@ def _explained(numeric, form, x0, fixed, given, exc) -> MbsError:
     or a SimulationError with the engine's message."""
     from ..formulations.consistent_initialization import consistent_state
 
+    from .simulate import check_rank
+
     try:
         if numeric.m:
             x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
+            check_rank(form, 0.0, x0[:numeric.f])
         numeric.check_state(0.0, x0[:numeric.f], x0[numeric.f:], form.inputs(0.0))
     except MbsError as ref:
         return ref
