@@ -183,8 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--formulation", default=None,
                     help="for models with loops: dae, baumgarte, partition, qr (default), svd, "
                     "projection")
-    ps.add_argument("--backend", default="numpy", choices=["numpy", "c"],
-                    help="evaluate the equations with numpy (reference) or the compiled C kernel")
+    ps.add_argument("--backend", default=None, choices=["numpy", "c"],
+                    help="c: the C engine (default where a C compiler is found); numpy: the Python "
+                    "reference")
     ps.add_argument("--set", action="append", metavar="NAME=VALUE",
                     help="constant, initial value or input; repeatable")
     ps.add_argument("--out", required=True, help="CSV file to write")

@@ -113,7 +113,7 @@ static int fail_project(void *vctx, double t, double *x) { (void)vctx; (void)x; 
  * mbs_rkstab_reset_fsal, then a run whose projection fails (code in out[8]). */
 void fsal_check(long *out)
 {
-    double work[20], x[2] = {1.0, 0.0}, t = 0.0;
+    double work[MBS_RKSTAB_WORK_SIZE(2)], x[2] = {1.0, 0.0}, t = 0.0;
     mbs_rkstab s;
     ctx_t c;
     int k;
@@ -136,7 +136,7 @@ void fsal_check(long *out)
 /* Two interleaved instances (no global state): returns max |difference| to the separate runs. */
 int two_instances(double *xa, double *xb)
 {
-    double wa[20], wb[20];
+    double wa[MBS_RKSTAB_WORK_SIZE(2)], wb[MBS_RKSTAB_WORK_SIZE(2)];
     mbs_rkstab a, b;
     ctx_t ca, cb;
     double ta = 0.0, tb = 0.0;

@@ -40,6 +40,21 @@ DEFAULTS = {
     "cond_max": 1e3,      # coordinate partitioning: largest cond(C_d) before a new choice
 }
 
+#: the stiffness diagnostic of explicit runs (mbsfmu.simulation.run_monitor and the engine): a
+#: run is reported as stiff when h rho (Hairer's estimate of h |lambda|) stays above
+#: ``fraction`` of the method's stability boundary for ``steps`` accepted steps in a row while
+#: more than ``min_remaining`` steps remain, or when the mean step over ``window`` steps falls
+#: below ``collapse_ratio`` of the interval
+STIFFNESS = {
+    "boundary_rkstab": 3.3,  # Dormand-Prince 5(4) on the negative real axis
+    "boundary_dop853": 6.1,
+    "fraction": 0.8,
+    "steps": 15,
+    "min_remaining": 1e4,
+    "window": 500,
+    "collapse_ratio": 1e-6,
+}
+
 #: weighting of the PStab projection -> number of the C engine (mbs_form.weighting)
 WEIGHTINGS = {"mass": 0, "identity": 1}
 
@@ -59,4 +74,5 @@ def c_macros() -> str:
     lines = [f"#define MBS_FORM_KIND_{name.upper()} {kind}" for name, kind in FORMULATION_KINDS.items()]
     lines += [f"#define MBS_METHOD_{name.upper()} {kind}" for name, kind in METHOD_KINDS.items()]
     lines += [f"#define MBS_DEFAULT_{name.upper()} {value!r}" for name, value in DEFAULTS.items()]
+    lines += [f"#define MBS_STIFF_{name.upper()} {value!r}" for name, value in STIFFNESS.items()]
     return "\n".join(lines)

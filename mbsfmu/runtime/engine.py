@@ -140,6 +140,10 @@ class Engine:
         mask = None
         if hold is not None:
             coords = self.names[:self.sizes["ny"]]
+            hold = [hold] if isinstance(hold, str) else list(hold)
+            bad = [n for n in hold if n not in coords]
+            if bad:
+                raise ParameterError(f"consistent initialization: unknown fixed coordinate(s) {bad}")
             mask = bytes(int(c in hold) for c in coords)
         return self._call(self.instance.start, mask)
 

@@ -320,6 +320,7 @@ static int partition_choose(mbs_form *F, double t, const double *y, const double
         F->part[2 + perm[j]] = 1;
     F->part[0] = 1;
     F->part[1]++;
+    F->switch_t = t;
     return 0;
 }
 

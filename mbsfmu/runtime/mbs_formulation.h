@@ -90,6 +90,7 @@ typedef struct {
     int iterations;                 /* projection: position corrections per step (2, eq. 3.68) */
     double cond_max;                /* partition: largest cond_2(C_d) before a new choice (1e3) */
     int *part;                      /* partition: MBS_FORM_PART_SIZE(f) ints owned by the caller */
+    double switch_t;                /* partition: time of the last choice */
     const char *const *names;       /* coordinate names for messages (may be NULL) */
     double *work;                   /* MBS_FORM_WORK_SIZE(f, m, nic) doubles */
     int *iwork;                     /* MBS_FORM_IWORK_SIZE(f, m, nic) ints */

@@ -33,6 +33,7 @@
 #endif
 
 #define MAX_STEPS_PER_CALL 10000000L
+#define MBS_SWITCH_LOG 32
 #define INIT_TOL 1e-12
 #define INIT_MAX_ITER 50
 #define INIT_WARN_TOL 1e-8
@@ -48,6 +49,10 @@ typedef struct {
     double t_stop;             /* steps never pass it (INFINITY: no stop time) */
     unsigned char given[NX];   /* start values set through mbs_inst_set */
     int part[MBS_FORM_PART_SIZE(F)]; /* coordinate partitioning: the current choice */
+    double t0;                 /* time of the start */
+    double win_t;              /* stiffness diagnostic: start of the current window of steps, */
+    long win_n;                /* the accepted steps before it, */
+    int stiff_warned;          /* and whether the warning was given */
     mbs_rkstab rk;
     double work[MBS_RKSTAB_WORK_SIZE(NX)];
 } mbs_sim;
@@ -73,6 +78,10 @@ struct mbs_instance {
     double out_expr[MBS_ONE(MBS_NOUT_EXPR)];
     double lam[MBS_ONE(MBS_NC)];
     char msg[1024];
+    char stiff_msg[512];       /* the stiffness warning of this run ('' if none) */
+    int nswitch;               /* partition choices logged (the first MBS_SWITCH_LOG are kept) */
+    double switch_t[MBS_SWITCH_LOG];
+    unsigned char switch_dep[MBS_SWITCH_LOG][F];
 };
 
 /* ---------------------------------------------------------------- the model */
@@ -121,6 +130,8 @@ static void note(mbs_instance *I, int level, const char *fmt, ...)
     I->log(I->log_ctx, level, buf);
 }
 #endif
+
+static void log_switches(mbs_instance *I);
 
 /* ---------------------------------------------------------------- set-up */
 
@@ -594,6 +605,12 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
                          I->d.v[MBS_VR_HMAX]);
     if (rc != MBS_RKSTAB_OK)
         return fail(I, "integrator setup failed: %s", mbs_rkstab_message(rc));
+    I->d.rk.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_RKSTAB;
+    I->d.t0 = I->d.win_t = I->d.t;
+    I->d.win_n = 0;
+    I->d.stiff_warned = 0;
+    I->stiff_msg[0] = '\0';
+    I->nswitch = 0;
     I->form.message[0] = '\0';
     rc = inst_rhs(I, I->d.t, I->d.x, xdot);
     for (i = 0; rc == 0 && i < NX; i++)
@@ -604,6 +621,7 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
         }
     if (rc != 0)
         return fail(I, "at the initial state: %s", I->form.message);
+    log_switches(I);
     if (publish(I) != MBS_OK)
         return fail(I, "outputs at the initial state: %.900s", I->msg);
     I->d.fsal_dirty = 1;
@@ -634,6 +652,87 @@ static void inputs_text(mbs_instance *I, char *buf, size_t n)
         len += (size_t)w;
     }
 }
+
+/* Log a new choice of the partition (formulation 'partition'), as an event and in the switch log. */
+static void log_switches(mbs_instance *I)
+{
+    int j;
+    if (MBS_NC == 0 || I->d.part[1] == I->nswitch)
+        return;
+    if (I->d.part[1] < I->nswitch) { /* a restored state: count on from it */
+        I->nswitch = I->d.part[1];
+        return;
+    }
+    if (I->nswitch < MBS_SWITCH_LOG) {
+        I->switch_t[I->nswitch] = I->form.switch_t;
+        for (j = 0; j < F; j++)
+            I->switch_dep[I->nswitch][j] = (unsigned char)I->d.part[2 + j];
+    }
+    I->nswitch = I->d.part[1];
+    if (I->log != NULL) {
+        char buf[512];
+        size_t len;
+        snprintf(buf, sizeof buf, "partition: independent coordinates from t=%.9g:", I->form.switch_t);
+        for (j = 0; j < F; j++) {
+            len = strlen(buf);
+            if (!I->d.part[2 + j] && len + 2 < sizeof buf)
+                snprintf(buf + len, sizeof buf - len, " %s", mbs_names[j]);
+        }
+        I->log(I->log_ctx, MBS_OK, buf);
+    }
+}
+
+int mbs_inst_switch(const mbs_instance *I, int k, double *t, unsigned char *dependent)
+{
+    if (k < 0 || k >= I->nswitch || k >= MBS_SWITCH_LOG)
+        return I->nswitch;
+    *t = I->switch_t[k];
+    memcpy(dependent, I->switch_dep[k], F);
+    return I->nswitch;
+}
+
+/* The stiffness diagnostic of run_monitor.py after a successful do-step: the explicit method's
+ * steps are limited by stability (h rho above the threshold for MBS_STIFF_STEPS steps in a row
+ * with more than MBS_STIFF_MIN_REMAINING steps to go), or have collapsed relative to the
+ * interval.  Said once per run, through the logger and mbs_inst_stiffness. */
+static void check_stiffness(mbs_instance *I)
+{
+    const mbs_rkstab *rk = &I->d.rk;
+    double h = 0.0, remaining;
+    const char *why = NULL;
+    char buf[160];
+    if (I->d.stiff_warned)
+        return;
+    if (rk->stiff_run >= MBS_STIFF_STEPS && rk->h > 0.0 &&
+        !((I->d.t_stop - I->d.t) / rk->h <= MBS_STIFF_MIN_REMAINING)) {
+        h = rk->h;
+        snprintf(buf, sizeof buf, "the step is limited by stability, not accuracy (h |lambda| = %.3g "
+                 "with |lambda| ~ %.3g 1/s)", rk->hrho, rk->hrho / h);
+        why = buf;
+    } else if (rk->naccept - I->d.win_n >= MBS_STIFF_WINDOW) {
+        double mean_h = (I->d.t - I->d.win_t) / (double)(rk->naccept - I->d.win_n);
+        I->d.win_t = I->d.t;
+        I->d.win_n = rk->naccept;
+        if (isfinite(I->d.t_stop) && mean_h < MBS_STIFF_COLLAPSE_RATIO * (I->d.t_stop - I->d.t0)) {
+            h = mean_h;
+            why = "its steps have collapsed relative to the interval";
+        }
+    }
+    if (why == NULL)
+        return;
+    I->d.stiff_warned = 1;
+    remaining = (I->d.t_stop - I->d.t) / h;
+    snprintf(I->stiff_msg, sizeof I->stiff_msg,
+             "the explicit method is taking steps of %.3g s at t = %.6g s, about %.3g more to the stop "
+             "time %g s; %s: the model is probably stiff (a very stiff spring or damper). The stiff "
+             "method takes far fewer steps where the fast motion is damped or not excited (an "
+             "undamped fast oscillation has to be resolved by any method)", h, I->d.t, remaining,
+             I->d.t_stop, why);
+    if (I->log != NULL)
+        I->log(I->log_ctx, MBS_WARNING, I->stiff_msg);
+}
+
+const char *mbs_inst_stiffness(const mbs_instance *I) { return I->stiff_msg; }
 
 int mbs_inst_do_step(mbs_instance *I, double t, double h)
 {
@@ -685,6 +784,8 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
     }
     memcpy(I->d.x, x, sizeof x);
     I->d.t = t_end;
+    check_stiffness(I);
+    log_switches(I);
     if (publish(I) != MBS_OK) {
         I->last_code = MBS_RKSTAB_ERHS;
         return fail(I, "outputs at t=%.17g: %.900s", t_end, I->msg);

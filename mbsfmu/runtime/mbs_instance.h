@@ -116,6 +116,14 @@ int mbs_inst_run(mbs_instance *inst, const double *grid, size_t n, double *rec, 
 #define MBS_STOPPED (-100)
 int mbs_inst_last_code(const mbs_instance *inst);
 
+/* The stiffness warning of this run ('' if none): the explicit method's steps are limited by
+ * stability or have collapsed (see mbsfmu.simulation.run_monitor); also sent to the logger. */
+const char *mbs_inst_stiffness(const mbs_instance *inst);
+
+/* The k-th choice of the partition since the start (formulation 'partition'): its time and the
+ * dependent coordinates (ny flags).  Returns the number of choices (the first 32 are kept). */
+int mbs_inst_switch(const mbs_instance *inst, int k, double *t, unsigned char *dependent);
+
 /* Statistics since the start: right-hand sides, accepted and rejected steps, projections. */
 void mbs_inst_statistics(const mbs_instance *inst, long *nfev, long *naccept, long *nreject, long *nproj);
 

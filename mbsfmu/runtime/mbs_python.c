@@ -445,9 +445,34 @@ static PyObject *Instance_statistics(InstanceObject *self, PyObject *noargs)
     long nfev, nacc, nrej, nproj;
     (void)noargs;
     mbs_inst_statistics(self->inst, &nfev, &nacc, &nrej, &nproj);
-    return Py_BuildValue("{sl,sl,sl,sl,si,si}", "nfev", nfev, "naccept", nacc, "nreject", nrej, "nproj",
+    const char *stiff = mbs_inst_stiffness(self->inst);
+    return Py_BuildValue("{sl,sl,sl,sl,si,si,sz}", "nfev", nfev, "naccept", nacc, "nreject", nrej, "nproj",
                          nproj, "switches", mbs_inst_form(self->inst)->part[1],
-                         "rank", mbs_inst_form(self->inst)->rank);
+                         "rank", mbs_inst_form(self->inst)->rank, "stiffness", stiff[0] ? stiff : NULL);
+}
+
+/* switches() -> [(t, dependent flags as bytes)] of the partition's choices since the start */
+static PyObject *Instance_switches(InstanceObject *self, PyObject *noargs)
+{
+    unsigned char dep[1024];
+    double t;
+    int k, n = mbs_inst_switch(self->inst, -1, &t, dep);
+    PyObject *out = PyList_New(0);
+    (void)noargs;
+    if (self->sizes[0] > (int)sizeof dep)
+        return out;
+    for (k = 0; out != NULL && k < n && k < 32; k++) {
+        PyObject *item;
+        mbs_inst_switch(self->inst, k, &t, dep);
+        item = Py_BuildValue("(dy#)", t, (const char *)dep, (Py_ssize_t)self->sizes[0]);
+        if (item == NULL || PyList_Append(out, item) != 0) {
+            Py_XDECREF(item);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    return out;
 }
 
 static PyObject *Instance_save(InstanceObject *self, PyObject *noargs)
@@ -505,6 +530,7 @@ static PyMethodDef Instance_methods[] = {
     {"output_derivatives", (PyCFunction)Instance_output_derivatives, METH_VARARGS,
      "output_derivatives(du, vrs) -> d(values)/du . du"},
     {"statistics", (PyCFunction)Instance_statistics, METH_NOARGS, "integrator counters"},
+    {"switches", (PyCFunction)Instance_switches, METH_NOARGS, "partition choices: [(t, dependent)]"},
     {"save", (PyCFunction)Instance_save, METH_NOARGS, "save() -> bytes"},
     {"restore", (PyCFunction)Instance_restore, METH_VARARGS, "restore(bytes)"},
     {NULL, NULL, 0, NULL}};

@@ -142,7 +142,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
                         double *x, double t_end, double t_clip, long max_steps, int dense)
 {
     int n, i, rc = MBS_RKSTAB_OK, last_nonfinite = 0;
-    double *X, *K1, *K2, *K3, *K4, *K5, *K6, *K7, *ARG, *XN;
+    double *X, *K1, *K2, *K3, *K4, *K5, *K6, *K7, *ARG, *XN, *S6;
     double tc, h, hmin, span;
     long nattempt = 0;
 
@@ -162,6 +162,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     K7 = K6 + n;
     ARG = K7 + n;
     XN = ARG + n;
+    S6 = XN + 6 * n; /* stage-6 argument, after the five rows of the continuous extension */
 
     if (!all_finite(x, n)) return MBS_RKSTAB_ENONFINITE;
     /* FSAL: reuse k1 if the caller's state is the one returned by the previous call. */
@@ -249,6 +250,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
         if (finite) {
             s->nfev++;
             if (f(ctx, t_new, ARG, K6) != 0) { rc = MBS_RKSTAB_ERHS; break; }
+            memcpy(S6, ARG, (size_t)n * sizeof(double));
             /* 5th-order solution x~ (in ARG); k2 has weight 0 */
             for (i = 0; i < n; ++i)
                 ARG[i] = X[i] + b1 * K1[i] + 0.0 * K2[i] + b3 * K3[i] + b4 * K4[i] + b5 * K5[i] +
@@ -309,6 +311,16 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             s->reject_last = 0;
             last_nonfinite = 0;
             s->naccept++;
+            {
+                /* Hairer's stiffness estimate h rho: stage 6 and k7 are both taken at t + h */
+                double dk = 0.0, dx = 0.0;
+                for (i = 0; i < n; ++i) {
+                    dk += (K7[i] - K6[i]) * (K7[i] - K6[i]);
+                    dx += (XN[i] - S6[i]) * (XN[i] - S6[i]);
+                }
+                s->hrho = dx > 0.0 ? h * sqrt(dk / dx) : 0.0;
+                s->stiff_run = s->stiff_hrho > 0.0 && s->hrho > s->stiff_hrho ? s->stiff_run + 1 : 0;
+            }
             if (dense) {
                 double *R = XN + n; /* r1..r5, 5n */
                 for (i = 0; i < n; ++i) {

@@ -50,7 +50,7 @@ typedef int (*mbs_project_fn)(void *ctx, double t, double *x);
 #define MBS_RKSTAB_EHMAX (-7)      /* hmax is below the smallest step the call can take (hmin) */
 
 /* Size (number of doubles) of the work array for n states. */
-#define MBS_RKSTAB_WORK_SIZE(n) (15 * (n))
+#define MBS_RKSTAB_WORK_SIZE(n) (16 * (n))
 
 typedef struct {
     int n;            /* number of states */
@@ -67,8 +67,14 @@ typedef struct {
     long naccept;     /* accepted steps */
     long nreject;     /* rejected steps (error test or non-finite values) */
     long nproj;       /* calls of the projection (one per attempted step that reached it) */
+    double hrho;      /* Hairer's stiffness estimate h |f(t+h, x_new) - f(t+h, x_6)| / |x_new - x_6| of
+                         the last accepted step (approximates h |lambda| of the dominant eigenvalue) */
+    double stiff_hrho;/* threshold of hrho for stiff_run (0: not counted); e.g. 80 % of DOPRI5's
+                         stability boundary 3.3 on the negative real axis */
+    int stiff_run;    /* accepted steps in a row with hrho > stiff_hrho: limited by stability */
     double *work;     /* caller-provided, MBS_RKSTAB_WORK_SIZE(n) doubles: x, k1..k7, two scratch rows,
-                         the five rows r1..r5 of the continuous extension of the last step */
+                         the five rows r1..r5 of the continuous extension of the last step, the
+                         stage-6 argument */
     int fsal_valid;   /* 1 when work holds (t_fsal, x, k1 = f(t_fsal, x)) from the previous call */
     double t_fsal;    /* time of the stored FSAL state */
     int dense_valid;  /* 1 when r1..r5 describe the last accepted step [t_prev, t_prev + h_dense] */

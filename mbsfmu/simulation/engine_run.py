@@ -14,7 +14,7 @@ import math
 import time
 import warnings
 
-from ..errors import MbsError, SimulationError, SimulationInterrupted
+from ..errors import MbsError, SimulationError, SimulationInterrupted, StiffnessWarning
 from ..runtime.engine import Engine, EngineError
 
 
@@ -62,15 +62,32 @@ def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, ato
         check_rank(form, 0.0, eng.x[:numeric.f])
     start = time.perf_counter()
 
+    warned = []
+
+    def stiffness_warning():
+        msg = eng.statistics()["stiffness"]
+        if msg and not warned:
+            warned.append(msg)
+            warnings.warn(StiffnessWarning(f"{system.name}: {msg}: method='stiff' (mbsfmu simulate "
+                                           "--method stiff)"), stacklevel=4)
+
     def tick(t):
-        progress(t, t_end)
+        stiffness_warning()
+        if progress is not None:
+            progress(t, t_end)
 
     if progress is not None:
         progress(0.0, t_end)
-    rec, reached, status, message, code = eng.run(grid, progress=tick if progress else None,
-                                                  every=progress_every)
+    rec, reached, status, message, code = eng.run(grid, progress=tick, every=progress_every)
+    stiffness_warning()
     stats = dict(eng.statistics(), engine_seconds=time.perf_counter() - start, backend="c",
                  engine="c")
+    if numeric.m:
+        form.rank = stats["rank"]  # what the reference formulation would report
+        if form.name == "partition":
+            names = numeric.coordinate_names
+            stats["partition_switches"] = [(t, [n for n, d in zip(names, dep) if not d])
+                                           for t, dep in eng.instance.switches()]
     f = numeric.f
     T, X = grid[:reached], rec[:reached, :2 * f].T
     if status != 0:
@@ -78,6 +95,9 @@ def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, ato
             raise SimulationInterrupted(
                 f"{system.name}: interrupted at t={T[-1]:.6g} of {t_end:g} s; the result so far "
                 "is in .result", result(T, X, stats, partial=True, stop_reason="interrupted (Ctrl-C)"))
+        if isinstance(message, MbsError):  # from the inputs or time parameters
+            message.result = result(T, X, stats, partial=True, stop_reason=str(message)) if reached else None
+            raise message
         if isinstance(message, BaseException):
             raise message
         exc = SimulationError(f"{system.name}: {message}")
@@ -92,7 +112,6 @@ def _explained(numeric, form, x0, fixed, given, exc) -> MbsError:
     """The reference's exception for a refused start (same type and message as the numpy path),
     or a SimulationError with the engine's message."""
     from ..formulations.consistent_initialization import consistent_state
-
     from .simulate import check_rank
 
     try:

@@ -25,19 +25,21 @@ import time
 import warnings
 
 from ..errors import StiffnessWarning
+from ..runtime.constants import STIFFNESS
 
 #: negative-real-axis stability boundary |h lambda| of the explicit methods
-STABILITY_BOUNDARY = {"RK45": 3.3, "rkstab": 3.3, "DOP853": 6.1}
+STABILITY_BOUNDARY = {"RK45": STIFFNESS["boundary_rkstab"], "rkstab": STIFFNESS["boundary_rkstab"],
+                      "DOP853": STIFFNESS["boundary_dop853"]}
 #: consecutive stability-limited steps, and steps still to go, before the stiffness warning
-STIFF_STEPS = 15
-MIN_REMAINING = 1e4
+STIFF_STEPS = STIFFNESS["steps"]
+MIN_REMAINING = STIFFNESS["min_remaining"]
 #: mean step / interval below which an explicit run is reported as collapsed
-COLLAPSE_RATIO = 1e-6
+COLLAPSE_RATIO = STIFFNESS["collapse_ratio"]
 
 
 class RunMonitor:
     def __init__(self, name: str, t0: float, t_end: float, method: str, progress=None,
-                 every: float = 0.2, window: int = 500):
+                 every: float = 0.2, window: int = STIFFNESS["window"]):
         self.name, self.t0, self.t_end = name, t0, t_end
         self.explicit = method in ("RK23", *STABILITY_BOUNDARY)
         self.boundary = STABILITY_BOUNDARY.get(method)
@@ -65,7 +67,7 @@ class RunMonitor:
         if not self.explicit or self.warned:
             return
         if h_rho is not None and self.boundary is not None:
-            self._stiff_run = self._stiff_run + 1 if h_rho > 0.8 * self.boundary else 0
+            self._stiff_run = self._stiff_run + 1 if h_rho > STIFFNESS["fraction"] * self.boundary else 0
             if self._stiff_run >= STIFF_STEPS and (self.t_end - t) / h > MIN_REMAINING:
                 self._warn(t, h, f"the step is limited by stability, not accuracy (h |lambda| = "
                                  f"{h_rho:.3g} with |lambda| ~ {h_rho / h:.3g} 1/s)")

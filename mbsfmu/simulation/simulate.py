@@ -93,6 +93,25 @@ def initial_state(system, initial=None) -> np.ndarray:
     return np.concatenate((y, yd))
 
 
+_BACKEND: list[str] = []  # the default backend, decided once per process
+
+
+def default_backend() -> str:
+    """'c' if a C compiler is found, else 'numpy' (said once, on stderr)."""
+    if not _BACKEND:
+        from ..codegen.compile import CompileError, find_compiler
+
+        try:
+            find_compiler()
+            _BACKEND.append("c")
+        except CompileError as exc:
+            import sys
+
+            print(f"mbsfmu: {exc}; simulating with the numpy reference (slower)", file=sys.stderr)
+            _BACKEND.append("numpy")
+    return _BACKEND[0]
+
+
 def _system_of(model):
     from ..model import System
 
@@ -126,7 +145,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              rtol: float = 1e-8, atol: float | None = None, params: dict | None = None,
              initial: dict | None = None, inputs: dict | None = None,
              formulation: str | None = None, formulation_options: dict | None = None,
-             fixed=(), max_step: float = math.inf, backend: str = "numpy",
+             fixed=(), max_step: float = math.inf, backend: str | None = None,
              progress=None, progress_every: float = 0.2) -> Result:
     """Simulate a model from t = 0 to ``t_end``.
 
@@ -135,8 +154,10 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     scipy ``solve_ivp`` method.  ``formulation`` chooses how loop constraints are kept (see
     :mod:`mbsfmu.formulations`; default ``'qr'``) with ``formulation_options``; ``fixed`` names
     coordinates that keep their given initial values during consistent initialization.
-    ``backend`` evaluates the equations with generated Python/numpy code (``'numpy'``, the
-    reference) or with the generated C kernel compiled by gcc (``'c'``, several times faster).
+    ``backend``: ``'c'`` runs the C engine (the native FMU's code, compiled once per model and
+    cached; where a method or formulation is not in the engine, the compiled equations under the
+    Python integrator), ``'numpy'`` the readable Python reference; the default (None) is ``'c'``
+    wherever a C compiler is found, else ``'numpy'`` with a one-line message.
     ``params`` overrides constants, ``initial`` the initial state, ``inputs`` maps input names
     to numbers or functions of t.  Returns a :class:`Result` on the grid 0, dt, ..., t_end.
 
@@ -159,6 +180,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     grid = output_grid(t_end, dt, 2 * len(system.coordinates_) + 1 + len(system.inputs))
     eqs = system.equations()
     numeric = eqs.numeric(params)
+    backend = default_backend() if backend is None else backend
     if backend not in ("c", "numpy"):
         raise ParameterError(f"unknown backend {backend!r}; use 'numpy' or 'c'")
     form = make_formulation(formulation, numeric, inputs, **(formulation_options or {}))
