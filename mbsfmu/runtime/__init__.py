@@ -17,10 +17,11 @@ import pathlib
 _DIR = pathlib.Path(__file__).resolve().parent
 
 #: the engine's C files compiled into every model's binary (with the generated model.c)
-ENGINE_SOURCES = ("mbs_instance.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_parameters.c", "mbs_rkstab.c")
+ENGINE_SOURCES = ("mbs_instance.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_parameters.c", "mbs_rkstab.c",
+                  "mbs_radau.c")
 #: the headers they include
 ENGINE_HEADERS = ("mbs_model.h", "mbs_instance.h", "mbs_formulation.h", "mbs_linalg.h", "mbs_parameters.h",
-                  "mbs_rkstab.h")
+                  "mbs_rkstab.h", "mbs_radau.h")
 
 
 def source_dir() -> pathlib.Path:

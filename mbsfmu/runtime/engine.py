@@ -66,7 +66,7 @@ class Engine:
     """One instance of a model on the C engine, addressed by variable names."""
 
     def __init__(self, system, formulation: str | None = None, options: dict | None = None,
-                 aba: bool = True):
+                 aba: bool = True, method: str = "rkstab"):
         self.system = system
         self.module = engine_module(system)
         self.sizes = self.module.sizes()
@@ -80,6 +80,11 @@ class Engine:
             raise ParameterError(f"unknown formulation {self.formulation!r}; choose one of "
                                  f"{', '.join(ENGINE_FORMULATIONS)}")
         opts = self._engine_options(dict(options or {}))
+        if method not in constants.METHOD_KINDS:
+            raise ParameterError(f"unknown engine method {method!r}; choose one of "
+                                 f"{', '.join(constants.METHOD_KINDS)}")
+        self.method = method
+        opts["method"] = constants.METHOD_KINDS[method]
         try:
             self._call(self.instance.configure, constants.FORMULATION_KINDS[self.formulation], aba=aba,
                        **opts)

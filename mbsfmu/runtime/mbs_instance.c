@@ -15,6 +15,7 @@
 #include "mbs_linalg.h"
 #include "mbs_model.h"
 #include "mbs_parameters.h"
+#include "mbs_radau.h"
 #include "mbs_rkstab.h"
 
 #define F MBS_F
@@ -53,8 +54,12 @@ typedef struct {
     double win_t;              /* stiffness diagnostic: start of the current window of steps, */
     long win_n;                /* the accepted steps before it, */
     int stiff_warned;          /* and whether the warning was given */
+    int method;                /* MBS_METHOD_RKSTAB or MBS_METHOD_STIFF */
     mbs_rkstab rk;
     double work[MBS_RKSTAB_WORK_SIZE(NX)];
+    mbs_radau rd;
+    double rwork[MBS_RADAU_WORK_SIZE(NX)];
+    int riwork[MBS_RADAU_IWORK_SIZE(NX)];
 } mbs_sim;
 
 struct mbs_instance {
@@ -219,6 +224,15 @@ int mbs_inst_set_partition(mbs_instance *I, const unsigned char *dependent)
 }
 
 mbs_form *mbs_inst_form(mbs_instance *I) { return &I->form; }
+
+int mbs_inst_set_method(mbs_instance *I, int method)
+{
+    if (method != MBS_METHOD_RKSTAB && method != MBS_METHOD_STIFF)
+        return fail(I, "method %d is not a method of the engine (%d: rkstab, %d: stiff)", method,
+                    MBS_METHOD_RKSTAB, MBS_METHOD_STIFF);
+    I->d.method = method;
+    return MBS_OK;
+}
 
 void mbs_inst_use_aba(mbs_instance *I, int on) { I->aba = on && MBS_HAS_ABA; }
 
@@ -606,6 +620,10 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
     if (rc != MBS_RKSTAB_OK)
         return fail(I, "integrator setup failed: %s", mbs_rkstab_message(rc));
     I->d.rk.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_RKSTAB;
+    rc = mbs_radau_init(&I->d.rd, NX, I->d.rwork, I->d.riwork, I->d.v[MBS_VR_RTOL], I->d.v[MBS_VR_ATOL],
+                        I->d.v[MBS_VR_HMAX]);
+    if (rc != MBS_RKSTAB_OK)
+        return fail(I, "integrator setup failed: %s", mbs_radau_message(rc));
     I->d.t0 = I->d.win_t = I->d.t;
     I->d.win_n = 0;
     I->d.stiff_warned = 0;
@@ -752,15 +770,16 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
         return fail(I, "max_internal_step = %g s would need more than %ld internal steps for the "
                        "communication step of %g s; raise max_internal_step or shorten the step",
                     I->d.v[MBS_VR_HMAX], MAX_STEPS_PER_CALL, h);
-    I->d.rk.rtol = I->d.v[MBS_VR_RTOL];
-    I->d.rk.atol = I->d.v[MBS_VR_ATOL];
-    I->d.rk.hmax = I->d.v[MBS_VR_HMAX] > 0.0 ? I->d.v[MBS_VR_HMAX] : INFINITY;
+    I->d.rk.rtol = I->d.rd.rtol = I->d.v[MBS_VR_RTOL];
+    I->d.rk.atol = I->d.rd.atol = I->d.v[MBS_VR_ATOL];
+    I->d.rk.hmax = I->d.rd.hmax = I->d.v[MBS_VR_HMAX] > 0.0 ? I->d.v[MBS_VR_HMAX] : INFINITY;
     /* Inputs or parameters changed: restart at the communication point (the steps taken past it
      * assumed the old values), and while they keep changing, do not step past the next one.
      * Inputs given as a function of time are known ahead: the run continues past. */
     I->d.inputs_changing = I->d.fsal_dirty && I->input_fn == NULL;
     if (I->d.fsal_dirty) {
         mbs_rkstab_reset_fsal(&I->d.rk);
+        mbs_radau_reset(&I->d.rd);
         I->d.fsal_dirty = 0;
     }
     t_end = t + h;
@@ -768,23 +787,30 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
     if (t_stop < t_end)
         t_stop = t_end;
     I->form.message[0] = '\0';
-    rc = mbs_rkstab_advance_dense(&I->d.rk, inst_rhs, project, I, I->d.t, I->d.x, t_end, t_stop,
-                                  MAX_STEPS_PER_CALL, x);
+    if (I->d.method == MBS_METHOD_STIFF) /* its dense output is of order 3 only: stop at t_end */
+        rc = mbs_radau_advance_dense(&I->d.rd, inst_rhs, NULL, project, I, I->d.t, I->d.x, t_end, t_end,
+                                     MAX_STEPS_PER_CALL, x);
+    else
+        rc = mbs_rkstab_advance_dense(&I->d.rk, inst_rhs, project, I, I->d.t, I->d.x, t_end, t_stop,
+                                      MAX_STEPS_PER_CALL, x);
     if (rc == MBS_RKSTAB_OK && project != NULL && project(I, t_end, x) != 0)
         rc = MBS_RKSTAB_EPROJECT; /* the interpolated state is projected like every step end */
     if (rc != MBS_RKSTAB_OK) {
         char inputs[512];
+        double t_int = I->d.method == MBS_METHOD_STIFF ? I->d.rd.t_cur : I->d.rk.t_fsal;
         /* keep the last communication point's state: outputs, time and saved states stay valid */
         mbs_rkstab_reset_fsal(&I->d.rk);
+        mbs_radau_reset(&I->d.rd);
         I->last_code = rc;
         inputs_text(I, inputs, sizeof inputs);
         return fail(I, "integration from t=%.17g to %.17g failed (internal time %.17g): %s%s%s%s", t,
-                    t_end, I->d.rk.t_fsal, mbs_rkstab_message(rc), I->form.message[0] ? ": " : "",
+                    t_end, t_int, mbs_radau_message(rc), I->form.message[0] ? ": " : "",
                     I->form.message, inputs);
     }
     memcpy(I->d.x, x, sizeof x);
     I->d.t = t_end;
-    check_stiffness(I);
+    if (I->d.method == MBS_METHOD_RKSTAB)
+        check_stiffness(I);
     log_switches(I);
     if (publish(I) != MBS_OK) {
         I->last_code = MBS_RKSTAB_ERHS;
@@ -821,10 +847,18 @@ int mbs_inst_last_code(const mbs_instance *I) { return I->last_code; }
 
 void mbs_inst_statistics(const mbs_instance *I, long *nfev, long *naccept, long *nreject, long *nproj)
 {
-    *nfev = I->d.rk.nfev;
-    *naccept = I->d.rk.naccept;
-    *nreject = I->d.rk.nreject;
+    const int stiff = I->d.method == MBS_METHOD_STIFF;
+    *nfev = stiff ? I->d.rd.nfev : I->d.rk.nfev;
+    *naccept = stiff ? I->d.rd.naccept : I->d.rk.naccept;
+    *nreject = stiff ? I->d.rd.nreject : I->d.rk.nreject;
     *nproj = I->form.nproj;
+}
+
+void mbs_inst_stiff_statistics(const mbs_instance *I, long *njev, long *ndec, long *nnewton)
+{
+    *njev = I->d.rd.njev;
+    *ndec = I->d.rd.ndec;
+    *nnewton = I->d.rd.nnewton;
 }
 
 /* ---------------------------------------------------------------- directional derivatives */
@@ -901,7 +935,9 @@ int mbs_inst_state_check(const void *buf)
     for (i = 0; i < NX; i++)
         if (d.given[i] > 1 || !isfinite(d.x[i]))
             return 1;
-    if ((d.part[0] & ~1) || d.part[1] < 0)
+    if ((d.part[0] & ~1) || d.part[1] < 0 || (d.method != MBS_METHOD_RKSTAB && d.method != MBS_METHOD_STIFF) ||
+        (d.rd.n != NX && d.rd.n != 0) || (d.rd.valid & ~1) || (d.rd.dense_valid & ~1) ||
+        (d.rd.jac_valid & ~1) || (d.rd.valid && !isfinite(d.rd.t_cur)))
         return 1;
     for (i = 0; i < F; i++)
         if (d.part[2 + i] & ~1)
@@ -913,5 +949,7 @@ void mbs_inst_restore(mbs_instance *I, const void *buf)
 {
     memcpy(&I->d, buf, sizeof I->d);
     I->d.rk.work = I->d.work;
+    I->d.rd.work = I->d.rwork;
+    I->d.rd.iwork = I->d.riwork;
     I->outputs_dirty = 0; /* the state holds the outputs computed at its time */
 }

@@ -76,6 +76,10 @@ mbs_form *mbs_inst_form(mbs_instance *inst);
 /* Formulation 'partition': fix the choice, dependent[j] != 0 for the nc dependent coordinates
  * (without it the engine chooses at the first evaluation, and again whenever C_d degrades). */
 int mbs_inst_set_partition(mbs_instance *inst, const unsigned char *dependent);
+/* Integration method: MBS_METHOD_RKSTAB (explicit, stabilized DOPRI5, default) or
+ * MBS_METHOD_STIFF (Radau IIA 5 with the formulation's projection; it stops at every
+ * communication point, since its dense output is of order 3 only). */
+int mbs_inst_set_method(mbs_instance *inst, int method);
 /* Minimal ODE of a tree: 1 = articulated-body algorithm where the model has it, 0 = mass matrix. */
 void mbs_inst_use_aba(mbs_instance *inst, int on);
 /* Input values as a function of time (called before every right-hand side; writes u).  Return
@@ -115,6 +119,9 @@ int mbs_inst_run(mbs_instance *inst, const double *grid, size_t n, double *rec, 
 /* Why the last do-step failed: an MBS_RKSTAB_* code, or MBS_STOPPED (tick), 0 if it did not. */
 #define MBS_STOPPED (-100)
 int mbs_inst_last_code(const mbs_instance *inst);
+
+/* Jacobians, LU decompositions and Newton iterations of the stiff method since the start. */
+void mbs_inst_stiff_statistics(const mbs_instance *inst, long *njev, long *ndec, long *nnewton);
 
 /* The stiffness warning of this run ('' if none): the explicit method's steps are limited by
  * stability or have collapsed (see mbsfmu.simulation.run_monitor); also sent to the logger. */

@@ -188,17 +188,18 @@ static PyObject *Instance_get(InstanceObject *self, PyObject *args)
 static PyObject *Instance_configure(InstanceObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"formulation", "alpha", "beta", "rank_tol", "newton_tol", "newton_max",
-                            "weighting", "iterations", "cond_max", "dependent", "aba", NULL};
-    int kind, newton_max = -1, weighting = -1, iterations = -1, aba = 1;
+                            "weighting", "iterations", "cond_max", "dependent", "aba", "method", NULL};
+    int kind, newton_max = -1, weighting = -1, iterations = -1, aba = 1, method = 0;
     double alpha = NAN, beta = NAN, rank_tol = NAN, newton_tol = NAN, cond_max = NAN;
     PyObject *odep = Py_None;
     mbs_form *fm;
     if (!check_idle(self) ||
-        !PyArg_ParseTupleAndKeywords(args, kw, "i|ddddiiidOp", names, &kind, &alpha, &beta, &rank_tol,
+        !PyArg_ParseTupleAndKeywords(args, kw, "i|ddddiiidOpi", names, &kind, &alpha, &beta, &rank_tol,
                                      &newton_tol, &newton_max, &weighting, &iterations, &cond_max,
-                                     &odep, &aba))
+                                     &odep, &aba, &method))
         return NULL;
-    if (mbs_inst_set_formulation(self->inst, kind) != MBS_OK)
+    if (mbs_inst_set_formulation(self->inst, kind) != MBS_OK ||
+        mbs_inst_set_method(self->inst, method) != MBS_OK)
         return engine_error(self);
     fm = mbs_inst_form(self->inst);
     if (!isnan(alpha))
@@ -446,9 +447,12 @@ static PyObject *Instance_statistics(InstanceObject *self, PyObject *noargs)
     (void)noargs;
     mbs_inst_statistics(self->inst, &nfev, &nacc, &nrej, &nproj);
     const char *stiff = mbs_inst_stiffness(self->inst);
-    return Py_BuildValue("{sl,sl,sl,sl,si,si,sz}", "nfev", nfev, "naccept", nacc, "nreject", nrej, "nproj",
-                         nproj, "switches", mbs_inst_form(self->inst)->part[1],
-                         "rank", mbs_inst_form(self->inst)->rank, "stiffness", stiff[0] ? stiff : NULL);
+    long njev, ndec, nnewton;
+    mbs_inst_stiff_statistics(self->inst, &njev, &ndec, &nnewton);
+    return Py_BuildValue("{sl,sl,sl,sl,si,si,sz,sl,sl,sl}", "nfev", nfev, "naccept", nacc, "nreject", nrej,
+                         "nproj", nproj, "switches", mbs_inst_form(self->inst)->part[1],
+                         "rank", mbs_inst_form(self->inst)->rank, "stiffness", stiff[0] ? stiff : NULL,
+                         "njev", njev, "ndec", ndec, "nnewton", nnewton);
 }
 
 /* switches() -> [(t, dependent flags as bytes)] of the partition's choices since the start */

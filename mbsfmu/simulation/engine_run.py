@@ -17,12 +17,15 @@ import warnings
 from ..errors import MbsError, SimulationError, SimulationInterrupted, StiffnessWarning
 from ..runtime.engine import Engine, EngineError
 
+#: simulate's methods the engine runs, and its method for each
+ENGINE_METHODS = {"explicit": "rkstab", "rkstab": "rkstab", "stiff": "stiff"}
+
 
 def engine_applies(system, method: str, formulation: str) -> bool:
     """True if the engine runs this combination (else simulate takes the numpy path)."""
     from ..runtime.engine import ENGINE_FORMULATIONS
 
-    if method not in ("explicit", "rkstab"):
+    if method not in ENGINE_METHODS:
         return False
     if any(c.value is None for c in system.constants_.values()):
         return False  # the engine's start values need every constant's value
@@ -30,11 +33,11 @@ def engine_applies(system, method: str, formulation: str) -> bool:
 
 
 def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, atol, max_step,
-                  inputs, options, progress, progress_every, result):
+                  inputs, options, progress, progress_every, result, method="explicit"):
     """Integrate over ``grid`` on the engine; returns (T, X, stats) or raises like simulate."""
     from ..formulations.consistent_initialization import InconsistentInitialValuesWarning
 
-    eng = Engine(system, form.name if numeric.m else "minimal", options)
+    eng = Engine(system, form.name if numeric.m else "minimal", options, method=ENGINE_METHODS[method])
     eng.set(dict(zip(numeric.constant_names, map(float, numeric.prm))))
     schedule = form.inputs
     if inputs and schedule.time_varying:

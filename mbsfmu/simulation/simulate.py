@@ -193,7 +193,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
         numeric.use_c_kernel()  # scipy methods and the formulations not yet in the engine
     if on_engine:
         return _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
-                                   inputs, formulation_options, progress, progress_every)
+                                   inputs, formulation_options, progress, progress_every, method)
     if numeric.m:
         x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
         check_rank(form, 0.0, x0[:f])
@@ -252,12 +252,12 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
 
 
 def _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step, inputs,
-                        options, progress, progress_every) -> Result:
+                        options, progress, progress_every, method) -> Result:
     """The engine's run of simulate (see :mod:`.engine_run`), as a Result."""
     atol = default_atol(rtol, bool(numeric.m)) if atol is None else atol
     f = numeric.f
-    stats = {"method": "rkstab" if numeric.m else "rkstab (engine)", "formulation": form.name,
-             "rtol": rtol, "atol": atol, "backend": "c"}
+    name = "radau5 (engine)" if method == "stiff" else ("rkstab" if numeric.m else "rkstab (engine)")
+    stats = {"method": name, "formulation": form.name, "rtol": rtol, "atol": atol, "backend": "c"}
 
     def result(T, X, run_stats, **extra):
         stats.update(run_stats, rhs_calls=run_stats["nfev"], steps=run_stats["naccept"])
@@ -266,7 +266,7 @@ def _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, ato
 
     start = time.perf_counter()
     T, X, run_stats = run_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
-                                    inputs, options, progress, progress_every, result)
+                                    inputs, options, progress, progress_every, result, method)
     res = result(T, X, run_stats)
     stats["cpu_seconds"] = time.perf_counter() - start
     return res
