@@ -35,6 +35,10 @@ H = 0.01        # communication step
 WARMUP = 5      # steps before the "step" state
 STEPS = 3       # steps of each continued run
 MODES = ("instantiated", "initialization", "step")
+#: the benches' settings: a limit on the internal step far above the steps these runs take (so it
+#: changes none of them), which lets a case exceed the internal steps of one fmi2DoStep without a
+#: set of max_internal_step (a changed value restarts the engine's integrator at the next step)
+SETTINGS = {**TOL, "max_internal_step": 1.0}
 ERROR, FATAL = 3, 4
 
 #: the cart-pendulum with declared bounds on a constant and the input
@@ -79,7 +83,7 @@ class Bench:
         self.all_vrs = sorted(self.vr.values())
         self.messages = self.slave.messages
         self.fmu.setupExperiment(startTime=0.0)
-        self.slave.set(TOL)
+        self.slave.set(SETTINGS)
         self.states = {"instantiated": self.fmu.getFMUstate()}
         self.fmu.enterInitializationMode()
         self.states["initialization"] = self.fmu.getFMUstate()
@@ -221,10 +225,8 @@ case("doStep_point_inf", BOTH, "step", lambda b: b.step(math.inf, H), lambda b: 
 for label, h in (("zero", 0.0), ("negative", -H), ("nan", math.nan), ("inf", math.inf)):
     case(f"doStep_size_{label}", BOTH, "step", lambda b, h=h: b.step(b.time(), h),
          lambda b, h=h: ["fmi2DoStep", "step size", repr(h)])
-case("doStep_too_many_internal_steps", BOTH, "step",
-     lambda b: b.set(["max_internal_step"], [1e-10]) or b.step(b.time(), 1.0),
-     lambda b: ["fmi2DoStep", "max_internal_step", "1e-10"],
-     repair=lambda b: b.set(["max_internal_step"], [0.0]))
+case("doStep_too_many_internal_steps", BOTH, "step", lambda b: b.step(b.time(), 1e8),
+     lambda b: ["fmi2DoStep", "max_internal_step = 1.0", "internal steps", "100000000.0"])
 
 # value references and types
 case("setReal_unknown_vr", BOTH, "step", lambda b: b.set([9999], [1.0]), lambda b: ["fmi2SetReal", "9999"])
@@ -324,11 +326,13 @@ case("setupExperiment_stop_before_start", BOTH, "instantiated",
      lambda b: ["fmi2SetupExperiment", "stop time -1.0"])
 
 # a bad parameter is found at fmi2ExitInitializationMode: the FMU stays in initialization mode
-for model, name, value, culprit in (("cart_pendulum", "m", -1.0, "m = -1.0"),
+# (the engine writes the parameters of the body as "body 'rod': mass must be positive, got -1
+# (m = -1, l = 0.5)"; the numpy path "-1.0")
+for model, name, value, culprit in (("cart_pendulum", "m", -1.0, "(m = -1"),
                                     ("cart_pendulum", "l", 0.0, "'l'"),
                                     ("slider_crank", "r", 0.0, "'r'"),
                                     ("slider_crank", "m_crank", -0.3, "m_crank = -0.3"),
-                                    ("bounded_cart", "m", 0.0, "m = 0.0")):
+                                    ("bounded_cart", "m", 0.0, "(m = 0")):
     case(f"exitInit_with_{name}_{value!r}", (model,), "initialization",
          lambda b, n=name, v=value: b.set([n], [v]) or status_of(b.fmu.exitInitializationMode),
          lambda b, c=culprit: ["fmi2ExitInitializationMode", c, "initialization mode"],
@@ -581,7 +585,7 @@ def test_reset_returns_to_instantiated(benches):
     assert b.time() == 0.0
     assert b.step(0.0, H) == ERROR and "'instantiated'" in " ".join(b.errors())
     b.fmu.setupExperiment(startTime=0.0)
-    b.slave.set(TOL)
+    b.slave.set(SETTINGS)
     b.fmu.enterInitializationMode()
     b.fmu.exitInitializationMode()
     b.slave.run(0.0, WARMUP, H, b.inputs)

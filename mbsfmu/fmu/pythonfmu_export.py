@@ -6,12 +6,19 @@ bundled in the FMU's ``resources/model/`` folder.  The FMU exposes exactly the v
 :func:`mbsfmu.fmu.model_description.fmu_variables` (same names, causality, variability, initial
 and start values, in the same value-reference order).
 
-At run time the slave loads the model file, builds the NumericModel with the parameter values
-set before ``fmi2ExitInitializationMode`` (a consistent initial state for models with loops),
-and every ``fmi2DoStep`` integrates from t to t + h with the RKSTAB integrator of
-:mod:`mbsfmu.formulations.rkstab` (trees: the minimal ODE, no projection; loops: the chosen
-formulation, default ``'qr'``, with its projection), inputs held constant over the step.
-Tunable parameters changed between steps take effect at the next step.
+At run time the slave (:class:`mbsfmu.fmu.pythonfmu_slave.MbsfmuSlave`) loads the model file
+and runs it on mbsfmu's C engine (:mod:`mbsfmu.runtime.engine`), whose Python extension is
+compiled at fmi2Instantiate in the importer's process (once per model; mbsfmu's compile cache
+keeps it): the instance layer the native FMU runs too.  Values are checked and set by the engine,
+fmi2ExitInitializationMode is its consistent start (loops: the formulation chosen at build time,
+default ``'qr'``; trees: the minimal ODE), and every ``fmi2DoStep`` its do-step with dense
+output: the RKSTAB integrator continues across communication points and restarts only after an
+input or parameter changed, inputs held over the step.  So this flavour takes the same steps as
+the native FMU (both give the same values at every communication point, bit for bit on the same
+machine).  Where the engine cannot be compiled (no C compiler) or does not have the formulation,
+the slave integrates with the numpy formulations and the Python RKSTAB of
+:mod:`mbsfmu.formulations` instead, restarted at every ``fmi2DoStep``, and says so with a warning
+at fmi2Instantiate.
 
 **Bad calls.** pythonfmu 0.7.0's FMI library (C++) turns every Python exception into
 ``fmi2Fatal`` and releases the Python instance, has no other way to return ``fmi2Error``, and
@@ -32,12 +39,15 @@ pythonfmu's binary: the slave refuses the same calls, but the importer sees ``fm
 
 Limitations: the FMU runs inside the importing tool's Python interpreter (pythonfmu's binary
 uses the host's libpython), and that interpreter must have ``mbsfmu`` (with numpy, scipy and
-sympy) installed: only the model file is bundled, not mbsfmu itself.  The model file must not
-import other local files.  Building needs a C compiler (the guard).  pythonfmu's generated
-modelDescription.xml has no ``InitialUnknowns`` and no ``dependencies`` in ``<Outputs>``
+sympy) installed, and a C compiler for the engine (see above): only the model file is bundled, not
+mbsfmu itself.  The model file must not import other local files.  Building needs a C compiler
+(the guard; the engine is compiled then as well, since pythonfmu's builder instantiates the slave
+to write modelDescription.xml).  FMU states are those of the engine build that saved them
+(another mbsfmu version, or an instance on the numpy path, refuses them with a message).
+pythonfmu's generated modelDescription.xml has no ``InitialUnknowns`` and no ``dependencies`` in ``<Outputs>``
 (completed here), and it declares ``needsExecutionTool="true"``.  Directional derivatives are
-not offered, and direct feed-through user outputs are updated at communication points only (not
-when an input is set between them).
+not offered.  Direct feed-through user outputs follow an input set between communication points
+(on the numpy path they are updated at communication points only).
 """
 
 from __future__ import annotations

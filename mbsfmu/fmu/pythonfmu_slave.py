@@ -6,15 +6,31 @@ Each FMU's script (written by :func:`mbsfmu.fmu.pythonfmu_export.build_pythonfmu
 ``VARIABLES`` (names in value-reference order, as at build time) and ``N_STATE`` (length of the
 integrator state [y, y']).
 
+The model runs on the C engine (:class:`mbsfmu.runtime.engine.Engine`: the instance layer of
+``mbs_instance.h`` that the native FMU's ``fmi2_glue.c`` runs as well): fmi2SetReal and
+fmi2GetReal are its values (checked by it as well), fmi2ExitInitializationMode is its consistent
+start, fmi2DoStep its do-step with dense output (the integrator continues across communication
+points and restarts only after an input or parameter changed) and FMU states are its saved state.
+So both FMU flavours take the same steps and give the same values at every communication point.
+The engine's extension is compiled when the FMU is instantiated, in the importer's process (once
+per model and mbsfmu version: mbsfmu's compile cache keeps it).  Where that is not possible (no C
+compiler), or the FMU's formulation is not one of :data:`mbsfmu.runtime.engine.ENGINE_FORMULATIONS`,
+the instance integrates with the numpy formulations and the Python RKSTAB of
+:mod:`mbsfmu.formulations` instead (restarted at every fmi2DoStep, so its steps differ from the
+native FMU's; outputs are updated at communication points only) and says so with a warning at
+fmi2Instantiate.
+
 Every FMI call is checked in full before anything changes; a refused call changes nothing and
 reports why (function, variable, value, time) through the FMU's guard library, which passes the
 message to the importer's logger and returns fmi2Error (see mbsfmu.fmu.pythonfmu_export).
 No exception leaves a method that pythonfmu calls: pythonfmu would turn it into fmi2Fatal.
 """
 
+import base64
 import ctypes
 import hashlib
 import json
+import logging
 import math
 import os
 import pathlib
@@ -26,14 +42,16 @@ from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Re
 from pythonfmu.enums import Fmi2Status
 
 TIME_RTOL = 1e-9  # a communication point must match the FMU time within 1e-9 (1 + |t|)
-MAX_STEPS = 1_000_000  # internal steps one fmi2DoStep may take
+ENGINE_MAX_STEPS = 10_000_000  # internal steps one fmi2DoStep may take (MAX_STEPS_PER_CALL of mbs_instance.c)
+NUMPY_MAX_STEPS = 1_000_000  # the same on the numpy path
 MODES = ("instantiated", "initialization", "step", "terminated", "error")
 STEPPING = ("step", "terminated", "error")  # modes that have an integrator state
 OUTPUTS = ("residual", "output", "reaction")  # calculated outputs: never set
 STATE_FORMAT = "mbsfmu-pythonfmu-state"
-STATE_VERSION = 1
+STATE_VERSION = 2
 STATE_HEADER = ("format", "version", "guid", "model", "sha256")
-STATE_FIELDS = ("mode", "time", "stop_time", "values", "x")
+STATE_FIELDS = ("mode", "time", "stop_time", "backend", "data")
+NUMPY = "numpy"  # the backend name of the numpy path
 AFTER_ERROR = "restore a state with fmi2SetFMUstate, or fmi2Reset"
 
 _GUARDS = []  # guard libraries found by the slaves of this module
@@ -122,8 +140,10 @@ def _is_number(v):
 
 # ---------------------------------------------------------------- FMU states
 # A state is {format, version, guid, model, sha256, payload}: payload is the JSON text of
-# {mode, time, stop_time, values, x} and sha256 its checksum.  Serialized, it is the JSON header
-# (everything but payload) on one line, a newline, then the payload.
+# {mode, time, stop_time, backend, data} and sha256 its checksum; backend names what saved it (the
+# engine's build, or "numpy") and data is its state (the engine's saved state in base64, or the
+# numpy path's {values, x}).  Serialized, it is the JSON header (everything but payload) on one
+# line, a newline, then the payload.
 
 def _seal(model, payload):
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
@@ -166,19 +186,33 @@ def _payload_problem(model, p):
         return f"time {p['time']!r} is not a finite number"
     if p["stop_time"] is not None and not (_is_number(p["stop_time"]) and math.isfinite(p["stop_time"])):
         return f"stop time {p['stop_time']!r} is not a finite number"
-    values = p["values"]
+    if p["backend"] == NUMPY:
+        return _numpy_data_problem(model, p["mode"], p["data"])
+    if not isinstance(p["backend"], str) or not isinstance(p["data"], str):
+        return "its engine state is not readable"
+    try:
+        base64.b64decode(p["data"], validate=True)
+    except ValueError:  # binascii.Error
+        return "its engine state is not readable"
+    return None
+
+
+def _numpy_data_problem(model, mode, data):
+    if not isinstance(data, dict) or sorted(data) != ["values", "x"]:
+        return "its numpy state does not have the fields values, x"
+    values = data["values"]
     if not isinstance(values, dict) or sorted(values) != sorted(model.VARIABLES):
         return "its values are not those of this model's variables"
     for name in model.VARIABLES:
         if not _is_number(values[name]) or math.isnan(values[name]):
             return f"the value of {name!r} is {values[name]!r}"
-    x = p["x"]
-    if p["mode"] in STEPPING:
+    x = data["x"]
+    if mode in STEPPING:
         if not isinstance(x, list) or len(x) != model.N_STATE or \
                 not all(_is_number(v) and math.isfinite(v) for v in x):
             return f"its integrator state is not {model.N_STATE} finite numbers"
     elif x is not None:
-        return f"mode {p['mode']!r} has no integrator state"
+        return f"mode {mode!r} has no integrator state"
     return None
 
 
@@ -202,6 +236,259 @@ def _read_state(model, data):
     return (problem, None) if problem else (None, state)
 
 
+# ---------------------------------------------------------------- what integrates
+# Two backends with one face: get/set values by value reference (set checks everything first and
+# raises _Refused, changing nothing), set_time, start and do_step (warning texts go to warn(fn,
+# text); a failure raises and leaves the values of the last communication point), time, save and
+# restore (JSON-able data, see the FMU states above).
+
+class _Refused(Exception):
+    """A call the backend refused or could not do; its message says why (nothing was changed)."""
+
+
+class _EngineBackend:
+    """The C engine, as the native FMU runs it."""
+
+    max_steps = ENGINE_MAX_STEPS
+
+    def __init__(self, system, formulation, names, warn):
+        from mbsfmu.runtime.engine import Engine
+
+        self.engine = Engine(system, formulation)
+        if self.engine.names != list(names):
+            raise RuntimeError(f"the engine has the variables {self.engine.names}, the FMU {list(names)}")
+        self.instance = self.engine.instance
+        self.error = self.engine.module.EngineError
+        self.name = f"engine {self.engine.module.__name__}"  # the build: its saved states only
+        self.warn = warn
+        self.stiffness_said = False
+        self.numeric = None
+        if any(p.functions is not None for p in system.time_parameters.values()):
+            # time parameters given as Python functions: the engine calls them (expressions among
+            # them depend on the parameters, kept in step with the engine's in _sync)
+            from mbsfmu.codegen.numpy_backend import NumericModel
+
+            self.numeric = NumericModel(system.equations(), check=False)
+            self.instance.set_functions(None, lambda t: self.numeric._tp_at(t))
+
+    def _sync(self, vrs=None, values=None):
+        """The parameter values of the time-parameter functions: those just set, or all (read
+        only where the engine has its outputs, so that reading computes nothing)."""
+        if self.numeric is None:
+            return
+        names, constants = self.engine.names, self.numeric.constant_names
+        if vrs is None:
+            params = dict(zip(constants, self.engine.get(constants).tolist()))
+        else:
+            params = {names[r]: float(v) for r, v in zip(vrs, values) if names[r] in self.numeric.params}
+        if params:
+            self.numeric.set_params({**self.numeric.params, **params}, check=False)
+
+    def get(self, vrs):
+        try:
+            return self.instance.get(vrs).tolist()
+        except self.error as exc:
+            raise _Refused(str(exc)) from None
+
+    def set(self, vrs, values):
+        try:
+            self.instance.set(vrs, values)
+        except self.error as exc:
+            raise _Refused(str(exc)) from None
+        self._sync(vrs, values)
+
+    def set_time(self, t0, t_stop):
+        self.instance.set_time(t0, math.inf if t_stop is None else t_stop)
+
+    def start(self, fn):
+        try:
+            warning = self.instance.start(None)
+        except self.error as exc:
+            raise _Refused(str(exc)) from None
+        self.stiffness_said = False
+        if warning:
+            self.warn(fn, warning)
+
+    def do_step(self, fn, t, h):
+        try:
+            self.instance.do_step(t, h)
+        except self.error as exc:
+            raise _Refused(str(exc)) from None
+        if not self.stiffness_said:  # the engine's stiffness diagnostic, said once per run
+            text = self.instance.statistics()["stiffness"]
+            if text:
+                self.stiffness_said = True
+                self.warn(fn, text)
+
+    @property
+    def time(self):
+        return self.instance.time
+
+    def save(self):
+        return base64.b64encode(self.instance.save()).decode("ascii")
+
+    def restore(self, data, mode, time):
+        try:
+            self.instance.restore(base64.b64decode(data))
+        except self.error as exc:
+            raise _Refused(str(exc)) from None
+        self._sync()
+
+
+class _NumpyBackend:
+    """The numpy formulations with the Python RKSTAB, restarted at every do-step (where the C
+    engine cannot be built).  The values live in a dict by name."""
+
+    name = NUMPY
+    max_steps = NUMPY_MAX_STEPS
+
+    def __init__(self, slave):
+        self.slave = slave
+        self.system = slave.system
+        self.names = [v.name for v in slave.fmu_vars]
+        self.values = {v.name: (0.0 if v.start is None else float(v.start)) for v in slave.fmu_vars}
+        self.numeric = self.form = self.x = None
+        self.time = 0.0
+
+    def _of(self, *kinds):
+        return {v.name: self.values[v.name] for v in self.slave.fmu_vars if v.kind in kinds}
+
+    def get(self, vrs):
+        return [self.values[self.names[vr]] for vr in vrs]
+
+    def set(self, vrs, values):
+        changes = {self.names[vr]: float(v) for vr, v in zip(vrs, values)}
+        if self.numeric is not None:  # tunable parameters while stepping: the model checks them
+            params = {n: changes.get(n, v) for n, v in self._of("constant").items()}
+            if params != self.numeric.params:
+                try:
+                    self.numeric.set_params(params)
+                except Exception as exc:
+                    raise _Refused(str(exc)) from None
+        self.values.update(changes)
+
+    def set_time(self, t0, t_stop):
+        self.time = t0
+
+    def _build(self, params, inputs):
+        from mbsfmu.formulations import make_formulation
+
+        numeric = self.system.equations().numeric(params)
+        numeric.set_inputs(inputs)
+        return numeric, make_formulation(self.slave.FORMULATION if numeric.m else None, numeric)
+
+    def _outputs(self, numeric, form, t, x):
+        """The output values at (t, x): coordinates, rates, constraint residual, user outputs."""
+        f = numeric.f
+        out = dict(zip(self._of("coordinate"), map(float, x[:f])))
+        out.update(zip(self._of("velocity"), map(float, x[f:])))
+        if numeric.m:
+            c = numeric.constraint_parts(t, x[:f])[0]
+            out["constraint_residual"] = float(np.max(np.abs(c))) if len(c) else 0.0
+        outputs = list(self.system.outputs.values())
+        if outputs:
+            expr = iter(numeric.expression_outputs(t, x[:f], x[f:], form.inputs(t)))
+            lam = None
+            if any(o.constraint for o in outputs):
+                lam = dict(zip(self.system.constraint_names, form.multipliers(t, x)))
+            for o in outputs:
+                out[o.name] = float(lam[o.constraint] if o.constraint else next(expr))
+        bad = [n for n, v in out.items() if not math.isfinite(v)]
+        if bad:
+            raise FloatingPointError(f"output {bad[0]!r} is {out[bad[0]]!r} at t={_num(t)}")
+        return out
+
+    def start(self, fn):
+        from mbsfmu.formulations.consistent_initialization import consistent_state
+        from mbsfmu.simulation.simulate import check_rank
+
+        t = self.time
+        caught = []
+        try:
+            with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+                warnings.simplefilter("always")
+                numeric, form = self._build(self._of("constant"), self._of("input"))
+                x0 = np.array(list(self._of("coordinate").values()) + list(self._of("velocity").values()))
+                if numeric.m:
+                    given = [v.name for v in self.slave.fmu_vars if v.kind in ("coordinate", "velocity")
+                             and self.values[v.name] != v.start]
+                    x0 = consistent_state(numeric, x0, t0=t, given=given)
+                    check_rank(form, t, x0[:numeric.f])
+                numeric.check_state(t, x0[:numeric.f], x0[numeric.f:], form.inputs(t))
+                outputs = self._outputs(numeric, form, t, x0)
+        finally:
+            self.slave._warn_all(fn, caught)
+        self.numeric, self.form, self.x = numeric, form, x0
+        self.values.update(outputs)
+
+    def do_step(self, fn, t0, h):
+        from mbsfmu.formulations.rkstab import integrate
+
+        t1 = t0 + h
+        hmax = self.values["max_internal_step"]
+        caught = []
+        try:
+            with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+                warnings.simplefilter("always")
+                params = self._of("constant")
+                if params != self.numeric.params:
+                    self.numeric.set_params(params)
+                self.numeric.set_inputs(self._of("input"))
+                project = self.form.project if self.form.projects else None
+                sol = integrate(self.form, self.x, (self.time, t1), project=project,
+                                rtol=self.values["solver_rtol"], atol=self.values["solver_atol"],
+                                t_eval=[t1], max_step=hmax if hmax > 0 else math.inf,
+                                max_steps=NUMPY_MAX_STEPS)
+                x = np.array(sol.x[:, -1], dtype=float)
+                if not np.all(np.isfinite(x)):
+                    raise FloatingPointError(f"the state became non-finite at t={_num(t1)}")
+                outputs = self._outputs(self.numeric, self.form, t1, x)
+        except Exception as exc:
+            held = "".join(f"; input {n} = {_num(v)}" for n, v in self._of("input").items())
+            raise _Refused(f"integration from t={_num(self.time)} to {_num(t1)} failed: "
+                           f"{type(exc).__name__}: {exc}{held}") from None
+        finally:
+            self.slave._warn_all(fn, caught)
+        self.x = x
+        self.time = t1
+        self.values.update(outputs)
+
+    def save(self):
+        return {"values": dict(self.values), "x": None if self.x is None else [float(v) for v in self.x]}
+
+    def restore(self, data, mode, time):
+        values = {n: float(data["values"][n]) for n in self.names}
+        for var in self.slave.fmu_vars:
+            v = values[var.name]
+            if var.kind in ("constant", "solver", "input"):
+                why = self.slave._value_problem(var, v)
+            else:
+                why = None if math.isfinite(v) else "not finite"
+            if why:
+                raise _Refused(f"{self.slave._label(var)} = {_num(v)}: {why}")
+        numeric, form = self.numeric, self.form
+        if mode in STEPPING:
+            params = {v.name: values[v.name] for v in self.slave.fmu_vars if v.kind == "constant"}
+            try:
+                if numeric is None:
+                    numeric, form = self._build(params, {v.name: values[v.name] for v in self.slave.fmu_vars
+                                                         if v.kind == "input"})
+                elif params != numeric.params:
+                    numeric.set_params(params)
+            except Exception as exc:
+                raise _Refused(f"{type(exc).__name__}: {exc}") from None
+        else:
+            numeric = form = None
+        self.numeric, self.form = numeric, form
+        self.values = values
+        self.x = None if data["x"] is None else np.array(data["x"], dtype=float)
+        self.time = float(time)
+
+
+def _why(exc):
+    return str(exc) if isinstance(exc, _Refused) else f"{type(exc).__name__}: {exc}"
+
+
 class MbsfmuSlave(Fmi2Slave):
     """An mbsfmu model as an FMI 2.0 Co-Simulation slave (subclassed per model, see the module
     docstring)."""
@@ -218,7 +505,6 @@ class MbsfmuSlave(Fmi2Slave):
         self.time = 0.0
         self.stop_time = None
         self.mode = "instantiated"
-        self.numeric = self.form = self.x = None
         try:
             from mbsfmu.fmu.model_description import fmu_variables
             from mbsfmu.model.loader import load_model
@@ -235,25 +521,61 @@ class MbsfmuSlave(Fmi2Slave):
             raise
         self.description = self.system.title or None
         self.by_vr = {v.value_reference: v for v in self.fmu_vars}
-        self.values = {v.name: (0.0 if v.start is None else float(v.start)) for v in self.fmu_vars}
+        self.vr_hmax = next(v.value_reference for v in self.fmu_vars if v.name == "max_internal_step")
+        self.backend = self._backend()
+        # kept here: reading it from the engine before a do-step would compute the outputs of
+        # inputs set since the last one, which the native FMU does only when they are read
+        self.hmax = self.backend.get([self.vr_hmax])[0]
         for v in self.fmu_vars:
             self.register_variable(Real(
                 v.name, start=v.start, description=v.description,
                 causality=Fmi2Causality[v.causality], variability=Fmi2Variability[v.variability],
                 initial=Fmi2Initial[v.initial] if v.initial else None,
-                getter=lambda n=v.name: self.values[n],
-                setter=lambda x, n=v.name: self.values.__setitem__(n, float(x))))
+                getter=lambda r=v.value_reference: self.get_real([r])[0],
+                setter=lambda x, r=v.value_reference: self.set_real([r], [x])))
         self._tell_time()
+
+    def _backend(self):
+        """The C engine, or the numpy path where the engine cannot run this FMU (with a warning)."""
+        constrained = bool(self.system.loops or self.system.holonomic)
+        try:
+            from mbsfmu.runtime.engine import ENGINE_FORMULATIONS
+
+            if constrained and self.FORMULATION is not None and self.FORMULATION not in ENGINE_FORMULATIONS:
+                why = f"the formulation {self.FORMULATION!r} is not one of the C engine's"
+            else:
+                return _EngineBackend(self.system, self.FORMULATION, self.VARIABLES, self._warn)
+        except Exception as exc:
+            text = str(exc).strip().replace("\n", " ")
+            why = (f"the C engine could not be built or loaded here ({type(exc).__name__}: "
+                   f"{text[:600]}{'...' if len(text) > 600 else ''})")
+        self._warn("fmi2Instantiate", f"{why}: this instance integrates with mbsfmu's numpy formulations "
+                   "instead (restarted at every fmi2DoStep; its steps differ from those of the native FMU)")
+        return _NumpyBackend(self)
 
     # ------------------------------------------------------------ reporting
     def _report(self, status, fn, text):
         message = f"{fn} at t={_num(self.time)}: {text}"
-        if not _to_guard(status, message):
+        if _to_guard(status, message):
+            return
+        if status < Fmi2Status.error and not hasattr(self, "backend"):
+            # a warning while the slave is being made, without the guard: pythonfmu 0.7 crashes
+            # when it frees an instance whose first messages are still queued (its destructor's
+            # clearLogBuffer), so Python's logging has it
+            logging.getLogger(__name__).warning("%s", message)
+        else:
             self.log(message.replace("%", "%%"), status)  # pythonfmu: shown with debug logging on
 
     def _fail(self, fn, text):
         """Report the refusal of a call (fmi2Error); returns None."""
         self._report(Fmi2Status.error, fn, text)
+
+    def _warn(self, fn, text):
+        self._report(Fmi2Status.warning, fn, text)
+
+    def _warn_all(self, fn, caught):
+        for text in dict.fromkeys(str(w.message) for w in caught or ()):
+            self._warn(fn, text)
 
     def _internal(self, fn, exc):
         self._fail(fn, f"internal error {type(exc).__name__}: {exc}; nothing was changed")
@@ -267,15 +589,6 @@ class MbsfmuSlave(Fmi2Slave):
         return self._fail(fn, f"not allowed in mode {self.mode!r} (only in {' or '.join(allowed)}){hint}")
 
     # ------------------------------------------------------------ variables
-    def _names(self, *kinds):
-        return [v.name for v in self.fmu_vars if v.kind in kinds]
-
-    def _params(self):
-        return {n: self.values[n] for n in self._names("constant")}
-
-    def _inputs(self):
-        return {n: self.values[n] for n in self._names("input")}
-
     @staticmethod
     def _label(var):
         return f"{var.name!r} (value reference {var.value_reference})"
@@ -311,26 +624,26 @@ class MbsfmuSlave(Fmi2Slave):
 
     def get_real(self, vrs):
         try:
-            out, unknown = [], []
-            for vr in vrs:
-                var = self.by_vr.get(_vr(vr))
-                out.append(self.values[var.name] if var is not None else math.nan)
-                if var is None:
-                    unknown.append(_vr(vr))
+            refs = [_vr(vr) for vr in vrs]
+            unknown = [r for r in refs if r not in self.by_vr]
+            values = iter(self.backend.get([r for r in refs if r in self.by_vr]))
+            out = [math.nan if r in unknown else next(values) for r in refs] if unknown else list(values)
             if unknown:
                 self._fail("fmi2GetReal", f"unknown value reference {unknown[0]} (of {len(unknown)} "
                            f"unknown; the model has value references 0 to {len(self.fmu_vars) - 1})")
             return out
+        except _Refused as exc:
+            self._fail("fmi2GetReal", str(exc))
         except Exception as exc:
             self._internal("fmi2GetReal", exc)
-            return [math.nan] * len(vrs)
+        return [math.nan] * len(vrs)
 
     def set_real(self, vrs, values):
         fn = "fmi2SetReal"
         try:
             if self.mode not in ("instantiated", "initialization", "step"):
                 return self._wrong_mode(fn, ("instantiated", "initialization", "step"))
-            changes = {}
+            refs, given = [], []
             for vr, value in zip(vrs, values):
                 var = self.by_vr.get(_vr(vr))
                 if var is None:
@@ -341,16 +654,15 @@ class MbsfmuSlave(Fmi2Slave):
                 if problem:
                     return self._fail(fn, f"{self._label(var)} = {_num(value)} refused: {problem}; "
                                       "nothing was changed")
-                changes[var.name] = float(value)
-            if self.mode == "step":  # tunable parameters between steps: the model checks them
-                params = {n: changes.get(n, v) for n, v in self._params().items()}
-                if params != self.numeric.params:
-                    try:
-                        self.numeric.set_params(params)
-                    except Exception as exc:
-                        given = ", ".join(f"{n} = {_num(v)}" for n, v in changes.items())
-                        return self._fail(fn, f"{given} refused: {exc}; nothing was changed")
-            self.values.update(changes)
+                refs.append(var.value_reference)
+                given.append(float(value))
+            if refs:
+                self.backend.set(refs, given)
+                self.hmax = next((v for r, v in zip(reversed(refs), reversed(given)) if r == self.vr_hmax),
+                                 self.hmax)
+        except _Refused as exc:  # the model's rules for the parameter values together
+            text = ", ".join(f"{self.fmu_vars[r].name} = {_num(v)}" for r, v in zip(refs, given))
+            self._fail(fn, f"{text} refused: {exc}; nothing was changed")
         except Exception as exc:
             self._internal(fn, exc)
 
@@ -380,38 +692,10 @@ class MbsfmuSlave(Fmi2Slave):
     def set_string(self, vrs, values):
         self._no_variables("fmi2SetString", "String", vrs)
 
-    # ------------------------------------------------------------ model and outputs
-    def _build(self, params, inputs):
-        """NumericModel and formulation for these parameter and input values."""
-        from mbsfmu.formulations import make_formulation
-
-        numeric = self.system.equations().numeric(params)
-        numeric.set_inputs(inputs)
-        return numeric, make_formulation(self.FORMULATION if numeric.m else None, numeric)
-
-    def _outputs(self, numeric, form, t, x):
-        """The output values at (t, x): coordinates, rates, constraint residual, user outputs."""
-        f = numeric.f
-        out = dict(zip(self._names("coordinate"), map(float, x[:f])))
-        out.update(zip(self._names("velocity"), map(float, x[f:])))
-        if numeric.m:
-            c = numeric.constraint_parts(t, x[:f])[0]
-            out["constraint_residual"] = float(np.max(np.abs(c))) if len(c) else 0.0
-        outputs = list(self.system.outputs.values())
-        if outputs:
-            expr = iter(numeric.expression_outputs(t, x[:f], x[f:], form.inputs(t)))
-            lam = None
-            if any(o.constraint for o in outputs):
-                lam = dict(zip(self.system.constraint_names, form.multipliers(t, x)))
-            for o in outputs:
-                out[o.name] = float(lam[o.constraint] if o.constraint else next(expr))
-        bad = [n for n, v in out.items() if not math.isfinite(v)]
-        if bad:
-            raise FloatingPointError(f"output {bad[0]!r} is {out[bad[0]]!r} at t={_num(t)}")
-        return out
-
     def _held_inputs(self):
-        return "".join(f"; input {n} = {_num(v)}" for n, v in self._inputs().items())
+        inputs = [v for v in self.fmu_vars if v.kind == "input"]
+        values = self.backend.get([v.value_reference for v in inputs])
+        return "".join(f"; input {v.name} = {_num(x)}" for v, x in zip(inputs, values))
 
     # ------------------------------------------------------------ modes
     def setup_experiment(self, start_time, stop_time=None, tolerance=None):
@@ -424,6 +708,7 @@ class MbsfmuSlave(Fmi2Slave):
             if stop_time is not None and not (math.isfinite(stop_time) and stop_time >= start_time):
                 return self._fail(fn, f"stop time {_num(stop_time)} is not a finite time at or after the "
                                   f"start time {_num(start_time)}; nothing was changed")
+            self.backend.set_time(float(start_time), None if stop_time is None else float(stop_time))
             self.time = float(start_time)
             self.stop_time = None if stop_time is None else float(stop_time)
             self._tell_time()
@@ -439,36 +724,16 @@ class MbsfmuSlave(Fmi2Slave):
         fn = "fmi2ExitInitializationMode"
         if self.mode != "initialization":
             return self._wrong_mode(fn, ("initialization",))
-        caught = []
         try:
-            from mbsfmu.formulations.consistent_initialization import consistent_state
-            from mbsfmu.simulation.simulate import check_rank
-
-            t = self.time
-            with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
-                warnings.simplefilter("always")
-                numeric, form = self._build(self._params(), self._inputs())
-                x0 = np.array([self.values[n] for n in self._names("coordinate") + self._names("velocity")])
-                if numeric.m:
-                    given = [v.name for v in self.fmu_vars if v.kind in ("coordinate", "velocity")
-                             and self.values[v.name] != v.start]
-                    x0 = consistent_state(numeric, x0, t0=t, given=given)
-                    check_rank(form, t, x0[:numeric.f])
-                numeric.check_state(t, x0[:numeric.f], x0[numeric.f:], form.inputs(t))
-                outputs = self._outputs(numeric, form, t, x0)
+            self.backend.start(fn)
         except Exception as exc:
-            self._warn_all(fn, caught)
-            return self._fail(fn, f"{type(exc).__name__}: {exc}{self._held_inputs()}; the FMU stays in "
-                              "initialization mode: correct the value and call fmi2ExitInitializationMode "
-                              "again")
-        self._warn_all(fn, caught)
-        self.numeric, self.form, self.x = numeric, form, x0
-        self.values.update(outputs)
+            try:
+                held = self._held_inputs()
+            except Exception:
+                held = ""
+            return self._fail(fn, f"{_why(exc)}{held}; the FMU stays in initialization mode: correct the "
+                              "value and call fmi2ExitInitializationMode again")
         self.mode = "step"
-
-    def _warn_all(self, fn, caught):
-        for text in dict.fromkeys(str(w.message) for w in caught or ()):
-            self._report(Fmi2Status.warning, fn, text)
 
     def do_step(self, current_time, step_size):
         fn = "fmi2DoStep"
@@ -490,45 +755,24 @@ class MbsfmuSlave(Fmi2Slave):
                 self._fail(fn, f"current communication point {_num(t0)} does not match the FMU time "
                            f"{_num(self.time)}; nothing was changed")
                 return False
-            hmax = self.values["max_internal_step"]
-            if hmax > 0 and h / hmax > MAX_STEPS:
-                self._fail(fn, f"max_internal_step = {_num(hmax)} would need more than {MAX_STEPS} internal "
+            hmax = self.hmax
+            limit = self.backend.max_steps
+            if hmax > 0 and h / hmax > limit:
+                self._fail(fn, f"max_internal_step = {_num(hmax)} would need more than {limit} internal "
                            f"steps for the communication step of {_num(h)}; raise max_internal_step or "
                            "shorten the step; nothing was changed")
                 return False
         except Exception as exc:
             self._internal(fn, exc)
             return False
-        caught = []
-        t1 = t0 + h
         try:
-            from mbsfmu.formulations.rkstab import integrate
-
-            with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
-                warnings.simplefilter("always")
-                params = self._params()
-                if params != self.numeric.params:
-                    self.numeric.set_params(params)
-                self.numeric.set_inputs(self._inputs())
-                project = self.form.project if self.form.projects else None
-                sol = integrate(self.form, self.x, (self.time, t1), project=project,
-                                rtol=self.values["solver_rtol"], atol=self.values["solver_atol"],
-                                t_eval=[t1], max_step=hmax if hmax > 0 else math.inf, max_steps=MAX_STEPS)
-                x = np.array(sol.x[:, -1], dtype=float)
-                if not np.all(np.isfinite(x)):
-                    raise FloatingPointError(f"the state became non-finite at t={_num(t1)}")
-                outputs = self._outputs(self.numeric, self.form, t1, x)
+            self.backend.do_step(fn, t0, h)
         except Exception as exc:
-            self._warn_all(fn, caught)
             self.mode = "error"
-            self._fail(fn, f"integration from t={_num(self.time)} to {_num(t1)} failed: "
-                       f"{type(exc).__name__}: {exc}{self._held_inputs()}; the outputs and time of "
-                       f"t={_num(self.time)} stay valid; {AFTER_ERROR}")
+            self._fail(fn, f"{_why(exc)}; the outputs and time of t={_num(self.time)} stay valid; "
+                       f"{AFTER_ERROR}")
             return False
-        self._warn_all(fn, caught)
-        self.x = x
-        self.time = t1
-        self.values.update(outputs)
+        self.time = self.backend.time
         self._tell_time()
         return True
 
@@ -541,8 +785,7 @@ class MbsfmuSlave(Fmi2Slave):
     def _get_fmu_state(self):
         try:
             return _seal(self, {"mode": self.mode, "time": self.time, "stop_time": self.stop_time,
-                          "values": dict(self.values),
-                          "x": None if self.x is None else [float(v) for v in self.x]})
+                                "backend": self.backend.name, "data": self.backend.save()})
         except Exception as exc:
             self._internal("fmi2GetFMUstate", exc)
             return {"refused": "fmi2GetFMUstate failed"}
@@ -551,33 +794,17 @@ class MbsfmuSlave(Fmi2Slave):
         fn = "fmi2SetFMUstate"
         try:
             problem, p = _open_state(self, state)
-            values = p["values"] if p else {}
-            for var in self.fmu_vars if p else ():
-                v = float(values[var.name])
-                if var.kind in ("constant", "solver", "input"):
-                    why = self._value_problem(var, v)
-                else:
-                    why = None if math.isfinite(v) else "not finite"
-                if why:
-                    problem = f"{self._label(var)} = {_num(v)}: {why}"
-                    break
+            if p is not None and p["backend"] != self.backend.name:
+                problem = (f"it was saved by an instance running on {p['backend']}, this instance runs "
+                           f"on {self.backend.name} (another build of mbsfmu's engine, or the numpy path "
+                           "where no C compiler was found): restore it where it was saved")
             if problem:
                 return self._fail(fn, f"state refused: {problem}; nothing was changed")
-            numeric, form = self.numeric, self.form
-            if p["mode"] in STEPPING:
-                params = {n: float(values[n]) for n in self._names("constant")}
-                try:
-                    if numeric is None:
-                        numeric, form = self._build(params, {n: values[n] for n in self._names("input")})
-                    elif params != numeric.params:
-                        numeric.set_params(params)
-                except Exception as exc:
-                    return self._fail(fn, f"state refused: {type(exc).__name__}: {exc}; nothing was changed")
-            else:
-                numeric = form = None
-            self.numeric, self.form = numeric, form
-            self.values = {n: float(values[n]) for n in self.VARIABLES}
-            self.x = None if p["x"] is None else np.array(p["x"], dtype=float)
+            try:
+                self.backend.restore(p["data"], p["mode"], p["time"])
+            except _Refused as exc:
+                return self._fail(fn, f"state refused: {exc}; nothing was changed")
+            self.hmax = self.backend.get([self.vr_hmax])[0]  # a restored state has its outputs
             self.time = float(p["time"])
             self.stop_time = None if p["stop_time"] is None else float(p["stop_time"])
             self.mode = p["mode"]
