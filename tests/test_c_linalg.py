@@ -42,6 +42,8 @@ def lib(tmp_path_factory):
     }
     so.mbs_gemv.argtypes = [_int, _int, _int, _dbl, _D, _D, _dbl, _D]
     so.mbs_gemv.restype = None
+    so.mbs_gemm.argtypes = [_int, _int, _int, _int, _D, _D, _D]
+    so.mbs_gemm.restype = None
     for name, args in sigs.items():
         fn = getattr(so, name)
         fn.argtypes = args
@@ -383,3 +385,16 @@ def test_svd_jacobi_matches_lapack(lib, m, n, rank):
     np.testing.assert_allclose(v.T @ v, np.eye(n), atol=1e-13)
     np.testing.assert_allclose(a @ v[:, :r], u * s[:r], atol=1e-12 * max(1.0, ref[0]))
     assert lib.mbs_svd_jacobi(2, 3, dp(np.zeros((2, 3))), dp(np.zeros(3)), dp(np.zeros((3, 3)))) == -1
+
+
+@pytest.mark.parametrize("m,n,k", [(3, 4, 5), (1, 1, 1), (4, 0, 2), (2, 3, 0)])
+def test_gemm_matches_numpy(lib, m, n, k):
+    rng = np.random.default_rng(m + 7 * n + 49 * k)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    p = np.full((m, n), np.nan)
+    lib.mbs_gemm(0, m, n, k, dp(a), dp(b), dp(p))
+    np.testing.assert_allclose(p, a @ b, rtol=0, atol=1e-14)
+    at = np.ascontiguousarray(a.T)
+    p2 = np.full((m, n), np.nan)
+    lib.mbs_gemm(1, m, n, k, dp(at), dp(b), dp(p2))
+    np.testing.assert_array_equal(p2, p)  # the same sums in the same order

@@ -41,8 +41,10 @@ import numpy as np
 from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Real
 from pythonfmu.enums import Fmi2Status
 
+from mbsfmu.runtime.constants import MAX_STEPS_PER_CALL
+
 TIME_RTOL = 1e-9  # a communication point must match the FMU time within 1e-9 (1 + |t|)
-ENGINE_MAX_STEPS = 10_000_000  # internal steps one fmi2DoStep may take (MAX_STEPS_PER_CALL of mbs_instance.c)
+ENGINE_MAX_STEPS = MAX_STEPS_PER_CALL  # internal steps one fmi2DoStep may take on the engine
 NUMPY_MAX_STEPS = 1_000_000  # the same on the numpy path
 MODES = ("instantiated", "initialization", "step", "terminated", "error")
 STEPPING = ("step", "terminated", "error")  # modes that have an integrator state

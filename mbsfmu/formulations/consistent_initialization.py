@@ -36,6 +36,13 @@ def _condition_functions(numeric):
             lambda y: np.atleast_2d(np.array(fE(y, numeric.prm), dtype=float)))
 
 
+def check_fixed_names(names, fixed) -> None:
+    """ParameterError naming the entries of ``fixed`` that are not coordinates in ``names``."""
+    bad = [n for n in fixed if n not in names]
+    if bad:
+        raise ParameterError(f"consistent initialization: unknown fixed coordinate(s) {bad}")
+
+
 def consistent_state(numeric, x0, t0=0.0, fixed=None, tol=1e-12, max_iter=50, warn_tol=1e-8,
                      given=()):
     """Return x = [y, y'] satisfying the constraints (and initial conditions) at t0.
@@ -88,9 +95,7 @@ def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, sk
     s = numeric.system
     names = numeric.coordinate_names
     f = numeric.f
-    bad = [n for n in fixed if n not in names]
-    if bad:
-        raise ParameterError(f"consistent initialization: unknown fixed coordinate(s) {bad}")
+    check_fixed_names(names, fixed)
     free = np.array([j for j, n in enumerate(names) if n not in fixed], dtype=int)
     y = np.array(x0[:f], dtype=float)
     v = np.array(x0[f:], dtype=float)

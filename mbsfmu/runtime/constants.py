@@ -40,6 +40,10 @@ DEFAULTS = {
     "cond_max": 1e3,      # coordinate partitioning: largest cond(C_d) before a new choice
 }
 
+#: internal steps one do-step of the engine may take (both FMU flavours refuse a step that a
+#: max_internal_step would make longer)
+MAX_STEPS_PER_CALL = 10_000_000
+
 #: the stiffness diagnostic of explicit runs (mbsfmu.simulation.run_monitor and the engine): a
 #: run is reported as stiff when h rho (Hairer's estimate of h |lambda|) stays above
 #: ``fraction`` of the method's stability boundary for ``steps`` accepted steps in a row while
@@ -75,4 +79,5 @@ def c_macros() -> str:
     lines += [f"#define MBS_METHOD_{name.upper()} {kind}" for name, kind in METHOD_KINDS.items()]
     lines += [f"#define MBS_DEFAULT_{name.upper()} {value!r}" for name, value in DEFAULTS.items()]
     lines += [f"#define MBS_STIFF_{name.upper()} {value!r}" for name, value in STIFFNESS.items()]
+    lines.append(f"#define MBS_MAX_STEPS_PER_CALL {MAX_STEPS_PER_CALL}L")
     return "\n".join(lines)

@@ -22,6 +22,7 @@ import sys
 import numpy as np
 
 from ..errors import MbsError, ParameterError
+from ..formulations.consistent_initialization import check_fixed_names
 from . import ENGINE_HEADERS, ENGINE_SOURCES, constants, source
 
 #: formulations the engine runs (all of mbsfmu.formulations)
@@ -146,9 +147,7 @@ class Engine:
         if hold is not None:
             coords = self.names[:self.sizes["ny"]]
             hold = [hold] if isinstance(hold, str) else list(hold)
-            bad = [n for n in hold if n not in coords]
-            if bad:
-                raise ParameterError(f"consistent initialization: unknown fixed coordinate(s) {bad}")
+            check_fixed_names(coords, hold)
             mask = bytes(int(c in hold) for c in coords)
         return self._call(self.instance.start, mask)
 

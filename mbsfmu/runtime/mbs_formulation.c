@@ -170,24 +170,12 @@ static int reduced_accelerations(int f, int k, const double *M, const double *h,
                                  const double *gamma, double *ydd, double *w)
 {
     double *MJ = w, *Mi = MJ + f * f, *r = Mi + f * f, *s = r + f;
-    int i, j, l, rc;
+    int rc;
     memcpy(r, h, sizeof(double) * (size_t)f);
     mbs_gemv(0, f, f, -1.0, M, gamma, 1.0, r);
-    for (i = 0; i < f; i++)
-        for (j = 0; j < k; j++) {
-            double acc = 0.0;
-            for (l = 0; l < f; l++)
-                acc += M[i * f + l] * J[l * k + j];
-            MJ[i * k + j] = acc;
-        }
+    mbs_gemm(0, f, k, f, M, J, MJ);  /* M J */
     mbs_gemv(1, f, k, 1.0, J, r, 0.0, s);
-    for (i = 0; i < k; i++)
-        for (j = 0; j < k; j++) {
-            double a = 0.0;
-            for (l = 0; l < f; l++)
-                a += J[l * k + i] * MJ[l * k + j];
-            Mi[i * k + j] = a;
-        }
+    mbs_gemm(1, k, k, f, J, MJ, Mi); /* J^T M J */
     rc = mbs_chol_factor(k, Mi);
     if (rc != 0)
         return rc;
@@ -505,7 +493,7 @@ static int project_pstab(mbs_form *F, double t, double *x)
     double *z = take(&w, m), *col = take(&w, f), *cs = take(&w, 2 * m + m * f);
     const double *M = cp, *c = cp + f * f + f, *C = c + m;
     const double *cn = cs, *Cn = cs + m, *b1n = cs + m + m * f;
-    int i, j, l, it, rc;
+    int i, j, it, rc;
     char at[160];
     if (F->weighting == 0) {
         F->constrained(t, y, v, F->prm, F->u, F->tp, cp);
@@ -527,13 +515,7 @@ static int project_pstab(mbs_form *F, double t, double *x)
         for (i = 0; i < f; i++)
             W[i * m + j] = col[i];
     }
-    for (i = 0; i < m; i++)
-        for (j = 0; j < m; j++) {
-            double acc = 0.0;
-            for (l = 0; l < f; l++)
-                acc += C[i * f + l] * W[l * m + j];
-            S[i * m + j] = acc;
-        }
+    mbs_gemm(0, m, m, f, C, W, S); /* C M^-1 C^T or C C^T */
     F->nproj++;
     rc = mbs_chol_factor(m, S);
     if (rc != 0) {

@@ -502,3 +502,15 @@ int mbs_svd_jacobi(int m, int n, double *A, double *s, double *V)
             A[i * n + j] = s[j] > 0.0 ? A[i * n + j] / s[j] : 0.0;
     return rotated ? 1 : 0;
 }
+
+void mbs_gemm(int transa, int m, int n, int k, const double *A, const double *B, double *P)
+{
+    int i, j, l;
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) {
+            double acc = 0.0;
+            for (l = 0; l < k; l++)
+                acc += (transa ? A[l * m + i] : A[i * k + l]) * B[l * n + j];
+            P[i * n + j] = acc;
+        }
+}

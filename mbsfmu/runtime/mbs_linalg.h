@@ -177,6 +177,11 @@ int mbs_svd_jacobi(int m, int n, double *A, double *s, double *V);
 void mbs_gemv(int trans, int m, int n, double alpha, const double *A, const double *x,
               double beta, double *y);
 
+/* P = op(A) B for row-major matrices: op(A) is m x k (transa == 0: A is m x k; transa != 0: A is
+ * k x m and op(A) = A^T), B is k x n, P is m x n (not aliased with A or B).  Each entry is summed
+ * in ascending order of the inner index.  Any size may be 0. */
+void mbs_gemm(int transa, int m, int n, int k, const double *A, const double *B, double *P);
+
 /* Eigenvalues of the symmetric 3 x 3 matrix A given by its upper triangle
  * a = (A11, A12, A13, A22, A23, A33), in ascending order (cyclic Jacobi rotations, accurate to
  * rounding also for repeated eigenvalues). */
