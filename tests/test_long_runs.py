@@ -74,8 +74,11 @@ def run_until_warning(model, t_end, limit=20.0):
 
 
 def test_stiff_model_is_diagnosed_within_seconds(stiff_file):
-    found, seconds, stop = run_until_warning(mbsfmu.load_model(stiff_file), 2.0)
-    assert len(found) == 1 and seconds < 5.0
+    found, _, stop = run_until_warning(mbsfmu.load_model(stiff_file), 2.0)
+    # promptly, counted in work rather than wall time (which a loaded machine or a sanitizer
+    # build stretches): within the first 0.1 s of model time and 1e5 right-hand sides
+    assert len(found) == 1
+    assert stop.result.t[-1] <= 0.1 and stop.result.stats["nfev"] < 100_000
     text = str(found[0].message)
     assert "limited by stability" in text and "method='stiff'" in text and "--method stiff" in text
     # the estimate of the dominant eigenvalue is the model's: a double root at -sqrt(k/m) = -1e6
