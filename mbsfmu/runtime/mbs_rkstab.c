@@ -135,14 +135,176 @@ static const double D1 = -12715105075.0 / 11282082432, D3 = 87487479700.0 / 3270
                     D4 = -10690763975.0 / 1880347072, D5 = 701980252875.0 / 199316789632,
                     D6 = -1453857185.0 / 822651844, D7 = 69997945.0 / 29380423;
 
+/* Work rows (n doubles each, mbs_rkstab.h): X, K1..K7, ARG, XN, r1..r5 of the continuous
+ * extension, S6 (the stage-6 argument). */
+#define ROW(s, k) ((s)->work + (size_t)(k) * (size_t)(s)->n)
+enum { W_X, W_K1, W_K2, W_K3, W_K4, W_K5, W_K6, W_K7, W_ARG, W_XN, W_R, W_S6 = W_R + 5 };
+
+/* Outcome of one attempted step. */
+enum { ATTEMPT_DONE, ATTEMPT_NONFINITE };
+
+/* One attempted step of size h from (tc, X) with k1 = f(tc, X) in K1: stages 2..6, the 5th-order
+ * solution x~ (in ARG), its projection x_new = p(x~) (in XN), k7 = f(t_new, x_new) and the scaled
+ * error norm
+ *   err = rms((x_new - x~ + h sum_i (b_i - bh_i) k_i) / (atol + rtol max(|x|, |x_new|))),
+ * (the projection's correction counts as error; without projection x_new = x~).  A non-finite
+ * stage argument or x~ ends the attempt at once (ATTEMPT_NONFINITE; f never sees it).
+ * Returns an MBS_RKSTAB_* failure of f or p, or 0 with *outcome set. */
+static int attempt_step(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double tc, double h,
+                        double t_new, int *outcome, double *err)
+{
+    const int n = s->n;
+    const double *X = ROW(s, W_X), *K1 = ROW(s, W_K1);
+    double *K2 = ROW(s, W_K2), *K3 = ROW(s, W_K3), *K4 = ROW(s, W_K4), *K5 = ROW(s, W_K5);
+    double *K6 = ROW(s, W_K6), *K7 = ROW(s, W_K7), *ARG = ROW(s, W_ARG), *XN = ROW(s, W_XN);
+    double *S6 = ROW(s, W_S6);
+    /* coefficients times h, as CB = h * _TABLE in rkstab.py */
+    const double a21 = h * A21;
+    const double a31 = h * A31, a32 = h * A32;
+    const double a41 = h * A41, a42 = h * A42, a43 = h * A43;
+    const double a51 = h * A51, a52 = h * A52, a53 = h * A53, a54 = h * A54;
+    const double a61 = h * A61, a62 = h * A62, a63 = h * A63, a64 = h * A64, a65 = h * A65;
+    const double b1 = h * B1, b3 = h * B3, b4 = h * B4, b5 = h * B5, b6 = h * B6;
+    const double e1 = h * (B1 - BH1), e3 = h * (B3 - BH3), e4 = h * (B4 - BH4), e5 = h * (B5 - BH5);
+    const double e6 = h * (B6 - BH6), e7 = h * (0.0 - BH7);
+    double sumsq = 0.0;
+    int i;
+
+    *outcome = ATTEMPT_NONFINITE;
+    for (i = 0; i < n; ++i) ARG[i] = X[i] + a21 * K1[i];
+    if (!all_finite(ARG, n)) return 0;
+    s->nfev++;
+    if (f(ctx, tc + C2 * h, ARG, K2) != 0) return MBS_RKSTAB_ERHS;
+    for (i = 0; i < n; ++i) ARG[i] = X[i] + a31 * K1[i] + a32 * K2[i];
+    if (!all_finite(ARG, n)) return 0;
+    s->nfev++;
+    if (f(ctx, tc + C3 * h, ARG, K3) != 0) return MBS_RKSTAB_ERHS;
+    for (i = 0; i < n; ++i) ARG[i] = X[i] + a41 * K1[i] + a42 * K2[i] + a43 * K3[i];
+    if (!all_finite(ARG, n)) return 0;
+    s->nfev++;
+    if (f(ctx, tc + C4 * h, ARG, K4) != 0) return MBS_RKSTAB_ERHS;
+    for (i = 0; i < n; ++i) ARG[i] = X[i] + a51 * K1[i] + a52 * K2[i] + a53 * K3[i] + a54 * K4[i];
+    if (!all_finite(ARG, n)) return 0;
+    s->nfev++;
+    if (f(ctx, tc + C5 * h, ARG, K5) != 0) return MBS_RKSTAB_ERHS;
+    for (i = 0; i < n; ++i)
+        ARG[i] = X[i] + a61 * K1[i] + a62 * K2[i] + a63 * K3[i] + a64 * K4[i] + a65 * K5[i];
+    if (!all_finite(ARG, n)) return 0;
+    s->nfev++;
+    if (f(ctx, t_new, ARG, K6) != 0) return MBS_RKSTAB_ERHS;
+    memcpy(S6, ARG, (size_t)n * sizeof(double));
+    /* 5th-order solution x~ (in ARG); k2 has weight 0 */
+    for (i = 0; i < n; ++i)
+        ARG[i] = X[i] + b1 * K1[i] + 0.0 * K2[i] + b3 * K3[i] + b4 * K4[i] + b5 * K5[i] + b6 * K6[i];
+    if (!all_finite(ARG, n)) return 0;
+
+    memcpy(XN, ARG, (size_t)n * sizeof(double));
+    if (p != NULL) {
+        s->nproj++;
+        if (p(ctx, t_new, XN) != 0) return MBS_RKSTAB_EPROJECT;
+    }
+    s->nfev++;
+    if (f(ctx, t_new, XN, K7) != 0) return MBS_RKSTAB_ERHS;
+    for (i = 0; i < n; ++i) {
+        double ax = fabs(X[i]), axn = fabs(XN[i]);
+        double e = e1 * K1[i] + 0.0 * K2[i] + e3 * K3[i] + e4 * K4[i] + e5 * K5[i] + e6 * K6[i] +
+                   e7 * K7[i];
+        if (p != NULL) e = (XN[i] - ARG[i]) + e;
+        e /= s->atol + s->rtol * (ax > axn ? ax : axn);
+        sumsq += e * e;
+    }
+    *err = sqrt(sumsq / n);
+    *outcome = ATTEMPT_DONE;
+    return 0;
+}
+
+/* Step-size control after an accepted step of size h with error err <= 1 (the proposal was
+ * h_prop; clipped: the step was cut to end at t_clip): Lund-stabilized
+ * h_next = h err^-(1/5 - 0.75 beta) errold^beta SAFETY within [FACMIN h, FACMAX h], never
+ * above hmax, no growth right after a rejection; a step shortened to hit t_end keeps the
+ * proposal and the error history. */
+static double next_step(mbs_rkstab *s, double err, double h, double h_prop, int clipped)
+{
+    double fac = pow(err, EXPO1) / pow(s->errold, BETA) / SAFETY, h_next;
+    if (fac > 1.0 / FACMIN) fac = 1.0 / FACMIN;
+    if (fac < 1.0 / FACMAX) fac = 1.0 / FACMAX;
+    h_next = h / fac;
+    if (h_next > s->hmax) h_next = s->hmax;
+    if (clipped && h < h_prop) {
+        if (h_next < h_prop) h_next = h_prop;
+        if (s->reject_last && h_next > h_prop) h_next = h_prop;
+    } else {
+        if (s->reject_last && h_next > h) h_next = h;
+        s->errold = err > 1e-4 ? err : 1e-4;
+    }
+    return h_next;
+}
+
+/* Hairer's stiffness estimate h rho = h |k7 - k6| / |x_new - stage-6 argument| (both at t + h)
+ * of the accepted step, and the run of consecutive steps above stiff_hrho. */
+static void stiffness_estimate(mbs_rkstab *s, double h)
+{
+    const int n = s->n;
+    const double *K6 = ROW(s, W_K6), *K7 = ROW(s, W_K7), *XN = ROW(s, W_XN), *S6 = ROW(s, W_S6);
+    double dk = 0.0, dx = 0.0;
+    int i;
+    for (i = 0; i < n; ++i) {
+        dk += (K7[i] - K6[i]) * (K7[i] - K6[i]);
+        dx += (XN[i] - S6[i]) * (XN[i] - S6[i]);
+    }
+    s->hrho = dx > 0.0 ? h * sqrt(dk / dx) : 0.0;
+    s->stiff_run = s->stiff_hrho > 0.0 && s->hrho > s->stiff_hrho ? s->stiff_run + 1 : 0;
+}
+
+/* The continuous extension of the accepted step from (tc, X) to XN (Hairer's CONTD5): rows r1..r5
+ * with x(tc + theta h) = r1 + theta (r2 + (1-theta) (r3 + theta (r4 + (1-theta) r5))). */
+static void store_dense(mbs_rkstab *s, double tc, double h)
+{
+    const int n = s->n;
+    const double *X = ROW(s, W_X), *K1 = ROW(s, W_K1), *K3 = ROW(s, W_K3), *K4 = ROW(s, W_K4);
+    const double *K5 = ROW(s, W_K5), *K6 = ROW(s, W_K6), *K7 = ROW(s, W_K7), *XN = ROW(s, W_XN);
+    double *R = ROW(s, W_R);
+    int i;
+    for (i = 0; i < n; ++i) {
+        double r2 = XN[i] - X[i], r3 = h * K1[i] - r2;
+        R[i] = X[i];
+        R[n + i] = r2;
+        R[2 * n + i] = r3;
+        R[3 * n + i] = r2 - h * K7[i] - r3;
+        R[4 * n + i] = h * (D1 * K1[i] + D3 * K3[i] + D4 * K4[i] + D5 * K5[i] + D6 * K6[i] + D7 * K7[i]);
+    }
+    s->t_prev = tc;
+    s->h_dense = h;
+    s->dense_valid = 1;
+}
+
+/* Make k1 = f(tc, x) available in K1 with x copied to X, unless the caller's state is the one the
+ * previous call returned (FSAL). */
+static int first_stage(mbs_rkstab *s, mbs_rhs_fn f, void *ctx, double tc, const double *x)
+{
+    const int n = s->n;
+    double *X = ROW(s, W_X), *K1 = ROW(s, W_K1);
+    if (s->fsal_valid && s->t_fsal == tc && memcmp(X, x, (size_t)n * sizeof(double)) == 0)
+        return MBS_RKSTAB_OK;
+    s->fsal_valid = 0;
+    if (X != x) memcpy(X, x, (size_t)n * sizeof(double));
+    s->dense_valid = 0;
+    s->nfev++;
+    if (f(ctx, tc, X, K1) != 0) return MBS_RKSTAB_ERHS;
+    if (!all_finite(K1, n)) return MBS_RKSTAB_ENONFINITE;
+    s->fsal_valid = 1;
+    s->t_fsal = tc;
+    return MBS_RKSTAB_OK;
+}
+
 /* Integrate the state in (*t, x) until *t >= t_end; a step is shortened (or stretched by 1 %) to
  * end exactly at t_clip >= t_end when it would pass it.  dense: store the continuous extension of
  * every accepted step (mbs_rkstab_advance_dense). */
 static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t,
                         double *x, double t_end, double t_clip, long max_steps, int dense)
 {
-    int n, i, rc = MBS_RKSTAB_OK, last_nonfinite = 0;
-    double *X, *K1, *K2, *K3, *K4, *K5, *K6, *K7, *ARG, *XN, *S6;
+    int n, rc = MBS_RKSTAB_OK, last_nonfinite = 0;
+    double *X;
     double tc, h, hmin, span;
     long nattempt = 0;
 
@@ -152,34 +314,15 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     tc = *t;
     if (!isfinite(tc) || !isfinite(t_end) || t_end < tc || !(t_clip >= t_end)) return MBS_RKSTAB_EARG;
     if (t_end == tc) return MBS_RKSTAB_OK;
-    X = s->work;
-    K1 = X + n;
-    K2 = K1 + n;
-    K3 = K2 + n;
-    K4 = K3 + n;
-    K5 = K4 + n;
-    K6 = K5 + n;
-    K7 = K6 + n;
-    ARG = K7 + n;
-    XN = ARG + n;
-    S6 = XN + 6 * n; /* stage-6 argument, after the five rows of the continuous extension */
-
+    X = ROW(s, W_X);
     if (!all_finite(x, n)) return MBS_RKSTAB_ENONFINITE;
-    /* FSAL: reuse k1 if the caller's state is the one returned by the previous call. */
-    if (!(s->fsal_valid && s->t_fsal == tc && memcmp(X, x, (size_t)n * sizeof(double)) == 0)) {
-        s->fsal_valid = 0;
-        if (X != x) memcpy(X, x, (size_t)n * sizeof(double));
-        s->dense_valid = 0;
-        s->nfev++;
-        if (f(ctx, tc, X, K1) != 0) return MBS_RKSTAB_ERHS;
-        if (!all_finite(K1, n)) return MBS_RKSTAB_ENONFINITE;
-        s->fsal_valid = 1;
-        s->t_fsal = tc;
-    }
+    rc = first_stage(s, f, ctx, tc, x);
+    if (rc != MBS_RKSTAB_OK) return rc;
 
     span = t_end - tc;
     if (!(s->h > 0.0) || !isfinite(s->h)) {
-        rc = initial_step(s, f, ctx, tc, X, K1, span, ARG, XN, K2, &h);
+        rc = initial_step(s, f, ctx, tc, X, ROW(s, W_K1), span, ROW(s, W_ARG), ROW(s, W_XN),
+                          ROW(s, W_K2), &h);
         if (rc != MBS_RKSTAB_OK) return rc;
     } else {
         h = s->h < s->hmax ? s->h : s->hmax;
@@ -193,10 +336,8 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
 
     while (tc < t_end) {
-        double t_new, h_prop = h, err, fac11, sumsq;
-        int clipped = 0, finite = 1;
-        double a21, a31, a32, a41, a42, a43, a51, a52, a53, a54, a61, a62, a63, a64, a65;
-        double b1, b3, b4, b5, b6, e1, e3, e4, e5, e6, e7;
+        double t_new, h_prop = h, err = 0.0;
+        int clipped = 0, outcome;
 
         if (max_steps > 0 && nattempt >= max_steps) { rc = MBS_RKSTAB_ETOOMANY; break; }
         if (h < hmin) { rc = last_nonfinite ? MBS_RKSTAB_ENONFINITE : MBS_RKSTAB_EUNDERFLOW; break; }
@@ -208,140 +349,30 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
         } else {
             t_new = tc + h;
         }
-        /* coefficients times h, as CB = h * _TABLE in rkstab.py */
-        a21 = h * A21;
-        a31 = h * A31; a32 = h * A32;
-        a41 = h * A41; a42 = h * A42; a43 = h * A43;
-        a51 = h * A51; a52 = h * A52; a53 = h * A53; a54 = h * A54;
-        a61 = h * A61; a62 = h * A62; a63 = h * A63; a64 = h * A64; a65 = h * A65;
-        b1 = h * B1; b3 = h * B3; b4 = h * B4; b5 = h * B5; b6 = h * B6;
-        e1 = h * (B1 - BH1); e3 = h * (B3 - BH3); e4 = h * (B4 - BH4); e5 = h * (B5 - BH5);
-        e6 = h * (B6 - BH6); e7 = h * (0.0 - BH7);
-
-        /* Stages 2..6; a non-finite stage argument rejects the attempt (rhs never sees it). */
-        for (i = 0; i < n; ++i) ARG[i] = X[i] + a21 * K1[i];
-        if (!all_finite(ARG, n)) finite = 0;
-        if (finite) {
-            s->nfev++;
-            if (f(ctx, tc + C2 * h, ARG, K2) != 0) { rc = MBS_RKSTAB_ERHS; break; }
-            for (i = 0; i < n; ++i) ARG[i] = X[i] + a31 * K1[i] + a32 * K2[i];
-            finite = all_finite(ARG, n);
-        }
-        if (finite) {
-            s->nfev++;
-            if (f(ctx, tc + C3 * h, ARG, K3) != 0) { rc = MBS_RKSTAB_ERHS; break; }
-            for (i = 0; i < n; ++i) ARG[i] = X[i] + a41 * K1[i] + a42 * K2[i] + a43 * K3[i];
-            finite = all_finite(ARG, n);
-        }
-        if (finite) {
-            s->nfev++;
-            if (f(ctx, tc + C4 * h, ARG, K4) != 0) { rc = MBS_RKSTAB_ERHS; break; }
-            for (i = 0; i < n; ++i)
-                ARG[i] = X[i] + a51 * K1[i] + a52 * K2[i] + a53 * K3[i] + a54 * K4[i];
-            finite = all_finite(ARG, n);
-        }
-        if (finite) {
-            s->nfev++;
-            if (f(ctx, tc + C5 * h, ARG, K5) != 0) { rc = MBS_RKSTAB_ERHS; break; }
-            for (i = 0; i < n; ++i)
-                ARG[i] = X[i] + a61 * K1[i] + a62 * K2[i] + a63 * K3[i] + a64 * K4[i] + a65 * K5[i];
-            finite = all_finite(ARG, n);
-        }
-        if (finite) {
-            s->nfev++;
-            if (f(ctx, t_new, ARG, K6) != 0) { rc = MBS_RKSTAB_ERHS; break; }
-            memcpy(S6, ARG, (size_t)n * sizeof(double));
-            /* 5th-order solution x~ (in ARG); k2 has weight 0 */
-            for (i = 0; i < n; ++i)
-                ARG[i] = X[i] + b1 * K1[i] + 0.0 * K2[i] + b3 * K3[i] + b4 * K4[i] + b5 * K5[i] +
-                         b6 * K6[i];
-            finite = all_finite(ARG, n);
-        }
-        if (!finite) {
-            s->nreject++;
-            s->reject_last = 1;
-            last_nonfinite = 1;
-            h *= NONFINITE_SHRINK;
-            continue;
-        }
-
-        memcpy(XN, ARG, (size_t)n * sizeof(double));
-        if (p != NULL) {
-            s->nproj++;
-            if (p(ctx, t_new, XN) != 0) { rc = MBS_RKSTAB_EPROJECT; break; }
-        }
-        s->nfev++;
-        if (f(ctx, t_new, XN, K7) != 0) { rc = MBS_RKSTAB_ERHS; break; }
-
-        sumsq = 0.0;
-        for (i = 0; i < n; ++i) {
-            double ax = fabs(X[i]), axn = fabs(XN[i]);
-            double e = e1 * K1[i] + 0.0 * K2[i] + e3 * K3[i] + e4 * K4[i] + e5 * K5[i] + e6 * K6[i] +
-                       e7 * K7[i];
-            if (p != NULL) e = (XN[i] - ARG[i]) + e;
-            e /= s->atol + s->rtol * (ax > axn ? ax : axn);
-            sumsq += e * e;
-        }
-        err = sqrt(sumsq / n);
-        if (!isfinite(err)) {
+        rc = attempt_step(s, f, p, ctx, tc, h, t_new, &outcome, &err);
+        if (rc != 0) break;
+        if (outcome == ATTEMPT_NONFINITE || !isfinite(err)) {
             s->nreject++;
             s->reject_last = 1;
             /* a finite step whose scaled error overflows (tiny tolerances) is an ordinary failure */
-            last_nonfinite = !(all_finite(XN, n) && all_finite(K7, n));
+            last_nonfinite = outcome == ATTEMPT_NONFINITE ||
+                             !(all_finite(ROW(s, W_XN), n) && all_finite(ROW(s, W_K7), n));
             h *= NONFINITE_SHRINK;
             continue;
         }
-
-        fac11 = pow(err, EXPO1);
         if (err <= 1.0) {
-            double fac = fac11 / pow(s->errold, BETA) / SAFETY;
-            double h_next;
-            if (fac > 1.0 / FACMIN) fac = 1.0 / FACMIN;
-            if (fac < 1.0 / FACMAX) fac = 1.0 / FACMAX;
-            h_next = h / fac;
-            if (h_next > s->hmax) h_next = s->hmax;
-            if (clipped && h < h_prop) {
-                /* shortened to hit t_end: keep the proposal (and the error history) */
-                if (h_next < h_prop) h_next = h_prop;
-                if (s->reject_last && h_next > h_prop) h_next = h_prop;
-            } else {
-                if (s->reject_last && h_next > h) h_next = h;
-                s->errold = err > 1e-4 ? err : 1e-4;
-            }
+            double h_next = next_step(s, err, h, h_prop, clipped);
             s->reject_last = 0;
             last_nonfinite = 0;
             s->naccept++;
-            {
-                /* Hairer's stiffness estimate h rho: stage 6 and k7 are both taken at t + h */
-                double dk = 0.0, dx = 0.0;
-                for (i = 0; i < n; ++i) {
-                    dk += (K7[i] - K6[i]) * (K7[i] - K6[i]);
-                    dx += (XN[i] - S6[i]) * (XN[i] - S6[i]);
-                }
-                s->hrho = dx > 0.0 ? h * sqrt(dk / dx) : 0.0;
-                s->stiff_run = s->stiff_hrho > 0.0 && s->hrho > s->stiff_hrho ? s->stiff_run + 1 : 0;
-            }
-            if (dense) {
-                double *R = XN + n; /* r1..r5, 5n */
-                for (i = 0; i < n; ++i) {
-                    double r2 = XN[i] - X[i], r3 = h * K1[i] - r2;
-                    R[i] = X[i];
-                    R[n + i] = r2;
-                    R[2 * n + i] = r3;
-                    R[3 * n + i] = r2 - h * K7[i] - r3;
-                    R[4 * n + i] = h * (D1 * K1[i] + D3 * K3[i] + D4 * K4[i] + D5 * K5[i] + D6 * K6[i] +
-                                        D7 * K7[i]);
-                }
-                s->t_prev = tc;
-                s->h_dense = h;
-                s->dense_valid = 1;
-            }
+            stiffness_estimate(s, h);
+            if (dense) store_dense(s, tc, h);
             tc = t_new;
-            memcpy(X, XN, (size_t)n * sizeof(double));
-            memcpy(K1, K7, (size_t)n * sizeof(double));
+            memcpy(X, ROW(s, W_XN), (size_t)n * sizeof(double));
+            memcpy(ROW(s, W_K1), ROW(s, W_K7), (size_t)n * sizeof(double));
             h = h_next;
         } else {
-            double q = fac11 / SAFETY;
+            double q = pow(err, EXPO1) / SAFETY;
             s->nreject++;
             s->reject_last = 1;
             last_nonfinite = 0;
@@ -373,8 +404,8 @@ int mbs_rkstab_advance_dense(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void
         !isfinite(t0) || !isfinite(t_target) || t_target < t0 || isnan(t_stop))
         return MBS_RKSTAB_EARG;
     n = s->n;
-    X = s->work;
-    R = X + 10 * n;
+    X = ROW(s, W_X);
+    R = ROW(s, W_R);
     if (!s->fsal_valid) { /* (re)start from the caller's state */
         memcpy(X, x0, (size_t)n * sizeof(double));
         s->t_fsal = t0;
