@@ -140,6 +140,12 @@ def _function(name, outputs, eqs, rename, printer, allowed) -> list[str]:
     return lines
 
 
+def _forwarding_function(name, target) -> list[str]:
+    return [f"void mbs_{name}(double t, const double *y, const double *yd, const double *prm,",
+            "        const double *u, const double *tp, double *out)", "{",
+            f"    mbs_{target}(t, y, yd, prm, u, tp, out);", "}"]
+
+
 def _time_parameter_function(system, rename, printer, allowed) -> list[str]:
     lines = ["void mbs_time_parameters(double t, const double *prm, double *tp)", "{",
              "    (void)t;", "    (void)prm;", "    (void)tp;"]
@@ -167,8 +173,17 @@ def generate_c_functions(eqs) -> tuple[str, bool]:
     allowed = set(rename.values()) | set(eqs.intermediates.symbols)
     printer = _printer()
     functions = []
+    emitted: dict = {}
     for name, outputs in output_groups(eqs).items():
         functions.append("")
+        key = tuple(sp.sympify(e) for e in outputs)
+        if key and key in emitted:
+            # a group identical to an earlier one (M|q-k|c|C|b'|b'' of a model without
+            # constraints is M|q-k): one call instead of a second copy of the largest function,
+            # which would double the source and the compile time of big models
+            functions += _forwarding_function(name, emitted[key])
+            continue
+        emitted.setdefault(key, name)
         functions += _function(name, outputs, eqs, rename, printer, allowed)
     tp_fn = time_parameters_native(system)
     if tp_fn:
