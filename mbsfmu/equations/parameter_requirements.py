@@ -55,9 +55,21 @@ class ParameterRequirements:
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     bodies: list[BodyCheck] = field(default_factory=list)
     nonzero: dict[str, str] = field(default_factory=dict)  # constant -> why it must not be 0
+    #: value sets that passed (the check is a pure function of the values): a repeated
+    #: simulate() with the same parameters does not evaluate the bodies' inertias again
+    passed: set = field(default_factory=set, repr=False, compare=False)
 
     def check(self, values: dict[str, float]) -> None:
         """ParameterError naming the first violated requirement (see the module docstring)."""
+        key = tuple(values[n] for n in self.names)
+        if key in self.passed:
+            return
+        self._check(values)
+        if len(self.passed) >= 256:
+            self.passed.clear()
+        self.passed.add(key)
+
+    def _check(self, values: dict[str, float]) -> None:
         for name, (lo, hi) in self.bounds.items():
             v = values[name]
             if v < lo:
