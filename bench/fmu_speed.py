@@ -22,14 +22,13 @@ What is timed:
   logs it with the integrator's counters under ``logEvents`` at ``fmi2Terminate``; the message is
   parsed from the logger callback ("C-internal" below).
 
-Targets of the issue: native ``doStep`` ≥ 100× faster than pythonfmu's, and ≤ 2 µs of
-C-internal cost per 1 ms communication step (a real-time factor ≥ 500 at 1 kHz).
+Target (issue 11): ≤ 1 µs of C-internal cost per 1 ms communication step (a real-time factor
+≥ 1000 at 1 kHz).  The older target "native ``doStep`` ≥ 100× faster than pythonfmu's" is gone:
+since issue 11 both flavours step with the same C engine, and their ratio only shows the cost of
+pythonfmu's Python layer per call.
 
-Cross-check: final coordinates of the two flavours (same RKSTAB + QR projection algorithm in C
-and in Python; the pythonfmu FMU restarts its integrator at every communication point while the
-native one keeps its step-size history, so only agreement to about the tolerance is guaranteed;
-when one internal step spans each communication step, as at 1 ms here, they take the same steps
-and agree much more closely) and the largest ``constraint_residual`` output over the run.
+Cross-check: the coordinates of the two flavours (the same engine, driven through the same
+calls, so they agree bit for bit) and the largest ``constraint_residual`` output over the run.
 
 Run from the repository root: ``.venv/bin/python bench/fmu_speed.py [--quick] [--t-end 40]
 [--step 1e-3] [--rtol 1e-8] [--atol 1e-9]``.  The pythonfmu run takes a few minutes at the
@@ -52,8 +51,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "slider_crank.py"
 OUT = ROOT / "bench" / "out" / "fmu_speed"
 FLAVOURS = ("native", "pythonfmu")
-TARGET_RATIO = 100.0
-TARGET_C_US = 2.0
+TARGET_C_US = 1.0  # issue 11
 STATS = re.compile(
     r"statistics: (?P<calls>\d+) doStep calls, (?P<seconds>[0-9.eE+-]+) s in doStep "
     r"\((?P<us>[0-9.eE+-]+) us per call\), (?P<nfev>\d+) right-hand sides, (?P<acc>\d+) accepted "
@@ -230,8 +228,8 @@ def main(argv=None) -> int:
     ratio = results["pythonfmu"]["doStep"] / nat["doStep"]
     print()
     print(f"ratio pythonfmu / native doStep time: {ratio:.0f}x")
-    print(f"target native doStep >= {TARGET_RATIO:.0f}x faster than pythonfmu: "
-          f"{met(ratio >= TARGET_RATIO)} ({ratio:.0f}x)")
+    print("  (both flavours step with the same C engine since issue 11; the ratio is the cost of "
+          "pythonfmu's Python layer per doStep, no longer a target)")
     if c is not None:
         print(f"target <= {TARGET_C_US:g} us C-internal per {h * 1e3:g} ms step: {met(ok_c)} "
               f"({c['us']:.3f} us, RTF {h / (c['us'] * 1e-6):.0f}; target RTF >= "
