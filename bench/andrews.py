@@ -53,7 +53,7 @@ if str(ROOT) not in sys.path:
 from mbsfmu.errors import SimulationError  # noqa: E402
 from mbsfmu.formulations import make_formulation  # noqa: E402
 from mbsfmu.formulations.consistent_initialization import consistent_state  # noqa: E402
-from mbsfmu.formulations.rkstab import integrate  # noqa: E402
+from mbsfmu.integrators.rkstab import integrate  # noqa: E402
 from mbsfmu.simulation.simulate import initial_state  # noqa: E402
 from models import andrews  # noqa: E402
 

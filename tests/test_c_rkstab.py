@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mbsfmu.formulations.rkstab import integrate
+from mbsfmu.integrators.rkstab import integrate
 
 RUNTIME = Path(__file__).resolve().parents[1] / "mbsfmu" / "runtime"
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic"]

@@ -13,7 +13,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from mbsfmu.errors import ParameterError, SimulationError, SingularMassMatrixError
-from mbsfmu.formulations.rkstab import RKResult, integrate
+from mbsfmu.integrators import StepperResult, integrate
 
 # ---------------------------------------------------------------------------------------- problems
 
@@ -80,7 +80,7 @@ def test_exponential_decay_closed_form():
     lam = np.array([1.0, 3.0, 0.1])
     x0 = np.array([1.0, 2.0, 3.0])
     res = integrate(lambda t, x: -lam * x, x0, (0.0, 5.0), rtol=1e-10)
-    assert isinstance(res, RKResult) and res.status == 0
+    assert isinstance(res, StepperResult) and res.status == 0
     exact = x0[:, None] * np.exp(-lam[:, None] * res.t[None, :])
     assert res.t[0] == 0.0 and res.t[-1] == 5.0
     assert res.x.shape == (3, res.t.size)

@@ -424,7 +424,7 @@ class _NumpyBackend:
         self.values.update(outputs)
 
     def do_step(self, fn, t0, h):
-        from mbsfmu.formulations.rkstab import integrate
+        from mbsfmu.integrators import integrate
 
         t1 = t0 + h
         hmax = self.values["max_internal_step"]

@@ -1,4 +1,5 @@
-"""Stage 3 of the pipeline: formulations (how constraints are kept) and the integrator.
+"""Stage 3 of the pipeline: formulations, how constraints are kept (the numpy reference of the
+engine's ``mbs_formulation``; the reference integrators that run them are :mod:`mbsfmu.integrators`).
 
 ``make_formulation(name, numeric, inputs, **options)`` builds one of
 

@@ -10,17 +10,17 @@ import numpy as np
 from ..errors import ConstraintError, ParameterError, SimulationError, SimulationInterrupted
 from ..formulations import make_formulation
 from ..formulations.consistent_initialization import consistent_state
+from ..integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
 from ..model.system import finite_number
 from ..solver_settings import check_setting
 from .engine_run import engine_applies, run_on_engine
-from .projected_scipy import SOLVERS, integrate_projected
 from .result import Result
 from .run_monitor import RunMonitor
 
 #: Method aliases: an explicit method and a stiff (implicit) one.  For systems with
 #: constraints 'explicit' is the stabilized Dormand-Prince 5(4) of seed 004 (RKSTAB).
 METHODS = {"explicit": "DOP853", "stiff": "Radau"}
-SCIPY_METHODS = ("RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
+SCIPY_METHODS = tuple(UNPROJECTED_SOLVERS)
 
 
 #: atol = factor * rtol when simulate() is not given atol: with constraints, and for trees
@@ -220,15 +220,10 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
         U = np.array([form.inputs(ti) for ti in T]).T if inputs else None
         return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form, **extra)
 
+    stepper = make_stepper(scipy_method, form, x0, (0.0, grid[-1]), project=project, rtol=rtol, atol=atol,
+                           max_step=max_step)
     try:
-        if scipy_method == "rkstab":
-            from ..formulations.rkstab import integrate
-
-            sol = integrate(form, x0, (0.0, grid[-1]), project=project, rtol=rtol, atol=atol,
-                            t_eval=grid, max_step=max_step, monitor=monitor)
-        else:
-            sol = integrate_projected(form, x0, (0.0, grid[-1]), scipy_method, grid, project,
-                                      rtol=rtol, atol=atol, max_step=max_step, monitor=monitor)
+        sol = sample(stepper, grid, monitor)
     except KeyboardInterrupt as exc:
         partial = _partial(exc, result, "interrupted (Ctrl-C)")
         raise SimulationInterrupted(
@@ -239,7 +234,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
         raise
     T, X = sol.t, sol.x
     stats.update(nfev=sol.nfev, nproj=sol.nproj, naccept=sol.naccept, nreject=sol.nreject,
-                 njev=getattr(sol, "extra", {}).get("njev", 0))
+                 njev=sol.extra.get("njev", 0))
     if not np.all(np.isfinite(X)):
         raise SimulationError(f"{system.name}: the solution became non-finite")
     res = result(T, X)

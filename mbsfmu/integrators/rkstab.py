@@ -48,18 +48,22 @@ Dense output is DOPRI5's continuous 4th-order extension (Hairer's CONTD5): with 
 
 which interpolates z_n, z_{n+1} and the slopes k_1, k_7 at both ends. The interpolant leaves the
 manifold slightly, so output points inside a step are projected again when ``project_output``.
+
+In the code: :class:`RKStab` is the stepper (:mod:`.stepper`): ``_attempt`` is steps 1-6 above,
+``_accept`` / ``_reject`` the step-size control, ``dense`` the continuous extension;
+:func:`integrate` runs it with the common output loop :func:`~.stepper.sample`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
-from mbsfmu.errors import ParameterError, SimulationError
+from ..errors import ParameterError, SimulationError
+from .stepper import Stepper, StepperResult, sample
 
-__all__ = ["RKResult", "integrate"]
+__all__ = ["RKStab", "integrate"]
 
 # Dormand–Prince 5(4) tableau (seed eq. 4.9).
 _C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
@@ -99,25 +103,6 @@ _TABLE[6, 1:] = _E
 del _i, _a
 
 
-@dataclass
-class RKResult:
-    """Result of :func:`integrate`.
-
-    t: output times, shape (m,); x: states, shape (n, m); nfev: evaluations of ``rhs``;
-    nproj: calls of ``project`` (attempted steps + projected output points); naccept / nreject:
-    accepted / rejected steps; status: 0 when the end of the interval was reached; message: text.
-    """
-
-    t: np.ndarray
-    x: np.ndarray
-    nfev: int
-    nproj: int
-    naccept: int
-    nreject: int
-    status: int
-    message: str
-
-
 def _rms(v):
     return math.sqrt(float(np.dot(v, v)) / v.size)
 
@@ -141,7 +126,7 @@ def _initial_step(rhs, t0, x0, f0, span, max_step, rtol, atol):
     return min(100 * h0, h1, span, max_step), 1
 
 
-def _validate(x0, t_span, rtol, atol, t_eval, first_step, max_step, max_steps, min_step):
+def _validate(x0, t_span, rtol, atol, first_step, max_step, max_steps, min_step):
     x0 = np.array(x0, dtype=float)
     if x0.ndim != 1 or x0.size == 0:
         raise ParameterError(f"x0 must be a non-empty 1-D array, got shape {x0.shape}")
@@ -167,16 +152,6 @@ def _validate(x0, t_span, rtol, atol, t_eval, first_step, max_step, max_steps, m
         raise ParameterError("atol must be finite and non-negative")
     if atol.ndim == 0:
         atol = float(atol)
-    if t_eval is not None:
-        t_eval = np.array(t_eval, dtype=float).ravel()
-        if not np.all(np.isfinite(t_eval)):
-            raise ParameterError("t_eval must be finite")
-        if np.any(np.diff(t_eval) < 0):
-            raise ParameterError("t_eval must be sorted in increasing order")
-        if t_eval.size and (t_eval[0] < t0 or t_eval[-1] > t1):
-            raise ParameterError(
-                f"t_eval must lie within t_span [{t0}, {t1}], got [{t_eval[0]}, {t_eval[-1]}]"
-            )
     max_step = float(max_step)
     if not max_step > 0:
         raise ParameterError(f"max_step must be positive, got {max_step}")
@@ -191,12 +166,199 @@ def _validate(x0, t_span, rtol, atol, t_eval, first_step, max_step, max_steps, m
     min_step = float(min_step)
     if not min_step >= 0:
         raise ParameterError(f"min_step must be non-negative, got {min_step}")
-    return x0, t0, t1, rtol, atol, t_eval, first_step, max_step, int(max_steps), min_step
+    return x0, t0, t1, rtol, atol, first_step, max_step, int(max_steps), min_step
+
+
+class RKStab(Stepper):
+    """RKSTAB as a :class:`~mbsfmu.integrators.stepper.Stepper` (arguments as :func:`integrate`).
+
+    One :meth:`step` makes attempts (:meth:`_attempt`: stages, stabilization, error norm) until
+    one passes the error test, with DOPRI5's step-size control (:meth:`_accept`,
+    :meth:`_reject`); :meth:`dense` is the continuous extension of the accepted step."""
+
+    def __init__(self, rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, first_step=None,
+                 max_step=np.inf, max_steps=1_000_000, min_step=None, project_output=True):
+        (self.x0, self.t0, self.t1, self.rtol, self.atol, self.first_step, self.max_step,
+         self.max_steps, self.min_step) = _validate(x0, t_span, rtol, atol, first_step, max_step,
+                                                    max_steps, min_step)
+        self.rhs, self.project, self.project_output = rhs, project, project_output
+        self.t, self.x, self.h = self.t0, self.x0, 0.0
+        self.nfev = self.nproj = self.naccept = self.nreject = 0
+
+    def start(self) -> None:
+        """k_1 = F(t0, x0), the first step size and the work rows of the stages."""
+        rhs, x, t0, n = self.rhs, self.x, self.t0, self.x.size
+        f0 = np.array(rhs(t0, x), dtype=float)
+        self.nfev = 1
+        if f0.shape != (n,):
+            raise ParameterError(f"rhs(t, x) must return shape ({n},), got {f0.shape}")
+        if not np.all(np.isfinite(f0)):
+            raise SimulationError(f"right-hand side is not finite at the initial point t={t0!r}")
+        span = self.t1 - t0
+        if self.first_step is None:
+            h, k = _initial_step(rhs, t0, x, f0, span, self.max_step, self.rtol, self.atol)
+            self.nfev += k
+        else:
+            h = min(self.first_step, span, self.max_step)
+        self._h = h  # the size of the next attempt
+
+        # Row 0 of KX holds the current state x, rows 1..7 the stages k_1..k_7, so that every stage
+        # argument x + h sum_j a_ij k_j is a single dot product with a row of CB = [1 | h A]
+        # (rebuilt in place once per attempt); see _TABLE.
+        self._KX = KX = np.empty((8, n))
+        KX[0] = x
+        KX[1] = f0
+        self._K = KX[1:]
+        self._CB = CB = np.empty_like(_TABLE)
+        self._stages = tuple((_C[i], CB[i - 1, : i + 1], KX[: i + 1], i + 1) for i in range(1, 5))
+        self._stage6 = CB[4, :6], KX[:6]  # stage 6 argument (c_6 = 1)
+        self._solution = CB[5, :7], KX[:7]  # 5th-order solution z~
+        self._abs_x = np.abs(x)
+        self._arg6 = None  # the argument of stage 6 of the last attempt
+        self._fsal = False  # True once a step is accepted: its k_7 is the next step's k_1
+        self._facold = 1e-4
+        self._rejected = False
+        self._last_failure = ""
+        self._nattempt = 0
+        self._hmin = max(self.min_step, 10.0 * np.spacing(max(abs(t0), abs(self.t1))))
+
+    def step(self) -> None:
+        """Attempts from (t, x) until one passes the error test ||err|| <= 1."""
+        KX = self._KX
+        if self._fsal:
+            KX[0] = self.x
+            KX[1] = KX[7]  # FSAL: k_1 of this step is k_7 of the last one
+        t = self.t
+        while True:
+            h = self._h
+            if self._nattempt >= self.max_steps:
+                raise SimulationError(f"maximum number of steps ({self.max_steps}) exceeded at t={t!r} "
+                                      f"(h={h:.3e}) before t1={self.t1!r}")
+            if h < self._hmin:
+                raise SimulationError(f"step size underflow at t={t!r}: h={h:.3e} < "
+                                      f"min_step={self._hmin:.3e}{self._last_failure}")
+            self._nattempt += 1
+            if t + 1.01 * h >= self.t1:
+                h = self.t1 - t
+                t_new = self.t1
+            else:
+                t_new = t + h
+            attempt = self._attempt(h, t_new)
+            if attempt is None:
+                self._reject(" (the right-hand side returned non-finite values)", h * _NONFINITE_SHRINK)
+                continue
+            x_new, abs_x_new, err_norm = attempt
+            if not math.isfinite(err_norm):
+                if np.all(np.isfinite(x_new)) and np.all(np.isfinite(KX[7])):
+                    why = " (the scaled error overflows: tolerances too small?)"
+                else:
+                    why = " (the right-hand side or the projection returned non-finite values)"
+                self._reject(why, h * _NONFINITE_SHRINK)
+                continue
+            if err_norm <= 1.0:
+                self._accept(h, t_new, x_new, abs_x_new, err_norm)
+                return
+            self._reject(" (repeated error-test failures)",
+                         h / min(1.0 / _FACMIN, err_norm**_EXPO1 / _SAFETY))
+
+    def _attempt(self, h, t_new):
+        """One attempted step of size h (steps 1-6 of the module docstring): (z_{n+1}, |z_{n+1}|,
+        ||err||), or None where a stage argument or z~ is not finite (rhs never sees such a
+        state)."""
+        rhs, t, KX, CB = self.rhs, self.t, self._KX, self._CB
+        isfinite = math.isfinite
+        np.multiply(_TABLE, h, out=CB)
+        CB[:6, 0] = 1.0
+        for c, cb, kx, i in self._stages:  # stages 2..5
+            arg = cb.dot(kx)
+            if not isfinite(arg.dot(arg)):
+                return None
+            KX[i] = rhs(t + c * h, arg)
+            self.nfev += 1
+        cb6, kx6 = self._stage6
+        arg = cb6.dot(kx6)
+        if not isfinite(arg.dot(arg)):
+            return None
+        KX[6] = rhs(t_new, arg)
+        self.nfev += 1
+        self._arg6 = arg
+        cb_sol, kx_sol = self._solution
+        x_tilde = cb_sol.dot(kx_sol)
+        if not isfinite(x_tilde.dot(x_tilde)):
+            return None
+
+        cb_err = CB[6, 1:]  # h (b - b^), applied to k_1..k_7
+        if self.project is not None:
+            x_new = np.array(self.project(t_new, x_tilde), dtype=float)
+            self.nproj += 1
+            if x_new.shape != x_tilde.shape:
+                raise ParameterError(f"project(t, x) must return shape {x_tilde.shape}, got {x_new.shape}")
+            KX[7] = rhs(t_new, x_new)
+            err = (x_new - x_tilde) + cb_err.dot(self._K)
+        else:
+            x_new = x_tilde
+            KX[7] = rhs(t_new, x_new)
+            err = cb_err.dot(self._K)
+        self.nfev += 1
+
+        abs_x_new = np.abs(x_new)
+        err /= self.atol + self.rtol * np.maximum(self._abs_x, abs_x_new)
+        return x_new, abs_x_new, math.sqrt(float(err.dot(err)) / err.size)
+
+    def _accept(self, h, t_new, x_new, abs_x_new, err_norm) -> None:
+        """Take the attempt; the next step size from DOPRI5's PI controller with the previous
+        accepted error, never larger than h right after a rejection."""
+        fac = err_norm**_EXPO1 / self._facold**_BETA / _SAFETY
+        fac = min(1.0 / _FACMIN, max(1.0 / _FACMAX, fac))
+        h_next = min(h / fac, self.max_step)
+        if self._rejected:
+            h_next = min(h_next, h)
+        self._facold = max(err_norm, 1e-4)
+        self._rejected = False
+        self._last_failure = ""
+        self.naccept += 1
+        self.t_old, self.x_old = self.t, self.x
+        self.t, self.x, self.h = t_new, x_new, h
+        self._abs_x = abs_x_new
+        self._fsal = True
+        self._h = h_next
+
+    def _reject(self, why: str, h_next: float) -> None:
+        self.nreject += 1
+        self._rejected = True
+        self._last_failure = why
+        self._h = h_next
+
+    @property
+    def h_rho(self) -> float | None:
+        """Hairer's stiffness estimate of the last step: stage 6 and k_7 are both taken at t + h."""
+        KX = self._KX
+        dx = self.x - self._arg6
+        dxx = float(dx.dot(dx))
+        dk = KX[7] - KX[6]
+        return self.h * math.sqrt(float(dk.dot(dk)) / dxx) if dxx > 0 else None
+
+    def dense(self, ts: np.ndarray) -> np.ndarray:
+        """The continuous extension (CONTD5, module docstring) of the last step at ``ts``,
+        projected again where ``project_output``."""
+        x, x_new, h, K = self.x_old, self.x, self.h, self._K
+        r2 = x_new - x
+        r3 = h * K[0] - r2
+        r4 = r2 - h * K[6] - r3
+        r5 = h * _D.dot(K)
+        th = ((ts - self.t_old) / h)[:, None]
+        th1 = 1.0 - th
+        X = x + th * (r2 + th1 * (r3 + th * (r4 + th1 * r5)))
+        if self.project is not None and self.project_output:
+            for i in range(len(ts)):
+                X[i] = self.project(ts[i], X[i])
+            self.nproj += len(ts)
+        return X
 
 
 def integrate(rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, t_eval=None,
               first_step=None, max_step=np.inf, max_steps=1_000_000, min_step=None,
-              project_output=True, monitor=None) -> RKResult:
+              project_output=True, monitor=None) -> StepperResult:
     """Integrate x' = rhs(t, x) on t_span with RKSTAB (seed 004 §4.2–4.3 (RKSTAB)).
 
     Dormand–Prince 5(4), 5th-order solution propagated; if ``project`` is given, every attempted
@@ -222,15 +384,15 @@ def integrate(rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, t_eval=Non
     max_steps : maximum number of attempted steps (accepted + rejected); exceeding it raises.
     min_step : smallest allowed step, default 1e-14 * (t1 - t0); a step is never allowed below
         10 ulp(t) either. A step-size underflow raises.
-    monitor : callable ``monitor(t, h)`` called after every accepted step (progress, stiffness
-        diagnostic); what it raises propagates.
+    monitor : callable ``monitor(t, h, h_rho)`` called after every accepted step (progress,
+        stiffness diagnostic); what it raises propagates.
 
     A SimulationError or KeyboardInterrupt raised during the steps carries ``partial = (t, x)``:
     the output points of ``t_eval`` reached so far (every accepted step without ``t_eval``).
 
     Returns
     -------
-    RKResult
+    StepperResult
 
     Raises
     ------
@@ -238,208 +400,7 @@ def integrate(rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, t_eval=Non
     SimulationError : step-size underflow (after error-test failures or non-finite values of rhs or
         project), non-finite rhs at t0, too many steps. Each message names t and h.
     """
-    x, t0, t1, rtol, atol, t_eval, first_step, max_step, max_steps, min_step = _validate(
-        x0, t_span, rtol, atol, t_eval, first_step, max_step, max_steps, min_step
-    )
-    n = x.size
-    f0 = np.array(rhs(t0, x), dtype=float)
-    nfev = 1
-    if f0.shape != (n,):
-        raise ParameterError(f"rhs(t, x) must return shape ({n},), got {f0.shape}")
-    if not np.all(np.isfinite(f0)):
-        raise SimulationError(f"right-hand side is not finite at the initial point t={t0!r}")
-    span = t1 - t0
-    if first_step is None:
-        h, k = _initial_step(rhs, t0, x, f0, span, max_step, rtol, atol)
-        nfev += k
-    else:
-        h = min(first_step, span, max_step)
-
-    # Preallocated storage. Row 0 of KX holds the current state x, rows 1..7 the stages k_1..k_7, so
-    # that every stage argument x + h sum_j a_ij k_j is a single dot product with a row of
-    # CB = [1 | h A] (rebuilt in place once per attempt); see _TABLE.
-    KX = np.empty((8, n))
-    KX[0] = x
-    KX[1] = f0
-    K = KX[1:]
-    CB = np.empty_like(_TABLE)
-    cb_one = CB[:6, 0]
-    stages = tuple((_C[i], CB[i - 1, : i + 1], KX[: i + 1], i + 1) for i in range(1, 5))
-    cb6, kx6 = CB[4, :6], KX[:6]  # stage 6 argument (c_6 = 1)
-    cb_sol, kx_sol = CB[5, :7], KX[:7]  # 5th-order solution z~
-    cb_err = CB[6, 1:]  # h (b - b^), applied to k_1..k_7
-    absolute, maximum, multiply = np.abs, np.maximum, np.multiply
-    isfinite, sqrt = math.isfinite, math.sqrt
-    stabilize = project is not None
-    abs_x = absolute(x)
-
-    # Output bookkeeping.
-    dense = t_eval is not None
-    if dense:
-        m = t_eval.size
-        X = np.empty((m, n))
-        ie = int(np.searchsorted(t_eval, t0, side="right"))  # points equal to t0 get x0
-        X[:ie] = x
-        out_t = t_eval
-    else:
-        ts, xs = [t0], [x]
-        m = ie = 0
-
-    t = t0
-    naccept = nreject = nattempt = 0
-    nproj = 0
-    facold = 1e-4
-    rejected = False
-    last_failure = ""
-    hmin = max(min_step, 10.0 * np.spacing(max(abs(t0), abs(t1))))
-
-    try:
-        while t < t1:
-            if nattempt >= max_steps:
-                raise SimulationError(
-                    f"maximum number of steps ({max_steps}) exceeded at t={t!r} (h={h:.3e}) before t1={t1!r}"
-                )
-            if h < hmin:
-                raise SimulationError(
-                    f"step size underflow at t={t!r}: h={h:.3e} < min_step={hmin:.3e}{last_failure}"
-                )
-            nattempt += 1
-            if t + 1.01 * h >= t1:
-                h = t1 - t
-                t_new = t1
-            else:
-                t_new = t + h
-            multiply(_TABLE, h, out=CB)
-            cb_one[:] = 1.0
-
-            # Stages 2..6 and the 5th-order solution z~. A non-finite stage argument (from a non-finite
-            # k_j or an overflow) ends the attempt, which is rejected: rhs never sees a non-finite state.
-            for c, cb, kx, i in stages:
-                arg = cb.dot(kx)
-                if not isfinite(arg.dot(arg)):
-                    finite = False
-                    break
-                KX[i] = rhs(t + c * h, arg)
-                nfev += 1
-            else:
-                arg = cb6.dot(kx6)
-                if isfinite(arg.dot(arg)):
-                    KX[6] = rhs(t_new, arg)
-                    nfev += 1
-                    x_tilde = cb_sol.dot(kx_sol)
-                    finite = isfinite(x_tilde.dot(x_tilde))
-                else:
-                    finite = False
-            if not finite:
-                nreject += 1
-                rejected = True
-                last_failure = " (the right-hand side returned non-finite values)"
-                h *= _NONFINITE_SHRINK
-                continue
-
-            if stabilize:
-                x_new = np.array(project(t_new, x_tilde), dtype=float)
-                nproj += 1
-                if x_new.shape != (n,):
-                    raise ParameterError(f"project(t, x) must return shape ({n},), got {x_new.shape}")
-                KX[7] = rhs(t_new, x_new)
-                err = (x_new - x_tilde) + cb_err.dot(K)
-            else:
-                x_new = x_tilde
-                KX[7] = rhs(t_new, x_new)
-                err = cb_err.dot(K)
-            nfev += 1
-
-            abs_x_new = absolute(x_new)
-            err /= atol + rtol * maximum(abs_x, abs_x_new)
-            err_norm = sqrt(float(err.dot(err)) / n)
-            if not isfinite(err_norm):
-                nreject += 1
-                rejected = True
-                if np.all(np.isfinite(x_new)) and np.all(np.isfinite(KX[7])):
-                    last_failure = " (the scaled error overflows: tolerances too small?)"
-                else:
-                    last_failure = " (the right-hand side or the projection returned non-finite values)"
-                h *= _NONFINITE_SHRINK
-                continue
-
-            fac11 = err_norm**_EXPO1
-            if err_norm <= 1.0:
-                # Accepted: PI controller with the previous accepted error.
-                fac = fac11 / facold**_BETA / _SAFETY
-                fac = min(1.0 / _FACMIN, max(1.0 / _FACMAX, fac))
-                h_next = min(h / fac, max_step)
-                if rejected:
-                    h_next = min(h_next, h)
-                facold = max(err_norm, 1e-4)
-                rejected = False
-                last_failure = ""
-                naccept += 1
-
-                if dense:
-                    if ie < m and t_eval[ie] <= t_new:
-                        je = int(np.searchsorted(t_eval, t_new, side="right"))
-                        jin = je  # points [jin, je) coincide with the step end
-                        while jin > ie and t_eval[jin - 1] == t_new:
-                            jin -= 1
-                        if jin > ie:
-                            # Points strictly inside the step: continuous extension (vectorized).
-                            r2 = x_new - x
-                            r3 = h * K[0] - r2
-                            r4 = r2 - h * K[6] - r3
-                            r5 = h * _D.dot(K)
-                            th = ((t_eval[ie:jin] - t) / h)[:, None]
-                            th1 = 1.0 - th
-                            X[ie:jin] = x + th * (r2 + th1 * (r3 + th * (r4 + th1 * r5)))
-                            if stabilize and project_output:
-                                for i in range(ie, jin):
-                                    X[i] = project(t_eval[i], X[i])
-                                nproj += jin - ie
-                        X[jin:je] = x_new
-                        ie = je
-                else:
-                    ts.append(t_new)
-                    xs.append(x_new)
-
-                t = t_new
-                x = x_new
-                abs_x = abs_x_new
-                KX[0] = x_new
-                KX[1] = KX[7]  # FSAL: k_1 of the next step is k_7 of this one
-                if monitor is not None:
-                    # Hairer's stiffness estimate: stage 6 and k_7 are both taken at t + h
-                    dx = x_new - arg
-                    dxx = float(dx.dot(dx))
-                    dk = KX[7] - KX[6]
-                    monitor(t, h, h * math.sqrt(float(dk.dot(dk)) / dxx) if dxx > 0 else None)
-                h = h_next
-            else:
-                nreject += 1
-                rejected = True
-                last_failure = " (repeated error-test failures)"
-                h = h / min(1.0 / _FACMIN, fac11 / _SAFETY)
-
-    except (SimulationError, KeyboardInterrupt) as exc:
-        if dense:
-            exc.partial = (t_eval[:ie].copy(), np.ascontiguousarray(X[:ie].T))
-        else:
-            exc.partial = (np.array(ts), np.ascontiguousarray(np.array(xs).T))
-        raise
-
-    if dense:
-        if ie < m:  # only possible for points equal to t1 hit by rounding; use the end state
-            X[ie:] = x
-        x_out = np.ascontiguousarray(X.T)
-    else:
-        out_t = np.array(ts)
-        x_out = np.ascontiguousarray(np.array(xs).T)
-    return RKResult(
-        t=out_t,
-        x=x_out,
-        nfev=nfev,
-        nproj=nproj,
-        naccept=naccept,
-        nreject=nreject,
-        status=0,
-        message="The solver successfully reached the end of the integration interval.",
-    )
+    stepper = RKStab(rhs, x0, t_span, project=project, rtol=rtol, atol=atol, first_step=first_step,
+                     max_step=max_step, max_steps=max_steps, min_step=min_step,
+                     project_output=project_output)
+    return sample(stepper, t_eval, monitor)
