@@ -38,7 +38,7 @@ from sympy.core.function import AppliedUndef
 from sympy.physics import mechanics as me
 
 from mbsfmu import System, rot_x, rot_y, rot_z, sequence
-from mbsfmu.codegen.python_source import make_function
+from mbsfmu.equations.python_source import make_function
 from models import cart_pendulum, double_pendulum, spinning_top
 
 RTOL = 1e-10

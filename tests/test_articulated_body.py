@@ -12,8 +12,8 @@ from c_support import shaker
 
 from mbsfmu import ModelError, SingularMassMatrixError, System, rot_x, rot_y, rot_z
 from mbsfmu.codegen.c_rhs import CompiledRHS, rhs_source
-from mbsfmu.codegen.python_source import make_function
 from mbsfmu.equations.articulated_body import aba_applicable, articulated_accelerations, articulated_body
+from mbsfmu.equations.python_source import make_function
 from mbsfmu.model.loader import load_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,6 +1,6 @@
 """Compiled backend: the generated C kernel of a model, loaded with ctypes.
 
-``CKernel(numeric)`` takes a :class:`~mbsfmu.codegen.numpy_backend.NumericModel` (for the
+``CKernel(numeric)`` takes a :class:`~mbsfmu.equations.numeric_model.NumericModel` (for the
 parameter, input and time-parameter values), generates and compiles the C source (cached on
 disk) and offers the same per-state methods with the same results: ``mass_and_force``,
 ``constraint_parts``, ``constrained_parts`` and ``energy``.

@@ -1,6 +1,6 @@
 """Compiled full right-hand side x' = f(t, x) of a tree model (no constraints).
 
-``CompiledRHS(numeric)`` takes a :class:`~mbsfmu.codegen.numpy_backend.NumericModel` (for the
+``CompiledRHS(numeric)`` takes a :class:`~mbsfmu.equations.numeric_model.NumericModel` (for the
 parameter, input and time-parameter values) and compiles ONE module from
 
 * the generated model source (:func:`~mbsfmu.codegen.c_source.generate_c`: ``mbs_dynamics``

@@ -1,9 +1,10 @@
-"""Print the equations of one model as C99 source (the compiled counterpart of python_source.py).
+"""Print the equations of one model as C99 source (the compiled counterpart of
+:mod:`mbsfmu.equations.python_source`).
 
 Each quantity group becomes one function
 ``void mbs_<name>(double t, const double *y, const double *yd, const double *prm,
 const double *u, const double *tp, double *out)`` that writes its outputs into ``out`` in the
-same order as :class:`~mbsfmu.codegen.numpy_backend.NumericModel` uses:
+same order as :class:`~mbsfmu.equations.numeric_model.NumericModel` uses:
 
 * ``dynamics``: M (row-major, f x f), then q - k (f)
 * ``constraints``: c (m), C (row-major, m x f), b' (m)
@@ -36,8 +37,8 @@ from sympy.printing.c import C99CodePrinter, get_math_macros
 
 from ..equations.outputs import expression_input_jacobian, expression_outputs, force_input_jacobian
 from ..equations.parameter_requirements import body_checks
+from ..equations.python_source import argument_symbols
 from ..errors import ModelError
-from .python_source import argument_symbols
 
 _ARGS = ("t", "y", "yd", "prm", "u", "tp")
 

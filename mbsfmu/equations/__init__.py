@@ -8,5 +8,6 @@ every frame as sympy matrices over intermediate variables (a common-subexpressio
 from .derive import Equations, derive
 from .intermediates import Intermediates
 from .kinematics import FrameKinematics, Kinematics
+from .numeric_model import NumericModel
 
-__all__ = ["derive", "Equations", "Intermediates", "Kinematics", "FrameKinematics"]
+__all__ = ["derive", "Equations", "Intermediates", "Kinematics", "FrameKinematics", "NumericModel"]

@@ -75,8 +75,8 @@ class Equations:
         return cache[key]
 
     def numeric(self, params=None):
-        """A numerical evaluator of these equations (numpy backend)."""
-        from ..codegen.numpy_backend import NumericModel
+        """A numerical evaluator of these equations (:class:`~.numeric_model.NumericModel`)."""
+        from .numeric_model import NumericModel
 
         return NumericModel(self, params)
 

@@ -180,7 +180,7 @@ def _reduced(num, y):
 def _probe_nonzero(eqs) -> dict[str, str]:
     """Constants whose value 0 makes the reduced mass matrix singular or C lose rank at two
     configurations where their default value does neither (see the module docstring)."""
-    from ..codegen.numpy_backend import NumericModel
+    from .numeric_model import NumericModel
 
     s = eqs.system
     if any(c.value is None for c in s.constants_.values()) or not s.coordinates_:

@@ -268,7 +268,7 @@ class _EngineBackend:
         if any(p.functions is not None for p in system.time_parameters.values()):
             # time parameters given as Python functions: the engine calls them (expressions among
             # them depend on the parameters, kept in step with the engine's in _sync)
-            from mbsfmu.codegen.numpy_backend import NumericModel
+            from mbsfmu.equations.numeric_model import NumericModel
 
             self.numeric = NumericModel(system.equations(), check=False)
             self.instance.set_functions(None, lambda t: self.numeric._tp_at(t))

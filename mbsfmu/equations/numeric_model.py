@@ -61,7 +61,7 @@ class NumericModel:
                                      f"params={{'{c.name}': ...}} or --set {c.name}=VALUE")
             values[c.name] = finite_number(v, f"parameter {c.name!r}")
         if check:
-            from ..equations.parameter_requirements import parameter_requirements
+            from .parameter_requirements import parameter_requirements
 
             parameter_requirements(self.eqs).check(values)
         self.params = values
@@ -128,17 +128,17 @@ class NumericModel:
     def expression_outputs(self, t, y, yd, u=None):
         """Values of the user outputs that are expressions or frame kinematics (declaration
         order, multipliers left out; see :mod:`mbsfmu.equations.outputs`) at one state."""
-        from ..equations.outputs import expression_outputs
+        from .outputs import expression_outputs
 
         fn = self._fn("outputs", lambda: expression_outputs(self.eqs))
         return np.array(fn(t, y, yd, self.prm, self.u if u is None else u, self._tp_at(t)), dtype=float)
 
     def use_c_kernel(self) -> None:
-        """Evaluate single states with the compiled C kernel (:mod:`.c_backend`) from now on.
+        """Evaluate single states with the compiled C kernel (:mod:`mbsfmu.codegen.c_backend`) from now on.
 
         The per-state methods (mass_and_force, constraint_parts, constrained_parts) are
         replaced on this instance; time series keep using the vectorized numpy code."""
-        from .c_backend import CKernel
+        from ..codegen.c_backend import CKernel
 
         kernel = CKernel(self)
         self.mass_and_force = kernel.mass_and_force
