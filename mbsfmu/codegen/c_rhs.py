@@ -31,9 +31,10 @@ callables, ``numeric._tp_at(t)``).
 Two bindings, same results:
 
 ``"extension"`` (the default where the interpreter's ``Python.h`` is installed)
-    The module is a CPython extension (:file:`rhs_extension.c` appended to the sources): the
-    object is its ``Kernel`` type, called by vectorcall, so one call costs the C work plus about
-    0.1 us (no ctypes marshalling, no Python frame).
+    The module is a CPython extension (:file:`rhs_extension.c`, package data read through
+    ``importlib.resources``, appended to the sources): the object is its ``Kernel`` type, called
+    by vectorcall, so one call costs the C work plus about 0.1 us (no ctypes marshalling, no
+    Python frame).
 ``"ctypes"``
     A plain shared library called through a ``CFUNCTYPE`` prototype with integer addresses
     (about 1 us of ctypes and 1 us of Python per call): the fallback without ``Python.h``.
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import abc
 import ctypes
+import importlib.resources
 import importlib.util
 import pathlib
 import sys
@@ -134,7 +136,7 @@ _EXTENSION_PROLOGUE = """#define PY_SSIZE_T_CLEAN
 
 def extension_source(eqs, algorithm: str = "mass_matrix") -> str:
     """The C source of the extension module (``@MODULE@`` still to be replaced)."""
-    glue = (pathlib.Path(__file__).with_name("rhs_extension.c")).read_text()
+    glue = importlib.resources.files(__package__).joinpath("rhs_extension.c").read_text()
     return _EXTENSION_PROLOGUE + rhs_source(eqs, algorithm) + glue
 
 
