@@ -22,9 +22,16 @@ import tempfile
 import warnings
 
 from .errors import MbsError, ParameterError
-from .simulation.simulate import ATOL_FACTOR, simulate_defaults
+from .formulations import DEFAULT_FORMULATION, FORMULATIONS
+from .simulation.simulate import ATOL_FACTOR, BACKENDS, METHOD_DESCRIPTIONS, SCIPY_METHODS, simulate_defaults
 
 _DEFAULTS = simulate_defaults()
+#: the help of simulate's --method and --formulation, from the API's tables
+_METHOD_HELP = "; ".join([*(f"{n}{' (default)' if n == _DEFAULTS['method'] else ''}: {d}"
+                            for n, d in METHOD_DESCRIPTIONS.items()),
+                          f"or a scipy method: {', '.join(SCIPY_METHODS)}"])
+_FORMULATION_HELP = "for models with loops: " + ", ".join(
+    n + (" (default)" if n == DEFAULT_FORMULATION else "") for n in FORMULATIONS)
 
 
 def _parse_sets(items, system):
@@ -175,15 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"output interval [s] (default {_DEFAULTS['dt']:g})")
     ps.add_argument("--rtol", type=float, default=_DEFAULTS["rtol"],
                     help=f"relative tolerance (default {_DEFAULTS['rtol']:g})")
-    ps.add_argument("--atol", type=float, default=None,
+    ps.add_argument("--atol", type=float, default=_DEFAULTS["atol"],
                     help=f"absolute tolerance (default {ATOL_FACTOR['constrained']:g} rtol for models with "
                          f"constraints, {ATOL_FACTOR['tree']:g} rtol for trees)")
-    ps.add_argument("--method", default=_DEFAULTS["method"],
-                    help="explicit (DOP853), stiff (Radau) or a scipy solve_ivp method")
-    ps.add_argument("--formulation", default=None,
-                    help="for models with loops: dae, baumgarte, partition, qr (default), svd, "
-                    "projection")
-    ps.add_argument("--backend", default=None, choices=["numpy", "c"],
+    ps.add_argument("--method", default=_DEFAULTS["method"], help=_METHOD_HELP)
+    ps.add_argument("--formulation", default=_DEFAULTS["formulation"], help=_FORMULATION_HELP)
+    ps.add_argument("--backend", default=_DEFAULTS["backend"], choices=BACKENDS,
                     help="c: the C engine (default where a C compiler is found); numpy: the Python "
                     "reference")
     ps.add_argument("--set", action="append", metavar="NAME=VALUE",

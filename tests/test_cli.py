@@ -25,6 +25,26 @@ def test_info(capsys):
     assert "M 2x2, k 2x1, q 2x1" in out
 
 
+def test_simulate_help_and_defaults_are_the_api_s():
+    """Every default of `mbsfmu simulate` is simulate()'s, and its help names them."""
+    from mbsfmu.cli import build_parser
+    from mbsfmu.formulations import DEFAULT_FORMULATION, FORMULATIONS
+    from mbsfmu.simulation.simulate import ATOL_FACTOR, METHOD_DESCRIPTIONS, SCIPY_METHODS, simulate_defaults
+
+    parser = build_parser()
+    args = parser.parse_args(["simulate", "m.py", "--t-end", "1", "--out", "o.csv"])
+    api = simulate_defaults()
+    for key in ("dt", "rtol", "atol", "method", "formulation", "backend"):
+        assert getattr(args, key) == api[key], key
+    sub = parser._subparsers._group_actions[0].choices["simulate"]
+    text = " ".join(sub.format_help().split())
+    assert f"(default {api['dt']:g})" in text and f"(default {api['rtol']:g})" in text
+    assert f"{ATOL_FACTOR['constrained']:g} rtol for models with constraints" in text
+    assert f"{ATOL_FACTOR['tree']:g} rtol for trees" in text
+    assert f"{api['method']} (default):" in text and f"{DEFAULT_FORMULATION} (default)" in text
+    assert all(n in text for n in (*METHOD_DESCRIPTIONS, *SCIPY_METHODS, *FORMULATIONS))
+
+
 def test_simulate_csv_grid_columns_and_set(tmp_path):
     out = tmp_path / "dp.csv"
     rc = main(["simulate", "models/double_pendulum.py", "--t-end", "1.0", "--dt", "0.05",

@@ -17,10 +17,19 @@ from .engine_run import engine_applies, run_on_engine
 from .result import Result
 from .run_monitor import RunMonitor
 
-#: Method aliases: an explicit method and a stiff (implicit) one.  For systems with
-#: constraints 'explicit' is the stabilized Dormand-Prince 5(4) of seed 004 (RKSTAB).
+#: Method aliases on the numpy backend: an explicit method and a stiff (implicit) one.  For systems
+#: with constraints 'explicit' is the stabilized Dormand-Prince 5(4) of seed 004 (RKSTAB).
 METHODS = {"explicit": "DOP853", "stiff": "Radau"}
 SCIPY_METHODS = tuple(UNPROJECTED_SOLVERS)
+#: what simulate's own method names run (the scipy methods run under their own names)
+METHOD_DESCRIPTIONS = {
+    "explicit": f"RKSTAB, the stabilized Dormand-Prince 5(4); on the numpy backend {METHODS['explicit']} for "
+                "trees",
+    "stiff": "Radau IIA of order 5, projecting after every step for loops",
+    "rkstab": "RKSTAB, trees included, on either backend",
+}
+#: the backends: the C engine and the readable numpy reference
+BACKENDS = ("c", "numpy")
 
 
 #: atol = factor * rtol when simulate() is not given atol: with constraints, and for trees
@@ -149,9 +158,10 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              progress=None, progress_every: float = 0.2) -> Result:
     """Simulate a model from t = 0 to ``t_end``.
 
-    ``method``: ``'explicit'`` (trees: DOP853; loops: the stabilized Dormand-Prince RKSTAB),
-    ``'stiff'`` (Radau, with the formulation's projection after every step for loops) or a
-    scipy ``solve_ivp`` method.  ``formulation`` chooses how loop constraints are kept (see
+    ``method``: ``'explicit'`` (the stabilized Dormand-Prince RKSTAB; on the numpy backend scipy's
+    DOP853 for trees), ``'stiff'`` (Radau IIA, with the formulation's projection after every step
+    for loops), ``'rkstab'`` or a scipy ``solve_ivp`` method (see :data:`METHOD_DESCRIPTIONS` and
+    :mod:`mbsfmu.integrators`).  ``formulation`` chooses how loop constraints are kept (see
     :mod:`mbsfmu.formulations`; default ``'qr'``) with ``formulation_options``; ``fixed`` names
     coordinates that keep their given initial values during consistent initialization.
     ``backend``: ``'c'`` runs the C engine (the native FMU's code, compiled once per model and
@@ -181,7 +191,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     eqs = system.equations()
     numeric = eqs.numeric(params)
     backend = default_backend() if backend is None else backend
-    if backend not in ("c", "numpy"):
+    if backend not in BACKENDS:
         raise ParameterError(f"unknown backend {backend!r}; use 'numpy' or 'c'")
     form = make_formulation(formulation, numeric, inputs, **(formulation_options or {}))
     x0 = initial_state(system, initial)
