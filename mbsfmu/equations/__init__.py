@@ -2,7 +2,9 @@
 
 ``derive(system)`` returns an :class:`Equations` object holding M, k, q and the kinematics of
 every frame as sympy matrices over intermediate variables (a common-subexpression form), plus
-``expanded(...)`` to obtain closed-form expressions.
+``expanded(...)`` to obtain closed-form expressions.  ``eqs.numeric(params)`` returns a
+:class:`NumericModel`, the equations evaluated with numbers (generated Python/numpy functions,
+:mod:`.python_source`), which the formulations and the Result use.
 """
 
 from .derive import Equations, derive

@@ -1,4 +1,10 @@
-"""``mbsfmu.simulate``: integrate a model and sample the result on a regular grid."""
+"""``mbsfmu.simulate``: integrate a model and sample the result on a regular grid.
+
+simulate checks the arguments, builds the equations with numbers and the formulation, and hands
+the run over: to the C engine (:mod:`.engine_run`) where it runs the method and formulation, else
+to a reference stepper of :mod:`mbsfmu.integrators` (from a consistent start) driven by the one
+sampling loop :func:`mbsfmu.integrators.sample`.  Either way the output is a :class:`.Result`.
+"""
 
 from __future__ import annotations
 
