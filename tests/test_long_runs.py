@@ -101,8 +101,11 @@ def test_the_hint_is_right_stiff_method_runs_the_model(stiff_file):
 
 
 def test_collapsing_steps_are_reported():
-    found, seconds, _ = run_until_warning(undamped_oscillator(), 10.0)
-    assert len(found) == 1 and seconds < 5.0
+    found, _, stop = run_until_warning(undamped_oscillator(), 10.0)
+    # promptly, counted in work (wall time depends on the machine's load): within the first
+    # 0.05 s of model time and 2e6 right-hand sides (measured: 0.01 s, 685 472)
+    assert len(found) == 1
+    assert stop.result.t[-1] <= 0.05 and stop.result.stats["nfev"] < 2_000_000
     assert "collapsed relative to the interval" in str(found[0].message)
 
 
