@@ -5,6 +5,7 @@
                    [--formulation F] [--set NAME=VALUE ...] --out FILE.csv [--plot FILE.png]
                    [--progress | --no-progress]
     mbsfmu build MODEL.py -o NAME.fmu [--formulation F] [--backend native|pythonfmu]
+                 [--solver rkstab|stiff]
 
 ``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
 (``der(alpha)=1`` or ``Dalpha=1``) and constant input values.  The output paths are checked
@@ -22,8 +23,10 @@ import tempfile
 import warnings
 
 from .errors import MbsError, ParameterError
+from .fmu.build import build_defaults
 from .formulations import DEFAULT_FORMULATION, FORMULATIONS
 from .simulation.simulate import ATOL_FACTOR, BACKENDS, METHOD_DESCRIPTIONS, SCIPY_METHODS, simulate_defaults
+from .solver_settings import SOLVERS
 
 _DEFAULTS = simulate_defaults()
 #: the help of simulate's --method and --formulation, from the API's tables
@@ -32,6 +35,7 @@ _METHOD_HELP = "; ".join([*(f"{n}{' (default)' if n == _DEFAULTS['method'] else 
                           f"or a scipy method: {', '.join(SCIPY_METHODS)}"])
 _FORMULATION_HELP = "for models with loops: " + ", ".join(
     n + (" (default)" if n == DEFAULT_FORMULATION else "") for n in FORMULATIONS)
+_BUILD_DEFAULTS = build_defaults()
 
 
 def _parse_sets(items, system):
@@ -161,7 +165,8 @@ def cmd_build(args) -> int:
 
     from .fmu.build import build_fmu
 
-    path = build_fmu(args.model, args.output, backend=args.backend, formulation=args.formulation)
+    path = build_fmu(args.model, args.output, backend=args.backend, formulation=args.formulation,
+                     solver=args.solver)
     with zipfile.ZipFile(path) as z:
         xml = z.read("modelDescription.xml").decode()
     print(f"{path} ({args.backend}, {path.stat().st_size / 1024:.0f} KiB, "
@@ -207,6 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--formulation", default=None,
                     help="for models with loops: qr (default), baumgarte, dae (native and "
                     "pythonfmu), partition, svd, projection (pythonfmu only)")
+    pb.add_argument("--solver", default=_BUILD_DEFAULTS["solver"],
+                    help="start value of the FMU's integration method (the tunable parameter solver): "
+                    + ", ".join(f"{n} ({d})" for n, d in SOLVERS.items())
+                    + f"; default {_BUILD_DEFAULTS['solver']}")
     pb.set_defaults(func=cmd_build)
     return p
 

@@ -3,6 +3,9 @@
 ``simulate`` (``rtol``, ``atol``, ``max_step``) and both FMU flavours (the tunable parameters
 ``solver_rtol``, ``solver_atol``, ``max_internal_step``) check the same ranges; the native FMU
 gets them as macros in its generated header (:func:`c_macros`), so C and Python cannot drift.
+The FMU parameter ``solver`` chooses the integration method (an Integer whose values are the
+engine's method numbers, :data:`mbsfmu.runtime.constants.METHOD_KINDS`: 0 = ``rkstab``, 1 =
+``stiff``); the export functions take it by name (``solver="stiff"``) as its start value.
 
 Why these ranges: below a relative tolerance of about 1e-14 (45 ulp) the error estimate of an
 explicit Runge-Kutta method is rounding noise and every step fails; above 0.1 the result has no
@@ -18,47 +21,96 @@ import math
 from dataclasses import dataclass
 
 from .errors import ParameterError
+from .runtime.constants import METHOD_KINDS
+
+#: the integration methods of the FMU parameter ``solver``: name -> what it is (its number is
+#: that of the engine, METHOD_KINDS)
+SOLVERS = {
+    "rkstab": "explicit stabilized DOPRI5",
+    "stiff": "Radau IIA 5",
+}
+assert {n: i for i, n in enumerate(SOLVERS)} == METHOD_KINDS  # value i is method number i
+#: the export functions' default
+DEFAULT_SOLVER = "rkstab"
 
 
 @dataclass(frozen=True)
 class SolverSetting:
     name: str          # FMU parameter name
-    api_name: str      # keyword of mbsfmu.simulate
+    api_name: str      # keyword of mbsfmu.simulate (tolerances, step limit) or of the export (solver)
     default: float     # FMU default
     low: float         # smallest allowed value (inclusive)
     high: float        # largest allowed value (inclusive)
     description: str
+    macro: str         # MBS_<macro>_MIN, _MAX in the generated C header
     zero_means: str = ""  # 0 is allowed besides [low, high] and means this
+    choices: tuple = ()   # names of the values low, low + 1, ..., high (an Integer parameter)
+
+    @property
+    def type(self) -> str:
+        """The FMI type of the FMU parameter."""
+        return "Integer" if self.choices else "Real"
 
 
 SOLVER_SETTINGS = (
     SolverSetting("solver_rtol", "rtol", 1e-8, 1e-14, 0.1,
-                  "relative tolerance of the internal integrator"),
+                  "relative tolerance of the internal integrator", "RTOL"),
     SolverSetting("solver_atol", "atol", 1e-9, 0.0, 1.0,
-                  "absolute tolerance of the internal integrator"),
+                  "absolute tolerance of the internal integrator", "ATOL"),
     SolverSetting("max_internal_step", "max_step", 0.0, 1e-10, math.inf,
-                  "largest internal step [s]; 0 = no limit", zero_means="no limit"),
+                  "largest internal step [s]; 0 = no limit", "HMAX", zero_means="no limit"),
+    SolverSetting("solver", "solver", METHOD_KINDS[DEFAULT_SOLVER], 0, len(SOLVERS) - 1,
+                  "integration method: " + ", ".join(f"{METHOD_KINDS[n]} = {n} ({d})"
+                                                     for n, d in SOLVERS.items())
+                  + "; stiff suits stiff springs, dampers and contact penalties", "SOLVER",
+                  choices=tuple(SOLVERS)),
 )
 
 #: FMU parameter name -> setting
 BY_NAME = {s.name: s for s in SOLVER_SETTINGS}
-#: simulate() keyword -> setting
+#: simulate() / export keyword -> setting
 BY_API_NAME = {s.api_name: s for s in SOLVER_SETTINGS}
+
+
+def values_text(s: SolverSetting) -> str:
+    """The values of a choice: '0 (rkstab: explicit stabilized DOPRI5), 1 (stiff: Radau IIA 5)'."""
+    return ", ".join(f"{s.low + i} ({n}: {SOLVERS[n]})" for i, n in enumerate(s.choices))
 
 
 def range_text(s: SolverSetting, api: bool = False) -> str:
     """'[1e-14, 0.1]', or for a step limit '0 (no limit) or [1e-10, inf)' (FMU parameter) and
     '[1e-10, inf]' (simulate's keyword, whose default inf means no limit)."""
+    if s.choices:
+        return values_text(s)
     hi = ("inf]" if api else "inf)") if math.isinf(s.high) else f"{s.high:g}]"
     text = f"[{s.low:g}, {hi}"
     return f"0 ({s.zero_means}) or {text}" if s.zero_means and not api else text
 
 
+def _check_choice(s: SolverSetting, value, api: bool) -> int:
+    """The number of a choice: by name for the export keyword, by number for the FMU parameter."""
+    if api:
+        if isinstance(value, str) and value in s.choices:
+            return int(s.low) + s.choices.index(value)
+        allowed = " or ".join(f"{n!r} ({SOLVERS[n]})" for n in s.choices)
+        raise ParameterError(f"{s.api_name} must be one of {allowed}, got {value!r}")
+    try:
+        number = float(value) if not isinstance(value, str) else math.nan
+    except (TypeError, ValueError):
+        number = math.nan
+    if not (s.low <= number <= s.high and number == math.floor(number)):
+        raise ParameterError(f"{s.name} = {value!r} is not one of its values {values_text(s)}")
+    return int(number)
+
+
 def check_setting(name: str, value, api: bool = False) -> float:
     """``value`` as a float if it is a number in the setting's range, else a ParameterError that
     names the setting, the value and the range.  ``name`` is the FMU parameter name, or the
-    ``simulate`` keyword when ``api`` is true."""
+    ``simulate`` (export) keyword when ``api`` is true.  The choice ``solver`` gives its number
+    (an int): the export keyword takes a name ('rkstab', 'stiff'), the FMU parameter a number."""
     s = BY_API_NAME[name] if api else BY_NAME[name]
+    if s.choices:
+        return _check_choice(s, value, api)
     label = s.api_name if api else s.name
     try:
         v = float(value)
@@ -74,9 +126,16 @@ def check_setting(name: str, value, api: bool = False) -> float:
 
 
 def c_macros() -> str:
-    """``#define`` lines of the ranges for the native runtime (MBS_RTOL_MIN, ...)."""
+    """``#define`` lines of the ranges for the native runtime (MBS_RTOL_MIN, ...; for the choice
+    ``solver`` also MBS_SOLVER_VALUES, the text of its values for messages, and MBS_SOLVER_NAMES,
+    the names in number order)."""
     lines = []
-    for s, macro in zip(SOLVER_SETTINGS, ("RTOL", "ATOL", "HMAX")):
-        lines.append(f"#define MBS_{macro}_MIN {s.low!r}")
-        lines.append(f"#define MBS_{macro}_MAX {'INFINITY' if math.isinf(s.high) else repr(s.high)}")
+    for s in SOLVER_SETTINGS:
+        lines.append(f"#define MBS_{s.macro}_MIN {s.low!r}")
+        lines.append(f"#define MBS_{s.macro}_MAX {'INFINITY' if math.isinf(s.high) else repr(s.high)}")
+        if s.choices:
+            text = values_text(s)
+            assert text.isascii() and '"' not in text and "\\" not in text
+            lines.append(f'#define MBS_{s.macro}_VALUES "{text}"')
+            lines.append(f"#define MBS_{s.macro}_NAMES " + ", ".join(f'"{n}"' for n in s.choices))
     return "\n".join(lines)

@@ -41,6 +41,8 @@ def description(fmu: pathlib.Path) -> str:
             kind = "input"
         elif v.name in solver:
             kind = "solver"
+        elif v.type == "Integer":
+            kind = "method"  # the integration method 'solver'
         else:
             kind = "fixed" if v.variability == "fixed" else "tunable"
         assert " " not in v.name

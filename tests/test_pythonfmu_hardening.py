@@ -80,7 +80,8 @@ class Bench:
         self.slave.instantiate(logging_on=False)
         self.fmu = self.slave.fmu
         self.vr = self.slave.vr
-        self.all_vrs = sorted(self.vr.values())
+        self.real_vrs = sorted(r for n, r in self.vr.items() if self.slave.types[n] == "Real")
+        self.int_vrs = sorted(r for n, r in self.vr.items() if self.slave.types[n] == "Integer")
         self.messages = self.slave.messages
         self.fmu.setupExperiment(startTime=0.0)
         self.slave.set(SETTINGS)
@@ -108,8 +109,10 @@ class Bench:
         self.fmu.setFMUstate(self.states[mode])
         self.messages.clear()
 
-    def values(self):
-        return np.array(self.fmu.getReal(self.all_vrs))
+    def values(self, fmu=None):
+        """Every variable's value: the Reals, then the Integer (solver)."""
+        fmu = fmu or self.fmu
+        return np.append(fmu.getReal(self.real_vrs), fmu.getInteger(self.int_vrs))
 
     def time(self):
         t = ctypes.c_double()
@@ -235,6 +238,20 @@ case("getReal_unknown_vr", BOTH, "step", lambda b: status_of(lambda: b.fmu.getRe
      lambda b: ["fmi2GetReal", "12345"])
 case("setInteger", BOTH, "step", lambda b: status_of(lambda: b.fmu.setInteger([0], [1])),
      lambda b: ["fmi2SetInteger", "Integer"])
+# the Integer parameter solver (the integration method): its values only, and only as an Integer
+for mode in MODES:
+    case(f"setInteger_solver_2_{mode}", BOTH, mode,
+         lambda b: status_of(lambda: b.fmu.setInteger([b.vr["solver"]], [2])),
+         lambda b: ["fmi2SetInteger", "solver = 2", "0 (rkstab", "1 (stiff"])
+case("setInteger_solver_-1", BOTH, "step",
+     lambda b: status_of(lambda: b.fmu.setInteger([b.vr["solver"]], [-1])),
+     lambda b: ["fmi2SetInteger", "solver = -1", "not one of its values"])
+case("setReal_solver", BOTH, "step", lambda b: b.set(["solver"], [1.0]),
+     lambda b: ["fmi2SetReal", "'solver'", "Integer"])
+case("getReal_solver", BOTH, "step", lambda b: status_of(lambda: b.fmu.getReal([b.vr["solver"]])),
+     lambda b: ["fmi2GetReal", "'solver'", "Integer"])
+case("getInteger_real", BOTH, "step", lambda b: status_of(lambda: b.fmu.getInteger([b.vr["solver_rtol"]])),
+     lambda b: ["fmi2GetInteger", "'solver_rtol'", "Real"])
 case("getBoolean", BOTH, "step", lambda b: status_of(lambda: b.fmu.getBoolean([3])),
      lambda b: ["fmi2GetBoolean", "value reference 3"])
 case("setString", BOTH, "step", lambda b: status_of(lambda: b.fmu.setString([1], ["a"])),
@@ -398,7 +415,8 @@ def test_bad_call_is_refused_and_changes_nothing(benches, case):
     b = benches[case.model]
     b.restore(case.mode)
     before, t_before = b.values(), b.time()
-    b.saved = dict(zip(b.vr, b.fmu.getReal(list(b.vr.values()))))
+    reals = [n for n in b.vr if b.slave.types[n] == "Real"]
+    b.saved = dict(zip(reals, b.fmu.getReal([b.vr[n] for n in reals])))
     status = case.action(b)
     errors = b.errors()
     assert status == ERROR, (status, b.messages)
@@ -516,7 +534,7 @@ def test_state_of_another_instance_of_the_same_model_is_accepted(benches):
     rows = []
     for k in range(STEPS):
         fresh.fmu.doStep(t0 + k * H, H)
-        rows.append(fresh.fmu.getReal(b.all_vrs))
+        rows.append(b.values(fresh.fmu))
     assert np.array_equal(np.array(rows), b.reference["step"][:, :-1])
     assert fresh.errors() == []
     fresh.free()
@@ -534,7 +552,7 @@ def test_failed_integration_keeps_the_last_communication_point(benches):
     text = " ".join(b.errors())
     assert "fmi2DoStep" in text and "F = 1e+300" in text and f"at t={t!r}" in text
     after = b.values()
-    i = b.all_vrs.index(b.vr["F"])
+    i = b.real_vrs.index(b.vr["F"])
     assert np.array_equal(np.delete(after, i), np.delete(before, i)) and b.time() == t
     b.messages.clear()
     assert b.step(t, H) == ERROR and "'error'" in " ".join(b.errors())

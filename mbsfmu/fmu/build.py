@@ -1,9 +1,13 @@
-"""One entry point for both FMU flavours: ``build_fmu(model, out, backend=..., formulation=...)``.
+"""One entry point for both FMU flavours: ``build_fmu(model, out, backend=..., formulation=...,
+solver=...)``.
 
 * ``backend="native"`` (default): :func:`~mbsfmu.fmu.native.build_native_fmu`, a Python-free
   binary with the integrator in C; loops with ``'qr'`` (default), ``'baumgarte'`` or ``'dae'``.
 * ``backend="pythonfmu"``: :func:`~mbsfmu.fmu.pythonfmu_export.build_pythonfmu`, which needs
   mbsfmu in the importing tool's Python but offers every formulation.
+
+``solver`` is the start value of the FMU's integration method, the tunable parameter ``solver``:
+``'rkstab'`` (default, explicit) or ``'stiff'`` (Radau IIA 5; see README, "Choosing the solver").
 """
 
 from __future__ import annotations
@@ -11,20 +15,23 @@ from __future__ import annotations
 import pathlib
 
 from ..errors import ParameterError
+from ..solver_settings import DEFAULT_SOLVER, check_setting
 
 BACKENDS = ("native", "pythonfmu")
 
 
-def build_fmu(model, out=".", *, backend: str = "native", formulation: str | None = None) -> pathlib.Path:
+def build_fmu(model, out=".", *, backend: str = "native", formulation: str | None = None,
+              solver: str = DEFAULT_SOLVER) -> pathlib.Path:
     """Build an FMI 2.0 Co-Simulation FMU of ``model`` (a model file; a System for the native
     backend) at ``out`` (a ``.fmu`` file name, or a folder that receives ``<model>.fmu``);
     returns the path of the FMU."""
     if backend not in BACKENDS:
         raise ParameterError(f"unknown FMU backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    check_setting("solver", solver, api=True)
     if backend == "native":
         from .native import build_native_fmu
 
-        return build_native_fmu(model, out, formulation=formulation)
+        return build_native_fmu(model, out, formulation=formulation, solver=solver)
     from ..model.system import System
 
     if isinstance(model, System):
@@ -34,4 +41,12 @@ def build_fmu(model, out=".", *, backend: str = "native", formulation: str | Non
         raise ParameterError(f"model file {str(path)!r} does not exist")
     from .pythonfmu_export import build_pythonfmu
 
-    return build_pythonfmu(path, out, formulation=formulation)
+    return build_pythonfmu(path, out, formulation=formulation, solver=solver)
+
+
+def build_defaults() -> dict:
+    """The defaults of build_fmu's keywords (the CLI shows these in its help)."""
+    import inspect
+
+    return {k: p.default for k, p in inspect.signature(build_fmu).parameters.items()
+            if p.default is not inspect.Parameter.empty}

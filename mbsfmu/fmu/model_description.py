@@ -11,12 +11,16 @@ Variables, in value-reference order:
 * every model constant: a parameter, ``tunable`` unless the constraints depend on it (changing
   the geometry of a closed loop in the middle of a run would leave the state inconsistent);
 * the solver settings ``solver_rtol``, ``solver_atol`` and ``max_internal_step``: tunable
-  parameters;
+  parameters, and ``solver``, the integration method, a tunable Integer parameter (0 = rkstab,
+  1 = stiff, :data:`mbsfmu.solver_settings.SOLVERS`) whose start value the export chooses;
 * the model's inputs: continuous inputs held over each communication step.
 
 The integrator runs inside the FMU, so the coordinates and rates do not depend directly on an
 input (empty dependencies in ``<Outputs>``); initial unknowns depend on all start values and
 parameters.
+
+Log categories: ``logEvents``, ``logStatusWarning``, ``logStatusError`` and ``logStatistics`` (the
+integrator's work per method, logged at fmi2Terminate), ``logAll`` for all of them.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import uuid
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
-from ..solver_settings import SOLVER_SETTINGS
+from ..solver_settings import DEFAULT_SOLVER, SOLVER_SETTINGS, check_setting
 
 
 @dataclass
@@ -44,6 +48,7 @@ class FmuVariable:
     dependencies: tuple = ()  # names of the inputs an output depends on directly
     min: float = -math.inf  # declared bounds (FMI min/max attributes, written when finite)
     max: float = math.inf
+    type: str = "Real"  # FMI type: Real, or Integer (solver)
 
 
 def model_identifier(name: str) -> str:
@@ -62,8 +67,15 @@ def fmu_path(out_path, ident: str) -> pathlib.Path:
     return out_path
 
 
-def fmu_variables(system) -> list[FmuVariable]:
-    """The FMU variables of a System, in value-reference order."""
+#: the log categories of both FMU flavours besides those pythonfmu declares itself
+LOG_STATISTICS = ("logStatistics", "integrator statistics per method (accepted and rejected steps, "
+                  "right-hand sides, Jacobians, LU decompositions) at fmi2Terminate")
+
+
+def fmu_variables(system, solver: str = DEFAULT_SOLVER) -> list[FmuVariable]:
+    """The FMU variables of a System, in value-reference order; ``solver`` (a name of
+    :data:`mbsfmu.solver_settings.SOLVERS`) is the start value of the parameter ``solver``."""
+    method = check_setting("solver", solver, api=True)
     loops = bool(system.loops or system.holonomic)
     out: list[FmuVariable] = []
 
@@ -101,8 +113,8 @@ def fmu_variables(system) -> list[FmuVariable]:
         add(c.name, "parameter", variability, "exact", c.value, c.description or "model constant",
             kind="constant", min=c.min, max=c.max)
     for st in SOLVER_SETTINGS:
-        add(st.name, "parameter", "tunable", "exact", st.default, st.description, kind="solver",
-            min=0.0 if st.zero_means else st.low, max=st.high)
+        add(st.name, "parameter", "tunable", "exact", method if st.choices else st.default, st.description,
+            kind="solver", min=0.0 if st.zero_means else st.low, max=st.high, type=st.type)
     for u in system.inputs.values():
         add(u.name, "input", "continuous", None, u.default, "model input", kind="input",
             min=u.min, max=u.max)
@@ -142,6 +154,7 @@ def model_description_xml(system, model_identifier: str, guid: str | None = None
         '    <Category name="logEvents" description="initialization and parameter changes"/>',
         '    <Category name="logStatusWarning" description="warnings"/>',
         '    <Category name="logStatusError" description="errors"/>',
+        f"    <Category name={quoteattr(LOG_STATISTICS[0])} description={quoteattr(LOG_STATISTICS[1])}/>",
         '    <Category name="logAll" description="everything"/>',
         "  </LogCategories>",
         "  <DefaultExperiment startTime=\"0.0\" stepSize=\"0.001\"/>",
@@ -153,10 +166,11 @@ def model_description_xml(system, model_identifier: str, guid: str | None = None
                  f'variability="{v.variability}"']
         if v.initial:
             attrs.append(f'initial="{v.initial}"')
-        real = f' start="{v.start!r}"' if v.start is not None else ""
-        real += f' min="{v.min!r}"' if math.isfinite(v.min) else ""
-        real += f' max="{v.max!r}"' if math.isfinite(v.max) else ""
-        lines.append(f"    <ScalarVariable {' '.join(attrs)}><Real{real}/></ScalarVariable>")
+        number = int if v.type == "Integer" else repr
+        typed = f' start="{number(v.start)}"' if v.start is not None else ""
+        typed += f' min="{number(v.min)}"' if math.isfinite(v.min) else ""
+        typed += f' max="{number(v.max)}"' if math.isfinite(v.max) else ""
+        lines.append(f"    <ScalarVariable {' '.join(attrs)}><{v.type}{typed}/></ScalarVariable>")
     lines.append("  </ModelVariables>")
     lines.append("  <ModelStructure>")
     outputs = [v for v in variables if v.causality == "output"]

@@ -16,6 +16,12 @@ step, copes with redundant constraints), ``'baumgarte'`` (alpha = beta = 10 1/s)
 applies.  Start values are made consistent at ``fmi2ExitInitializationMode``.  Time parameters
 must be expressions (Python callables cannot run without Python).  FMU state
 get/set/serialize is supported; binaries are built for Linux x86-64 only.
+
+The integration method is the tunable Integer parameter ``solver`` (0 = ``rkstab``, the explicit
+stabilized DOPRI5 that continues past communication points; 1 = ``stiff``, Radau IIA 5, which
+stops at each one); ``solver=`` of the build chooses its start value, and setting it between
+do-steps switches the method (the integrator restarts at the next step).  At fmi2Terminate the
+work of each method is logged under ``logStatistics``.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from ..codegen.compile import CompileError, find_compiler, run_compiler
 from ..errors import ModelError
 from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
 from ..runtime.constants import FORMULATION_KINDS
+from ..solver_settings import DEFAULT_SOLVER, check_setting
 from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
 
 RUNTIME = source_dir()
@@ -61,16 +68,20 @@ def _platform_dir() -> str:
     return "linux64"
 
 
-def build_native_fmu(model, out_path, formulation: str | None = None) -> pathlib.Path:
+def build_native_fmu(model, out_path, formulation: str | None = None,
+                     solver: str = DEFAULT_SOLVER) -> pathlib.Path:
     """Build a native FMI 2.0 Co-Simulation FMU of ``model`` (a model file or a System) at
     ``out_path`` (a ``.fmu`` file name, or a folder that receives ``<model name>.fmu``).
 
     ``formulation`` chooses how loop constraints are kept: ``'qr'`` (default), ``'baumgarte'``
-    or ``'dae'`` (see the module docstring); tree models always run the minimal ODE."""
+    or ``'dae'`` (see the module docstring); tree models always run the minimal ODE.
+    ``solver`` is the start value of the FMU parameter ``solver``: ``'rkstab'`` (default) or
+    ``'stiff'`` (:data:`mbsfmu.solver_settings.SOLVERS`)."""
     from ..formulations import DEFAULT_FORMULATION, check_formulation_name
     from ..model.loader import load_model
     from ..model.system import System
 
+    check_setting("solver", solver, api=True)  # before any work
     system = model if isinstance(model, System) else load_model(pathlib.Path(model))
     if formulation is not None:
         check_formulation_name(formulation)
@@ -85,7 +96,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None) -> pathlib
         raise ModelError(f"{system.name}: time parameter(s) {', '.join(callables)} are given as "
                          "Python functions, which cannot run in a native FMU; give them as "
                          "expressions of t, or use the pythonfmu backend")
-    variables = fmu_variables(system)  # fails early (e.g. constants without values)
+    variables = fmu_variables(system, solver)  # fails early (e.g. constants without values)
     eqs = system.equations()
     n = sizes(eqs)
     ident = model_identifier(system.name)
@@ -94,7 +105,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None) -> pathlib
     xml = model_description_xml(system, ident, guid=guid, can_get_set_state=True,
                                 directional_derivatives=True, source_files=COMPILED_SOURCES,
                                 variables=variables)
-    assert len(variables) == 2 * n["NY"] + (n["NC"] > 0) + len(system.outputs) + n["NPRM"] + 3 + n["NU"]
+    assert len(variables) == 2 * n["NY"] + (n["NC"] > 0) + len(system.outputs) + n["NPRM"] + 4 + n["NU"]
 
     out_path = fmu_path(out_path, ident)
     plat = _platform_dir()

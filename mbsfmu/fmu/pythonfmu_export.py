@@ -17,8 +17,11 @@ input or parameter changed, inputs held over the step.  So this flavour takes th
 the native FMU (both give the same values at every communication point, bit for bit on the same
 machine).  Where the engine cannot be compiled (no C compiler) or does not have the formulation,
 the slave integrates with the numpy formulations and the Python RKSTAB of
-:mod:`mbsfmu.formulations` instead, restarted at every ``fmi2DoStep``, and says so with a warning
-at fmi2Instantiate.
+:mod:`mbsfmu.formulations` instead (scipy's Radau with the same projection for ``solver`` =
+stiff), restarted at every ``fmi2DoStep``, and says so with a warning at fmi2Instantiate.  The
+integration method is the Integer parameter ``solver`` as in the native FMU (``solver=`` of the
+build is its start value), and the work of each method is logged under ``logStatistics`` at
+fmi2Terminate.
 
 **Bad calls.** pythonfmu 0.7.0's FMI library (C++) turns every Python exception into
 ``fmi2Fatal`` and releases the Python instance, has no other way to return ``fmi2Error``, and
@@ -44,20 +47,22 @@ mbsfmu itself.  The model file must not import other local files.  Building need
 (the guard; the engine is compiled then as well, since pythonfmu's builder instantiates the slave
 to write modelDescription.xml).  FMU states are those of the engine build that saved them
 (another mbsfmu version, or an instance on the numpy path, refuses them with a message).
-pythonfmu's generated modelDescription.xml has no ``InitialUnknowns`` and no ``dependencies`` in ``<Outputs>``
-(completed here), and it declares ``needsExecutionTool="true"``.  Directional derivatives are
-not offered.  Direct feed-through user outputs follow an input set between communication points
-(on the numpy path they are updated at communication points only).
+pythonfmu's generated modelDescription.xml has no ``InitialUnknowns``, no ``dependencies`` in
+``<Outputs>`` and no ``min``/``max`` (completed here), and it declares ``needsExecutionTool="true"``.
+Directional derivatives are not offered.  Direct feed-through user outputs follow an input set
+between communication points (on the numpy path they are updated at communication points only).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import pathlib
 import sys
 import tempfile
 import uuid
 
+from ..solver_settings import DEFAULT_SOLVER, check_setting
 from .model_description import fmu_path, fmu_variables, model_identifier
 
 #: file name of pythonfmu's FMI library inside the FMU, beside the guard
@@ -84,36 +89,39 @@ class {ident}(_slave.MbsfmuSlave):
     MODEL_GUID = {guid!r}
     BINARY = {ident!r}
     FORMULATION = {formulation!r}
+    SOLVER = {solver!r}
     VARIABLES = {variables!r}
     N_STATE = {n_state}
 """
 
 
-def build_pythonfmu(model_path, out_path, formulation=None) -> pathlib.Path:
+def build_pythonfmu(model_path, out_path, formulation=None, solver=DEFAULT_SOLVER) -> pathlib.Path:
     """Build a pythonfmu FMU of the model file ``model_path`` at ``out_path`` (a ``.fmu`` file
     name, or a folder that receives ``<model name>.fmu``); returns the FMU's path.
 
     ``formulation`` chooses how loop constraints are kept (see :mod:`mbsfmu.formulations`,
-    default ``'qr'``); trees always use the minimal ODE.  The FMU needs ``mbsfmu`` installed in
+    default ``'qr'``); trees always use the minimal ODE.  ``solver`` is the start value of the
+    FMU parameter ``solver`` (``'rkstab'`` or ``'stiff'``).  The FMU needs ``mbsfmu`` installed in
     the Python interpreter of the tool that runs it (see the module docstring).  Its GUID is
-    derived from the model file, the formulation and the slave and guard templates, so that a
-    state of another model (or of another build of the slave) is recognized as foreign."""
+    derived from the model file, the formulation, the solver and the slave and guard templates, so
+    that a state of another model (or of another build of the slave) is recognized as foreign."""
     from ..formulations import check_formulation_name
     from ..model.loader import load_model
 
     model_path = pathlib.Path(model_path).resolve()
+    check_setting("solver", solver, api=True)
     if formulation is not None:
         check_formulation_name(formulation)
     system = load_model(model_path)
-    variables = fmu_variables(system)  # fails early (e.g. constants without values)
+    variables = fmu_variables(system, solver)  # fails early (e.g. constants without values)
     ident = model_identifier(system.name)
     source = model_path.read_bytes()
-    digest = hashlib.sha256(b"\0".join([source, repr(formulation).encode(), SLAVE_MODULE.read_bytes(),
-                                         GUARD_SOURCE.read_bytes()])).hexdigest()
+    digest = hashlib.sha256(b"\0".join([source, repr(formulation).encode(), solver.encode(),
+                                         SLAVE_MODULE.read_bytes(), GUARD_SOURCE.read_bytes()])).hexdigest()
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"mbsfmu-pythonfmu:{digest}")) + "}"
     module_name = f"mbsfmu_slave_{ident}_{digest[:10]}"
     script = _SCRIPT.format(ident=ident, model_name=system.name, model_file=model_path.name,
-                            guid=guid, formulation=formulation,
+                            guid=guid, formulation=formulation, solver=solver,
                             variables=[v.name for v in variables],
                             n_state=2 * len(system.coordinates_))
     out_path = fmu_path(out_path, ident)
@@ -206,11 +214,25 @@ def build_with_pythonfmu(script: str, module_name: str, out_path, files: dict[st
     return pathlib.Path(built)
 
 
+def _declare_bounds(elements, fmu_vars) -> None:
+    """min and max of the FmuVariables ``fmu_vars`` (where finite) on their <ScalarVariable>
+    ``elements``; variables without bounds (the runner's block FMUs describe theirs without) are
+    left as they are."""
+    by_name = {v.name: v for v in fmu_vars if hasattr(v, "min")}
+    for element in elements:
+        v = by_name.get(element.get("name"))
+        typed = element.find(v.type) if v is not None else None
+        for key, value in (("min", v.min), ("max", v.max)) if typed is not None else ():
+            if math.isfinite(value):
+                typed.set(key, str(int(value)) if v.type == "Integer" else repr(float(value)))
+
+
 def complete_model_structure(fmu_path: pathlib.Path, fmu_vars=None) -> None:
-    """Add what pythonfmu's modelDescription.xml leaves out of <ModelStructure>: the output
-    dependencies (none for coordinates and rates, which the integrator inside computes; the
-    inputs of direct feed-through user outputs, from ``fmu_vars``) and <InitialUnknowns> for
-    the outputs with initial 'approx' or 'calculated' (coordinates of loop models, user outputs)."""
+    """Add what pythonfmu's modelDescription.xml leaves out: the output dependencies (none for
+    coordinates and rates, which the integrator inside computes; the inputs of direct
+    feed-through user outputs, from ``fmu_vars``), <InitialUnknowns> for the outputs with initial
+    'approx' or 'calculated' (coordinates of loop models, user outputs) and the declared bounds
+    (``min``, ``max``: of constants, inputs and solver settings, e.g. 0 and 1 of ``solver``)."""
     import xml.etree.ElementTree as ET
     import zipfile
 
@@ -227,6 +249,7 @@ def complete_model_structure(fmu_path: pathlib.Path, fmu_vars=None) -> None:
         unknown.set("dependencies", " ".join(str(index[n]) for n in names))
         if names:
             unknown.set("dependenciesKind", " ".join("dependent" for _ in names))
+    _declare_bounds(variables, fmu_vars or [])
     initial = [i + 1 for i, v in enumerate(variables) if v.get("causality") == "output"
                and v.get("initial", "calculated") in ("approx", "calculated")]
     if initial and structure.find("InitialUnknowns") is None:

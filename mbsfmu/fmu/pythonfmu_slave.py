@@ -3,8 +3,8 @@
 Each FMU's script (written by :func:`mbsfmu.fmu.pythonfmu_export.build_pythonfmu`) subclasses
 :class:`MbsfmuSlave` with the model's own values as class attributes: ``MODEL_FILE``,
 ``MODEL_NAME``, ``MODEL_GUID``, ``BINARY`` (the guard library's name), ``FORMULATION``,
-``VARIABLES`` (names in value-reference order, as at build time) and ``N_STATE`` (length of the
-integrator state [y, y']).
+``SOLVER`` (the start value of the parameter ``solver``, by name), ``VARIABLES`` (names in
+value-reference order, as at build time) and ``N_STATE`` (length of the integrator state [y, y']).
 
 The model runs on the C engine (:class:`mbsfmu.runtime.engine.Engine`: the instance layer of
 ``mbs_instance.h`` that the native FMU's ``fmi2_glue.c`` runs as well): fmi2SetReal and
@@ -19,6 +19,12 @@ the instance integrates with the numpy formulations and the Python RKSTAB of
 :mod:`mbsfmu.formulations` instead (restarted at every fmi2DoStep, so its steps differ from the
 native FMU's; outputs are updated at communication points only) and says so with a warning at
 fmi2Instantiate.
+
+The integration method is the Integer parameter ``solver`` (fmi2SetInteger / fmi2GetInteger; 0 =
+rkstab, 1 = stiff), as in the native FMU: on the engine it is the engine's method, on the numpy path
+'stiff' is scipy's Radau with the formulation's projection after every step.  At fmi2Terminate the
+work of each method that ran is logged under ``logStatistics`` (with debug logging on, as pythonfmu
+passes messages), in the native FMU's words.
 
 Every FMI call is checked in full before anything changes; a refused call changes nothing and
 reports why (function, variable, value, time) through the FMU's guard library, which passes the
@@ -38,10 +44,11 @@ import sys
 import warnings
 
 import numpy as np
-from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Real
+from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Integer, Real
 from pythonfmu.enums import Fmi2Status
 
-from mbsfmu.runtime.constants import MAX_STEPS_PER_CALL
+from mbsfmu.fmu.model_description import LOG_STATISTICS
+from mbsfmu.runtime.constants import MAX_STEPS_PER_CALL, METHOD_KINDS
 
 TIME_RTOL = 1e-9  # a communication point must match the FMU time within 1e-9 (1 + |t|)
 ENGINE_MAX_STEPS = MAX_STEPS_PER_CALL  # internal steps one fmi2DoStep may take on the engine
@@ -54,6 +61,7 @@ STATE_VERSION = 2
 STATE_HEADER = ("format", "version", "guid", "model", "sha256")
 STATE_FIELDS = ("mode", "time", "stop_time", "backend", "data")
 NUMPY = "numpy"  # the backend name of the numpy path
+METHOD_NAMES = {k: n for n, k in METHOD_KINDS.items()}  # solver value -> method name
 AFTER_ERROR = "restore a state with fmi2SetFMUstate, or fmi2Reset"
 
 _GUARDS = []  # guard libraries found by the slaves of this module
@@ -134,6 +142,11 @@ def _num(v):
 def _vr(vr):
     """The value reference the importer passed (pythonfmu hands them over as C ints)."""
     return int(vr) & 0xFFFFFFFF
+
+
+def _a(type_name):
+    """'a Real', 'an Integer'."""
+    return f"{'an' if type_name[0] in 'AEIOU' else 'a'} {type_name}"
 
 
 def _is_number(v):
@@ -242,7 +255,26 @@ def _read_state(model, data):
 # Two backends with one face: get/set values by value reference (set checks everything first and
 # raises _Refused, changing nothing), set_time, start and do_step (warning texts go to warn(fn,
 # text); a failure raises and leaves the values of the last communication point), time, save and
-# restore (JSON-able data, see the FMU states above).
+# restore (JSON-able data, see the FMU states above), and statistics: ({method name: counters},
+# the current method's name), the counters being accepted, rejected, nfev, njev and ndec (None
+# where the integrator does not count them), each method's since the start.
+
+
+def statistics_text(work, current):
+    """The logStatistics message of both FMU flavours ('integrator statistics: solver stiff
+    (current): 187 accepted and 3 rejected steps, 1301 right-hand sides, 40 Jacobians, 62 LU
+    decompositions'), the current method first, the others only if they did any work."""
+    parts = []
+    for name in sorted(work, key=lambda n: n != current):
+        w = work[name]
+        if name != current and not any(w.values()):
+            continue
+        items = [f"{w['accepted']} accepted and {w['rejected']} rejected steps" if w["rejected"] is not None
+                 else f"{w['accepted']} accepted steps", f"{w['nfev']} right-hand sides"]
+        items += [f"{w[k]} {label}" for k, label in (("njev", "Jacobians"), ("ndec", "LU decompositions"))
+                  if w[k] is not None]
+        parts.append(f"solver {name}{' (current)' if name == current else ''}: {', '.join(items)}")
+    return "integrator statistics: " + "; ".join(parts)
 
 class _Refused(Exception):
     """A call the backend refused or could not do; its message says why (nothing was changed)."""
@@ -253,12 +285,15 @@ class _EngineBackend:
 
     max_steps = ENGINE_MAX_STEPS
 
-    def __init__(self, system, formulation, names, warn):
+    def __init__(self, system, formulation, names, warn, solver):
         from mbsfmu.runtime.engine import Engine
 
-        self.engine = Engine(system, formulation)
+        self.engine = Engine(system, formulation, method=solver)  # also the value of 'solver'
         if self.engine.names != list(names):
             raise RuntimeError(f"the engine has the variables {self.engine.names}, the FMU {list(names)}")
+        self.vr_solver = self.engine.vr["solver"]
+        self.method = METHOD_KINDS[solver]  # kept here: reading it could compute outputs
+        self.work = {}  # counters of the methods the run switched away from
         self.instance = self.engine.instance
         self.error = self.engine.module.EngineError
         self.name = f"engine {self.engine.module.__name__}"  # the build: its saved states only
@@ -293,11 +328,30 @@ class _EngineBackend:
             raise _Refused(str(exc)) from None
 
     def set(self, vrs, values):
+        method = next((int(v) for r, v in zip(reversed(vrs), reversed(values)) if r == self.vr_solver),
+                      self.method)
+        # a switch of the method: its counters are readable only while it is the current one
+        before = self._counters() if method != self.method else None
         try:
             self.instance.set(vrs, values)
         except self.error as exc:
             raise _Refused(str(exc)) from None
+        if before is not None:
+            self.work[METHOD_NAMES[self.method]] = before
+            self.method = method
         self._sync(vrs, values)
+
+    def _counters(self):
+        """The current method's counters since the start (the engine's statistics are those of the
+        current method, its Jacobians and decompositions those of the stiff one)."""
+        st = self.instance.statistics()
+        stiff = self.method == METHOD_KINDS["stiff"]
+        return {"accepted": st["naccept"], "rejected": st["nreject"], "nfev": st["nfev"],
+                "njev": st["njev"] if stiff else 0, "ndec": st["ndec"] if stiff else 0}
+
+    def statistics(self):
+        current = METHOD_NAMES[self.method]
+        return {**self.work, current: self._counters()}, current
 
     def set_time(self, t0, t_stop):
         self.instance.set_time(t0, math.inf if t_stop is None else t_stop)
@@ -307,6 +361,7 @@ class _EngineBackend:
             warning = self.instance.start(None)
         except self.error as exc:
             raise _Refused(str(exc)) from None
+        self.work = {}
         self.stiffness_said = False
         if warning:
             self.warn(fn, warning)
@@ -334,12 +389,17 @@ class _EngineBackend:
             self.instance.restore(base64.b64decode(data))
         except self.error as exc:
             raise _Refused(str(exc)) from None
+        # a restored state has its outputs: reading computes nothing.  The counters of a method
+        # other than the restored one are not readable: statistics name the restored one only
+        self.method = int(self.instance.get([self.vr_solver])[0])
+        self.work = {}
         self._sync()
 
 
 class _NumpyBackend:
-    """The numpy formulations with the Python RKSTAB, restarted at every do-step (where the C
-    engine cannot be built).  The values live in a dict by name."""
+    """The numpy formulations with the Python RKSTAB, or scipy's Radau with the formulation's
+    projection after every step for 'stiff', restarted at every do-step (where the C engine cannot
+    be built).  The values live in a dict by name."""
 
     name = NUMPY
     max_steps = NUMPY_MAX_STEPS
@@ -351,6 +411,7 @@ class _NumpyBackend:
         self.values = {v.name: (0.0 if v.start is None else float(v.start)) for v in slave.fmu_vars}
         self.numeric = self.form = self.x = None
         self.time = 0.0
+        self.work = {}  # counters per method since the start (summed over the do-steps)
 
     def _of(self, *kinds):
         return {v.name: self.values[v.name] for v in self.slave.fmu_vars if v.kind in kinds}
@@ -422,12 +483,31 @@ class _NumpyBackend:
             self.slave._warn_all(fn, caught)
         self.numeric, self.form, self.x = numeric, form, x0
         self.values.update(outputs)
+        self.work = {}
+
+    def _integrate(self, method, t1, project, hmax):
+        """One do-step's integration from (time, x) to t1: the solution and its counters."""
+        from mbsfmu.integrators import integrate, integrate_projected
+
+        rtol, atol = self.values["solver_rtol"], self.values["solver_atol"]
+        max_step = hmax if hmax > 0 else math.inf
+        if method == "stiff":
+            sol = integrate_projected(self.form, self.x, (self.time, t1), "Radau", [t1], project=project,
+                                      rtol=rtol, atol=atol, max_step=max_step, max_steps=NUMPY_MAX_STEPS)
+            # scipy's Radau counts neither its rejected steps nor its decompositions
+            return sol, {"accepted": sol.naccept, "rejected": None, "nfev": sol.nfev,
+                         "njev": sol.extra.get("njev", 0), "ndec": None}
+        sol = integrate(self.form, self.x, (self.time, t1), project=project, rtol=rtol, atol=atol,
+                        t_eval=[t1], max_step=max_step, max_steps=NUMPY_MAX_STEPS)
+        return sol, {"accepted": sol.naccept, "rejected": sol.nreject, "nfev": sol.nfev, "njev": 0, "ndec": 0}
+
+    def statistics(self):
+        return dict(self.work), METHOD_NAMES[int(self.values["solver"])]
 
     def do_step(self, fn, t0, h):
-        from mbsfmu.integrators import integrate
-
         t1 = t0 + h
         hmax = self.values["max_internal_step"]
+        method = METHOD_NAMES[int(self.values["solver"])]
         caught = []
         try:
             with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
@@ -437,10 +517,7 @@ class _NumpyBackend:
                     self.numeric.set_params(params)
                 self.numeric.set_inputs(self._of("input"))
                 project = self.form.project if self.form.projects else None
-                sol = integrate(self.form, self.x, (self.time, t1), project=project,
-                                rtol=self.values["solver_rtol"], atol=self.values["solver_atol"],
-                                t_eval=[t1], max_step=hmax if hmax > 0 else math.inf,
-                                max_steps=NUMPY_MAX_STEPS)
+                sol, counts = self._integrate(method, t1, project, hmax)
                 x = np.array(sol.x[:, -1], dtype=float)
                 if not np.all(np.isfinite(x)):
                     raise FloatingPointError(f"the state became non-finite at t={_num(t1)}")
@@ -454,6 +531,9 @@ class _NumpyBackend:
         self.x = x
         self.time = t1
         self.values.update(outputs)
+        total = self.work.setdefault(method, dict.fromkeys(counts, 0))
+        for k, v in counts.items():
+            total[k] = None if v is None else total[k] + v
 
     def save(self):
         return {"values": dict(self.values), "x": None if self.x is None else [float(v) for v in self.x]}
@@ -485,6 +565,7 @@ class _NumpyBackend:
         self.values = values
         self.x = None if data["x"] is None else np.array(data["x"], dtype=float)
         self.time = float(time)
+        self.work = {}  # not part of the state: statistics count on from the restore
 
 
 def _why(exc):
@@ -497,8 +578,10 @@ class MbsfmuSlave(Fmi2Slave):
 
     MODEL_FILE = MODEL_NAME = MODEL_GUID = BINARY = ""
     FORMULATION = None
+    SOLVER = "rkstab"
     VARIABLES: list = []
     N_STATE = 0
+    log_categories = {**Fmi2Slave.log_categories, LOG_STATISTICS[0]: LOG_STATISTICS[1]}
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -512,7 +595,7 @@ class MbsfmuSlave(Fmi2Slave):
             from mbsfmu.model.loader import load_model
 
             self.system = load_model(pathlib.Path(self.resources) / "model" / self.MODEL_FILE)
-            self.fmu_vars = fmu_variables(self.system)
+            self.fmu_vars = fmu_variables(self.system, self.SOLVER)
             names = [v.name for v in self.fmu_vars]
             if names != self.VARIABLES:
                 raise RuntimeError(f"the installed mbsfmu gives the model the variables {names}, the FMU "
@@ -529,12 +612,14 @@ class MbsfmuSlave(Fmi2Slave):
         # inputs set since the last one, which the native FMU does only when they are read
         self.hmax = self.backend.get([self.vr_hmax])[0]
         for v in self.fmu_vars:
-            self.register_variable(Real(
+            integer = v.type == "Integer"
+            get, put = (self.get_integer, self.set_integer) if integer else (self.get_real, self.set_real)
+            self.register_variable((Integer if integer else Real)(
                 v.name, start=v.start, description=v.description,
                 causality=Fmi2Causality[v.causality], variability=Fmi2Variability[v.variability],
                 initial=Fmi2Initial[v.initial] if v.initial else None,
-                getter=lambda r=v.value_reference: self.get_real([r])[0],
-                setter=lambda x, r=v.value_reference: self.set_real([r], [x])))
+                getter=lambda r=v.value_reference, get=get: get([r])[0],
+                setter=lambda x, r=v.value_reference, put=put: put([r], [x])))
         self._tell_time()
 
     def _backend(self):
@@ -546,7 +631,7 @@ class MbsfmuSlave(Fmi2Slave):
             if constrained and self.FORMULATION is not None and self.FORMULATION not in ENGINE_FORMULATIONS:
                 why = f"the formulation {self.FORMULATION!r} is not one of the C engine's"
             else:
-                return _EngineBackend(self.system, self.FORMULATION, self.VARIABLES, self._warn)
+                return _EngineBackend(self.system, self.FORMULATION, self.VARIABLES, self._warn, self.SOLVER)
         except Exception as exc:
             text = str(exc).strip().replace("\n", " ")
             why = (f"the C engine could not be built or loaded here ({type(exc).__name__}: "
@@ -624,24 +709,32 @@ class MbsfmuSlave(Fmi2Slave):
                     "fmi2ExitInitializationMode")
         return self._value_problem(var, value)
 
-    def get_real(self, vrs):
+    def _get(self, fn, type_name, vrs):
+        """The values of the value references ``vrs`` of FMI type ``type_name`` (NaN, or 0 for
+        Integers, where refused)."""
+        cast, missing = (int, 0) if type_name == "Integer" else (float, math.nan)
         try:
             refs = [_vr(vr) for vr in vrs]
             unknown = [r for r in refs if r not in self.by_vr]
+            wrong = next((self.by_vr[r] for r in refs if r in self.by_vr and self.by_vr[r].type != type_name),
+                         None)
+            if wrong is not None:
+                self._fail(fn, f"{self._label(wrong)} is {_a(wrong.type)} variable: use fmi2Get{wrong.type}")
+                return [missing] * len(vrs)
             values = iter(self.backend.get([r for r in refs if r in self.by_vr]))
-            out = [math.nan if r in unknown else next(values) for r in refs] if unknown else list(values)
+            out = [missing if r in unknown else cast(next(values)) for r in refs]
             if unknown:
-                self._fail("fmi2GetReal", f"unknown value reference {unknown[0]} (of {len(unknown)} "
+                self._fail(fn, f"unknown value reference {unknown[0]} (of {len(unknown)} "
                            f"unknown; the model has value references 0 to {len(self.fmu_vars) - 1})")
             return out
         except _Refused as exc:
-            self._fail("fmi2GetReal", str(exc))
+            self._fail(fn, str(exc))
         except Exception as exc:
-            self._internal("fmi2GetReal", exc)
-        return [math.nan] * len(vrs)
+            self._internal(fn, exc)
+        return [missing] * len(vrs)
 
-    def set_real(self, vrs, values):
-        fn = "fmi2SetReal"
+    def _set(self, fn, type_name, vrs, values):
+        """Set the value references ``vrs`` of FMI type ``type_name``: all of them or none."""
         try:
             if self.mode not in ("instantiated", "initialization", "step"):
                 return self._wrong_mode(fn, ("instantiated", "initialization", "step"))
@@ -652,12 +745,17 @@ class MbsfmuSlave(Fmi2Slave):
                     return self._fail(fn, f"unknown value reference {_vr(vr)} (value {_num(value)}; the "
                                       f"model has value references 0 to {len(self.fmu_vars) - 1}); "
                                       "nothing was changed")
-                problem = self._set_problem(var, float(value))
+                if var.type != type_name:
+                    return self._fail(fn, f"{self._label(var)} is {_a(var.type)} variable: use "
+                                      f"fmi2Set{var.type}; nothing was changed")
+                number = int(value) if type_name == "Integer" else float(value)
+                problem = self._set_problem(var, number)
                 if problem:
-                    return self._fail(fn, f"{self._label(var)} = {_num(value)} refused: {problem}; "
+                    shown = number if type_name == "Integer" else _num(value)
+                    return self._fail(fn, f"{self._label(var)} = {shown} refused: {problem}; "
                                       "nothing was changed")
                 refs.append(var.value_reference)
-                given.append(float(value))
+                given.append(float(number))
             if refs:
                 self.backend.set(refs, given)
                 self.hmax = next((v for r, v in zip(reversed(refs), reversed(given)) if r == self.vr_hmax),
@@ -668,14 +766,23 @@ class MbsfmuSlave(Fmi2Slave):
         except Exception as exc:
             self._internal(fn, exc)
 
+    def get_real(self, vrs):
+        return self._get("fmi2GetReal", "Real", vrs)
+
+    def set_real(self, vrs, values):
+        self._set("fmi2SetReal", "Real", vrs, values)
+
+    def get_integer(self, vrs):
+        """The Integer variable: the method 'solver'."""
+        return self._get("fmi2GetInteger", "Integer", vrs)
+
+    def set_integer(self, vrs, values):
+        self._set("fmi2SetInteger", "Integer", vrs, values)
+
     def _no_variables(self, fn, type_name, vrs):
         if len(vrs):
             self._fail(fn, f"unknown value reference {_vr(vrs[0])}: the model has no {type_name} "
-                       "variables (all are Real)")
-
-    def get_integer(self, vrs):
-        self._no_variables("fmi2GetInteger", "Integer", vrs)
-        return [0] * len(vrs)
+                       "variables (all are Real but the Integer 'solver')")
 
     def get_boolean(self, vrs):
         self._no_variables("fmi2GetBoolean", "Boolean", vrs)
@@ -684,9 +791,6 @@ class MbsfmuSlave(Fmi2Slave):
     def get_string(self, vrs):
         self._no_variables("fmi2GetString", "String", vrs)
         return [""] * len(vrs)
-
-    def set_integer(self, vrs, values):
-        self._no_variables("fmi2SetInteger", "Integer", vrs)
 
     def set_boolean(self, vrs, values):
         self._no_variables("fmi2SetBoolean", "Boolean", vrs)
@@ -782,6 +886,11 @@ class MbsfmuSlave(Fmi2Slave):
         if self.mode not in ("step", "error"):
             return self._wrong_mode("fmi2Terminate", ("step", "error"))
         self.mode = "terminated"
+        try:  # as the native FMU: the work of each method (pythonfmu passes it with debug logging on)
+            text = statistics_text(*self.backend.statistics())
+            self.log(text.replace("%", "%%"), Fmi2Status.ok, LOG_STATISTICS[0])
+        except Exception as exc:
+            self._internal("fmi2Terminate", exc)
 
     # ------------------------------------------------------------ FMU state
     def _get_fmu_state(self):

@@ -7,9 +7,11 @@
  * the FMI state machine, argument checks, logging through the environment's logger, memory from
  * its allocator, FMU states with a checked header, their serialization, and statistics.
  *
- * Variables are Reals in the value-reference order of mbs_model.h (coordinates, velocities,
- * constraint_residual, user outputs, constants, solver settings, inputs); their names and kinds
- * come from the instance layer (mbs_var_name, mbs_var_kind).
+ * Variables in the value-reference order of mbs_model.h (coordinates, velocities,
+ * constraint_residual, user outputs, constants, solver settings, inputs) are Reals, except the
+ * integration method 'solver', an Integer (fmi2GetInteger / fmi2SetInteger; the instance holds
+ * it as a double like every value); names, kinds and types come from the instance layer
+ * (mbs_var_name, mbs_var_kind, mbs_var_type).
  *
  * FMU states: a header every mbsfmu FMU shares (magic, size, a hash of the GUID, a checksum of
  * the payload) and the payload (the FMI state and the instance's saved state).  A state of
@@ -18,7 +20,9 @@
  *
  * Statistics: the wall time spent inside fmi2DoStep is measured with CLOCK_MONOTONIC and, with
  * the integrator's counters, logged under logEvents at fmi2Terminate (and fmi2Reset), so a tool
- * can read the FMU's own cost per communication step.
+ * can read the FMU's own cost per communication step.  The work of each integration method
+ * (accepted and rejected steps, right-hand sides, Jacobians, LU decompositions) is logged at the
+ * same time under logStatistics.
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
@@ -37,6 +41,7 @@ typedef enum { ST_INSTANTIATED, ST_INIT, ST_STEP, ST_TERMINATED, ST_ERROR } inst
 #define LOG_EVENTS 1u
 #define LOG_WARNING 2u
 #define LOG_ERROR 4u
+#define LOG_STATISTICS 8u
 #define LOG_ALL 15u
 
 typedef struct {
@@ -103,6 +108,8 @@ static unsigned category_bit(const char *category)
         return LOG_WARNING;
     if (strcmp(category, "logStatusError") == 0)
         return LOG_ERROR;
+    if (strcmp(category, "logStatistics") == 0)
+        return LOG_STATISTICS;
     if (strcmp(category, "logAll") == 0)
         return LOG_ALL;
     return 0;
@@ -144,8 +151,8 @@ static void instance_log(void *ctx, int level, const char *msg)
         log_msg(c, fmi2OK, "logEvents", "%s", msg);
 }
 
-/* The model has only Real variables: any Integer/Boolean/String access names the first
- * value reference and fails (an empty access is fine). */
+/* The model has no Boolean or String variables: any such access names the first value
+ * reference and fails (an empty access is fine). */
 static fmi2Status no_variables(fmi2Component comp, const char *fn, const char *type,
                                const fmi2ValueReference vr[], size_t nvr)
 {
@@ -209,7 +216,7 @@ fmi2Status fmi2SetDebugLogging(fmi2Component comp, fmi2Boolean loggingOn, size_t
         unsigned bit = categories[i] ? category_bit(categories[i]) : 0u;
         if (bit == 0)
             return ERR(c, "fmi2SetDebugLogging: unknown log category '%s' (known: logEvents, "
-                          "logStatusWarning, logStatusError, logAll)",
+                          "logStatusWarning, logStatusError, logStatistics, logAll)",
                        categories[i] ? categories[i] : "(null)");
         mask |= bit;
     }
@@ -320,15 +327,44 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* "solver stiff (current): 187 accepted and 3 rejected steps, ..." appended to buf at len (with
+ * "; " before it unless first); methods other than the current one only if they did any work.
+ * Returns the new length. */
+static size_t method_statistics(component *c, char *buf, size_t size, size_t len, int method, int current)
+{
+    long nacc, nrej, nfev, njev, ndec;
+    int w;
+    if (mbs_inst_method_statistics(c->I, method, &nacc, &nrej, &nfev, &njev, &ndec) != MBS_OK ||
+        (!current && nacc + nrej + nfev == 0) || len >= size)
+        return len;
+    w = snprintf(buf + len, size - len, "%ssolver %s%s: %ld accepted and %ld rejected steps, %ld "
+                 "right-hand sides, %ld Jacobians, %ld LU decompositions", len ? "; " : "",
+                 mbs_method_name(method), current ? " (current)" : "", nacc, nrej, nfev, njev, ndec);
+    if (w < 0)
+        return len;
+    return len + (size_t)w < size ? len + (size_t)w : size - 1; /* truncated: the buffer is full */
+}
+
+/* The FMU's cost (logEvents), and the work of each integration method that ran (logStatistics:
+ * the current one first, then any other the run switched from). */
 static void log_statistics(component *c)
 {
     long nfev, nacc, nrej, nproj;
+    char buf[1024];
+    size_t len;
+    int m, current = mbs_inst_method(c->I);
     mbs_inst_statistics(c->I, &nfev, &nacc, &nrej, &nproj);
     log_msg(c, fmi2OK, "logEvents",
             "statistics: %ld doStep calls, %.6f s in doStep (%.3f us per call), %ld right-hand "
             "sides, %ld accepted and %ld rejected internal steps, %ld projections",
             c->n_do_step, c->do_step_seconds,
             c->n_do_step ? 1e6 * c->do_step_seconds / (double)c->n_do_step : 0.0, nfev, nacc, nrej, nproj);
+    buf[0] = '\0';
+    len = method_statistics(c, buf, sizeof buf, 0, current, 1);
+    for (m = 0; mbs_method_name(m) != NULL; m++)
+        if (m != current)
+            len = method_statistics(c, buf, sizeof buf, len, m, 0);
+    log_msg(c, fmi2OK, "logStatistics", "integrator statistics: %s", buf);
 }
 
 fmi2Status fmi2Terminate(fmi2Component comp)
@@ -357,6 +393,34 @@ fmi2Status fmi2Reset(fmi2Component comp)
 
 /* ---------------------------------------------------------------- get / set */
 
+/* 1 if no known value reference of vr[] has another FMI type than `type`, else 0 after logging
+ * which one (unknown references are left to the instance, which names them). */
+static int of_type(component *c, const char *fn, const fmi2ValueReference vr[], size_t nvr, int type)
+{
+    size_t i;
+    for (i = 0; i < nvr; i++) {
+        int t = mbs_var_type(vr[i]);
+        if (t >= 0 && t != type) {
+            log_msg(c, fmi2Error, "logStatusError", "%s: '%s' (value reference %u) is %s variable: use "
+                    "fmi2%s%s", fn, mbs_var_name(vr[i]), (unsigned)vr[i],
+                    t == MBS_TYPE_INTEGER ? "an Integer" : "a Real", strncmp(fn, "fmi2Get", 7) ? "Set" : "Get",
+                    t == MBS_TYPE_INTEGER ? "Integer" : "Real");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* doubles for n values: buf if n <= nbuf, else allocated (NULL if that fails) */
+static double *values_buffer(component *c, double *buf, size_t nbuf, size_t n)
+{
+    if (n <= nbuf)
+        return buf;
+    if (n > ((size_t)-1) / sizeof(double))
+        return NULL;
+    return (double *)allocate(c, n * sizeof(double));
+}
+
 fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Real value[])
 {
     component *c = (component *)comp;
@@ -364,6 +428,8 @@ fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
         return fmi2Error;
     if (nvr > 0 && (vr == NULL || value == NULL))
         return ERR(c, "fmi2GetReal: NULL argument");
+    if (!of_type(c, "fmi2GetReal", vr, nvr, MBS_TYPE_REAL))
+        return fmi2Error;
     if (mbs_inst_get(c->I, nvr, vr, value) != MBS_OK)
         return ERR(c, "fmi2GetReal: %s", mbs_inst_message(c->I));
     return fmi2OK;
@@ -377,15 +443,37 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
         return fmi2Error;
     if (nvr > 0 && (vr == NULL || value == NULL))
         return ERR(c, "fmi2SetReal: NULL argument");
+    if (!of_type(c, "fmi2SetReal", vr, nvr, MBS_TYPE_REAL))
+        return fmi2Error;
     if (mbs_inst_set(c->I, nvr, vr, value) != MBS_OK)
         return ERR(c, "fmi2SetReal: %s", mbs_inst_message(c->I));
     return fmi2OK;
 }
 
+/* The Integer variable (solver) is held as a double by the instance: converted here. */
 fmi2Status fmi2GetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Integer value[])
 {
-    (void)value;
-    return no_variables(comp, "fmi2GetInteger", "Integer", vr, nvr);
+    component *c = (component *)comp;
+    double small[8], *v;
+    size_t i;
+    int rc;
+    if (!check_state(c, "fmi2GetInteger", S_INIT | S_STEP | S_TERM | S_ERR))
+        return fmi2Error;
+    if (nvr > 0 && (vr == NULL || value == NULL))
+        return ERR(c, "fmi2GetInteger: NULL argument");
+    if (!of_type(c, "fmi2GetInteger", vr, nvr, MBS_TYPE_INTEGER))
+        return fmi2Error;
+    v = values_buffer(c, small, sizeof small / sizeof small[0], nvr);
+    if (v == NULL)
+        return ERR(c, "fmi2GetInteger: out of memory for %lu values", (unsigned long)nvr);
+    rc = mbs_inst_get(c->I, nvr, vr, v);
+    for (i = 0; rc == MBS_OK && i < nvr; i++)
+        value[i] = (fmi2Integer)v[i];
+    if (v != small)
+        release(c, c->used_cb_alloc, v);
+    if (rc != MBS_OK)
+        return ERR(c, "fmi2GetInteger: %s", mbs_inst_message(c->I));
+    return fmi2OK;
 }
 
 fmi2Status fmi2GetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Boolean value[])
@@ -403,8 +491,27 @@ fmi2Status fmi2GetString(fmi2Component comp, const fmi2ValueReference vr[], size
 fmi2Status fmi2SetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr,
                           const fmi2Integer value[])
 {
-    (void)value;
-    return no_variables(comp, "fmi2SetInteger", "Integer", vr, nvr);
+    component *c = (component *)comp;
+    double small[8], *v;
+    size_t i;
+    int rc;
+    if (!check_state(c, "fmi2SetInteger", S_INST | S_INIT | S_STEP))
+        return fmi2Error;
+    if (nvr > 0 && (vr == NULL || value == NULL))
+        return ERR(c, "fmi2SetInteger: NULL argument");
+    if (!of_type(c, "fmi2SetInteger", vr, nvr, MBS_TYPE_INTEGER))
+        return fmi2Error;
+    v = values_buffer(c, small, sizeof small / sizeof small[0], nvr);
+    if (v == NULL)
+        return ERR(c, "fmi2SetInteger: out of memory for %lu values", (unsigned long)nvr);
+    for (i = 0; i < nvr; i++)
+        v[i] = (double)value[i];
+    rc = mbs_inst_set(c->I, nvr, vr, v); /* checks every value first: a refusal changes nothing */
+    if (v != small)
+        release(c, c->used_cb_alloc, v);
+    if (rc != MBS_OK)
+        return ERR(c, "fmi2SetInteger: %s", mbs_inst_message(c->I));
+    return fmi2OK;
 }
 
 fmi2Status fmi2SetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr,

@@ -27,6 +27,9 @@
 #if NVARS != MBS_VR_U + MBS_NU
 #error "model_config.h and the value-reference layout of mbs_model.h disagree"
 #endif
+#if MBS_SOLVER_MIN != MBS_METHOD_RKSTAB || MBS_SOLVER_MAX != MBS_METHOD_STIFF
+#error "the values of 'solver' (mbsfmu/solver_settings.py) are not the engine's method numbers"
+#endif
 #if MBS_NTP != 0 && !MBS_TP_FUNCTION
 #define TP_EXTERNAL 1 /* the time parameters come from mbs_inst_set_tp_fn (Python callables) */
 #else
@@ -100,6 +103,11 @@ int mbs_model_nvars(void) { return NVARS; }
 const char *mbs_var_name(unsigned vr) { return vr < NVARS ? mbs_names[vr] : NULL; }
 
 int mbs_var_kind(unsigned vr) { return vr < NVARS ? (int)mbs_kind[vr] : -1; }
+
+int mbs_var_type(unsigned vr)
+{
+    return vr >= NVARS ? -1 : vr == MBS_VR_SOLVER ? MBS_TYPE_INTEGER : MBS_TYPE_REAL;
+}
 
 int mbs_model_sizes(int *out)
 {
@@ -230,8 +238,19 @@ int mbs_inst_set_method(mbs_instance *I, int method)
     if (method != MBS_METHOD_RKSTAB && method != MBS_METHOD_STIFF)
         return fail(I, "method %d is not a method of the engine (%d: rkstab, %d: stiff)", method,
                     MBS_METHOD_RKSTAB, MBS_METHOD_STIFF);
+    if (I->d.method != method)
+        I->d.fsal_dirty = 1;
     I->d.method = method;
+    I->d.v[MBS_VR_SOLVER] = (double)method;
     return MBS_OK;
+}
+
+int mbs_inst_method(const mbs_instance *I) { return I->d.method; }
+
+const char *mbs_method_name(int method)
+{
+    static const char *const names[] = {MBS_SOLVER_NAMES};
+    return method >= MBS_SOLVER_MIN && method <= MBS_SOLVER_MAX ? names[method - MBS_SOLVER_MIN] : NULL;
 }
 
 void mbs_inst_use_aba(mbs_instance *I, int on) { I->aba = on && MBS_HAS_ABA; }
@@ -279,6 +298,7 @@ void mbs_inst_init(mbs_instance *I)
     memcpy(I->d.v, mbs_start, sizeof I->d.v);
     I->d.t_stop = INFINITY;
     I->d.fsal_dirty = 1;
+    I->d.method = (int)I->d.v[MBS_VR_SOLVER]; /* the start value of 'solver' (checked at start) */
     I->kind = MBS_NC > 0 ? MBS_FORMULATION : MBS_FORM_KIND_MINIMAL;
     I->aba = MBS_HAS_ABA;
     mbs_inst_set_formulation(I, I->kind);
@@ -299,9 +319,17 @@ int mbs_inst_set_time(mbs_instance *I, double t0, double t_stop)
 /* ---------------------------------------------------------------- value checks */
 
 /* The range of a solver setting (mbsfmu/solver_settings.py): 0 if value is allowed, else 1 with
- * the explanation in I->msg. */
+ * the explanation in I->msg.  The method 'solver' takes the numbers MBS_SOLVER_MIN..MAX only. */
 static int solver_setting_problem(mbs_instance *I, unsigned vr, double value)
 {
+    if (vr == MBS_VR_SOLVER) {
+        char g[32];
+        if (value >= MBS_SOLVER_MIN && value <= MBS_SOLVER_MAX && value == floor(value))
+            return 0;
+        snprintf(I->msg, sizeof I->msg, "%s = %s is not one of its values %s", mbs_names[vr],
+                 mbs_format_double(value, g, sizeof g), MBS_SOLVER_VALUES);
+        return 1;
+    }
     double lo = vr == MBS_VR_RTOL ? MBS_RTOL_MIN : vr == MBS_VR_ATOL ? MBS_ATOL_MIN : MBS_HMAX_MIN;
     double hi = vr == MBS_VR_RTOL ? MBS_RTOL_MAX : vr == MBS_VR_ATOL ? MBS_ATOL_MAX : MBS_HMAX_MAX;
     int zero_ok = vr == MBS_VR_HMAX;
@@ -399,6 +427,8 @@ int mbs_inst_set(mbs_instance *I, size_t n, const unsigned *vr, const double *va
             I->outputs_dirty = 1;
         }
         I->d.v[vr[i]] = value[i];
+        if (vr[i] == MBS_VR_SOLVER)
+            I->d.method = (int)value[i]; /* the integrator restarts at the next do-step */
         if (mbs_kind[vr[i]] == MBS_VAR_STATE)
             I->d.given[vr[i]] = 1;
     }
@@ -854,6 +884,26 @@ void mbs_inst_statistics(const mbs_instance *I, long *nfev, long *naccept, long 
     *nproj = I->form.nproj;
 }
 
+int mbs_inst_method_statistics(const mbs_instance *I, int method, long *naccept, long *nreject,
+                               long *nfev, long *njev, long *ndec)
+{
+    if (method == MBS_METHOD_STIFF) {
+        *naccept = I->d.rd.naccept;
+        *nreject = I->d.rd.nreject;
+        *nfev = I->d.rd.nfev;
+        *njev = I->d.rd.njev;
+        *ndec = I->d.rd.ndec;
+    } else if (method == MBS_METHOD_RKSTAB) {
+        *naccept = I->d.rk.naccept;
+        *nreject = I->d.rk.nreject;
+        *nfev = I->d.rk.nfev;
+        *njev = *ndec = 0;
+    } else {
+        return MBS_ERROR;
+    }
+    return MBS_OK;
+}
+
 void mbs_inst_stiff_statistics(const mbs_instance *I, long *njev, long *ndec, long *nnewton)
 {
     *njev = I->d.rd.njev;
@@ -936,6 +986,7 @@ int mbs_inst_state_check(const void *buf)
         if (d.given[i] > 1 || !isfinite(d.x[i]))
             return 1;
     if ((d.part[0] & ~1) || d.part[1] < 0 || (d.method != MBS_METHOD_RKSTAB && d.method != MBS_METHOD_STIFF) ||
+        d.v[MBS_VR_SOLVER] != (double)d.method ||
         (d.rd.n != NX && d.rd.n != 0) || (d.rd.valid & ~1) || (d.rd.dense_valid & ~1) ||
         (d.rd.jac_valid & ~1) || (d.rd.valid && !isfinite(d.rd.t_cur)))
         return 1;

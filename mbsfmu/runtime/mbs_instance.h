@@ -50,12 +50,17 @@ enum {
     MBS_VAR_INPUT = 4
 };
 
+/* FMI types of the variables: every value is a double here, but the FMU declares the solver
+ * choice as an Integer (mbs_var_type) */
+enum { MBS_TYPE_REAL = 0, MBS_TYPE_INTEGER = 1 };
+
 /* ---- the model */
 const char *mbs_model_name(void);
 const char *mbs_model_guid(void);
 int mbs_model_nvars(void);
 const char *mbs_var_name(unsigned vr);  /* NULL for an unknown value reference */
 int mbs_var_kind(unsigned vr);          /* -1 for an unknown value reference */
+int mbs_var_type(unsigned vr);          /* MBS_TYPE_*, -1 for an unknown value reference */
 /* sizes: ny, nprm, nu, ntp, nc, nic, nout, nvars, has_aba, first value reference of the outputs,
  * constants, solver settings and inputs; returns the number written (<= 13) */
 int mbs_model_sizes(int *out);
@@ -76,10 +81,16 @@ mbs_form *mbs_inst_form(mbs_instance *inst);
 /* Formulation 'partition': fix the choice, dependent[j] != 0 for the nc dependent coordinates
  * (without it the engine chooses at the first evaluation, and again whenever C_d degrades). */
 int mbs_inst_set_partition(mbs_instance *inst, const unsigned char *dependent);
-/* Integration method: MBS_METHOD_RKSTAB (explicit, stabilized DOPRI5, default) or
- * MBS_METHOD_STIFF (Radau IIA 5 with the formulation's projection; it stops at every
- * communication point, since its dense output is of order 3 only). */
+/* Integration method: MBS_METHOD_RKSTAB (explicit, stabilized DOPRI5) or MBS_METHOD_STIFF
+ * (Radau IIA 5 with the formulation's projection; it stops at every communication point, since
+ * its dense output is of order 3 only).  It is the value of the variable 'solver' (whose start
+ * value, the model's, is the default); setting that variable with mbs_inst_set switches the
+ * method as well, also between do-steps (the integrator restarts at the next one). */
 int mbs_inst_set_method(mbs_instance *inst, int method);
+int mbs_inst_method(const mbs_instance *inst);
+/* "rkstab", "stiff" (the values of 'solver', mbsfmu.solver_settings.SOLVERS); NULL for another
+ * number, so that 0, 1, ... until NULL are all the methods */
+const char *mbs_method_name(int method);
 /* Minimal ODE of a tree: 1 = articulated-body algorithm where the model has it, 0 = mass matrix. */
 void mbs_inst_use_aba(mbs_instance *inst, int on);
 /* Input values as a function of time (called before every right-hand side; writes u).  Return
@@ -93,7 +104,8 @@ int mbs_inst_set_time(mbs_instance *inst, double t0, double t_stop);
 
 /* ---- values */
 /* Check and set: before the start any variable but calculated outputs; after it, inputs and
- * tunable parameters.  Everything is checked first: a refused call changes nothing. */
+ * tunable parameters (incl. the solver settings and the method 'solver', mbs_inst_set_method).
+ * Everything is checked first: a refused call changes nothing. */
 int mbs_inst_set(mbs_instance *inst, size_t n, const unsigned *vr, const double *value);
 /* Values by value reference (outputs recomputed first if an input or parameter changed). */
 int mbs_inst_get(mbs_instance *inst, size_t n, const unsigned *vr, double *value);
@@ -133,6 +145,13 @@ int mbs_inst_switch(const mbs_instance *inst, int k, double *t, unsigned char *d
 
 /* Statistics since the start: right-hand sides, accepted and rejected steps, projections. */
 void mbs_inst_statistics(const mbs_instance *inst, long *nfev, long *naccept, long *nreject, long *nproj);
+
+/* The counters of one method since the start (each method keeps its own, so a run that switched
+ * has both): accepted and rejected steps, right-hand sides (for the stiff method including the
+ * difference quotients of its Jacobians), Jacobians and LU decompositions (0 for rkstab).
+ * Returns MBS_ERROR for an unknown method. */
+int mbs_inst_method_statistics(const mbs_instance *inst, int method, long *naccept, long *nreject,
+                               long *nfev, long *njev, long *ndec);
 
 /* Directional derivatives of the value references unknown[0..nu-1] by the inputs: du holds the
  * seed per input (nu doubles), dv receives one value per unknown. */

@@ -48,7 +48,9 @@ int mbs_aba(MBS_EQ_ARGS);
 
 /* Value-reference layout (also mbsfmu.fmu.model_description.fmu_variables):
  *   [0, f) coordinates, [f, 2f) velocities, 2f constraint_residual (models with constraints),
- *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, inputs. */
+ *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, solver, inputs.
+ * Every value is held as a double; solver (the integration method, MBS_METHOD_*) is the one
+ * Integer variable of the FMU. */
 #define MBS_F MBS_NY
 #define MBS_NX (2 * MBS_NY)
 #define MBS_HAS_RES (MBS_NC > 0)
@@ -58,7 +60,8 @@ int mbs_aba(MBS_EQ_ARGS);
 #define MBS_VR_RTOL (MBS_VR_PRM + MBS_NPRM)
 #define MBS_VR_ATOL (MBS_VR_RTOL + 1)
 #define MBS_VR_HMAX (MBS_VR_RTOL + 2)
-#define MBS_VR_U (MBS_VR_RTOL + 3)
+#define MBS_VR_SOLVER (MBS_VR_RTOL + 3)
+#define MBS_VR_U (MBS_VR_RTOL + 4)
 #define MBS_NROWS (MBS_NC + MBS_NIC)
 
 #define MBS_ONE(n) ((n) > 0 ? (n) : 1) /* array sizes of possibly empty tables */

@@ -221,6 +221,14 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     if numeric.m and scipy_method not in SOLVERS and scipy_method != "rkstab":
         raise ParameterError(f"method {method!r} cannot be combined with constraints; use "
                              f"'explicit' (RKSTAB), 'stiff' (Radau) or {', '.join(SOLVERS)}")
+    return _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, project, rtol, atol,
+                                  max_step, inputs, backend, progress, progress_every)
+
+
+def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, project, rtol, atol, max_step,
+                           inputs, backend, progress, progress_every) -> Result:
+    """The run of simulate on a reference stepper (:mod:`mbsfmu.integrators`), as a Result."""
+    f = numeric.f
     start = time.perf_counter()
     stats = {"method": scipy_method, "formulation": form.name, "rtol": rtol, "atol": atol,
              "backend": backend}

@@ -7,7 +7,8 @@
  *     fmi_fuzz DESCRIPTION_FILE SEED N_CALLS
  *
  * DESCRIPTION_FILE: first line "guid <GUID>", then one line per variable "<vr> <kind> <name>"
- * with kind one of state (coordinate or velocity), calc, fixed, tunable, solver, input.
+ * with kind one of state (coordinate or velocity), calc, fixed, tunable, solver, method (the
+ * Integer parameter 'solver', values 0 and 1), input.  Every other variable is a Real.
  *
  * The driver keeps up to three instances and a pool of FMU states, draws a function and its
  * arguments at random (NULL pointers, non-finite and absurd values, wrong value references,
@@ -43,14 +44,16 @@
 #define MAX_STATES 8
 #define MSG_LEN 1024
 
-enum { K_STATE, K_CALC, K_FIXED, K_TUNABLE, K_SOLVER, K_INPUT };
+enum { K_STATE, K_CALC, K_FIXED, K_TUNABLE, K_SOLVER, K_METHOD, K_INPUT };
 enum { S_INST, S_INIT, S_STEP, S_TERM, S_ERR };
 
 static char guid[128];
 static int nvars;
 static int kind[MAX_VARS];
 static char names[MAX_VARS][128];
-static int vr_rtol = -1, vr_atol = -1, vr_hmax = -1;
+static int vr_rtol = -1, vr_atol = -1, vr_hmax = -1, vr_method = -1;
+static fmi2ValueReference reals[MAX_VARS]; /* the Real variables' value references */
+static int nreals;
 
 /* ------------------------------------------------------------------ random numbers */
 
@@ -360,13 +363,15 @@ static void call_get_real(inst *I)
     fmi2ValueReference vr[4];
     double val[4];
     size_t n = (size_t)irand(4), i;
-    int null_arg = chance(0.05), bad_vr = -1;
+    int null_arg = chance(0.05), bad_vr = -1, integer = -1;
     fmi2Status st;
     char token[32];
     for (i = 0; i < n; i++) {
         vr[i] = any_vr();
         if (bad_vr < 0 && !valid_vr(vr[i]))
             bad_vr = (int)i;
+        if (integer < 0 && valid_vr(vr[i]) && kind[vr[i]] == K_METHOD)
+            integer = (int)i;
     }
     take_snapshot(I);
     before_call();
@@ -375,6 +380,8 @@ static void call_get_real(inst *I)
         expect_refused(st, "fmi2GetReal", NULL, 1);
     } else if (n > 0 && null_arg) {
         expect_refused(st, "fmi2GetReal", "NULL", 1);
+    } else if (integer >= 0) { /* the FMU checks the types before it looks the values up */
+        expect_refused(st, "fmi2GetReal", names[vr[integer]], 1);
     } else if (bad_vr >= 0) {
         snprintf(token, sizeof token, "%u", (unsigned)vr[bad_vr]);
         expect_refused(st, "fmi2GetReal", token, 1);
@@ -404,7 +411,8 @@ static void call_set_real(inst *I)
         if (k < 0) {
             snprintf(num, sizeof num, "%u", (unsigned)vr[i]);
             token = num;
-        } else if (!isfinite(val[i]) || k == K_CALC || (stepping && (k == K_STATE || k == K_FIXED)))
+        } else if (!isfinite(val[i]) || k == K_CALC || k == K_METHOD ||
+                   (stepping && (k == K_STATE || k == K_FIXED)))
             token = names[vr[i]];
         else if (k == K_SOLVER) {
             double v = val[i];
@@ -456,23 +464,56 @@ static void call_set_real(inst *I)
     check_unchanged(I, "fmi2SetReal");
 }
 
+/* The Integer 'solver' (get in the states of fmi2GetReal, set in those of fmi2SetReal, values
+ * 0 and 1), and Integer access to anything else, Boolean and String access (no such variables). */
+static void call_integer(inst *I)
+{
+    fmi2ValueReference vr[1];
+    fmi2Integer iv[1];
+    size_t n = (size_t)irand(2);
+    int set = chance(0.5), k, allowed;
+    const char *fn = set ? "fmi2SetInteger" : "fmi2GetInteger";
+    char token[32];
+    fmi2Status st;
+    vr[0] = chance(0.5) || vr_method < 0 ? any_vr() : (fmi2ValueReference)vr_method;
+    iv[0] = irand(4) - 1;
+    k = n > 0 && valid_vr(vr[0]) ? kind[vr[0]] : -1;
+    allowed = set ? (I->st == S_INST || I->st == S_INIT || I->st == S_STEP) : I->st != S_INST;
+    take_snapshot(I);
+    before_call();
+    st = set ? fmi2SetInteger(I->c, vr, n, iv) : fmi2GetInteger(I->c, vr, n, iv);
+    if (!allowed)
+        expect_refused(st, fn, NULL, 1);
+    else if (n == 0 || (k == K_METHOD && (!set || iv[0] == 0 || iv[0] == 1))) {
+        outcome(st, fn, 1);
+        return;
+    } else if (k == K_METHOD) {
+        expect_refused(st, fn, names[vr[0]], 1); /* a value that is not a method */
+    } else {
+        snprintf(token, sizeof token, "%u", (unsigned)vr[0]); /* a Real, or unknown */
+        expect_refused(st, fn, token, 1);
+    }
+    check_unchanged(I, fn);
+}
+
 static void call_other_types(inst *I)
 {
     fmi2ValueReference vr[1];
-    fmi2Integer iv[1] = {0};
     fmi2Boolean bv[1] = {0};
     fmi2String sv[1] = {"x"};
     size_t n = (size_t)irand(2);
     fmi2Status st;
     const char *fn;
+    if (chance(0.5)) {
+        call_integer(I);
+        return;
+    }
     vr[0] = any_vr();
     before_call();
-    switch (irand(6)) {
-    case 0: st = fmi2GetInteger(I->c, vr, n, iv); fn = "fmi2GetInteger"; break;
-    case 1: st = fmi2SetInteger(I->c, vr, n, iv); fn = "fmi2SetInteger"; break;
-    case 2: st = fmi2GetBoolean(I->c, vr, n, bv); fn = "fmi2GetBoolean"; break;
-    case 3: st = fmi2SetBoolean(I->c, vr, n, bv); fn = "fmi2SetBoolean"; break;
-    case 4: st = fmi2GetString(I->c, vr, n, sv); fn = "fmi2GetString"; break;
+    switch (irand(4)) {
+    case 0: st = fmi2GetBoolean(I->c, vr, n, bv); fn = "fmi2GetBoolean"; break;
+    case 1: st = fmi2SetBoolean(I->c, vr, n, bv); fn = "fmi2SetBoolean"; break;
+    case 2: st = fmi2GetString(I->c, vr, n, sv); fn = "fmi2GetString"; break;
     default: st = fmi2SetString(I->c, vr, n, sv); fn = "fmi2SetString"; break;
     }
     if (n > 0) {
@@ -486,14 +527,15 @@ static void call_other_types(inst *I)
 static void call_debug_logging(inst *I)
 {
     const char *cats[3];
-    static const char *known[] = {"logEvents", "logStatusWarning", "logStatusError", "logAll"};
+    static const char *known[] = {"logEvents", "logStatusWarning", "logStatusError", "logStatistics",
+                                  "logAll"};
     size_t n = (size_t)irand(3), i;
     int bad_cat = 0, null_list = n > 0 && chance(0.1);
     fmi2Status st;
     for (i = 0; i < n; i++) {
-        int r = irand(6);
-        cats[i] = r < 4 ? known[r] : (r == 4 ? "noSuchCategory" : NULL);
-        bad_cat |= r >= 4;
+        int r = irand(7);
+        cats[i] = r < 5 ? known[r] : (r == 5 ? "noSuchCategory" : NULL);
+        bad_cat |= r >= 5;
     }
     take_snapshot(I);
     before_call();
@@ -510,8 +552,7 @@ static void call_do_step(inst *I)
     double t = chance(0.9) ? I->t : (chance(0.5) ? I->t + 0.5 : NAN);
     double h;
     double before[MAX_VARS], after[MAX_VARS];
-    fmi2ValueReference all[MAX_VARS];
-    int i, have_before = 0, refuse;
+    int have_before = 0, refuse;
     fmi2Status st;
     switch (irand(10)) {
     case 0: h = 0.0; break;
@@ -522,11 +563,9 @@ static void call_do_step(inst *I)
     }
     refuse = I->st != S_STEP || !(h > 0.0) || !isfinite(h) || !isfinite(t) ||
              fabs(t - I->t) > 1e-9 * (1.0 + fabs(I->t));
-    for (i = 0; i < nvars; i++)
-        all[i] = (fmi2ValueReference)i;
     if (I->st == S_STEP) {
         int saved = n_msg;
-        have_before = fmi2GetReal(I->c, all, (size_t)nvars, before) == fmi2OK;
+        have_before = fmi2GetReal(I->c, reals, (size_t)nreals, before) == fmi2OK;
         n_msg = saved;
     }
     take_snapshot(I);
@@ -551,8 +590,8 @@ static void call_do_step(inst *I)
     /* nothing computed is lost: the last communication point's values are still there */
     if (have_before) {
         int saved = n_msg;
-        if (fmi2GetReal(I->c, all, (size_t)nvars, after) != fmi2OK ||
-            memcmp(before, after, sizeof(double) * (size_t)nvars) != 0) {
+        if (fmi2GetReal(I->c, reals, (size_t)nreals, after) != fmi2OK ||
+            memcmp(before, after, sizeof(double) * (size_t)nreals) != 0) {
             lost++;
             fprintf(stderr, "LOST after failed step: %s\n", last_msg);
         }
@@ -839,7 +878,12 @@ static int read_description(const char *path)
                    : strcmp(k, "fixed") == 0   ? K_FIXED
                    : strcmp(k, "tunable") == 0 ? K_TUNABLE
                    : strcmp(k, "solver") == 0  ? K_SOLVER
+                   : strcmp(k, "method") == 0  ? K_METHOD
                                                : K_INPUT;
+        if (kind[vr] != K_METHOD)
+            reals[nreals++] = (fmi2ValueReference)vr;
+        else
+            vr_method = vr;
         snprintf(names[vr], sizeof names[vr], "%s", name);
         if (strcmp(name, "solver_rtol") == 0) vr_rtol = vr;
         if (strcmp(name, "solver_atol") == 0) vr_atol = vr;
