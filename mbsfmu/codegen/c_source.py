@@ -228,9 +228,11 @@ def _tree_dynamics(rn, eqs, rename, printer, allowed) -> list[str]:
               "            out[i * MBS_NY + j] = col[i];",
               "    }",
               "    for (j = 0; j < MBS_NY; j++)",
-              "        for (i = j + 1; i < MBS_NY; i++)",
-              "            out[i * MBS_NY + j] = out[j * MBS_NY + i] =",
-              "                0.5 * (out[i * MBS_NY + j] + out[j * MBS_NY + i]);",
+              "        for (i = j + 1; i < MBS_NY; i++) {",
+              "            const double m = 0.5 * (out[i * MBS_NY + j] + out[j * MBS_NY + i]);",
+              "            out[i * MBS_NY + j] = m;",
+              "            out[j * MBS_NY + i] = m;",
+              "        }",
               "    mbs_tree_force(t, y, yd, prm, u, tp, out + MBS_NY * MBS_NY);",
               "}"]
     return lines
