@@ -41,12 +41,22 @@ reactions from the tip inwards, M and q - k from tau(y, y', y'') = M y'' + k - q
 difference is max|A - B| / max|B| over M and over q - k; the run fails (exit status 1) if any
 difference exceeds 1e-9.
 
+Engine mode (``--engine``)
+--------------------------
+From the model to a running C engine, each size in a fresh process with an empty model cache:
+building the ``System`` and ``s.equations()`` (derive), the engine's generated files
+(``model_sources``: generate), gcc (``compile_engine``: the model's own files, plus the engine
+files that no model changes unless their objects are cached already; ``--cold`` also drops
+those), and loading the module, ``start`` and a 0.1 s run (first run).  The chain starts from
+a swung-out state so the run moves.
+
 Usage::
 
     .venv/bin/python bench/derive.py                       # N = 5 10 20, Kane timeout 300 s
     .venv/bin/python bench/derive.py --sizes 5 10 --kane-timeout 900
     .venv/bin/python bench/derive.py --joint universal --sizes 5 10 20
     .venv/bin/python bench/derive.py --no-kane             # mbsfmu and RNEA only
+    .venv/bin/python bench/derive.py --engine --joint universal --sizes 20 50
 """
 
 from __future__ import annotations
@@ -114,6 +124,86 @@ def run_mbsfmu(n: int, joint: str, y: np.ndarray, yd: np.ndarray, conn) -> None:
     t_compile = time.perf_counter() - t0
     conn.send({"compile": t_compile, "M": np.asarray(M, float), "h": np.asarray(h, float)})
     conn.close()
+
+
+def run_engine(n: int, joint: str, cache: str, conn) -> None:
+    """Child process: model -> running engine, timed per stage (see "Engine mode")."""
+    os.environ["MBSFMU_CACHE"] = cache
+    import mbsfmu.codegen.c_model as c_model
+    import mbsfmu.codegen.compile as compile_
+    from mbsfmu.runtime.engine import Engine
+
+    times = {"generate": 0.0, "gcc": 0.0}
+
+    def timed(key, fn):
+        def wrapper(*args, **kw):
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kw)
+            finally:
+                times[key] += time.perf_counter() - t
+        return wrapper
+
+    c_model.model_sources = timed("generate", c_model.model_sources)
+    compile_.compile_engine = timed("gcc", compile_.compile_engine)
+    t0 = time.perf_counter()
+    s = mbsfmu_chain(n, joint)
+    eqs = s.equations()
+    times["derive"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    eng = Engine(s)
+    f = len(s.y)
+    eng.set({name: 0.3 for name in eng.names[:f]})
+    eng.start()
+    records, reached, status, message, code = eng.run(np.linspace(0.0, 0.1, 11))
+    t2 = time.perf_counter()
+    times["first run"] = t2 - t1 - times["generate"] - times["gcc"]
+    times["total"] = t2 - t0
+    times["M derived"] = eqs.is_derived("M")
+    times["final"] = np.asarray(records[-1][:f], float)
+    times["ok"] = status == 0 and bool(np.all(np.isfinite(records[-1])))
+    conn.send(times)
+    conn.close()
+
+
+def engine_main(args) -> int:
+    """``--engine``: model -> running engine per size, with the time split."""
+    import shutil
+    import tempfile
+
+    from mbsfmu.codegen.compile import cache_dir
+
+    print(f"# model -> running engine, spatial N-link chain, joint={args.joint}; {machine()}; "
+          f"{datetime.datetime.now():%Y-%m-%d %H:%M}", flush=True)
+    head = (f"{'N':>3} {'coords':>6} {'derive [s]':>10} {'generate [s]':>12} {'gcc [s]':>8} "
+            f"{'first run [s]':>13} {'total [s]':>9} {'M derived':>9}")
+    rows = []
+    for n in args.sizes:
+        tmp = tempfile.mkdtemp(prefix="mbsfmu-bench-")
+        try:
+            if not args.cold:  # the engine files' objects, the same for every model
+                objects = cache_dir() / "objects"
+                objects.mkdir(parents=True, exist_ok=True)
+                os.symlink(objects, os.path.join(tmp, "objects"))
+            got, _ = in_subprocess(run_engine, (n, args.joint, tmp), [None])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        rows.append((n, got))
+        print(f"N={n}: total {got['total']:.2f} s", flush=True)
+    print()
+    print(head)
+    print("-" * len(head))
+    ok = True
+    for n, r in rows:
+        print(f"{n:>3} {n_coordinates(args.joint, n):>6} {r['derive']:>10.2f} {r['generate']:>12.2f} "
+              f"{r['gcc']:>8.2f} {r['first run']:>13.2f} {r['total']:>9.2f} {str(r['M derived']):>9}")
+        ok &= r["ok"]
+    big = max(rows, key=lambda r: r[0])
+    print()
+    print(f"target N={big[0]} model -> running engine <= 10 s: "
+          f"{'met' if big[1]['total'] <= 10 else 'MISSED'} ({big[1]['total']:.2f} s)")
+    print(f"runs finished with finite states: {'ok' if ok else 'FAILED'}")
+    return 0 if ok else 1
 
 
 # ------------------------------------------------------------------------------------ Kane
@@ -307,7 +397,13 @@ def main(argv=None) -> int:
                     help="seconds allowed for the numerical evaluation of Kane's result")
     ap.add_argument("--no-kane", action="store_true", help="skip KanesMethod")
     ap.add_argument("--seed", type=int, default=1, help="seed of the random test state")
+    ap.add_argument("--engine", action="store_true",
+                    help="time model -> running C engine (derive, generate, gcc, first run) instead")
+    ap.add_argument("--cold", action="store_true",
+                    help="with --engine: compile the engine files too (no cached objects)")
     args = ap.parse_args(argv)
+    if args.engine:
+        return engine_main(args)
 
     import sympy
 

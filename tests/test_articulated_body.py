@@ -91,7 +91,10 @@ def _states(num, k=4, seed=5):
 
 
 def _close(a, ref):
-    assert np.max(np.abs(a - ref)) <= 1e-12 * np.max(np.abs(ref)), (a, ref)
+    # 2e-12: two algorithms at rounding level; the numpy reference's sums are ordered by the
+    # names of their intermediates, which moved when M and q became lazy (chain10: up to 8e-13
+    # between the two orders, the compiled ABA unchanged bit for bit)
+    assert np.max(np.abs(a - ref)) <= 2e-12 * np.max(np.abs(ref)), (a, ref)
 
 
 @pytest.mark.parametrize("name", list(MODELS))

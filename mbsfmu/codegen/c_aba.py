@@ -21,7 +21,7 @@ import sympy as sp
 
 from ..equations.articulated_body import articulated_body
 from ..errors import ModelError
-from .c_source import _ARGS, _printer, _rename
+from .c_source import _printer, _rename, function_lines
 
 PIVOT_DEFINES = """#ifndef MBS_ABA_PIVOT_RTOL
 #define MBS_ABA_PIVOT_RTOL 1e-14 /* a joint's pivot relative to its largest diagonal entry */
@@ -70,11 +70,7 @@ def aba_source(eqs) -> str:
 
     outputs = list(ab.ydd)
     needed = w.needed_for(outputs + [e for _, d, diag in ab.pivots for e in (d, *diag)])
-    lines = ["int mbs_aba(double t, const double *y, const double *yd, const double *prm,",
-             "        const double *u, const double *tp, double *out)", "{",
-             "    /* y'' by the articulated-body algorithm "
-             "(mbsfmu.equations.articulated_body) */"]
-    lines += [f"    (void){a};" for a in _ARGS]
+    lines = []
     pending = list(checks)
 
     def emit_ready(defined):
@@ -112,8 +108,8 @@ def aba_source(eqs) -> str:
         raise ModelError(f"{system.name}: internal error placing the pivot tests of mbs_aba")
     for i, e in enumerate(outputs):
         lines.append(f"    out[{i}] = {body(e, f'acceleration {i}')};")
-    lines += ["    return 0;", "}", ""]
-    return PIVOT_DEFINES + "\n".join(lines)
+    prologue = ("    /* y'' by the articulated-body algorithm (mbsfmu.equations.articulated_body) */",)
+    return PIVOT_DEFINES + "\n".join(function_lines("int", "mbs_aba", lines, prologue)) + "\n"
 
 
 def flop_count(source: str) -> int:

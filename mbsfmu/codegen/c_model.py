@@ -148,8 +148,10 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
     variables = fmu_variables(system) if variables is None else variables
     eqs = system.equations()
     n = sizes(eqs)
-    functions, tp_native = generate_c_functions(eqs)
     aba = _aba(eqs)
+    # a tree run on the articulated-body algorithm: mbs_dynamics (only for runs without it)
+    # by recursive Newton-Euler, so M and k are neither derived nor compiled
+    functions, tp_native = generate_c_functions(eqs, tree_dynamics=bool(aba))
     src = _output_sources(system)
     title = str(system.name).replace("*/", "* /")
     model_c = "\n".join([

@@ -61,13 +61,14 @@ def _printer():
     return _CPrinter({"order": "none", "strict": True})
 
 
-def output_groups(eqs) -> dict[str, list]:
-    """The output lists of the generated functions, in NumericModel's order."""
+def output_groups(eqs, with_dynamics: bool = True) -> dict[str, list]:
+    """The output lists of the generated functions, in NumericModel's order (``dynamics`` and
+    ``constrained`` empty without ``with_dynamics``: M and k are then not derived)."""
 
     def lst(m):
         return [] if m is None else list(m)
 
-    dyn = list(eqs.M) + list(eqs.q - eqs.k)
+    dyn = list(eqs.M) + list(eqs.q - eqs.k) if with_dynamics else []
     return {
         "dynamics": dyn,
         "constraints": lst(eqs.c) + lst(eqs.C) + lst(eqs.b1),
@@ -110,13 +111,78 @@ def _rename(system) -> dict:
     return rename
 
 
-def _function(name, outputs, eqs, rename, printer, allowed) -> list[str]:
+#: straight-line functions longer than this many statements are split into parts (see
+#: :func:`function_lines`): gcc's register allocation grows faster than linearly in the length
+#: of one basic block (a 3600-statement mbs_aba took 13 s at -O2 in one piece, 3 s in parts)
+CHUNK_STATEMENTS = 150
+
+_ARG_LIST = ("double t, const double *y, const double *yd, const double *prm,",
+             "        const double *u, const double *tp, double *out")
+_INTERMEDIATE = re.compile(r"\b_[wf]\d+\b")
+_DEFINITION = re.compile(r"    const double (_[wf]\d+) = ")
+
+
+def function_lines(ret: str, name: str, body: list[str], prologue: tuple = (),
+                   static: bool = False) -> list[str]:
+    """A C function ``<ret> name(MBS_EQ_ARGS)`` running the statements ``body`` (one per line,
+    indented by four spaces: ``const double _wN = ...;`` definitions, output assignments and,
+    for ``ret == "int"``, ``if (...) return k;`` tests), then ``return 0;`` for an int function.
+
+    A long body is split into parts ``static int name_partK(MBS_EQ_ARGS, double *W)`` of at
+    most :data:`CHUNK_STATEMENTS` statements, called in order; an intermediate read by a later
+    part is stored in W (the caller's array, one slot per such intermediate) and read from
+    there, so each part is one short basic block for the compiler.  A part returns the first
+    non-zero status of its tests, which the function returns at once."""
+    head = ("static " if static else "") + f"{ret} {name}({_ARG_LIST[0]}"
+    voids = [f"    (void){a};" for a in _ARGS]
+    if len(body) <= CHUNK_STATEMENTS:
+        return [head, _ARG_LIST[1] + ")", "{", *prologue, *voids,
+                *([] if ret == "int" else ["    (void)out;"]), *body,
+                *(["    return 0;"] if ret == "int" else []), "}"]
+    parts = [body[i:i + CHUNK_STATEMENTS] for i in range(0, len(body), CHUNK_STATEMENTS)]
+    defined_in = {}
+    for k, part in enumerate(parts):
+        for line in part:
+            m = _DEFINITION.match(line)
+            if m:
+                defined_in[m.group(1)] = k
+    slot: dict[str, int] = {}
+    for k, part in enumerate(parts):
+        for line in part:
+            for sym in _INTERMEDIATE.findall(line):
+                if defined_in.get(sym, k) < k and sym not in slot:
+                    slot[sym] = len(slot)
+    lines = []
+    for k, part in enumerate(parts):
+        lines += [f"static int {name}_part{k}({_ARG_LIST[0]}", _ARG_LIST[1] + ", double *restrict W)",
+                  "{", *voids, "    (void)out;", "    (void)W;"]
+        for line in part:
+            m = _DEFINITION.match(line)
+            head_text, rest = (line[:m.end()], line[m.end():]) if m else ("", line)
+            rest = _INTERMEDIATE.sub(
+                lambda mm, k=k: f"W[{slot[mm.group(0)]}]" if defined_in.get(mm.group(0), k) < k
+                else mm.group(0), rest)
+            lines.append(head_text + rest)
+            if m and m.group(1) in slot:
+                lines.append(f"    W[{slot[m.group(1)]}] = {m.group(1)};")
+        lines += ["    return 0;", "}", ""]
+    call = "(t, y, yd, prm, u, tp, out, W)"
+    lines += [head, _ARG_LIST[1] + ")", "{", *prologue, f"    double W[{max(len(slot), 1)}];"]
+    if ret == "int":
+        lines.append("    int rc;")
+        lines += [f"    if ((rc = {name}_part{k}{call}) != 0)\n        return rc;"
+                  for k in range(len(parts))]
+        lines.append("    return 0;")
+    else:
+        lines += [f"    (void){name}_part{k}{call};" for k in range(len(parts))]
+    lines.append("}")
+    return lines
+
+
+def _function(name, outputs, eqs, rename, printer, allowed, static=False) -> list[str]:
     w = eqs.intermediates
     outputs = [sp.sympify(e) for e in outputs]
-    lines = [f"void mbs_{name}(double t, const double *y, const double *yd, const double *prm,",
-             "        const double *u, const double *tp, double *out)", "{"]
-    lines += [f"    (void){a};" for a in _ARGS]
-    lines.append("    (void)out;")
+    lines = []
 
     def body(expr, what):
         expr = expr.xreplace(rename)
@@ -137,7 +203,38 @@ def _function(name, outputs, eqs, rename, printer, allowed) -> list[str]:
             lines.append(f"    out[{i}] = out[{j}];")
         else:
             lines.append(f"    out[{i}] = {body(e, f'output {i} of {name}')};")
-    lines.append("}")
+    return function_lines("void", f"mbs_{name}", lines, static=static)
+
+
+def _tree_dynamics(rn, eqs, rename, printer, allowed) -> list[str]:
+    """``mbs_dynamics`` of a tree on joint coordinates from the recursive Newton-Euler parts
+    (:mod:`mbsfmu.equations.recursive_newton_euler`): column j of M is M e_j (e_j passed in
+    the place of y'), symmetrized, then q - k; O(N f) operations and O(N) lines instead of the
+    O(N f^2) terms of the assembled M."""
+    lines = _function("mass_times", rn.mass_times, eqs, rename, printer, allowed, static=True)
+    lines.append("")
+    lines += _function("tree_force", rn.force, eqs, rename, printer, allowed, static=True)
+    lines += ["", "/* M column by column from M v (recursive Newton-Euler), then q - k */",
+              f"void mbs_dynamics({_ARG_LIST[0]}", _ARG_LIST[1] + ")", "{",
+              "    double e[MBS_NY], col[MBS_NY];",
+              "    int i, j;",
+              "    for (j = 0; j < MBS_NY; j++)",
+              "        e[j] = 0.0;",
+              "    for (j = 0; j < MBS_NY; j++) {",
+              "        e[j] = 1.0;",
+              "        mbs_mass_times(t, y, e, prm, u, tp, col);",
+              "        e[j] = 0.0;",
+              "        for (i = 0; i < MBS_NY; i++)",
+              "            out[i * MBS_NY + j] = col[i];",
+              "    }",
+              "    for (j = 0; j < MBS_NY; j++)",
+              "        for (i = j + 1; i < MBS_NY; i++) {",
+              "            const double m = 0.5 * (out[i * MBS_NY + j] + out[j * MBS_NY + i]);",
+              "            out[i * MBS_NY + j] = m;",
+              "            out[j * MBS_NY + i] = m;",
+              "        }",
+              "    mbs_tree_force(t, y, yd, prm, u, tp, out + MBS_NY * MBS_NY);",
+              "}"]
     return lines
 
 
@@ -164,19 +261,36 @@ def _time_parameter_function(system, rename, printer, allowed) -> list[str]:
     return lines
 
 
-def generate_c_functions(eqs) -> tuple[str, bool]:
+def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
     """(C99 text, tp_native): the functions of every quantity group of ``eqs`` (and
     ``mbs_time_parameters`` when tp_native, i.e. every time parameter is an expression),
     preceded by the math macros they use that strict C99 lacks.  No size macros: the model
-    contract's header (mbs_model.h with model_config.h) or :func:`generate_c` provides them."""
+    contract's header (mbs_model.h with model_config.h) or :func:`generate_c` provides them.
+
+    With ``tree_dynamics`` (a build whose runs use the articulated-body algorithm) a tree on
+    joint coordinates gets ``mbs_dynamics`` from the recursive Newton-Euler algorithm
+    (:func:`_tree_dynamics`), so neither M nor k is derived or printed."""
     system = eqs.system
+    rn = None
+    if tree_dynamics:
+        from ..equations.recursive_newton_euler import recursive_newton_euler
+
+        rn = recursive_newton_euler(eqs)
+        if rn.mass_times is None:
+            rn = None
+    groups = output_groups(eqs, with_dynamics=rn is None)  # derives what they need first
     rename = _rename(system)
     allowed = set(rename.values()) | set(eqs.intermediates.symbols)
     printer = _printer()
     functions = []
     emitted: dict = {}
-    for name, outputs in output_groups(eqs).items():
+    for name, outputs in groups.items():
         functions.append("")
+        if name in ("dynamics", "constrained") and rn is not None:
+            # without constraints, M|q-k|c|C|b'|b'' is M|q-k
+            functions += (_tree_dynamics(rn, eqs, rename, printer, allowed) if name == "dynamics"
+                          else _forwarding_function(name, "dynamics"))
+            continue
         key = tuple(sp.sympify(e) for e in outputs)
         if key and key in emitted:
             # a group identical to an earlier one (M|q-k|c|C|b'|b'' of a model without

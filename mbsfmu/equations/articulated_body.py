@@ -69,7 +69,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from .kinematics import cross, matmul, skew
-from .newton_euler import _columns, _products
+from .newton_euler import _products
 
 #: the largest number of own coordinates of one frame handled by the ABA
 MAX_JOINT_COORDINATES = 6
@@ -88,7 +88,7 @@ class ArticulatedBody:
     pivots: list = field(default_factory=list)
 
 
-def _own_coordinates(system) -> tuple[dict[str, list[int]], str | None]:
+def own_coordinates(system) -> tuple[dict[str, list[int]], str | None]:
     """{frame name: indices of its own coordinates} and a reason why the model does not qualify."""
     index = {c: i for i, c in enumerate(system.y)}
     names = list(system.coordinates_)
@@ -118,7 +118,7 @@ def aba_applicable(system) -> str | None:
     identically zero)."""
     if system.loops or system.holonomic:
         return "the model has constraints (kinematic loops)"
-    return _own_coordinates(system)[1]
+    return own_coordinates(system)[1]
 
 
 def articulated_accelerations(eqs) -> sp.Matrix | None:
@@ -190,7 +190,7 @@ def _derive(eqs) -> ArticulatedBody:
     system = eqs.system
     if eqs.n_constraints:
         return ArticulatedBody(None, "the model has constraints (kinematic loops)")
-    own, reason = _own_coordinates(system)
+    own, reason = own_coordinates(system)
     if reason:
         return ArticulatedBody(None, reason)
     w = eqs.intermediates
@@ -201,14 +201,7 @@ def _derive(eqs) -> ArticulatedBody:
     g = system.gravity_vector
 
     # joint forces: q without the weights (gravity acts as the acceleration -g of ISYS)
-    tau_terms = [[eqs.q[a]] for a in range(f)]
-    if any(g):
-        mg_by_body = [(kin[b.cg_frame].JT, list(b.mass * g)) for b in system.bodies.values()]
-        for JT, mg in mg_by_body:
-            cT = _columns(JT)
-            for a in range(f):
-                tau_terms[a].extend(-x for x in _products(cT[a], mg))
-    tau = [w.aux(sp.Add(*t)) for t in tau_terms]
+    tau = [w.aux(x) for x in eqs.q_applied]
 
     # body inertias and bias wrenches at their cg frames
     body_at = {b.cg_frame: b for b in system.bodies.values()}
@@ -242,7 +235,7 @@ def _derive(eqs) -> ArticulatedBody:
         I, p = IA[fr.name], pA[fr.name]
         idx = own[fr.name]
         if idx:
-            S = sp.Matrix.vstack(K.JR[:, idx], K.JT[:, idx])
+            S = sp.Matrix.vstack(*kin.joint_columns(fr.name, idx))
             if I is None:
                 return ArticulatedBody(None, f"coordinate {names[idx[0]]!r} moves no mass")
             I = _sym6(w, I)

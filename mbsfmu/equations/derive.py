@@ -1,4 +1,11 @@
-"""Derivation driver: kinematics (seed 002 steps 2-3), assembly (step 4), constraints."""
+"""Derivation driver: kinematics (seed 002 steps 2-3), assembly (step 4), constraints.
+
+What every use needs is derived at once: the kinematics of all frames (without the whole
+Jacobians, which are formed per frame on first use), the forces of the force elements and the
+constraints.  The assembled M, k and q (and the energies) are derived when first asked for: a
+tree run on the articulated-body algorithm (:mod:`.articulated_body`) needs none of them, and M
+is the one quantity that grows as N f^2 with the number of bodies N and coordinates f.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ import sympy as sp
 from .constraints import constraint_equations
 from .intermediates import Intermediates
 from .kinematics import Kinematics
-from .newton_euler import assemble
+from .newton_euler import applied_forces, bias_forces, check_moved, energies, generalized_forces, mass_matrix
 
 
 @dataclass
@@ -17,20 +24,49 @@ class Equations:
     """Equations of motion of a system in minimal form (seed 002 eq. 11).
 
     ``M``, ``k``, ``q`` and the energies are sympy objects over the intermediate variables in
-    ``intermediates``; ``expanded(expr)`` substitutes those back."""
+    ``intermediates``, each derived on first access (:meth:`is_derived` tells which were);
+    ``expanded(expr)`` substitutes the intermediates back."""
 
     system: object
     intermediates: Intermediates
     kinematics: Kinematics
-    M: sp.Matrix
-    k: sp.Matrix
-    q: sp.Matrix
-    kinetic_energy: sp.Expr
-    potential_energy: sp.Expr
+    q_applied: sp.Matrix   # the part of q from the force elements (no gravity)
     c: sp.Matrix = None    # constraints c(y,t) = 0 (seed 000 eq. 5), m x 1
     C: sp.Matrix = None    # constraint Jacobian dc/dy, m x f (eq. 6)
     b1: sp.Matrix = None   # b' (eq. 6)
     b2: sp.Matrix = None   # b'' (eq. 7)
+
+    @property
+    def M(self) -> sp.Matrix:
+        """Mass matrix (f x f, eq. 11)."""
+        return self.derived("M", lambda e: mass_matrix(e.system, e.kinematics, e.intermediates))
+
+    @property
+    def k(self) -> sp.Matrix:
+        """Generalized Coriolis, centrifugal and gyroscopic forces (f x 1, eq. 11)."""
+        return self.derived("k", lambda e: bias_forces(e.system, e.kinematics, e.intermediates))
+
+    @property
+    def q(self) -> sp.Matrix:
+        """Generalized applied forces, gravity included (f x 1, eq. 11)."""
+        return self.derived("q", lambda e: generalized_forces(e.system, e.kinematics,
+                                                              e.intermediates, e.q_applied))
+
+    @property
+    def kinetic_energy(self) -> sp.Expr:
+        return self._energies()[0]
+
+    @property
+    def potential_energy(self) -> sp.Expr:
+        return self._energies()[1]
+
+    def _energies(self):
+        return self.derived("energies", lambda e: energies(e.system, e.kinematics, e.intermediates))
+
+    def is_derived(self, key: str) -> bool:
+        """Whether the quantity ``key`` ("M", "k", "q", "energies", or a key of
+        :meth:`derived`) has been derived for this object."""
+        return key in self.__dict__.get("_derived", {})
 
     @property
     def n_constraints(self) -> int:
@@ -82,9 +118,14 @@ class Equations:
 
 
 def derive(system) -> Equations:
-    """Derive the equations of motion of ``system`` (seed 002 §2, steps 1-4)."""
+    """Derive the equations of motion of ``system`` (seed 002 §2, steps 1-4; M, k, q and the
+    energies on first use, see the module docstring)."""
+    from .articulated_body import own_coordinates
+
     w = Intermediates()
     kin = Kinematics(system, w)
-    M, k, q, T, V = assemble(system, kin, w)
+    own, reason = own_coordinates(system)
+    check_moved(system, kin, None if reason else own)
+    q_applied = applied_forces(system, kin, w)
     c, C, b1, b2 = constraint_equations(system, kin, w)
-    return Equations(system, w, kin, M, k, q, T, V, c, C, b1, b2)
+    return Equations(system, w, kin, q_applied, c, C, b1, b2)

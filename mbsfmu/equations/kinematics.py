@@ -23,8 +23,6 @@ absolute quantity is stored as intermediate variables (:mod:`.intermediates`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import sympy as sp
 
 from ..errors import ModelError
@@ -72,21 +70,47 @@ def jacobian(vec, syms) -> sp.Matrix:
     return sp.Matrix(len(vec), len(syms), out)
 
 
-@dataclass
 class FrameKinematics:
-    """Absolute kinematics of one frame, in ISYS components, as intermediate symbols."""
+    """Absolute kinematics of one frame, in ISYS components, as intermediate symbols.
 
-    name: str
-    S: sp.Matrix          # rotation, components in frame -> ISYS
-    r: sp.Matrix          # position of the origin
-    omega: sp.Matrix      # angular velocity
-    v: sp.Matrix          # velocity of the origin
-    JT: sp.Matrix         # 3 x f
-    JR: sp.Matrix         # 3 x f
-    abar: sp.Matrix       # acceleration without the y'' part
-    alphabar: sp.Matrix   # angular acceleration without the y'' part
-    vbar: sp.Matrix = None      # velocity without the y' part (rheonomic terms, eq. 4)
-    omegabar: sp.Matrix = None  # angular velocity without the y' part (eq. 5)
+    The Jacobians ``JT`` and ``JR`` (3 x f each, so O(f) per frame and O(N f) for the model)
+    are formed on first use, from the reference frame's (eqs. 4-5): the articulated-body path
+    reads only the columns of a frame's own coordinates (:meth:`joint_columns`)."""
+
+    def __init__(self, name, S, r, omega, v, abar, alphabar, vbar=None, omegabar=None,
+                 JT=None, JR=None, jacobians=None):
+        self.name = name
+        self.S = S                # rotation, components in frame -> ISYS
+        self.r = r                # position of the origin
+        self.omega = omega        # angular velocity
+        self.v = v                # velocity of the origin
+        self.abar = abar          # acceleration without the y'' part
+        self.alphabar = alphabar  # angular acceleration without the y'' part
+        self.vbar = vbar          # velocity without the y' part (rheonomic terms, eq. 4)
+        self.omegabar = omegabar  # angular velocity without the y' part (eq. 5)
+        self._JT, self._JR = JT, JR
+        self._jacobians = jacobians  # () -> (JT, JR), formed on first use
+
+    def _form_jacobians(self) -> None:
+        if self._JT is None:
+            self._JT, self._JR = self._jacobians()
+            self._jacobians = None
+
+    @property
+    def JT(self) -> sp.Matrix:
+        """Jacobian of translation, 3 x f (eq. 4)."""
+        self._form_jacobians()
+        return self._JT
+
+    @property
+    def JR(self) -> sp.Matrix:
+        """Jacobian of rotation, 3 x f (eq. 5)."""
+        self._form_jacobians()
+        return self._JR
+
+    @property
+    def jacobians_formed(self) -> bool:
+        return self._JT is not None
 
 
 class TimeDerivative:
@@ -147,8 +171,9 @@ class Kinematics:
         zero3 = sp.zeros(3, 1)
         root = system.frames["ISYS"]
         self.frames: dict[str, FrameKinematics] = {
-            root.name: FrameKinematics(root.name, sp.eye(3), zero3, zero3, zero3, sp.zeros(3, f),
-                                       sp.zeros(3, f), zero3, zero3, zero3, zero3)}
+            root.name: FrameKinematics(root.name, sp.eye(3), zero3, zero3, zero3, zero3, zero3,
+                                       zero3, zero3, JT=sp.zeros(3, f), JR=sp.zeros(3, f))}
+        self._placement = {}  # frame -> (reference kinematics, rho, r_rel, w_rel)
         forbidden = set(system.yd) | {u.symbol for u in system.inputs.values()}
         for fr in list(system.frames.values())[1:]:
             used = fr.position.free_symbols | fr.rotation.matrix().free_symbols
@@ -177,15 +202,43 @@ class Kinematics:
         r = w.matrix(P.r + rho)
         omega = w.matrix(P.omega + wrel_abs)
         v = w.matrix(P.v + cross(P.omega, rho) + vrel)
-        JT = w.matrix(P.JT - matmul(skew(rho), P.JR) + matmul(P.S, jacobian(r_rel, y)))
-        JR = w.matrix(P.JR + matmul(P.S, jacobian(w_rel, yd)))
         alphabar = w.matrix(P.alphabar + cross(P.omega, wrel_abs) + matmul(P.S, wd_rel))
         abar = w.matrix(P.abar + cross(P.alphabar, rho) + cross(P.omega, cross(P.omega, rho))
                         + 2 * cross(P.omega, vrel) + matmul(P.S, rdd_rel))
         no_yd = {q: 0 for q in yd}
         vbar = w.matrix(P.vbar + cross(P.omegabar, rho) + matmul(P.S, rd_rel.xreplace(no_yd)))
         omegabar = w.matrix(P.omegabar + matmul(P.S, w_rel.xreplace(no_yd)))
-        return FrameKinematics(fr.name, S, r, omega, v, JT, JR, abar, alphabar, vbar, omegabar)
+        self._placement[fr.name] = (P, rho, r_rel, w_rel)
+
+        def jacobians():
+            # P's first (a chain of frames whose Jacobians were never asked for is formed root first)
+            pending = [P]
+            while not pending[-1].jacobians_formed:
+                pending.append(self._placement[pending[-1].name][0])
+            for K in reversed(pending):
+                K._form_jacobians()
+            JT = w.matrix(P.JT - matmul(skew(rho), P.JR) + matmul(P.S, jacobian(r_rel, y)))
+            JR = w.matrix(P.JR + matmul(P.S, jacobian(w_rel, yd)))
+            return JT, JR
+
+        return FrameKinematics(fr.name, S, r, omega, v, abar, alphabar, vbar, omegabar,
+                               jacobians=jacobians)
+
+    def joint_columns(self, name: str, own: list[int]) -> tuple[sp.Matrix, sp.Matrix]:
+        """(J_R[:, own], J_T[:, own]) of frame ``name`` for coordinates that place this frame
+        only (its *own* coordinates, :mod:`.articulated_body`), without forming the whole
+        Jacobians: the reference frame does not depend on them, so eqs. 4-5 reduce to
+        J_T,K e_j = S_P d(r_rel)/dy_j and J_R,K e_j = S_P d(w_rel)/dy'_j (the same entries as
+        the full Jacobians', the same intermediates)."""
+        K = self[name]
+        if K.jacobians_formed or name not in self._placement:
+            return K.JR[:, own], K.JT[:, own]
+        P, _, r_rel, w_rel = self._placement[name]
+        ys = [self.y[j] for j in own]
+        yds = [self.yd[j] for j in own]
+        JT = self.w.matrix(matmul(P.S, jacobian(r_rel, ys)))
+        JR = self.w.matrix(matmul(P.S, jacobian(w_rel, yds)))
+        return JR, JT
 
     def __getitem__(self, name: str) -> FrameKinematics:
         if name not in self.frames:

@@ -29,31 +29,63 @@ from .kinematics import Kinematics, cross, matmul
 
 def assemble(system, kin: Kinematics, w: Intermediates):
     """Return (M, k, q, kinetic energy, potential energy) built from intermediate variables."""
-    f = len(system.y)
-    # every entry of M, k, q and the energies is collected as a list of terms over all bodies
-    # and summed once at the end (repeated ``+=`` would re-sort a growing sum each time)
-    M_terms = [[[] for _ in range(a + 1)] for a in range(f)]  # lower triangle
-    k_terms = [[] for _ in range(f)]
-    q_terms = [[] for _ in range(f)]
-    T_terms = []
-    V_terms = []
-    g = system.gravity_vector
-    moved = [False] * f
+    check_moved(system, kin)
+    q_applied = applied_forces(system, kin, w)
+    T, V = energies(system, kin, w)
+    return (mass_matrix(system, kin, w), bias_forces(system, kin, w),
+            generalized_forces(system, kin, w, q_applied), T, V)
 
+
+def _body_jacobians(kin: Kinematics, w: Intermediates, body):
+    """(K, J_T, J_Rb = S^T J_R) of a body's cg frame."""
+    K = kin[body.cg_frame]
+    return K, K.JT, w.matrix(matmul(K.S.T, K.JR))
+
+
+def check_moved(system, kin: Kinematics, own: dict | None = None) -> None:
+    """SingularMassMatrixError if a coordinate moves no body (a zero column of every body's
+    Jacobians).  With ``own`` (frame -> indices of the coordinates that place it alone, see
+    :mod:`.articulated_body`) a coordinate moves a body iff its joint column is not zero and a
+    body's cg frame is its frame or below it, which needs no Jacobian of a whole frame."""
+    f = len(system.y)
+    moved = [False] * f
+    if own is None:
+        for body in system.bodies.values():
+            K = kin[body.cg_frame]
+            for j in range(f):
+                if any(K.JT[:, j]) or any(K.JR[:, j]):
+                    moved[j] = True
+    else:
+        carries = set()
+        for body in system.bodies.values():
+            name = body.cg_frame
+            while name not in carries and name != "ISYS":
+                carries.add(name)
+                name = system.frames[name].ref
+        for name, idx in own.items():
+            if idx and name in carries:
+                JR, JT = kin.joint_columns(name, idx)
+                for c, j in enumerate(idx):
+                    moved[j] = any(JR[:, c]) or any(JT[:, c])
+    unmoved = [system.y[j] for j in range(f) if not moved[j]]
+    if unmoved:
+        raise SingularMassMatrixError(
+            "the mass matrix is singular: coordinate(s) "
+            + ", ".join(repr(str(s)) for s in unmoved)
+            + " move no body with mass (attach a body whose placement depends on them)")
+
+
+def mass_matrix(system, kin: Kinematics, w: Intermediates) -> sp.Matrix:
+    """M of eq. 11, each entry one sum over the bodies (lower triangle, mirrored)."""
+    f = len(system.y)
+    # every entry is collected as a list of terms over all bodies and summed once at the end
+    # (repeated ``+=`` would re-sort a growing sum each time)
+    M_terms = [[[] for _ in range(a + 1)] for a in range(f)]  # lower triangle
     for body in system.bodies.values():
-        K = kin[body.cg_frame]
+        _, JT, JRb = _body_jacobians(kin, w, body)
         m, I = body.mass, body.inertia
-        JT = K.JT
-        JRb = w.matrix(matmul(K.S.T, K.JR))
-        wb = w.matrix(matmul(K.S.T, K.omega))
-        alb = w.matrix(matmul(K.S.T, K.alphabar))
-        Iw = w.matrix(matmul(I, wb))
         cT = _columns(JT)
         cR = _columns(JRb)
-        for j in range(f):
-            if any(cT[j]) or any(cR[j]):
-                moved[j] = True
-        # mass matrix, lower triangle then mirrored (symmetric by construction)
         pT = _columns(w.matrix(m * JT))
         pR = _columns(w.matrix(matmul(I, JRb)))
         for a in range(f):
@@ -63,33 +95,82 @@ def assemble(system, kin: Kinematics, w: Intermediates):
             for b in range(a + 1):
                 row[b].extend(_products(cT[a], pT[b]))
                 row[b].extend(_products(cR[a], pR[b]))
+    M = sp.zeros(f, f)
+    for a in range(f):
+        for b in range(a + 1):
+            M[a, b] = M[b, a] = sp.Add(*M_terms[a][b])
+    return M
+
+
+def bias_forces(system, kin: Kinematics, w: Intermediates) -> sp.Matrix:
+    """k of eq. 11: the Jacobians' projection of the inertia forces at y'' = 0."""
+    f = len(system.y)
+    k_terms = [[] for _ in range(f)]
+    for body in system.bodies.values():
+        K, JT, JRb = _body_jacobians(kin, w, body)
+        m, I = body.mass, body.inertia
+        wb = w.matrix(matmul(K.S.T, K.omega))
+        alb = w.matrix(matmul(K.S.T, K.alphabar))
+        Iw = w.matrix(matmul(I, wb))
+        cT = _columns(JT)
+        cR = _columns(JRb)
         hT = list(w.matrix(m * K.abar))
         hR = list(w.matrix(matmul(I, alb) + cross(wb, Iw)))
         for a in range(f):
             k_terms[a].extend(_products(cT[a], hT))
             k_terms[a].extend(_products(cR[a], hR))
-        if any(g):
-            mg = list(m * g)
+    return sp.Matrix(f, 1, [sp.Add(*t) for t in k_terms])
+
+
+def gravity_forces(system, kin: Kinematics) -> list[list]:
+    """The terms of q from gravity, per coordinate: sum_i m_i J_T,i^T g."""
+    f = len(system.y)
+    q_terms = [[] for _ in range(f)]
+    g = system.gravity_vector
+    if any(g):
+        for body in system.bodies.values():
+            cT = _columns(kin[body.cg_frame].JT)
+            mg = list(body.mass * g)
             for a in range(f):
                 q_terms[a].extend(_products(cT[a], mg))
+    return q_terms
+
+
+def generalized_forces(system, kin: Kinematics, w: Intermediates, q_applied=None) -> sp.Matrix:
+    """q of eq. 11: gravity plus the force elements (:func:`applied_forces`)."""
+    f = len(system.y)
+    q = sp.Matrix(f, 1, [sp.Add(*t) for t in gravity_forces(system, kin)])
+    return q + (applied_forces(system, kin, w) if q_applied is None else q_applied)
+
+
+def energies(system, kin: Kinematics, w: Intermediates) -> tuple:
+    """(kinetic energy, potential energy of gravity and springs)."""
+    T_terms, V_terms = [], []
+    g = system.gravity_vector
+    for body in system.bodies.values():
+        K = kin[body.cg_frame]
+        m, I = body.mass, body.inertia
+        wb = w.matrix(matmul(K.S.T, K.omega))
+        Iw = w.matrix(matmul(I, wb))
+        if any(g):
             V_terms.append(-(m * _dot(g, K.r)))
         T_terms.append((m * _dot(K.v, K.v) + _dot(wb, Iw)) / 2)
-
-    unmoved = [system.y[j] for j in range(f) if not moved[j]]
-    if unmoved:
-        raise SingularMassMatrixError(
-            "the mass matrix is singular: coordinate(s) "
-            + ", ".join(repr(str(s)) for s in unmoved)
-            + " move no body with mass (attach a body whose placement depends on them)")
-    M = sp.zeros(f, f)
-    for a in range(f):
-        for b in range(a + 1):
-            M[a, b] = M[b, a] = sp.Add(*M_terms[a][b])
-    k = sp.Matrix(f, 1, [sp.Add(*t) for t in k_terms])
-    q = sp.Matrix(f, 1, [sp.Add(*t) for t in q_terms])
     T = sp.Add(*T_terms)
     V = sp.Add(*V_terms)
+    for sd in system.spring_dampers:
+        A, B = kin[sd.a], kin[sd.b]
+        d = w.matrix(B.r - A.r)
+        L = w.aux(sp.sqrt((d.T * d)[0]))
+        V += sd.stiffness * (L - sd.rest_length) ** 2 / 2
+    return T, V
 
+
+def applied_forces(system, kin: Kinematics, w: Intermediates) -> sp.Matrix:
+    """The part of q from the force elements (no gravity): spring-dampers, applied forces and
+    torques, generalized forces.  These are the joint forces of the articulated-body and the
+    recursive Newton-Euler algorithms, which take gravity as an acceleration of ISYS."""
+    f = len(system.y)
+    q = sp.zeros(f, 1)
     for sd in system.spring_dampers:
         A, B = kin[sd.a], kin[sd.b]
         d = w.matrix(B.r - A.r)
@@ -98,7 +179,6 @@ def assemble(system, kin: Kinematics, w: Intermediates):
         Ld = w.aux((e.T * (B.v - A.v))[0])
         F = w.aux(sd.stiffness * (L - sd.rest_length) + sd.damping * Ld)
         q += -F * (w.matrix(B.JT - A.JT).T * e)
-        V += sd.stiffness * (L - sd.rest_length) ** 2 / 2
 
     for el in system.applied:
         Kf = kin[el.frame]
@@ -111,12 +191,11 @@ def assemble(system, kin: Kinematics, w: Intermediates):
     for gf in system.generalized_forces:
         q[index[gf.coordinate]] += gf.expression
 
-    for name, vec in (("k", k), ("q", q)):
-        bad = [s for s in sp.Matrix(vec).free_symbols if s in set(system.ydd)]
-        if bad:
-            raise ModelError(f"{name} depends on accelerations {bad}: a force element may not "
-                             "depend on accelerations")
-    return M, k, q, T, V
+    bad = [s for s in sp.Matrix(q).free_symbols if s in set(system.ydd)]
+    if bad:
+        raise ModelError(f"q depends on accelerations {bad}: a force element may not "
+                         "depend on accelerations")
+    return q
 
 
 def _columns(A) -> list[list]:

@@ -166,9 +166,26 @@ def _null_space(num, y):
     return Vt[rank:].T, rank
 
 
+def _mass_matrix(num, y):
+    """M at configuration y, t = 0.  For a tree on joint coordinates column by column from the
+    recursive Newton-Euler M v (:mod:`.recursive_newton_euler`, all f columns in one vectorized
+    call), so that the probe does not derive M (O(N f^2) terms) for a model whose run never
+    needs it; otherwise from the equations' M."""
+    from .recursive_newton_euler import recursive_newton_euler
+
+    rn = recursive_newton_euler(num.eqs)
+    if rn.mass_times is None:
+        return num.mass_and_force(0.0, y, np.zeros(num.f))[0]
+    f = num.f
+    fn = num._fn("mass_times", lambda: rn.mass_times, vectorized=True)
+    cols = fn(0.0, np.repeat(y[:, None], f, axis=1), np.eye(f), num.prm, num.u, num._tp_at(0.0))
+    M = np.stack([np.broadcast_to(np.asarray(c, dtype=float), (f,)) for c in cols])
+    return 0.5 * (M + M.T)
+
+
 def _reduced(num, y):
     """(eigenvalues and eigenvectors of N^T M N, N, rank of C) at configuration y, t = 0."""
-    M, _ = num.mass_and_force(0.0, y, np.zeros(num.f))
+    M = _mass_matrix(num, y)
     N, rank = _null_space(num, y)
     Mr = N.T @ M @ N
     if Mr.size == 0 or not np.all(np.isfinite(Mr)):
