@@ -5,7 +5,7 @@
 gets them as macros in its generated header (:func:`c_macros`), so C and Python cannot drift.
 The FMU parameter ``solver`` chooses the integration method (an Integer whose values are the
 engine's method numbers, :data:`mbsfmu.runtime.constants.METHOD_KINDS`: 0 = ``rkstab``, 1 =
-``stiff``); the export functions take it by name (``solver="stiff"``) as its start value.
+``stiff``, 2 = ``dop853``); the export functions take it by name (``solver="stiff"``) as its start value.
 
 Why these ranges: below a relative tolerance of about 1e-14 (45 ulp) the error estimate of an
 explicit Runge-Kutta method is rounding noise and every step fails; above 0.1 the result has no
@@ -28,6 +28,7 @@ from .runtime.constants import METHOD_KINDS
 SOLVERS = {
     "rkstab": "explicit stabilized DOPRI5",
     "stiff": "Radau IIA 5",
+    "dop853": "explicit stabilized Dormand-Prince 8(5,3)",
 }
 assert {n: i for i, n in enumerate(SOLVERS)} == METHOD_KINDS  # value i is method number i
 #: the export functions' default
@@ -62,7 +63,8 @@ SOLVER_SETTINGS = (
     SolverSetting("solver", "solver", METHOD_KINDS[DEFAULT_SOLVER], 0, len(SOLVERS) - 1,
                   "integration method: " + ", ".join(f"{METHOD_KINDS[n]} = {n} ({d})"
                                                      for n, d in SOLVERS.items())
-                  + "; stiff suits stiff springs, dampers and contact penalties", "SOLVER",
+                  + "; stiff suits stiff springs, dampers and contact penalties, dop853 tolerances "
+                  "below about 1e-7", "SOLVER",
                   choices=tuple(SOLVERS)),
 )
 

@@ -31,7 +31,8 @@ from mbsfmu.fmu.pythonfmu_export import build_pythonfmu  # noqa: E402
 FLAVOURS = ("native", "pythonfmu")
 T_END, H = 1.0, 0.01
 SETTINGS = {"solver_rtol": 1e-8, "solver_atol": 1e-9}
-VALUES = "0 (rkstab: explicit stabilized DOPRI5), 1 (stiff: Radau IIA 5)"
+VALUES = ("0 (rkstab: explicit stabilized DOPRI5), 1 (stiff: Radau IIA 5), "
+          "2 (dop853: explicit stabilized Dormand-Prince 8(5,3))")
 STATS = re.compile(r"solver (\w+)( \(current\))?: (\d+) accepted(?: and (\d+) rejected)? steps, "
                    r"(\d+) right-hand sides(?:, (\d+) Jacobians)?(?:, (\d+) LU decompositions)?")
 
@@ -103,8 +104,8 @@ def test_solver_is_a_tunable_integer_after_max_internal_step(fmus):
         by = {v.name: v for v in md.modelVariables}
         v = by["solver"]
         assert (v.type, v.causality, v.variability, v.initial) == ("Integer", "parameter", "tunable", "exact")
-        assert (v.start, v.min, v.max) == ("0" if name == "cart" else "1", "0", "1"), name
-        assert "0 = rkstab" in v.description and "1 = stiff" in v.description
+        assert (v.start, v.min, v.max) == ("0" if name == "cart" else "1", "0", "2"), name
+        assert "0 = rkstab" in v.description and "1 = stiff" in v.description and "2 = dop853" in v.description
         assert v.valueReference == by["max_internal_step"].valueReference + 1
         assert "logStatistics" in [c.name for c in md.logCategories]
         assert validate_fmu(str(fmus[name])) == [], name
@@ -117,8 +118,8 @@ def test_solver_is_a_tunable_integer_after_max_internal_step(fmus):
 
 
 def test_export_refuses_an_unknown_solver_by_name(fmus, tmp_path, capsys):
-    message = ("solver must be one of 'rkstab' (explicit stabilized DOPRI5) or 'stiff' (Radau IIA 5), "
-               "got 'radau'")
+    message = ("solver must be one of 'rkstab' (explicit stabilized DOPRI5) or 'stiff' (Radau IIA 5) or "
+               "'dop853' (explicit stabilized Dormand-Prince 8(5,3)), got 'radau'")
     for backend in FLAVOURS:
         with pytest.raises(ParameterError) as exc:
             mbsfmu.build_fmu(fmus["model"], tmp_path, backend=backend, solver="radau")
@@ -228,14 +229,14 @@ def test_switching_the_solver_between_steps(fmus, tmp_path):
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_an_invalid_solver_is_refused_and_changes_nothing(fmus, tmp_path, flavour):
-    """solver = 2, -1, or solver set as a Real between do-steps: fmi2Error with a message naming
+    """solver = 3, -1, or solver set as a Real between do-steps: fmi2Error with a message naming
     the variable and its values; the run continues as if nothing had been called."""
     a, b = (Slave(fmus[flavour], tmp_path, name, folder=flavour) for name in ("a", "b"))
     for s in (a, b):
         s.instantiate()
         s.start()
         s.run(0.0, 3, H)
-    for bad in (2, -1):
+    for bad in (3, -1):
         with pytest.raises(FMICallException):
             a.fmu.setInteger([a.vr["solver"]], [bad])
         assert f"solver = {bad} is not one of its values {VALUES}" in a.errors()[-1]

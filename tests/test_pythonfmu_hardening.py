@@ -241,8 +241,8 @@ case("setInteger", BOTH, "step", lambda b: status_of(lambda: b.fmu.setInteger([0
 # the Integer parameter solver (the integration method): its values only, and only as an Integer
 for mode in MODES:
     case(f"setInteger_solver_2_{mode}", BOTH, mode,
-         lambda b: status_of(lambda: b.fmu.setInteger([b.vr["solver"]], [2])),
-         lambda b: ["fmi2SetInteger", "solver = 2", "0 (rkstab", "1 (stiff"])
+         lambda b: status_of(lambda: b.fmu.setInteger([b.vr["solver"]], [3])),
+         lambda b: ["fmi2SetInteger", "solver = 3", "0 (rkstab", "1 (stiff", "2 (dop853"])
 case("setInteger_solver_-1", BOTH, "step",
      lambda b: status_of(lambda: b.fmu.setInteger([b.vr["solver"]], [-1])),
      lambda b: ["fmi2SetInteger", "solver = -1", "not one of its values"])

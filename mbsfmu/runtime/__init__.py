@@ -2,7 +2,8 @@
 
 The hand-written C sources in this folder are the engine: the model contract (``mbs_model.h``,
 which each generated model implements), the instance layer (``mbs_instance``), the integrators
-(``mbs_rkstab``, and ``mbs_radau`` for stiff models), the constraint formulations
+(``mbs_rkstab``, ``mbs_dop853`` for tight tolerances, and ``mbs_radau`` for stiff
+models), the constraint formulations
 (``mbs_formulation``), the parameter rules (``mbs_parameters``) and the dense linear algebra
 (``mbs_linalg``).  The FMI 2.0 glue (``fmi2_glue.c``) sits on the instance layer.
 
@@ -18,10 +19,10 @@ _DIR = pathlib.Path(__file__).resolve().parent
 
 #: the engine's C files compiled into every model's binary (with the generated model.c)
 ENGINE_SOURCES = ("mbs_instance.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_parameters.c", "mbs_rkstab.c",
-                  "mbs_radau.c")
+                  "mbs_dop853.c", "mbs_radau.c")
 #: the headers they include
 ENGINE_HEADERS = ("mbs_model.h", "mbs_instance.h", "mbs_formulation.h", "mbs_linalg.h", "mbs_parameters.h",
-                  "mbs_rkstab.h", "mbs_radau.h")
+                  "mbs_rkstab.h", "mbs_dop853.h", "mbs_radau.h")
 
 
 def source_dir() -> pathlib.Path:

@@ -27,7 +27,7 @@ FORMULATION_KINDS = {
 }
 
 #: integration method name -> number of the C engine
-METHOD_KINDS = {"rkstab": 0, "stiff": 1}
+METHOD_KINDS = {"rkstab": 0, "stiff": 1, "dop853": 2}
 
 #: defaults of the formulation options (both implementations)
 DEFAULTS = {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mbs_dop853.h"
 #include "mbs_linalg.h"
 #include "mbs_model.h"
 #include "mbs_parameters.h"
@@ -27,7 +28,7 @@
 #if NVARS != MBS_VR_U + MBS_NU
 #error "model_config.h and the value-reference layout of mbs_model.h disagree"
 #endif
-#if MBS_SOLVER_MIN != MBS_METHOD_RKSTAB || MBS_SOLVER_MAX != MBS_METHOD_STIFF
+#if MBS_SOLVER_MIN != MBS_METHOD_RKSTAB || MBS_SOLVER_MAX != MBS_METHOD_DOP853 || MBS_METHOD_STIFF != 1
 #error "the values of 'solver' (mbsfmu/solver_settings.py) are not the engine's method numbers"
 #endif
 #if MBS_NTP != 0 && !MBS_TP_FUNCTION
@@ -42,7 +43,8 @@
 #define INIT_MAX_ITER 50
 #define INIT_WARN_TOL 1e-8
 
-/* Everything a saved state holds: plain data, no pointers except rk.work (re-pointed on restore). */
+/* Everything a saved state holds: plain data, no pointers except the integrators' work arrays
+ * (re-pointed on restore). */
 typedef struct {
     double v[NVARS];           /* values in value-reference order */
     double t;                  /* time of the last communication point */
@@ -57,12 +59,14 @@ typedef struct {
     double win_t;              /* stiffness diagnostic: start of the current window of steps, */
     long win_n;                /* the accepted steps before it, */
     int stiff_warned;          /* and whether the warning was given */
-    int method;                /* MBS_METHOD_RKSTAB or MBS_METHOD_STIFF */
+    int method;                /* MBS_METHOD_RKSTAB, MBS_METHOD_STIFF or MBS_METHOD_DOP853 */
     mbs_rkstab rk;
     double work[MBS_RKSTAB_WORK_SIZE(NX)];
     mbs_radau rd;
     double rwork[MBS_RADAU_WORK_SIZE(NX)];
     int riwork[MBS_RADAU_IWORK_SIZE(NX)];
+    mbs_dop853 dp;
+    double dwork[MBS_DOP853_WORK_SIZE(NX)];
 } mbs_sim;
 
 struct mbs_instance {
@@ -235,9 +239,8 @@ mbs_form *mbs_inst_form(mbs_instance *I) { return &I->form; }
 
 int mbs_inst_set_method(mbs_instance *I, int method)
 {
-    if (method != MBS_METHOD_RKSTAB && method != MBS_METHOD_STIFF)
-        return fail(I, "method %d is not a method of the engine (%d: rkstab, %d: stiff)", method,
-                    MBS_METHOD_RKSTAB, MBS_METHOD_STIFF);
+    if (mbs_method_name(method) == NULL)
+        return fail(I, "method %d is not a method of the engine (%s)", method, MBS_SOLVER_VALUES);
     if (I->d.method != method)
         I->d.fsal_dirty = 1;
     I->d.method = method;
@@ -650,6 +653,11 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
     if (rc != MBS_RKSTAB_OK)
         return fail(I, "integrator setup failed: %s", mbs_rkstab_message(rc));
     I->d.rk.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_RKSTAB;
+    rc = mbs_dop853_init(&I->d.dp, NX, I->d.dwork, I->d.v[MBS_VR_RTOL], I->d.v[MBS_VR_ATOL],
+                         I->d.v[MBS_VR_HMAX]);
+    if (rc != MBS_RKSTAB_OK)
+        return fail(I, "integrator setup failed: %s", mbs_dop853_message(rc));
+    I->d.dp.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_DOP853;
     rc = mbs_radau_init(&I->d.rd, NX, I->d.rwork, I->d.riwork, I->d.v[MBS_VR_RTOL], I->d.v[MBS_VR_ATOL],
                         I->d.v[MBS_VR_HMAX]);
     if (rc != MBS_RKSTAB_OK)
@@ -745,22 +753,25 @@ int mbs_inst_switch(const mbs_instance *I, int k, double *t, unsigned char *depe
  * interval.  Said once per run, through the logger and mbs_inst_stiffness. */
 static void check_stiffness(mbs_instance *I)
 {
-    const mbs_rkstab *rk = &I->d.rk;
+    /* the counters of the explicit method that ran (both keep the same ones) */
+    const int dop = I->d.method == MBS_METHOD_DOP853;
+    const double step = dop ? I->d.dp.h : I->d.rk.h, hrho = dop ? I->d.dp.hrho : I->d.rk.hrho;
+    const int stiff_run = dop ? I->d.dp.stiff_run : I->d.rk.stiff_run;
+    const long naccept = I->d.dp.naccept + I->d.rk.naccept; /* steps of either: the window counts on */
     double h = 0.0, remaining;
     const char *why = NULL;
     char buf[160];
     if (I->d.stiff_warned)
         return;
-    if (rk->stiff_run >= MBS_STIFF_STEPS && rk->h > 0.0 &&
-        !((I->d.t_stop - I->d.t) / rk->h <= MBS_STIFF_MIN_REMAINING)) {
-        h = rk->h;
+    if (stiff_run >= MBS_STIFF_STEPS && step > 0.0 && !((I->d.t_stop - I->d.t) / step <= MBS_STIFF_MIN_REMAINING)) {
+        h = step;
         snprintf(buf, sizeof buf, "the step is limited by stability, not accuracy (h |lambda| = %.3g "
-                 "with |lambda| ~ %.3g 1/s)", rk->hrho, rk->hrho / h);
+                 "with |lambda| ~ %.3g 1/s)", hrho, hrho / h);
         why = buf;
-    } else if (rk->naccept - I->d.win_n >= MBS_STIFF_WINDOW) {
-        double mean_h = (I->d.t - I->d.win_t) / (double)(rk->naccept - I->d.win_n);
+    } else if (naccept - I->d.win_n >= MBS_STIFF_WINDOW) {
+        double mean_h = (I->d.t - I->d.win_t) / (double)(naccept - I->d.win_n);
         I->d.win_t = I->d.t;
-        I->d.win_n = rk->naccept;
+        I->d.win_n = naccept;
         if (isfinite(I->d.t_stop) && mean_h < MBS_STIFF_COLLAPSE_RATIO * (I->d.t_stop - I->d.t0)) {
             h = mean_h;
             why = "its steps have collapsed relative to the interval";
@@ -782,6 +793,14 @@ static void check_stiffness(mbs_instance *I)
 
 const char *mbs_inst_stiffness(const mbs_instance *I) { return I->stiff_msg; }
 
+/* Every integrator starts afresh at the next do-step (from the state of the communication point). */
+static void reset_integrators(mbs_instance *I)
+{
+    mbs_rkstab_reset_fsal(&I->d.rk);
+    mbs_dop853_reset_fsal(&I->d.dp);
+    mbs_radau_reset(&I->d.rd);
+}
+
 int mbs_inst_do_step(mbs_instance *I, double t, double h)
 {
     double t_end, t_stop, x[NX];
@@ -800,16 +819,15 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
         return fail(I, "max_internal_step = %g s would need more than %ld internal steps for the "
                        "communication step of %g s; raise max_internal_step or shorten the step",
                     I->d.v[MBS_VR_HMAX], MAX_STEPS_PER_CALL, h);
-    I->d.rk.rtol = I->d.rd.rtol = I->d.v[MBS_VR_RTOL];
-    I->d.rk.atol = I->d.rd.atol = I->d.v[MBS_VR_ATOL];
-    I->d.rk.hmax = I->d.rd.hmax = I->d.v[MBS_VR_HMAX] > 0.0 ? I->d.v[MBS_VR_HMAX] : INFINITY;
+    I->d.rk.rtol = I->d.rd.rtol = I->d.dp.rtol = I->d.v[MBS_VR_RTOL];
+    I->d.rk.atol = I->d.rd.atol = I->d.dp.atol = I->d.v[MBS_VR_ATOL];
+    I->d.rk.hmax = I->d.rd.hmax = I->d.dp.hmax = I->d.v[MBS_VR_HMAX] > 0.0 ? I->d.v[MBS_VR_HMAX] : INFINITY;
     /* Inputs or parameters changed: restart at the communication point (the steps taken past it
      * assumed the old values), and while they keep changing, do not step past the next one.
      * Inputs given as a function of time are known ahead: the run continues past. */
     I->d.inputs_changing = I->d.fsal_dirty && I->input_fn == NULL;
     if (I->d.fsal_dirty) {
-        mbs_rkstab_reset_fsal(&I->d.rk);
-        mbs_radau_reset(&I->d.rd);
+        reset_integrators(I);
         I->d.fsal_dirty = 0;
     }
     t_end = t + h;
@@ -820,6 +838,9 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
     if (I->d.method == MBS_METHOD_STIFF) /* its dense output is of order 3 only: stop at t_end */
         rc = mbs_radau_advance_dense(&I->d.rd, inst_rhs, NULL, project, I, I->d.t, I->d.x, t_end, t_end,
                                      MAX_STEPS_PER_CALL, x);
+    else if (I->d.method == MBS_METHOD_DOP853)
+        rc = mbs_dop853_advance_dense(&I->d.dp, inst_rhs, project, I, I->d.t, I->d.x, t_end, t_stop,
+                                      MAX_STEPS_PER_CALL, x);
     else
         rc = mbs_rkstab_advance_dense(&I->d.rk, inst_rhs, project, I, I->d.t, I->d.x, t_end, t_stop,
                                       MAX_STEPS_PER_CALL, x);
@@ -827,10 +848,11 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
         rc = MBS_RKSTAB_EPROJECT; /* the interpolated state is projected like every step end */
     if (rc != MBS_RKSTAB_OK) {
         char inputs[512];
-        double t_int = I->d.method == MBS_METHOD_STIFF ? I->d.rd.t_cur : I->d.rk.t_fsal;
+        double t_int = I->d.method == MBS_METHOD_STIFF    ? I->d.rd.t_cur
+                       : I->d.method == MBS_METHOD_DOP853 ? I->d.dp.t_fsal
+                                                          : I->d.rk.t_fsal;
         /* keep the last communication point's state: outputs, time and saved states stay valid */
-        mbs_rkstab_reset_fsal(&I->d.rk);
-        mbs_radau_reset(&I->d.rd);
+        reset_integrators(I);
         I->last_code = rc;
         inputs_text(I, inputs, sizeof inputs);
         return fail(I, "integration from t=%.17g to %.17g failed (internal time %.17g): %s%s%s%s", t,
@@ -839,7 +861,7 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
     }
     memcpy(I->d.x, x, sizeof x);
     I->d.t = t_end;
-    if (I->d.method == MBS_METHOD_RKSTAB)
+    if (I->d.method != MBS_METHOD_STIFF)
         check_stiffness(I);
     log_switches(I);
     if (publish(I) != MBS_OK) {
@@ -877,10 +899,8 @@ int mbs_inst_last_code(const mbs_instance *I) { return I->last_code; }
 
 void mbs_inst_statistics(const mbs_instance *I, long *nfev, long *naccept, long *nreject, long *nproj)
 {
-    const int stiff = I->d.method == MBS_METHOD_STIFF;
-    *nfev = stiff ? I->d.rd.nfev : I->d.rk.nfev;
-    *naccept = stiff ? I->d.rd.naccept : I->d.rk.naccept;
-    *nreject = stiff ? I->d.rd.nreject : I->d.rk.nreject;
+    long njev, ndec;
+    mbs_inst_method_statistics(I, I->d.method, naccept, nreject, nfev, &njev, &ndec);
     *nproj = I->form.nproj;
 }
 
@@ -897,6 +917,11 @@ int mbs_inst_method_statistics(const mbs_instance *I, int method, long *naccept,
         *naccept = I->d.rk.naccept;
         *nreject = I->d.rk.nreject;
         *nfev = I->d.rk.nfev;
+        *njev = *ndec = 0;
+    } else if (method == MBS_METHOD_DOP853) {
+        *naccept = I->d.dp.naccept;
+        *nreject = I->d.dp.nreject;
+        *nfev = I->d.dp.nfev;
         *njev = *ndec = 0;
     } else {
         return MBS_ERROR;
@@ -985,7 +1010,10 @@ int mbs_inst_state_check(const void *buf)
     for (i = 0; i < NX; i++)
         if (d.given[i] > 1 || !isfinite(d.x[i]))
             return 1;
-    if ((d.part[0] & ~1) || d.part[1] < 0 || (d.method != MBS_METHOD_RKSTAB && d.method != MBS_METHOD_STIFF) ||
+    if ((d.dp.n != NX && d.dp.n != 0) || (d.dp.fsal_valid & ~1) || (d.dp.dense_valid & ~1) ||
+        (d.dp.dense_ready & ~1))
+        return 1;
+    if ((d.part[0] & ~1) || d.part[1] < 0 || mbs_method_name(d.method) == NULL ||
         d.v[MBS_VR_SOLVER] != (double)d.method ||
         (d.rd.n != NX && d.rd.n != 0) || (d.rd.valid & ~1) || (d.rd.dense_valid & ~1) ||
         (d.rd.jac_valid & ~1) || (d.rd.valid && !isfinite(d.rd.t_cur)))
@@ -1000,6 +1028,7 @@ void mbs_inst_restore(mbs_instance *I, const void *buf)
 {
     memcpy(&I->d, buf, sizeof I->d);
     I->d.rk.work = I->d.work;
+    I->d.dp.work = I->d.dwork;
     I->d.rd.work = I->d.rwork;
     I->d.rd.iwork = I->d.riwork;
     I->outputs_dirty = 0; /* the state holds the outputs computed at its time */

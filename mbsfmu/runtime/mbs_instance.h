@@ -81,14 +81,15 @@ mbs_form *mbs_inst_form(mbs_instance *inst);
 /* Formulation 'partition': fix the choice, dependent[j] != 0 for the nc dependent coordinates
  * (without it the engine chooses at the first evaluation, and again whenever C_d degrades). */
 int mbs_inst_set_partition(mbs_instance *inst, const unsigned char *dependent);
-/* Integration method: MBS_METHOD_RKSTAB (explicit, stabilized DOPRI5) or MBS_METHOD_STIFF
- * (Radau IIA 5 with the formulation's projection; it stops at every communication point, since
- * its dense output is of order 3 only).  It is the value of the variable 'solver' (whose start
+/* Integration method: MBS_METHOD_RKSTAB (explicit, stabilized DOPRI5), MBS_METHOD_STIFF (Radau
+ * IIA 5 with the formulation's projection; it stops at every communication point, since its dense
+ * output is of order 3 only) or MBS_METHOD_DOP853 (explicit Dormand-Prince 8(5,3), projected
+ * after each step; fewer steps than RKSTAB at tight tolerances, mbs_dop853.h).  It is the value of the variable 'solver' (whose start
  * value, the model's, is the default); setting that variable with mbs_inst_set switches the
  * method as well, also between do-steps (the integrator restarts at the next one). */
 int mbs_inst_set_method(mbs_instance *inst, int method);
 int mbs_inst_method(const mbs_instance *inst);
-/* "rkstab", "stiff" (the values of 'solver', mbsfmu.solver_settings.SOLVERS); NULL for another
+/* "rkstab", "stiff", "dop853" (the values of 'solver', mbsfmu.solver_settings.SOLVERS); NULL for another
  * number, so that 0, 1, ... until NULL are all the methods */
 const char *mbs_method_name(int method);
 /* Minimal ODE of a tree: 1 = articulated-body algorithm where the model has it, 0 = mass matrix. */

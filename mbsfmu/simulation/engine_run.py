@@ -18,7 +18,7 @@ from ..errors import MbsError, SimulationError, SimulationInterrupted, Stiffness
 from ..runtime.engine import Engine, EngineError
 
 #: simulate's methods the engine runs, and its method for each
-ENGINE_METHODS = {"explicit": "rkstab", "rkstab": "rkstab", "stiff": "stiff"}
+ENGINE_METHODS = {"explicit": "rkstab", "rkstab": "rkstab", "stiff": "stiff", "DOP853": "dop853"}
 
 
 def engine_applies(system, method: str, formulation: str) -> bool:

@@ -8,7 +8,7 @@
  *
  * DESCRIPTION_FILE: first line "guid <GUID>", then one line per variable "<vr> <kind> <name>"
  * with kind one of state (coordinate or velocity), calc, fixed, tunable, solver, method (the
- * Integer parameter 'solver', values 0 and 1), input.  Every other variable is a Real.
+ * Integer parameter 'solver', values 0, 1 and 2), input.  Every other variable is a Real.
  *
  * The driver keeps up to three instances and a pool of FMU states, draws a function and its
  * arguments at random (NULL pointers, non-finite and absurd values, wrong value references,
@@ -465,7 +465,7 @@ static void call_set_real(inst *I)
 }
 
 /* The Integer 'solver' (get in the states of fmi2GetReal, set in those of fmi2SetReal, values
- * 0 and 1), and Integer access to anything else, Boolean and String access (no such variables). */
+ * 0, 1 and 2), and Integer access to anything else, Boolean and String access (no such variables). */
 static void call_integer(inst *I)
 {
     fmi2ValueReference vr[1];
@@ -476,7 +476,7 @@ static void call_integer(inst *I)
     char token[32];
     fmi2Status st;
     vr[0] = chance(0.5) || vr_method < 0 ? any_vr() : (fmi2ValueReference)vr_method;
-    iv[0] = irand(4) - 1;
+    iv[0] = irand(5) - 1;
     k = n > 0 && valid_vr(vr[0]) ? kind[vr[0]] : -1;
     allowed = set ? (I->st == S_INST || I->st == S_INIT || I->st == S_STEP) : I->st != S_INST;
     take_snapshot(I);
@@ -484,7 +484,7 @@ static void call_integer(inst *I)
     st = set ? fmi2SetInteger(I->c, vr, n, iv) : fmi2GetInteger(I->c, vr, n, iv);
     if (!allowed)
         expect_refused(st, fn, NULL, 1);
-    else if (n == 0 || (k == K_METHOD && (!set || iv[0] == 0 || iv[0] == 1))) {
+    else if (n == 0 || (k == K_METHOD && (!set || (iv[0] >= 0 && iv[0] <= 2)))) {
         outcome(st, fn, 1);
         return;
     } else if (k == K_METHOD) {
