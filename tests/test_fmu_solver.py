@@ -105,7 +105,7 @@ def test_solver_is_a_tunable_integer_after_max_internal_step(fmus):
         v = by["solver"]
         assert (v.type, v.causality, v.variability, v.initial) == ("Integer", "parameter", "tunable", "exact")
         assert (v.start, v.min, v.max) == ("0" if name == "cart" else "1", "0", "2"), name
-        assert "0 = rkstab" in v.description and "1 = stiff" in v.description and "2 = dop853" in v.description
+        assert all(f"{i} = {n}" in v.description for i, n in enumerate(("rkstab", "stiff", "dop853")))
         assert v.valueReference == by["max_internal_step"].valueReference + 1
         assert "logStatistics" in [c.name for c in md.logCategories]
         assert validate_fmu(str(fmus[name])) == [], name
@@ -282,4 +282,28 @@ def test_numpy_path_runs_the_stiff_solver_with_scipys_radau(fmus, tmp_path, monk
             assert np.max(np.abs(X[:, i] - ref.y[k][1:])) < 1e-6, n
     assert np.max(X[:, s.outputs.index("constraint_residual")]) < 1e-10
     assert math.isfinite(X[-1, 0])
+    s.free()
+
+
+def test_numpy_path_runs_dop853_with_scipys_dop853(fmus, tmp_path, monkeypatch):
+    """No compiler: solver = 2 (dop853) is scipy's DOP853 with the projection after every step,
+    within the tolerances of the engine's DOP853; the statistics name dop853."""
+    ref = mbsfmu.simulate(fmus["model"], 0.05, H, rtol=SETTINGS["solver_rtol"], atol=SETTINGS["solver_atol"],
+                          method="DOP853", backend="c")
+    monkeypatch.setenv("CC", "no-such-c-compiler")
+    s = Slave(fmus["pythonfmu"], tmp_path, "numpy8", folder="numpy8")
+    s.instantiate(logging_on=True)
+    s.fmu.setupExperiment(startTime=0.0)
+    s.fmu.setInteger([s.vr["solver"]], [2])
+    s.fmu.enterInitializationMode()
+    s.set(SETTINGS)
+    s.fmu.exitInitializationMode()
+    X = s.run(0.0, 5, H)
+    s.fmu.terminate()
+    counts, current = statistics(s.messages)
+    assert current == "dop853" and list(counts) == ["dop853"] and counts["dop853"][0] > 0
+    for i, n in enumerate(s.outputs):
+        if n in ref.coordinate_names:
+            k = ref.coordinate_names.index(n)
+            assert np.max(np.abs(X[:, i] - ref.y[k][1:])) < 1e-6, n
     s.free()

@@ -21,8 +21,9 @@ native FMU's; outputs are updated at communication points only) and says so with
 fmi2Instantiate.
 
 The integration method is the Integer parameter ``solver`` (fmi2SetInteger / fmi2GetInteger; 0 =
-rkstab, 1 = stiff), as in the native FMU: on the engine it is the engine's method, on the numpy path
-'stiff' is scipy's Radau with the formulation's projection after every step.  At fmi2Terminate the
+rkstab, 1 = stiff, 2 = dop853), as in the native FMU: on the engine it is the engine's method, on the
+numpy path 'stiff' and 'dop853' are scipy's Radau and DOP853 with the formulation's projection after
+every step.  At fmi2Terminate the
 work of each method that ran is logged under ``logStatistics`` (with debug logging on, as pythonfmu
 passes messages), in the native FMU's words.
 
@@ -62,6 +63,8 @@ STATE_HEADER = ("format", "version", "guid", "model", "sha256")
 STATE_FIELDS = ("mode", "time", "stop_time", "backend", "data")
 NUMPY = "numpy"  # the backend name of the numpy path
 METHOD_NAMES = {k: n for n, k in METHOD_KINDS.items()}  # solver value -> method name
+#: the numpy path's scipy method for the engine's methods other than rkstab (projected after each step)
+SCIPY_FALLBACK = {"stiff": "Radau", "dop853": "DOP853"}
 AFTER_ERROR = "restore a state with fmi2SetFMUstate, or fmi2Reset"
 
 _GUARDS = []  # guard libraries found by the slaves of this module
@@ -491,12 +494,14 @@ class _NumpyBackend:
 
         rtol, atol = self.values["solver_rtol"], self.values["solver_atol"]
         max_step = hmax if hmax > 0 else math.inf
-        if method == "stiff":
-            sol = integrate_projected(self.form, self.x, (self.time, t1), "Radau", [t1], project=project,
-                                      rtol=rtol, atol=atol, max_step=max_step, max_steps=NUMPY_MAX_STEPS)
-            # scipy's Radau counts neither its rejected steps nor its decompositions
+        if method in SCIPY_FALLBACK:
+            sol = integrate_projected(self.form, self.x, (self.time, t1), SCIPY_FALLBACK[method], [t1],
+                                      project=project, rtol=rtol, atol=atol, max_step=max_step,
+                                      max_steps=NUMPY_MAX_STEPS)
+            # scipy's methods count neither their rejected steps nor Radau's decompositions
+            stiff = method == "stiff"
             return sol, {"accepted": sol.naccept, "rejected": None, "nfev": sol.nfev,
-                         "njev": sol.extra.get("njev", 0), "ndec": None}
+                         "njev": sol.extra.get("njev", 0) if stiff else 0, "ndec": None if stiff else 0}
         sol = integrate(self.form, self.x, (self.time, t1), project=project, rtol=rtol, atol=atol,
                         t_eval=[t1], max_step=max_step, max_steps=NUMPY_MAX_STEPS)
         return sol, {"accepted": sol.naccept, "rejected": sol.nreject, "nfev": sol.nfev, "njev": 0, "ndec": 0}
