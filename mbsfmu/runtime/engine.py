@@ -43,7 +43,11 @@ def _load(module: str, path):
 
 
 def engine_module(system):
-    """The compiled engine extension of ``system`` (built once per model and cached)."""
+    """The compiled engine extension of ``system`` (built once per model and cached).
+
+    Besides ``Instance`` it holds ``RHS``, the right-hand side of an instance as a fast callable
+    (:class:`mbsfmu.codegen.c_rhs.CompiledRHS` is one), and ``model_source``, the generated
+    ``model.c`` compiled into it."""
     from ..codegen.c_model import model_sources
     from ..codegen.compile import compile_engine
 
@@ -54,7 +58,9 @@ def engine_module(system):
         files["model_config.h"] = model["model_config.h"]
         module, path = compile_engine(files, (*ENGINE_SOURCES, "model.c", "mbs_python.c"),
                                       f"mbs_engine_{system.name}")
-        return _load(module, path)
+        mod = _load(module, path)
+        mod.model_source = model["model.c"]   # the generated part, for readers (CompiledRHS.source)
+        return mod
 
     return system.equations().derived("engine_module", build)
 
