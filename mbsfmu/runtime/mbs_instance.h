@@ -121,7 +121,8 @@ int mbs_inst_multipliers(mbs_instance *inst, double *lambda);
  * M y'' = q - k by Cholesky), inputs given as functions and external time parameters taken at t.
  * prm (nprm doubles) and u (nu doubles), where not NULL, replace the instance's parameter and
  * input values for this one evaluation (unchecked, not stored; a given u also replaces the input
- * function).  No value or state of the instance changes.  On failure MBS_ERROR with the message,
+ * function).  Nothing of the instance changes but its scratch space and, with u NULL, the input
+ * values an input function writes (as in a step).  On failure MBS_ERROR with the message,
  * and *pivot (if not NULL) = j + 1 when a tree's pivot of coordinate j failed (a singular
  * configuration), else 0. */
 int mbs_inst_rhs(mbs_instance *inst, double t, const double *x, const double *prm, const double *u,
