@@ -10,9 +10,10 @@ m L^2 / 12 about the cg for rotations about y and z).  The coordinates are the *
 joint angles q_i (link i against link i-1; link 1 against the inertial x axis), in both
 programs; the speeds are u_i = q_i'.  m, L and g are symbols with default values.
 
-* mbsfmu: ``System`` -> ``equations()`` -> ``numeric()`` -> :class:`CompiledRHS` (generated C
-  for y'' by the articulated-body algorithm, called as a CPython extension type by vectorcall;
-  the breakdown also times the mass-matrix algorithm: C for M and q - k, Cholesky solve in C).
+* mbsfmu: ``System`` -> ``equations()`` -> ``numeric()`` -> :class:`CompiledRHS` (the C
+  engine's right-hand side of the model: generated C for y'' by the articulated-body algorithm,
+  called through the engine extension's ``RHS`` type by vectorcall; the breakdown also times the
+  engine's mass-matrix path: M and q - k, Cholesky solve).
 * PyDy: ``sympy.physics.mechanics.KanesMethod`` (``orient_axis``, ``v2pt_theory``,
   ``RigidBody``) and ``pydy.codegen.ode_function_generators.generate_ode_function`` with
   ``generator='cython'`` in the minimal form M(q) u' = F(q, u), q' = u (PyDy solves the f x f
@@ -25,10 +26,10 @@ status 1 before timing.
 **What is timed**, in one process at that state, per call from Python with ``timeit`` (best of
 ``--repeat`` repeats of ``--number`` calls): ``rhs(t, x)`` of mbsfmu's CompiledRHS and PyDy's
 ``rhs(x, t, p)`` (no specified inputs, so PyDy's function has no ``r`` argument).  For the
-breakdown it also times the ctypes binding of the same kernel (``binding="ctypes"``, the fallback
-without Python.h), its bare ctypes call of ``mbs_rhs`` (no copies of x in and x' out), an empty
-ctypes call with six arguments (the ctypes overhead alone), ``numpy.linalg.solve`` of
-an N x N system (which PyDy calls inside its rhs) and mbsfmu's numpy reference backend.
+breakdown it also times the engine instance's own ``rhs(t, x)`` (its stored values: no reads of
+``numeric.prm`` and ``numeric.u``), ``numpy.empty`` of x' (the allocation every call makes),
+``numpy.linalg.solve`` of an N x N system (which PyDy calls inside its rhs) and mbsfmu's numpy
+reference backend.
 Derivation and compilation times are printed but are not part of the comparison.
 
     .venv/bin/python bench/chain_rhs.py [--links 10] [--number 20000] [--repeat 7] [--seed 1]
@@ -39,7 +40,6 @@ Needs the ``bench`` extra (``pip install -e .[bench]``: pydy, cython) and a C co
 from __future__ import annotations
 
 import argparse
-import ctypes
 import pathlib
 import sys
 import time
@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 
 PARAMS = {"m": 1.0, "L": 0.5, "g": 9.81}
 TARGET = 20.0
-MB = "mbsfmu CompiledRHS rhs(t, x) (extension)"
+MB = "mbsfmu CompiledRHS rhs(t, x) (engine)"
 PYDY = "PyDy cython rhs(x, t, p)"
 
 
@@ -165,28 +165,19 @@ def main(argv=None) -> int:
 
     # ---------------------------------------------------------------- time
     nb, rp = args.number, args.repeat
-    # for the breakdown only: the ctypes binding of the same kernel, its bare ctypes call of
-    # mbs_rhs with the addresses it has bound (no copy of x in, no copy of x' out), and an
-    # empty ctypes call with as many arguments (mbs_qr_nullspace returns at once for m = -1)
-    rhs_ct = CompiledRHS(num, binding="ctypes")
-    fn, px, pt, po = rhs_ct._fn, rhs_ct._px, rhs_ct._ptp, rhs_ct._pout
-    pprm, pu = rhs_ct._pprm, rhs_ct._pu
-    rhs_ct(t, x)
+    # for the breakdown only: the engine's mass-matrix path, the engine instance's own rhs
+    # (its stored values, equal to num's defaults: no reads of num.prm and num.u)
     rhs_mm = CompiledRHS(num, algorithm="mass_matrix")   # M + Cholesky instead of the ABA
     rhs_mm(t, x)
-    empty = rhs_ct.lib.mbs_qr_nullspace
-    empty.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-                      ctypes.c_void_p]
-    empty.restype = ctypes.c_int
-    assert empty(-1, 0, px, px, 0, px) == -1
+    own = rhs_mb.instance.rhs
+    assert np.array_equal(own(t, x), rhs_mb(t, x))
     A = np.eye(n) + 0.1
     times = {
         MB: best_us(lambda: rhs_mb(t, x), nb, rp),
         PYDY: best_us(lambda: rhs_pydy(x, t, p), nb, rp),
-        "  mbsfmu extension, M + Cholesky algorithm": best_us(lambda: rhs_mm(t, x), nb, rp),
-        "  mbsfmu ctypes binding rhs(t, x)": best_us(lambda: rhs_ct(t, x), nb, rp),
-        "  mbsfmu: ctypes call of mbs_rhs only": best_us(lambda: fn(t, px, pprm, pu, pt, po), nb, rp),
-        "  mbsfmu: empty ctypes call, 6 args": best_us(lambda: empty(-1, 0, px, px, 0, px), nb, rp),
+        "  mbsfmu engine, M + Cholesky algorithm": best_us(lambda: rhs_mm(t, x), nb, rp),
+        "  mbsfmu engine Instance.rhs(t, x)": best_us(lambda: own(t, x), nb, rp),
+        f"  numpy.empty({2 * n}) (the returned x')": best_us(lambda: np.empty(2 * n), nb, rp),
         f"  numpy.linalg.solve, {n}x{n} (PyDy uses it)": best_us(lambda: np.linalg.solve(A, x[:n]),
                                                               nb, rp),
         "mbsfmu numpy backend accelerations": best_us(lambda: num.accelerations(t, x[:n], x[n:]),

@@ -1,5 +1,5 @@
-"""CompiledRHS (generated C + straight-line Cholesky in one module) agrees with the numpy backend,
-through both bindings: the CPython extension type and the ctypes fallback."""
+"""CompiledRHS (the right-hand side of the model's C engine, called through the engine
+extension's RHS type) agrees with the numpy backend."""
 
 import os
 
@@ -8,12 +8,11 @@ import pytest
 from c_support import shaker
 
 from mbsfmu import ModelError, SingularMassMatrixError, System, rot_x
-from mbsfmu.codegen.c_rhs import RHS_SOURCE, CompiledRHS, CtypesRHS
+from mbsfmu.codegen.c_rhs import CompiledRHS
 from mbsfmu.model.loader import load_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = ["double_pendulum", "cart_pendulum", "spinning_top"]
-BINDINGS = ["extension", "ctypes"]
 
 
 def _check(num, rhs, t, x):
@@ -26,16 +25,16 @@ def _check(num, rhs, t, x):
     return xd
 
 
-@pytest.mark.parametrize("binding", BINDINGS)
+@pytest.mark.parametrize("algorithm", ["auto", "mass_matrix"])
 @pytest.mark.parametrize("name", [*MODELS, "shaker"])
-def test_rhs_matches_numpy_backend(cache, name, binding):
+def test_rhs_matches_numpy_backend(cache, name, algorithm):
     s = shaker() if name == "shaker" else load_model(os.path.join(ROOT, "models", f"{name}.py"))
     num = s.equations().numeric()
     if num.input_names:
         num.set_inputs({n: 2.5 for n in num.input_names})
         assert np.all(num.u != 0)
-    rhs = CompiledRHS(num, binding=binding)
-    assert rhs.binding == binding and isinstance(rhs, CompiledRHS)
+    rhs = CompiledRHS(num, algorithm=algorithm)
+    assert rhs.binding == "extension" and isinstance(rhs, CompiledRHS)
     assert rhs.path.parent == cache
     rng = np.random.default_rng(3)
     for _ in range(5):
@@ -49,19 +48,17 @@ def test_rhs_matches_numpy_backend(cache, name, binding):
     np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("binding", BINDINGS)
-def test_time_parameter_changes_the_result(cache, binding):
+def test_time_parameter_changes_the_result(cache):
     num = shaker().equations().numeric()
-    rhs = CompiledRHS(num, binding=binding)
+    rhs = CompiledRHS(num)
     x = np.array([0.3, -0.4])
     a, b = _check(num, rhs, 0.0, x), _check(num, rhs, 1.3, x)
     assert a[1] != b[1]
 
 
-@pytest.mark.parametrize("binding", BINDINGS)
-def test_parameter_and_input_changes_are_seen(cache, binding):
+def test_parameter_and_input_changes_are_seen(cache):
     num = load_model(os.path.join(ROOT, "models", "cart_pendulum.py")).equations().numeric()
-    rhs = CompiledRHS(num, binding=binding)
+    rhs = CompiledRHS(num)
     x = np.array([0.3, -0.7, 1.1, 0.4])
     before = _check(num, rhs, 0.0, x)
     num.set_inputs({"F": 3.0})             # changes u in place
@@ -75,14 +72,23 @@ def test_parameter_and_input_changes_are_seen(cache, binding):
     _check(num, rhs, 0.0, x)
 
 
-def test_source_is_one_library_with_linalg_and_rhs():
-    num = load_model(os.path.join(ROOT, "models", "double_pendulum.py")).equations().numeric()
-    from mbsfmu.codegen.c_rhs import rhs_source
+def test_rhs_is_the_engines_right_hand_side(cache):
+    """No copy of its own: the object is the engine extension's RHS on an engine instance, and
+    gives what the instance's own rhs gives with the same (start) values."""
+    from mbsfmu.runtime.engine import engine_module
 
-    src = rhs_source(num.eqs)
-    assert '#include "mbs_linalg.h"' not in src
-    assert "int mbs_chol_factor(int n, double *A)\n{" in src
-    assert src.endswith(RHS_SOURCE) and "void mbs_dynamics(" in src
+    s = load_model(os.path.join(ROOT, "models", "cart_pendulum.py"))
+    num = s.equations().numeric()
+    rhs = CompiledRHS(num)
+    mod = engine_module(s)
+    assert type(rhs) is mod.RHS and isinstance(rhs.instance, mod.Instance)
+    assert str(rhs.path) == mod.__file__ and rhs.source == mod.model_source
+    assert "void mbs_dynamics(" in rhs.source and rhs.f == num.f and rhs.numeric is num
+    x = np.array([0.3, -0.7, 1.1, 0.4])
+    np.testing.assert_array_equal(rhs(0.2, x), rhs.instance.rhs(0.2, x))
+    num.set_inputs({"F": 3.0})             # seen by rhs, not by the instance's own values
+    assert rhs(0.2, x)[2] != rhs.instance.rhs(0.2, x)[2]
+    _check(num, rhs, 0.2, x)
 
 
 def test_loop_model_is_rejected():
@@ -91,15 +97,15 @@ def test_loop_model_is_rejected():
         CompiledRHS(num)
 
 
-@pytest.mark.parametrize("binding", BINDINGS)
-def test_singular_mass_matrix_names_the_state(cache, binding):
+def test_singular_mass_matrix_names_the_state(cache):
     # point masses on the hinge axis x of coordinate q (one of them sliding along it by r):
     # q moves no mass, so the first Cholesky pivot (that of q) fails in every configuration
     s = System("axis")
     q, r = s.coordinates("q", "r")
     s.body("B", rel_rot=rot_x(q), cg_pos=[1, 0, 0], mass=1, inertia=[0, 0, 0])
     s.body("C", ref="B", rel_pos=[r, 0, 0], mass=1, inertia=[0, 0, 0])
-    rhs = CompiledRHS(s.equations().numeric(), binding=binding)
+    rhs = CompiledRHS(s.equations().numeric())
+    assert rhs.algorithm == "mass_matrix"
     with pytest.raises(SingularMassMatrixError,
                        match=r"axis: mass matrix is not positive definite \(Cholesky pivot of 'q' "
                              r"failed.* at t=0.25 \(q=0, r=1.5\)"):
@@ -133,17 +139,43 @@ def test_extension_rejects_bad_calls(cache):
     np.testing.assert_array_equal(rhs(0.0, np.array([1, 0, 0, 0])), rhs(0.0, [1.0, 0.0, 0.0, 0.0]))
 
 
-def test_ctypes_binding_is_the_fallback_without_python_headers(cache, monkeypatch):
-    from mbsfmu.codegen import c_rhs
+def test_without_python_headers_minimal_ode_keeps_the_per_state_kernel(cache, monkeypatch):
+    """CompiledRHS needs the engine extension (no ctypes binding any more); without Python.h
+    MinimalODE on the C backend falls back to the per-state kernel and still agrees."""
+    from mbsfmu.codegen import compile as compile_module
     from mbsfmu.codegen.compile import MissingPythonHeaders
+    from mbsfmu.formulations.minimal_ode import MinimalODE
 
     def no_headers(*_):
         raise MissingPythonHeaders("Python.h not found in /nowhere")
 
-    monkeypatch.setattr(c_rhs, "compile_extension", no_headers)
-    num = load_model(os.path.join(ROOT, "models", "double_pendulum.py")).equations().numeric()
-    assert isinstance(CompiledRHS(num), CtypesRHS)
+    monkeypatch.setattr(compile_module, "python_include_dirs", no_headers)
+    num = load_model(os.path.join(ROOT, "models", "cart_pendulum.py")).equations().numeric()
     with pytest.raises(MissingPythonHeaders, match="Python.h"):
-        CompiledRHS(num, binding="extension")
-    with pytest.raises(ValueError, match="unknown binding 'cffi'"):
-        CompiledRHS(num, binding="cffi")
+        CompiledRHS(num)
+    with pytest.raises(ValueError, match="unknown binding 'ctypes'.*removed"):
+        CompiledRHS(num, binding="ctypes")
+    num.use_c_kernel()
+    num.set_inputs({"F": 0.5})
+    form = MinimalODE(num, {"F": 0.5})
+    assert not isinstance(form.rhs, CompiledRHS)
+    x = np.array([0.3, -0.7, 1.1, 0.4])
+    _check(num, form.rhs, 0.0, x)
+
+
+def test_constant_without_value(cache):
+    """The engine module of CompiledRHS is built although a constant has no value (numeric.prm
+    is handed in at every call); an Engine of the same model still refuses to start without it."""
+    from mbsfmu import ParameterError, rot_z
+    from mbsfmu.runtime.engine import Engine
+
+    s = System("unset")
+    m = s.constant("m")
+    (q,) = s.coordinates("q")
+    s.gravity([0, -9.81, 0])
+    s.body("B", rel_rot=rot_z(q), cg_pos=[1, 0, 0], mass=m, inertia=[0.1, 0.1, 0.1])
+    num = s.equations().numeric({"m": 2.0})
+    rhs = CompiledRHS(num)
+    _check(num, rhs, 0.0, np.array([0.3, 0.1]))
+    with pytest.raises(ParameterError, match="constant 'm' has no value"):
+        Engine(s)

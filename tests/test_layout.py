@@ -60,6 +60,8 @@ LATE_BACKWARD_IMPORTS = {
     ("mbsfmu.equations.numeric_model", "mbsfmu.codegen.c_backend"): "NumericModel.use_c_kernel, the compiled "
                                                                      "per-state evaluation",
     ("mbsfmu.formulations.minimal_ode", "mbsfmu.codegen.c_rhs"): "the compiled right-hand side of trees",
+    ("mbsfmu.codegen.c_rhs", "mbsfmu.runtime.engine"): "CompiledRHS, the engine's right-hand side "
+                                                        "(no copy of its own)",
     ("mbsfmu.codegen.c_model", "mbsfmu.fmu.model_description"): "the FMU variables the engine's model "
                                                                 "source lists",
 }

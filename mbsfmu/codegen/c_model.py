@@ -138,14 +138,16 @@ def _parameter_rule_tables(system, eqs) -> list[str]:
     ]
 
 
-def model_sources(system, formulation: str = "qr", variables=None, tag: str = "") -> dict[str, str]:
+def model_sources(system, formulation: str = "qr", variables=None, tag: str = "",
+                  unset_constants: bool = False) -> dict[str, str]:
     """``{"model_config.h": ..., "model.c": ...}`` of ``system`` for a build whose default
-    formulation is ``formulation``.  ``variables`` defaults to ``fmu_variables(system)``;
+    formulation is ``formulation``.  ``variables`` defaults to ``fmu_variables(system)`` (with
+    ``unset_constants``, constants without a value start at 0: see ``fmu_variables``);
     ``tag`` (e.g. "native") enters the GUID so that different kinds of build differ."""
     from ..fmu.model_description import fmu_variables
     from ..solver_settings import c_macros as solver_macros
 
-    variables = fmu_variables(system) if variables is None else variables
+    variables = fmu_variables(system, unset_constants=unset_constants) if variables is None else variables
     eqs = system.equations()
     n = sizes(eqs)
     aba = _aba(eqs)

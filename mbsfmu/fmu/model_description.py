@@ -72,9 +72,11 @@ LOG_STATISTICS = ("logStatistics", "integrator statistics per method (accepted a
                   "right-hand sides, Jacobians, LU decompositions) at fmi2Terminate")
 
 
-def fmu_variables(system, solver: str = DEFAULT_SOLVER) -> list[FmuVariable]:
+def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = False) -> list[FmuVariable]:
     """The FMU variables of a System, in value-reference order; ``solver`` (a name of
-    :data:`mbsfmu.solver_settings.SOLVERS`) is the start value of the parameter ``solver``."""
+    :data:`mbsfmu.solver_settings.SOLVERS`) is the start value of the parameter ``solver``.
+    A constant without a value is a ParameterError, unless ``unset_constants`` (then its start is
+    None: for builds whose caller hands every parameter value in, never for an FMU)."""
     method = check_setting("solver", solver, api=True)
     loops = bool(system.loops or system.holonomic)
     out: list[FmuVariable] = []
@@ -104,7 +106,7 @@ def fmu_variables(system, solver: str = DEFAULT_SOLVER) -> list[FmuVariable]:
             add(o.name, "output", "continuous", "calculated", None, o.description,
                 kind="reaction" if o.constraint else "output", dependencies=tuple(deps[o.name]))
     for c in system.constants_.values():
-        if c.value is None:
+        if c.value is None and not unset_constants:
             from ..errors import ParameterError
 
             raise ParameterError(f"constant {c.name!r} has no value; an FMU needs a start value "

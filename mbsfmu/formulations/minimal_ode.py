@@ -5,9 +5,10 @@ With the state x = [y, y'] (seed 002 eq. 11):
     x' = [ y',  M(y,t)^-1 (q(y,y',t,u) - k(y,y',t)) ].
 
 With the compiled backend (``NumericModel.use_c_kernel()``) and inputs that are constants, the
-whole right-hand side is one call of :class:`~mbsfmu.codegen.c_rhs.CompiledRHS` (the generated
-articulated-body algorithm where the model has joint coordinates, else M and a Cholesky solve
-in C); inputs given as functions of time go through the per-state kernel as before.
+whole right-hand side is one call of :class:`~mbsfmu.codegen.c_rhs.CompiledRHS`, the C engine's
+minimal ODE (the generated articulated-body algorithm where the model has joint coordinates,
+else M and a Cholesky solve); inputs given as functions of time, or an interpreter without the
+headers the engine extension needs, go through the per-state kernel.
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ class MinimalODE(Formulation):
     def __init__(self, numeric, inputs=None):
         super().__init__(numeric, inputs)
         if getattr(numeric, "backend", "numpy") == "c" and not self.inputs.time_varying:
-            from ..codegen.c_rhs import CompiledRHS
+            from ..codegen.c_rhs import CompiledRHS, MissingPythonHeaders
 
-            self.rhs = CompiledRHS(numeric)   # same x' = F(t, x), one compiled call
+            try:
+                self.rhs = CompiledRHS(numeric)   # same x' = F(t, x), one call of the engine
+            except MissingPythonHeaders:
+                pass   # no engine extension: the per-state kernel (ctypes) below
 
     def rhs(self, t, x):
         f = self.f

@@ -42,19 +42,35 @@ def _load(module: str, path):
     return mod
 
 
-def engine_module(system):
-    """The compiled engine extension of ``system`` (built once per model and cached)."""
+def engine_module(system, unset_constants: bool = False):
+    """The compiled engine extension of ``system`` (built once per model and cached).
+
+    Besides ``Instance`` it holds ``RHS``, the right-hand side of an instance as a fast callable
+    (:class:`mbsfmu.codegen.c_rhs.CompiledRHS` is one), and ``model_source``, the generated
+    ``model.c`` compiled into it.
+
+    Every constant needs a value (the start values of the instance; ParameterError otherwise)
+    unless ``unset_constants``: for callers that hand every parameter value in at each call
+    (CompiledRHS), a constant without one starts at 0."""
     from ..codegen.c_model import model_sources
     from ..codegen.compile import compile_engine
 
+    if not unset_constants:
+        for c in system.constants_.values():
+            if c.value is None:
+                raise ParameterError(f"constant {c.name!r} has no value; the engine needs a start "
+                                     "value for every parameter")
+
     def build(_eqs):
         files = {name: source(name) for name in (*ENGINE_SOURCES, *ENGINE_HEADERS, "mbs_python.c")}
-        model = model_sources(system, "qr", tag="python")
+        model = model_sources(system, "qr", tag="python", unset_constants=True)
         files["model.c"] = model["model.c"]
         files["model_config.h"] = model["model_config.h"]
         module, path = compile_engine(files, (*ENGINE_SOURCES, "model.c", "mbs_python.c"),
                                       f"mbs_engine_{system.name}")
-        return _load(module, path)
+        mod = _load(module, path)
+        mod.model_source = model["model.c"]   # the generated part, for readers (CompiledRHS.source)
+        return mod
 
     return system.equations().derived("engine_module", build)
 

@@ -469,19 +469,17 @@ static int inputs_at(mbs_instance *I, double t)
     return fill_tp(I, t);
 }
 
-/* x' of the instance's formulation, with the inputs (and external time parameters) at t. */
-static int inst_rhs(void *ctx, double t, const double *x, double *xdot)
+/* x' of the instance's formulation with the inputs and time parameters as they are now; 0, or the
+ * failing function's status (for a tree: j + 1 if the pivot of coordinate j failed). */
+static int eval_rhs(mbs_instance *I, double t, const double *x, double *xdot)
 {
-    mbs_instance *I = (mbs_instance *)ctx;
-    if (inputs_at(I, t) != 0)
-        return 1;
 #if MBS_HAS_ABA
     if (I->aba && MBS_NC == 0) {
         int i, rc;
 #if MBS_TP_FUNCTION && MBS_NTP > 0
-        mbs_time_parameters(t, I->d.v + VR_PRM, I->tp);
+        mbs_time_parameters(t, I->form.prm, I->tp);
 #endif
-        rc = mbs_aba(t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, xdot + F);
+        rc = mbs_aba(t, x, x + F, I->form.prm, I->form.u, I->tp, xdot + F);
         if (rc != 0) {
             snprintf(I->form.message, sizeof I->form.message,
                      "the articulated-body pivot of coordinate '%s' failed at t=%.9g (a singular "
@@ -494,6 +492,38 @@ static int inst_rhs(void *ctx, double t, const double *x, double *xdot)
     }
 #endif
     return mbs_form_rhs(&I->form, t, x, xdot);
+}
+
+/* x' of the instance's formulation, with the inputs (and external time parameters) at t. */
+static int inst_rhs(void *ctx, double t, const double *x, double *xdot)
+{
+    mbs_instance *I = (mbs_instance *)ctx;
+    if (inputs_at(I, t) != 0)
+        return 1;
+    return eval_rhs(I, t, x, xdot);
+}
+
+int mbs_inst_rhs(mbs_instance *I, double t, const double *x, const double *prm, const double *u,
+                 double *xdot, int *pivot)
+{
+    const double *own_prm = I->form.prm, *own_u = I->form.u;
+    int rc;
+    if (pivot != NULL)
+        *pivot = 0;
+    if (prm != NULL)
+        I->form.prm = prm;
+    if (u != NULL)
+        I->form.u = u;
+    rc = u != NULL ? fill_tp(I, t) : inputs_at(I, t);
+    if (rc == 0) {
+        rc = eval_rhs(I, t, x, xdot);
+        /* the minimal ODE of a tree reports the failed pivot of a coordinate (ABA or Cholesky) */
+        if (rc > 0 && rc <= F && MBS_NC == 0 && pivot != NULL)
+            *pivot = rc;
+    }
+    I->form.prm = own_prm;
+    I->form.u = own_u;
+    return rc == 0 ? MBS_OK : fail(I, "%s", I->form.message);
 }
 
 static int inst_project(void *ctx, double t, double *x)

@@ -117,6 +117,17 @@ const double *mbs_inst_state(const mbs_instance *inst);
 int mbs_inst_multipliers(mbs_instance *inst, double *lambda);
 
 /* ---- simulation */
+/* x' = F(t, x) at the state x (2 ny doubles) as the integrator evaluates it: the configured
+ * formulation (a tree: the articulated-body algorithm where the model has it and it is on, else
+ * M y'' = q - k by Cholesky), inputs given as functions and external time parameters taken at t.
+ * prm (nprm doubles) and u (nu doubles), where not NULL, replace the instance's parameter and
+ * input values for this one evaluation (unchecked, not stored; a given u also replaces the input
+ * function).  Nothing of the instance changes but its scratch space and, with u NULL, the input
+ * values an input function writes (as in a step).  On failure MBS_ERROR with the message,
+ * and *pivot (if not NULL) = j + 1 when a tree's pivot of coordinate j failed (a singular
+ * configuration), else 0. */
+int mbs_inst_rhs(mbs_instance *inst, double t, const double *x, const double *prm, const double *u,
+                 double *xdot, int *pivot);
 /* Consistent start.  hold == NULL: the coordinates that are not guesses, or were set, are held
  * first, and if that fails every coordinate may move (moved given values give MBS_WARNING);
  * otherwise exactly the coordinates j with hold[j] keep their values. */

@@ -18,6 +18,7 @@
 #include <numpy/arrayobject.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -518,6 +519,101 @@ static PyObject *Instance_get_x(InstanceObject *self, void *closure)
     return new_vector(2 * self->sizes[0], mbs_inst_state(self->inst));
 }
 
+/* ---- the right-hand side x' = F(t, x) from Python (mbs_inst_rhs)
+ *
+ * Instance.rhs(t, x) evaluates it with the instance's own values; the type RHS binds an instance
+ * to an object whose float vectors prm and u (a NumericModel) are read at every call, and is
+ * called by vectorcall: no argument tuple, no Python frame.  Both return x' as a new array. */
+
+static PyObject *str_prm, *str_u;
+
+/* obj as a C-contiguous float64 vector of n entries (new reference: obj itself when it already is
+ * one, else a converted copy), or NULL with ValueError naming `what`. */
+static PyArrayObject *as_vector(PyObject *obj, npy_intp n, const char *what)
+{
+    PyArrayObject *a;
+    if (PyArray_CheckExact(obj)) {
+        a = (PyArrayObject *)obj;
+        if (PyArray_TYPE(a) == NPY_DOUBLE && PyArray_NDIM(a) == 1 && PyArray_DIM(a, 0) == n &&
+            PyArray_IS_C_CONTIGUOUS(a)) {
+            Py_INCREF(obj);
+            return a;
+        }
+    }
+    a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_DOUBLE, 0, 0, NPY_ARRAY_CARRAY_RO);
+    if (a == NULL)
+        return NULL;
+    if (PyArray_SIZE(a) != n || (n > 0 && PyArray_NDIM(a) != 1)) {
+        PyErr_Format(PyExc_ValueError, "%s must be a vector of %zd numbers, got %zd number(s) in %d "
+                     "dimension(s)", what, (Py_ssize_t)n, (Py_ssize_t)PyArray_SIZE(a), PyArray_NDIM(a));
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* Parse rhs(t, x) of a vectorcall: 0 with *t and a new reference *x, or -1 with the error set. */
+static int rhs_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int nx, double *t,
+                         PyArrayObject **x)
+{
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        PyErr_SetString(PyExc_TypeError, "rhs(t, x) takes no keyword arguments");
+        return -1;
+    }
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "rhs(t, x) takes exactly two positional arguments (%zd given)", nargs);
+        return -1;
+    }
+    *t = PyFloat_AsDouble(args[0]);
+    if (*t == -1.0 && PyErr_Occurred())
+        return -1;
+    *x = as_vector(args[1], nx, "the state x = [y, y']");
+    return *x == NULL ? -1 : 0;
+}
+
+/* x' at (t, x) as a new array, with prm and u (NULL: the instance's values).  A failed pivot of a
+ * coordinate calls on_error(t, pivot, x) (if given; it is expected to raise), any other failure
+ * raises EngineError with the engine's message. */
+static PyObject *evaluate_rhs(InstanceObject *self, double t, PyArrayObject *x, const double *prm,
+                              const double *u, PyObject *on_error)
+{
+    npy_intp nx = 2 * (npy_intp)self->sizes[0];
+    PyObject *out;
+    int pivot, rc;
+    if (!check_idle(self))
+        return NULL;
+    out = PyArray_SimpleNew(1, &nx, NPY_DOUBLE);
+    if (out == NULL)
+        return NULL;
+    rc = mbs_inst_rhs(self->inst, t, (const double *)PyArray_DATA(x), prm, u,
+                      (double *)PyArray_DATA((PyArrayObject *)out), &pivot);
+    if (rc == MBS_OK)
+        return out;
+    Py_DECREF(out);
+    if (PyErr_Occurred())
+        return NULL; /* a Python time-parameter or input function raised */
+    if (pivot > 0 && on_error != NULL) {
+        PyObject *res = PyObject_CallFunction(on_error, "diO", t, pivot, (PyObject *)x);
+        Py_XDECREF(res);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return engine_error(self);
+}
+
+/* Instance.rhs(t, x) -> x' with the instance's values */
+static PyObject *Instance_rhs(InstanceObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyArrayObject *x;
+    PyObject *out;
+    double t;
+    if (rhs_arguments(args, nargs, kwnames, 2 * self->sizes[0], &t, &x) != 0)
+        return NULL;
+    out = evaluate_rhs(self, t, x, NULL, NULL, NULL);
+    Py_DECREF(x);
+    return out;
+}
+
 static PyMethodDef Instance_methods[] = {
     {"set", (PyCFunction)Instance_set, METH_VARARGS, "set(vrs, values): check and set values"},
     {"get", (PyCFunction)Instance_get, METH_VARARGS, "get(vrs) -> values"},
@@ -537,6 +633,8 @@ static PyMethodDef Instance_methods[] = {
     {"switches", (PyCFunction)Instance_switches, METH_NOARGS, "partition choices: [(t, dependent)]"},
     {"save", (PyCFunction)Instance_save, METH_NOARGS, "save() -> bytes"},
     {"restore", (PyCFunction)Instance_restore, METH_VARARGS, "restore(bytes)"},
+    {"rhs", (PyCFunction)(void (*)(void))Instance_rhs, METH_FASTCALL | METH_KEYWORDS,
+     "rhs(t, x) -> x' of the formulation with the instance's values (no step is taken)"},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Instance_getset[] = {
@@ -553,6 +651,139 @@ static PyTypeObject InstanceType = {
     .tp_dealloc = (destructor)Instance_dealloc,
     .tp_methods = Instance_methods,
     .tp_getset = Instance_getset,
+};
+
+/* ---- RHS(instance, numeric, on_error=None): rhs(t, x) with numeric.prm and numeric.u */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *dict;          /* attributes set from Python (mbsfmu.codegen.c_rhs sets several) */
+    InstanceObject *owner;
+    PyObject *numeric;       /* read at every call: prm (nprm floats), u (nu floats) */
+    PyObject *numeric_dict;  /* numeric's instance dict where prm and u are plain attributes */
+    PyObject *on_error;      /* callable(t, pivot, x), or NULL */
+} RHSObject;
+
+/* numeric.<name> as a float64 vector of n entries (new reference).  A plain instance attribute
+ * is taken from the instance dict (one dict lookup instead of the attribute protocol). */
+static PyArrayObject *numeric_vector(RHSObject *r, PyObject *name, npy_intp n, const char *what)
+{
+    PyArrayObject *a;
+    PyObject *obj = r->numeric_dict != NULL ? PyDict_GetItemWithError(r->numeric_dict, name) : NULL;
+    if (obj != NULL)
+        return as_vector(obj, n, what);
+    if (PyErr_Occurred())
+        return NULL;
+    obj = PyObject_GetAttr(r->numeric, name);
+    if (obj == NULL)
+        return NULL;
+    a = as_vector(obj, n, what);
+    Py_DECREF(obj);
+    return a;
+}
+
+static PyObject *RHS_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    RHSObject *r = (RHSObject *)op;
+    InstanceObject *self = r->owner;
+    PyArrayObject *x, *prm = NULL, *u = NULL;
+    PyObject *out = NULL;
+    double t;
+    if (rhs_arguments(args, PyVectorcall_NARGS(nargsf), kwnames, 2 * self->sizes[0], &t, &x) != 0)
+        return NULL;
+    prm = numeric_vector(r, str_prm, self->sizes[1], "the parameter values (numeric.prm)");
+    if (prm != NULL)
+        u = numeric_vector(r, str_u, self->sizes[2], "the input values (numeric.u)");
+    if (u != NULL)
+        out = evaluate_rhs(self, t, x, (const double *)PyArray_DATA(prm), (const double *)PyArray_DATA(u),
+                           r->on_error);
+    Py_DECREF(x);
+    Py_XDECREF(prm);
+    Py_XDECREF(u);
+    return out;
+}
+
+static PyObject *RHS_tp_call(PyObject *op, PyObject *args, PyObject *kw)
+{
+    if (kw != NULL && PyDict_GET_SIZE(kw) > 0) {
+        PyErr_SetString(PyExc_TypeError, "rhs(t, x) takes no keyword arguments");
+        return NULL;
+    }
+    return RHS_call(op, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL);
+}
+
+static int RHS_init(PyObject *op, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"instance", "numeric", "on_error", NULL};
+    RHSObject *r = (RHSObject *)op;
+    PyObject *owner, *numeric, *on_error = Py_None;
+    PyTypeObject *ntype;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O|O", names, &InstanceType, &owner, &numeric, &on_error))
+        return -1;
+    if (on_error != Py_None && !PyCallable_Check(on_error)) {
+        PyErr_SetString(PyExc_TypeError, "on_error must be callable or None");
+        return -1;
+    }
+    Py_XSETREF(r->owner, (InstanceObject *)Py_NewRef(owner));
+    Py_XSETREF(r->numeric, Py_NewRef(numeric));
+    Py_XSETREF(r->on_error, on_error == Py_None ? NULL : Py_NewRef(on_error));
+    Py_CLEAR(r->numeric_dict);
+    /* the dict shortcut only where the type defines neither name (a property would win over it) */
+    ntype = Py_TYPE(numeric);
+    if (_PyType_Lookup(ntype, str_prm) == NULL && _PyType_Lookup(ntype, str_u) == NULL) {
+        PyObject **dictptr = _PyObject_GetDictPtr(numeric);
+        if (dictptr != NULL && *dictptr != NULL && PyDict_CheckExact(*dictptr))
+            r->numeric_dict = Py_NewRef(*dictptr);
+    }
+    r->vectorcall = RHS_call;
+    return 0;
+}
+
+static int RHS_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    RHSObject *r = (RHSObject *)op;
+    Py_VISIT(r->dict);
+    Py_VISIT(r->owner);
+    Py_VISIT(r->numeric);
+    Py_VISIT(r->numeric_dict);
+    Py_VISIT(r->on_error);
+    return 0;
+}
+
+static int RHS_clear(PyObject *op)
+{
+    RHSObject *r = (RHSObject *)op;
+    Py_CLEAR(r->dict);
+    Py_CLEAR(r->owner);
+    Py_CLEAR(r->numeric);
+    Py_CLEAR(r->numeric_dict);
+    Py_CLEAR(r->on_error);
+    return 0;
+}
+
+static void RHS_dealloc(PyObject *op)
+{
+    PyObject_GC_UnTrack(op);
+    RHS_clear(op);
+    Py_TYPE(op)->tp_free(op);
+}
+
+static PyTypeObject RHSType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "@MODULE@.RHS",
+    .tp_doc = "RHS(instance, numeric, on_error=None): rhs(t, x) -> x' of the instance's formulation with "
+              "numeric.prm and numeric.u read at every call; on_error(t, pivot, x) is called when the "
+              "pivot of coordinate pivot - 1 failed",
+    .tp_basicsize = sizeof(RHSObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = PyType_GenericNew,
+    .tp_init = RHS_init,
+    .tp_dealloc = RHS_dealloc,
+    .tp_traverse = RHS_traverse,
+    .tp_clear = RHS_clear,
+    .tp_call = RHS_tp_call,
+    .tp_vectorcall_offset = offsetof(RHSObject, vectorcall),
+    .tp_dictoffset = offsetof(RHSObject, dict),
 };
 
 /* ---- module functions: the model's layout */
@@ -615,18 +846,24 @@ PyMODINIT_FUNC PyInit_@MODULE@(void)
 {
     PyObject *m;
     import_array();
-    if (PyType_Ready(&InstanceType) < 0)
+    if (PyType_Ready(&InstanceType) < 0 || PyType_Ready(&RHSType) < 0)
+        return NULL;
+    str_prm = PyUnicode_InternFromString("prm");
+    str_u = PyUnicode_InternFromString("u");
+    if (str_prm == NULL || str_u == NULL)
         return NULL;
     m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
     EngineError = PyErr_NewException("@MODULE@.EngineError", PyExc_RuntimeError, NULL);
     if (EngineError == NULL || PyModule_AddObject(m, "EngineError", EngineError) < 0 ||
-        PyModule_AddObject(m, "Instance", (PyObject *)&InstanceType) < 0) {
+        PyModule_AddObject(m, "Instance", (PyObject *)&InstanceType) < 0 ||
+        PyModule_AddObject(m, "RHS", (PyObject *)&RHSType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
     Py_INCREF(EngineError);
     Py_INCREF(&InstanceType);
+    Py_INCREF(&RHSType);
     return m;
 }
