@@ -343,8 +343,9 @@ def run_case(case: Case, t_end: float, repeat: int, seed: int) -> tuple[bool, bo
         print(f"  the accelerations disagree by more than {CHECK_TOL:g}: not timing")
         return False, False
 
-    def simulate(rtol, atol=None):
-        r = mbsfmu.simulate(s, t_end, DT, rtol=rtol, atol=atol, initial=case.initial, backend="c")
+    def simulate(rtol, atol=None, method="explicit"):
+        r = mbsfmu.simulate(s, t_end, DT, rtol=rtol, atol=atol, initial=case.initial, backend="c",
+                            method=method)
         return r, np.vstack((r.y, r.yd))
 
     def dop853(rhs, rtol, atol):
@@ -379,6 +380,18 @@ def run_case(case: Case, t_end: float, repeat: int, seed: int) -> tuple[bool, bo
         return X, r.stats["nfev"], r.stats
 
     programs = [("(a) mbsfmu engine simulate(backend='c')", f"rtol {RTOL_ENGINE:.3g}", engine)]
+
+    def run_e8(rtol):
+        r, X = simulate(rtol, method="DOP853")
+        return max_error(X, ref), r
+
+    rtol8 = loosest_rtol(run_e8, target)[0]
+
+    def engine8(rtol=rtol8):
+        r, X = simulate(rtol, method="DOP853")
+        return X, r.stats["nfev"], None
+
+    programs.append(("(a') engine, method='DOP853'", f"rtol {rtol8:.3g}", engine8))
     for label, rhs in (("(b) scipy DOP853 + CompiledRHS", rhs_mb),
                        ("(c) scipy DOP853 + Pinocchio aba", rhs_pin)):
         def run(rtol, rhs=rhs):
@@ -421,18 +434,19 @@ def run_case(case: Case, t_end: float, repeat: int, seed: int) -> tuple[bool, bo
     engine_c = st["engine_seconds"]
 
     # ---------------------------------------------------------------- table
-    eng_cpu = rows[0][4]
+    eng_cpu = min(rows[0][4], rows[1][4])  # the engine's better method at this accuracy
     print(f"\n  {'program':38} {'setting':>18} {'NFCN':>9} {'max error':>10} {'CPU [s]':>9} "
           f"{'us/NFCN':>8} {'ratio':>7}")
     print("  " + "-" * 105)
     for label, setting, nfev, err, cpu in rows:
-        ratio = "" if label.startswith("(a)") else f"{cpu / eng_cpu:7.1f}"
+        ratio = "" if label.startswith("(a") else f"{cpu / eng_cpu:7.1f}"
         print(f"  {label:38} {setting:>18} {nfev:9d} {err:10.2e} {cpu:9.4f} "
               f"{1e6 * cpu / nfev:8.2f} {ratio:>7}")
-    print(f"  (ratio = contender CPU / engine CPU; engine: {st['naccept']} steps, {st['nreject']} "
+    print(f"  (ratio = contender CPU / the engine's better method's CPU; engine (a): {st['naccept']} "
+          f"steps, {st['nreject']} "
           f"rejected; its C call eng.run took {1e3 * engine_c:.2f} ms wall of simulate()'s "
           f"{1e3 * eng_cpu:.2f} ms CPU; MuJoCo NFCN = 4 per RK4 step)")
-    worst = min(cpu / eng_cpu for *_, cpu in rows[1:])
+    worst = min(cpu / eng_cpu for *_, cpu in rows[2:])
     met = worst >= TARGET
     print(f"  target engine >= {TARGET:g}x faster than every contender: "
           f"{'met' if met else 'NOT met'} (smallest ratio {worst:.1f})")
