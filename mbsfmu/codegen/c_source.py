@@ -39,6 +39,7 @@ from ..equations.outputs import expression_input_jacobian, expression_outputs, f
 from ..equations.parameter_requirements import body_checks
 from ..equations.python_source import argument_symbols
 from ..errors import ModelError
+from .c_printer import CPrinter, UnknownSymbols
 
 _ARGS = ("t", "y", "yd", "prm", "u", "tp")
 
@@ -103,12 +104,25 @@ def sizes(eqs) -> dict[str, int]:
             "NC": eqs.n_constraints}
 
 
-def _rename(system) -> dict:
-    rename = {system.t: sp.Symbol("t")}
+def c_names(eqs) -> dict:
+    """The C name of every symbol a generated function may read: ``t``, the argument arrays'
+    elements (``y[0]``, ``prm[2]``, ...) and the intermediates (``_wN`` locals)."""
+    system = eqs.system
+    names = {system.t: "t"}
     for arg, syms in argument_symbols(system):
         for i, s in enumerate(syms):
-            rename[s] = sp.Symbol(f"{arg}[{i}]")
-    return rename
+            names[s] = f"{arg}[{i}]"
+    names.update((s, str(s)) for s in eqs.intermediates.symbols)
+    return names
+
+
+def print_c(printer: CPrinter, expr, what: str, system) -> str:
+    """C text of ``expr``; ModelError naming ``what`` if it reads a symbol without a C name."""
+    try:
+        return printer.doprint(expr)
+    except UnknownSymbols as exc:
+        raise ModelError(f"{system.name}: {what} depends on unknown symbol(s) "
+                         f"{exc.symbols}; cannot generate C code") from None
 
 
 #: straight-line functions longer than this many statements are split into parts (see
@@ -179,18 +193,13 @@ def function_lines(ret: str, name: str, body: list[str], prologue: tuple = (),
     return lines
 
 
-def _function(name, outputs, eqs, rename, printer, allowed, static=False) -> list[str]:
+def _function(name, outputs, eqs, printer, static=False) -> list[str]:
     w = eqs.intermediates
     outputs = [sp.sympify(e) for e in outputs]
     lines = []
 
     def body(expr, what):
-        expr = expr.xreplace(rename)
-        stray = [s for s in expr.free_symbols if s not in allowed]
-        if stray:
-            raise ModelError(f"{eqs.system.name}: {what} depends on unknown symbol(s) "
-                             f"{sorted(map(str, stray))}; cannot generate C code")
-        return printer.doprint(expr)
+        return print_c(printer, expr, what, eqs.system)
 
     for s in w.needed_for(outputs):
         lines.append(f"    const double {s} = {body(w.definitions[s], str(s))};")
@@ -206,14 +215,14 @@ def _function(name, outputs, eqs, rename, printer, allowed, static=False) -> lis
     return function_lines("void", f"mbs_{name}", lines, static=static)
 
 
-def _tree_dynamics(rn, eqs, rename, printer, allowed) -> list[str]:
+def _tree_dynamics(rn, eqs, printer) -> list[str]:
     """``mbs_dynamics`` of a tree on joint coordinates from the recursive Newton-Euler parts
     (:mod:`mbsfmu.equations.recursive_newton_euler`): column j of M is M e_j (e_j passed in
     the place of y'), symmetrized, then q - k; O(N f) operations and O(N) lines instead of the
     O(N f^2) terms of the assembled M."""
-    lines = _function("mass_times", rn.mass_times, eqs, rename, printer, allowed, static=True)
+    lines = _function("mass_times", rn.mass_times, eqs, printer, static=True)
     lines.append("")
-    lines += _function("tree_force", rn.force, eqs, rename, printer, allowed, static=True)
+    lines += _function("tree_force", rn.force, eqs, printer, static=True)
     lines += ["", "/* M column by column from M v (recursive Newton-Euler), then q - k */",
               f"void mbs_dynamics({_ARG_LIST[0]}", _ARG_LIST[1] + ")", "{",
               "    double e[MBS_NY], col[MBS_NY];",
@@ -244,18 +253,13 @@ def _forwarding_function(name, target) -> list[str]:
             f"    mbs_{target}(t, y, yd, prm, u, tp, out);", "}"]
 
 
-def _time_parameter_function(system, rename, printer, allowed) -> list[str]:
+def _time_parameter_function(system, printer) -> list[str]:
     lines = ["void mbs_time_parameters(double t, const double *prm, double *tp)", "{",
              "    (void)t;", "    (void)prm;", "    (void)tp;"]
     i = 0
     for p in system.time_parameters.values():
         for e in p.expressions:
-            expr = sp.sympify(e).xreplace(rename)
-            stray = [s for s in expr.free_symbols if s not in allowed]
-            if stray:
-                raise ModelError(f"{system.name}: time parameter {p.name!r} depends on unknown "
-                                 f"symbol(s) {sorted(map(str, stray))}; cannot generate C code")
-            lines.append(f"    tp[{i}] = {printer.doprint(expr)};")
+            lines.append(f"    tp[{i}] = {print_c(printer, e, f'time parameter {p.name!r}', system)};")
             i += 1
     lines.append("}")
     return lines
@@ -279,16 +283,14 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
         if rn.mass_times is None:
             rn = None
     groups = output_groups(eqs, with_dynamics=rn is None)  # derives what they need first
-    rename = _rename(system)
-    allowed = set(rename.values()) | set(eqs.intermediates.symbols)
-    printer = _printer()
+    printer = CPrinter(c_names(eqs))
     functions = []
     emitted: dict = {}
     for name, outputs in groups.items():
         functions.append("")
         if name in ("dynamics", "constrained") and rn is not None:
             # without constraints, M|q-k|c|C|b'|b'' is M|q-k
-            functions += (_tree_dynamics(rn, eqs, rename, printer, allowed) if name == "dynamics"
+            functions += (_tree_dynamics(rn, eqs, printer) if name == "dynamics"
                           else _forwarding_function(name, "dynamics"))
             continue
         key = tuple(sp.sympify(e) for e in outputs)
@@ -299,11 +301,11 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
             functions += _forwarding_function(name, emitted[key])
             continue
         emitted.setdefault(key, name)
-        functions += _function(name, outputs, eqs, rename, printer, allowed)
+        functions += _function(name, outputs, eqs, printer)
     tp_fn = time_parameters_native(system)
     if tp_fn:
         functions.append("")
-        functions += _time_parameter_function(system, rename, printer, allowed)
+        functions += _time_parameter_function(system, printer)
     # M_PI etc. are not part of strict C99: define the ones used if math.h does not
     lines = []
     used = set(re.findall(r"\bM_[A-Z0-9_]+\b", "\n".join(functions)))
