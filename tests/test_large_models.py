@@ -39,9 +39,12 @@ def test_engine_build_of_a_tree_derives_no_mass_matrix():
     s = chain(3)
     eqs = s.equations()
     assert not eqs.is_derived("M") and not eqs.is_derived("k") and not eqs.is_derived("q")
-    src = model_sources(s, "qr")["model.c"]
+    files = model_sources(s, "qr")
+    src = files["model.c"]
     assert not eqs.is_derived("M") and not eqs.is_derived("k")
-    assert "#define MBS_HAS_ABA 1" in model_sources(s, "qr")["model_config.h"]
+    assert "#define MBS_HAS_ABA 1" in files["model_config.h"]
+    # mbs_aba in a file of its own, compiled in parallel with model.c
+    assert "int mbs_aba(" in files["model_aba.c"] and "mbs_aba(" not in src
     # mbs_dynamics is the column loop over the recursive Newton-Euler M v, not a printed M
     assert "static void mbs_mass_times(" in src and "mbs_mass_times(t, y, e, prm, u, tp, col);" in src
     dynamics = src[src.index("void mbs_dynamics("):]
@@ -53,8 +56,9 @@ def test_engine_build_of_a_tree_derives_no_mass_matrix():
 
 def test_models_with_constraints_still_print_the_mass_matrix():
     s = load_model("models/slider_crank.py")
-    src = model_sources(s, "qr")["model.c"]
-    assert "mbs_mass_times" not in src and s.equations().is_derived("M")
+    files = model_sources(s, "qr")
+    assert "mbs_mass_times" not in files["model.c"] and s.equations().is_derived("M")
+    assert "mbs_aba(" not in files["model_aba.c"] and "#define MBS_HAS_ABA 0" in files["model_config.h"]
 
 
 @pytest.mark.parametrize("model", ["models/double_pendulum.py", "models/spinning_top.py",

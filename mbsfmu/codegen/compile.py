@@ -136,7 +136,8 @@ def compile_extension(template: str, stem: str) -> tuple[str, pathlib.Path]:
 
 
 def compile_engine(files: dict[str, str], compiled: tuple[str, ...], stem: str,
-                   include_dirs: tuple = (), model_files: tuple = ("model.c", "model_config.h")
+                   include_dirs: tuple = (),
+                   model_files: tuple = ("model.c", "model_aba.c", "model_config.h")
                    ) -> tuple[str, pathlib.Path]:
     """(module name, path) of a CPython extension built from several C files.
 

@@ -44,16 +44,16 @@ def _load(module: str, path):
 
 def engine_module(system):
     """The compiled engine extension of ``system`` (built once per model and cached)."""
-    from ..codegen.c_model import model_sources
+    from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
     from ..codegen.compile import compile_engine
 
     def build(_eqs):
         files = {name: source(name) for name in (*ENGINE_SOURCES, *ENGINE_HEADERS, "mbs_python.c")}
         model = model_sources(system, "qr", tag="python")
-        files["model.c"] = model["model.c"]
-        files["model_config.h"] = model["model_config.h"]
-        module, path = compile_engine(files, (*ENGINE_SOURCES, "model.c", "mbs_python.c"),
-                                      f"mbs_engine_{system.name}")
+        files.update((name, model[name]) for name in (*MODEL_FILES, MODEL_HEADER))
+        module, path = compile_engine(files, (*ENGINE_SOURCES, *MODEL_FILES, "mbs_python.c"),
+                                      f"mbs_engine_{system.name}",
+                                      model_files=(*MODEL_FILES, MODEL_HEADER))
         return _load(module, path)
 
     return system.equations().derived("engine_module", build)

@@ -1,9 +1,10 @@
 /*
  * mbs_model.h -- the contract between the C engine and one generated model.
  *
- * Every model built by mbsfmu (mbsfmu.codegen.c_model) provides two files:
- *   model_config.h  sizes, name, GUID and build settings (the macros used below), and
- *   model.c         the functions and tables declared here.
+ * Every model built by mbsfmu (mbsfmu.codegen.c_model) provides three files:
+ *   model_config.h  sizes, name, GUID and build settings (the macros used below),
+ *   model.c         the functions and tables declared here but mbs_aba, and
+ *   model_aba.c     mbs_aba (where MBS_HAS_ABA), apart so that it compiles in parallel.
  * The engine (mbs_instance.c) is compiled against this header only; nothing else in the runtime
  * includes model files.
  *
