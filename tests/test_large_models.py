@@ -6,6 +6,7 @@ recursive Newton-Euler M v, and the parameter probe takes M the same way.  What 
 emitted is checked, and the results against the numpy reference (no timings).
 """
 
+import ctypes
 import re
 
 import numpy as np
@@ -14,7 +15,8 @@ import pytest
 import mbsfmu
 from mbsfmu import System, sequence
 from mbsfmu.codegen.c_model import model_sources
-from mbsfmu.codegen.c_source import CHUNK_STATEMENTS, function_lines
+from mbsfmu.codegen.c_source import CHUNK_STATEMENTS, function_lines, generate_c_functions, sizes
+from mbsfmu.codegen.compile import compile_shared
 from mbsfmu.equations.recursive_newton_euler import recursive_newton_euler
 from mbsfmu.model.loader import load_model
 from mbsfmu.runtime.engine import Engine
@@ -98,6 +100,30 @@ def test_tree_engine_without_aba_runs_the_newton_euler_mass_matrix():
     for r in runs:
         assert np.abs(r - ref.y.T).max() < 1e-8
     assert np.abs(runs[0] - runs[1]).max() < 1e-8
+
+
+def test_tree_energy_from_the_newton_euler_mass_times(cache):
+    """mbs_energy of an engine build of a scleronomic tree: T = y'^T (M v) / 2, V printed;
+    neither derives the kinetic energy, both equal the numpy reference's energies."""
+    s = chain(3)
+    eqs = s.equations()
+    functions, _ = generate_c_functions(eqs, tree_dynamics=True)
+    assert not eqs.is_derived("energies")
+    assert "mbs_mass_times(t, y, yd, prm, u, tp, my);" in functions
+    n = sizes(eqs)
+    src = "#include <math.h>\n" + "".join(f"#define MBS_{k} {v}\n" for k, v in n.items()) + functions
+    lib = ctypes.CDLL(str(compile_shared(src, "tree_energy")))
+    num = eqs.numeric()
+    rng = np.random.default_rng(5)
+    ptr = ctypes.POINTER(ctypes.c_double)
+    for _ in range(3):
+        y, yd = rng.uniform(-1, 1, num.f), rng.uniform(-1, 1, num.f)
+        args = [np.ascontiguousarray(a, dtype=float) for a in (y, yd, num.prm, [0.0], [0.0])]
+        out = np.zeros(2)
+        lib.mbs_energy(ctypes.c_double(0.0), *[a.ctypes.data_as(ptr) for a in args],
+                       out.ctypes.data_as(ptr))
+        T, V = (float(v[0]) for v in num.energy_series(np.zeros(1), y[:, None], yd[:, None]))
+        assert abs(out[0] - T) <= 1e-13 * abs(T) and abs(out[1] - V) <= 1e-13 * max(abs(V), 1.0)
 
 
 def test_long_functions_are_split_into_parts():

@@ -62,9 +62,10 @@ def _printer():
     return _CPrinter({"order": "none", "strict": True})
 
 
-def output_groups(eqs, with_dynamics: bool = True) -> dict[str, list]:
+def output_groups(eqs, with_dynamics: bool = True, with_energy: bool = True) -> dict[str, list]:
     """The output lists of the generated functions, in NumericModel's order (``dynamics`` and
-    ``constrained`` empty without ``with_dynamics``: M and k are then not derived)."""
+    ``constrained`` empty without ``with_dynamics``: M and k are then not derived; ``energy``
+    empty without ``with_energy``)."""
 
     def lst(m):
         return [] if m is None else list(m)
@@ -74,7 +75,7 @@ def output_groups(eqs, with_dynamics: bool = True) -> dict[str, list]:
         "dynamics": dyn,
         "constraints": lst(eqs.c) + lst(eqs.C) + lst(eqs.b1),
         "constrained": dyn + lst(eqs.c) + lst(eqs.C) + lst(eqs.b1) + lst(eqs.b2),
-        "energy": [eqs.kinetic_energy, eqs.potential_energy],
+        "energy": [eqs.kinetic_energy, eqs.potential_energy] if with_energy else [],
         "initial_conditions": initial_condition_outputs(eqs.system),
         "outputs": expression_outputs(eqs),
         "outputs_du": list(expression_input_jacobian(eqs)),
@@ -247,6 +248,34 @@ def _tree_dynamics(rn, eqs, printer) -> list[str]:
     return lines
 
 
+def scleronomic(eqs) -> bool:
+    """True if no frame moves with time by itself (no rheonomic velocity terms, eqs. 4-5):
+    then the kinetic energy is y'^T M y' / 2."""
+    kin = eqs.kinematics
+    return not any(any(K.vbar) or any(K.omegabar) for K in kin.frames.values())
+
+
+def _tree_energy(eqs, printer) -> list[str]:
+    """``mbs_energy`` of a scleronomic tree: T = y'^T (M y') / 2 with the recursive
+    Newton-Euler M v (``mbs_mass_times``, emitted by :func:`_tree_dynamics`), V printed; the
+    kinetic energy is then neither derived nor compiled (for a 50-link chain 150 kB of C)."""
+    from ..equations.newton_euler import potential_energy
+
+    V = potential_energy(eqs.system, eqs.kinematics, eqs.intermediates)
+    lines = _function("potential_energy", [V], eqs, printer, static=True)
+    lines += ["", "/* kinetic energy y'^T (M y') / 2 from the recursive Newton-Euler M v */",
+              f"void mbs_energy({_ARG_LIST[0]}", _ARG_LIST[1] + ")", "{",
+              "    double my[MBS_NY], T = 0.0;",
+              "    int i;",
+              "    mbs_mass_times(t, y, yd, prm, u, tp, my);",
+              "    for (i = 0; i < MBS_NY; i++)",
+              "        T += yd[i] * my[i];",
+              "    out[0] = 0.5 * T;",
+              "    mbs_potential_energy(t, y, yd, prm, u, tp, out + 1);",
+              "}"]
+    return lines
+
+
 def _forwarding_function(name, target) -> list[str]:
     return [f"void mbs_{name}(double t, const double *y, const double *yd, const double *prm,",
             "        const double *u, const double *tp, double *out)", "{",
@@ -273,7 +302,9 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
 
     With ``tree_dynamics`` (a build whose runs use the articulated-body algorithm) a tree on
     joint coordinates gets ``mbs_dynamics`` from the recursive Newton-Euler algorithm
-    (:func:`_tree_dynamics`), so neither M nor k is derived or printed."""
+    (:func:`_tree_dynamics`), so neither M nor k is derived or printed, and if it is
+    scleronomic ``mbs_energy`` from that M v (:func:`_tree_energy`), so neither is the kinetic
+    energy."""
     system = eqs.system
     rn = None
     if tree_dynamics:
@@ -282,7 +313,13 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
         rn = recursive_newton_euler(eqs)
         if rn.mass_times is None:
             rn = None
-    groups = output_groups(eqs, with_dynamics=rn is None)  # derives what they need first
+    tree_energy = rn is not None and scleronomic(eqs)
+    if tree_energy:  # its intermediates before the printer takes the names
+        from ..equations.newton_euler import potential_energy
+
+        potential_energy(system, eqs.kinematics, eqs.intermediates)
+    # derives what they need first
+    groups = output_groups(eqs, with_dynamics=rn is None, with_energy=not tree_energy)
     printer = CPrinter(c_names(eqs))
     functions = []
     emitted: dict = {}
@@ -292,6 +329,9 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
             # without constraints, M|q-k|c|C|b'|b'' is M|q-k
             functions += (_tree_dynamics(rn, eqs, printer) if name == "dynamics"
                           else _forwarding_function(name, "dynamics"))
+            continue
+        if name == "energy" and tree_energy:
+            functions += _tree_energy(eqs, printer)
             continue
         key = tuple(sp.sympify(e) for e in outputs)
         if key and key in emitted:
