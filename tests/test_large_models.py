@@ -126,6 +126,31 @@ def test_tree_energy_from_the_newton_euler_mass_times(cache):
         assert abs(out[0] - T) <= 1e-13 * abs(T) and abs(out[1] - V) <= 1e-13 * max(abs(V), 1.0)
 
 
+def test_model_aba_is_compiled_while_the_model_is_generated(cache):
+    """model_aba.c includes no model header: the engine build hands it to precompile_object as
+    soon as it is printed, and links the cached object (no second compile of it)."""
+    from mbsfmu.codegen import compile as cmp
+    from mbsfmu.runtime.engine import engine_module
+
+    s = chain(2)
+    started = []
+    real = cmp.precompile_object
+
+    def spy(name, text, include_dirs=()):
+        started.append((name, s.equations().is_derived("recursive_newton_euler")))
+        real(name, text, include_dirs)
+
+    cmp.precompile_object = spy
+    try:
+        engine_module(s)
+    finally:
+        cmp.precompile_object = real
+    # started before model.c's functions (the Newton-Euler parts) were derived
+    assert started == [("model_aba.c", False)]
+    assert len(list((cache / "objects").glob("model_aba_*.o"))) == 1
+    assert not cmp._PENDING
+
+
 def test_long_functions_are_split_into_parts():
     body = [f"    const double _w{i} = y[0] + {i};" for i in range(2 * CHUNK_STATEMENTS + 5)]
     body.append("    if (!(_w3 > 0)) return 1;")

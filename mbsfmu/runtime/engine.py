@@ -45,15 +45,16 @@ def _load(module: str, path):
 def engine_module(system):
     """The compiled engine extension of ``system`` (built once per model and cached)."""
     from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
-    from ..codegen.compile import compile_engine
+    from ..codegen.compile import compile_engine, precompile_object
 
     def build(_eqs):
         files = {name: source(name) for name in (*ENGINE_SOURCES, *ENGINE_HEADERS, "mbs_python.c")}
-        model = model_sources(system, "qr", tag="python")
+        # model_aba.c includes no model header: compiled (and cached) by its text, started as
+        # soon as it is printed, while model.c is generated
+        model = model_sources(system, "qr", tag="python", on_file=precompile_object)
         files.update((name, model[name]) for name in (*MODEL_FILES, MODEL_HEADER))
         module, path = compile_engine(files, (*ENGINE_SOURCES, *MODEL_FILES, "mbs_python.c"),
-                                      f"mbs_engine_{system.name}",
-                                      model_files=(*MODEL_FILES, MODEL_HEADER))
+                                      f"mbs_engine_{system.name}", model_files=("model.c", MODEL_HEADER))
         return _load(module, path)
 
     return system.equations().derived("engine_module", build)
