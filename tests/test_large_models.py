@@ -151,6 +151,22 @@ def test_model_aba_is_compiled_while_the_model_is_generated(cache):
     assert not cmp._PENDING
 
 
+def test_compiled_rhs_on_the_aba_derives_no_mass_matrix(cache):
+    """CompiledRHS of a tree runs mbs_aba with only the sizes and time parameters besides it."""
+    from mbsfmu.codegen.c_rhs import CompiledRHS
+
+    s = chain(3)
+    eqs = s.equations()
+    num = eqs.numeric()
+    rhs = CompiledRHS(num)
+    assert rhs.algorithm == "aba" and "mbs_dynamics" not in rhs.source
+    assert not eqs.is_derived("M") and not eqs.is_derived("k")
+    x = np.random.default_rng(2).uniform(-1, 1, 2 * num.f)
+    M, h = num.mass_and_force(0.0, x[:num.f], x[num.f:])
+    ydd = np.linalg.solve(M, h)
+    assert np.abs(rhs(0.0, x)[num.f:] - ydd).max() <= 1e-12 * np.abs(ydd).max()
+
+
 def test_long_functions_are_split_into_parts():
     body = [f"    const double _w{i} = y[0] + {i};" for i in range(2 * CHUNK_STATEMENTS + 5)]
     body.append("    if (!(_w3 > 0)) return 1;")

@@ -4,7 +4,8 @@
 parameter, input and time-parameter values) and compiles ONE module from
 
 * the generated model source (:func:`~mbsfmu.codegen.c_source.generate_c`: ``mbs_dynamics``
-  writes M row-major, then q - k),
+  writes M row-major, then q - k; on the ABA only the sizes and time parameters,
+  :func:`~mbsfmu.codegen.c_source.sizes_source`),
 * the FMU runtime's dense linear algebra (``mbsfmu/runtime/mbs_linalg.h`` and ``.c``, the
   header inlined in place of its ``#include``), and
 * :data:`RHS_SOURCE`, the hand-written ``mbs_rhs``: x = [y, y'], x' = [y', y''] with
@@ -61,7 +62,7 @@ from ..runtime import source as runtime_source
 from .c_aba import aba_source
 from .c_backend import _source
 from .c_cholesky import cholesky_solve_source
-from .c_source import sizes, time_parameters_native
+from .c_source import sizes, sizes_source, time_parameters_native
 from .compile import MissingPythonHeaders, compile_extension, compile_shared
 
 #: The hand-written part of the library.  ``mbs_dynamics`` and ``MBS_NY`` come from the
@@ -120,8 +121,9 @@ def linalg_source() -> str:
 def rhs_source(eqs, algorithm: str = "mass_matrix") -> str:
     """The complete C source of the right-hand side library of ``eqs`` (``algorithm`` "aba" or
     "mass_matrix")."""
-    if algorithm == "aba":
-        return _source(eqs) + "\n" + linalg_source() + aba_source(eqs) + ABA_RHS_SOURCE
+    if algorithm == "aba":  # sizes and time parameters only: no M or k derived or printed
+        head = eqs.derived("c_sizes_source", sizes_source)
+        return head + "\n" + linalg_source() + aba_source(eqs) + ABA_RHS_SOURCE
     n = sizes(eqs)["NY"]
     return _source(eqs) + "\n" + linalg_source() + cholesky_solve_source(n) + RHS_SOURCE
 
