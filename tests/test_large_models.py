@@ -48,7 +48,9 @@ def test_engine_build_of_a_tree_derives_no_mass_matrix():
     # mbs_aba in a file of its own, compiled in parallel with model.c
     assert "int mbs_aba(" in files["model_aba.c"] and "mbs_aba(" not in src
     # mbs_dynamics is the column loop over the recursive Newton-Euler M v, not a printed M
-    assert "static void mbs_mass_times(" in src and "mbs_mass_times(t, y, e, prm, u, tp, col);" in src
+    assert "mbs_mass_times(t, y, e, prm, u, tp, col);" in src
+    # its Newton-Euler parts in a file of their own, which needs no header
+    assert "void mbs_mass_times(" in files["model_tree.c"] and "#include \"" not in files["model_tree.c"]
     dynamics = src[src.index("void mbs_dynamics("):]
     dynamics = dynamics[:dynamics.index("\n}\n")]
     assert "_w" not in dynamics
@@ -146,8 +148,9 @@ def test_model_aba_is_compiled_while_the_model_is_generated(cache):
     finally:
         cmp.precompile_object = real
     # started before model.c's functions (the Newton-Euler parts) were derived
-    assert started == [("model_aba.c", False)]
+    assert started == [("model_aba.c", False), ("model_tree.c", True)]
     assert len(list((cache / "objects").glob("model_aba_*.o"))) == 1
+    assert len(list((cache / "objects").glob("model_tree_*.o"))) == 1
     assert not cmp._PENDING
 
 

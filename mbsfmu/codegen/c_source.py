@@ -216,14 +216,21 @@ def _function(name, outputs, eqs, printer, static=False) -> list[str]:
     return function_lines("void", f"mbs_{name}", lines, static=static)
 
 
-def _tree_dynamics(rn, eqs, printer) -> list[str]:
+def _tree_dynamics(rn, eqs, printer, separate=None) -> list[str]:
     """``mbs_dynamics`` of a tree on joint coordinates from the recursive Newton-Euler parts
     (:mod:`mbsfmu.equations.recursive_newton_euler`): column j of M is M e_j (e_j passed in
     the place of y'), symmetrized, then q - k; O(N f) operations and O(N) lines instead of the
-    O(N f^2) terms of the assembled M."""
-    lines = _function("mass_times", rn.mass_times, eqs, printer, static=True)
-    lines.append("")
-    lines += _function("tree_force", rn.force, eqs, printer, static=True)
+    O(N f^2) terms of the assembled M.  With ``separate`` (a list) the parts
+    ``mbs_mass_times`` and ``mbs_tree_force`` are appended to it instead (a file of their
+    own, which needs no header) and only declared here."""
+    parts = _function("mass_times", rn.mass_times, eqs, printer, static=separate is None)
+    parts.append("")
+    parts += _function("tree_force", rn.force, eqs, printer, static=separate is None)
+    if separate is None:
+        lines = parts
+    else:
+        separate += parts
+        lines = [f"void mbs_{name}({_ARG_LIST[0]}\n{_ARG_LIST[1]});" for name in ("mass_times", "tree_force")]
     lines += ["", "/* M column by column from M v (recursive Newton-Euler), then q - k */",
               f"void mbs_dynamics({_ARG_LIST[0]}", _ARG_LIST[1] + ")", "{",
               "    double e[MBS_NY], col[MBS_NY];",
@@ -294,7 +301,8 @@ def _time_parameter_function(system, printer) -> list[str]:
     return lines
 
 
-def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
+def generate_c_functions(eqs, tree_dynamics: bool = False, separate: dict | None = None
+                         ) -> tuple[str, bool]:
     """(C99 text, tp_native): the functions of every quantity group of ``eqs`` (and
     ``mbs_time_parameters`` when tp_native, i.e. every time parameter is an expression),
     preceded by the math macros they use that strict C99 lacks.  No size macros: the model
@@ -304,7 +312,9 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
     joint coordinates gets ``mbs_dynamics`` from the recursive Newton-Euler algorithm
     (:func:`_tree_dynamics`), so neither M nor k is derived or printed, and if it is
     scleronomic ``mbs_energy`` from that M v (:func:`_tree_energy`), so neither is the kinetic
-    energy."""
+    energy.  With ``separate`` (a dict) the two Newton-Euler functions, the largest part of
+    the text, go into ``separate["model_tree.c"]`` instead (self-contained C, no header needed;
+    "" for other models), so a build can compile them in parallel with the rest."""
     system = eqs.system
     rn = None
     if tree_dynamics:
@@ -322,12 +332,13 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
     groups = output_groups(eqs, with_dynamics=rn is None, with_energy=not tree_energy)
     printer = CPrinter(c_names(eqs))
     functions = []
+    tree_parts = None if separate is None else []
     emitted: dict = {}
     for name, outputs in groups.items():
         functions.append("")
         if name in ("dynamics", "constrained") and rn is not None:
             # without constraints, M|q-k|c|C|b'|b'' is M|q-k
-            functions += (_tree_dynamics(rn, eqs, printer) if name == "dynamics"
+            functions += (_tree_dynamics(rn, eqs, printer, tree_parts) if name == "dynamics"
                           else _forwarding_function(name, "dynamics"))
             continue
         if name == "energy" and tree_energy:
@@ -346,6 +357,8 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
     if tp_fn:
         functions.append("")
         functions += _time_parameter_function(system, printer)
+    if separate is not None:
+        separate["model_tree.c"] = _with_math_macros(tree_parts) if tree_parts else ""
     return _with_math_macros(functions), tp_fn
 
 

@@ -211,9 +211,12 @@ def _object_flags(cc: str, include_dirs) -> tuple[list[str], list[str], list[str
     return common, incflags, [*common, *incflags, *LIBS, cpu_identity() if native else ""]
 
 
+#: how much lower the priority of a background compile is (precompile_object)
+BACKGROUND_NICENESS = 5
+
 #: objects being compiled in the background (precompile_object): path -> future
 _PENDING: dict[pathlib.Path, object] = {}
-_BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mbsfmu-precompile")
+_BACKGROUND = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="mbsfmu-precompile")
 
 
 def precompile_object(name: str, text: str, include_dirs: tuple = ()) -> None:
@@ -238,7 +241,9 @@ def precompile_object(name: str, text: str, include_dirs: tuple = ()) -> None:
         with tempfile.TemporaryDirectory(dir=d, prefix=obj.stem + ".src.") as tmp:
             source = pathlib.Path(tmp) / name
             source.write_text(text)
-            _compile_object([*common, *_size_flags(len(text)), *incflags], source, obj, repr(name))
+            # below the Python process that generates the rest, which is the critical path
+            _compile_object([*common, *_size_flags(len(text)), *incflags], source, obj, repr(name),
+                            niceness=BACKGROUND_NICENESS)
 
     future = _BACKGROUND.submit(job)
     _PENDING[obj] = future
@@ -302,22 +307,26 @@ def compile_objects(base: list[str], sources: list[pathlib.Path], out_dir: pathl
     return objects
 
 
-def _compile_object(base: list[str], source: pathlib.Path, obj: pathlib.Path, what: str) -> None:
+def _compile_object(base: list[str], source: pathlib.Path, obj: pathlib.Path, what: str,
+                    niceness: int = 0) -> None:
     """Compile ``source`` to ``obj`` (written under a temporary name, then renamed)."""
     fd, tmp = tempfile.mkstemp(dir=obj.parent, prefix=obj.name + ".", suffix=".tmp")
     os.close(fd)
     try:
-        run_compiler([*base, "-c", "-o", tmp, str(source)], what)
+        run_compiler([*base, "-c", "-o", tmp, str(source)], what, niceness)
         os.replace(tmp, obj)
     finally:
         pathlib.Path(tmp).unlink(missing_ok=True)
 
 
-def run_compiler(cmd: list[str], what: str) -> None:
-    """Run the compiler command ``cmd``; a CompileError naming ``what``, the command and the
+def run_compiler(cmd: list[str], what: str, niceness: int = 0) -> None:
+    """Run the compiler command ``cmd`` (``niceness`` > 0: at that lower priority, through
+    ``nice`` where it is installed); a CompileError naming ``what``, the command and the
     compiler's output if it cannot run or fails."""
+    nice = shutil.which("nice") if niceness else None
+    run = [nice, "-n", str(niceness), *cmd] if nice else cmd
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True)
+        res = subprocess.run(run, capture_output=True, text=True)
     except OSError as exc:
         raise CompileError(f"cannot run C compiler {cmd[0]!r} for {what}: {exc}") from None
     if res.returncode != 0:
