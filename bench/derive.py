@@ -45,10 +45,12 @@ Engine mode (``--engine``)
 --------------------------
 From the model to a running C engine, each size in a fresh process with an empty model cache:
 building the ``System`` and ``s.equations()`` (derive), the engine's generated files
-(``model_sources``: generate), gcc (``compile_engine``: the model's own files, plus the engine
-files that no model changes unless their objects are cached already; ``--cold`` also drops
-those), and loading the module, ``start`` and a 0.1 s run (first run).  The chain starts from
-a swung-out state so the run moves.
+(``model_sources``: generate; model_aba.c and model_tree.c start compiling in the background
+during it), gcc (``compile_engine``: model.c, the wait for those two, the engine files that no
+model changes unless their objects are cached already, and the link; ``--cold`` also drops the
+engine files' objects, a model's own cached objects are never reused), and loading the module,
+``start`` and a 0.1 s run (first run).  The chain starts from a swung-out state so the run
+moves.
 
 Usage::
 
