@@ -179,7 +179,7 @@ def compile_engine(files: dict[str, str], compiled: tuple[str, ...], stem: str,
             objects.append(obj)
             future = _PENDING.get(obj)
             if future is not None:  # being compiled already (precompile_object)
-                pending.append(future)
+                pending.append((obj, future))
             elif not obj.exists():
                 jobs.append((len(files[name]), name, obj))
         # the largest first, so that the generated model overlaps with the small engine files
@@ -188,8 +188,11 @@ def compile_engine(files: dict[str, str], compiled: tuple[str, ...], stem: str,
         with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), cpus))) as pool:
             futures = [pool.submit(_compile_object, [*common, *_size_flags(size), f"-I{src}", *incflags],
                                    src / name, obj, f"{stem!r} ({name})") for size, name, obj in jobs]
-            for f in futures + pending:
+            for f in futures:
                 f.result()
+            for obj, f in pending:
+                f.result()
+                _PENDING.pop(obj, None)
         fd, out = tempfile.mkstemp(dir=d, prefix=so.name + ".", suffix=".tmp")
         os.close(fd)
         try:
