@@ -6,6 +6,7 @@ recursive Newton-Euler M v, and the parameter probe takes M the same way.  What 
 emitted is checked, and the results against the numpy reference (no timings).
 """
 
+import ctypes
 import re
 
 import numpy as np
@@ -14,7 +15,8 @@ import pytest
 import mbsfmu
 from mbsfmu import System, sequence
 from mbsfmu.codegen.c_model import model_sources
-from mbsfmu.codegen.c_source import CHUNK_STATEMENTS, function_lines
+from mbsfmu.codegen.c_source import CHUNK_STATEMENTS, function_lines, generate_c_functions, sizes
+from mbsfmu.codegen.compile import compile_shared
 from mbsfmu.equations.recursive_newton_euler import recursive_newton_euler
 from mbsfmu.model.loader import load_model
 from mbsfmu.runtime.engine import Engine
@@ -39,11 +41,16 @@ def test_engine_build_of_a_tree_derives_no_mass_matrix():
     s = chain(3)
     eqs = s.equations()
     assert not eqs.is_derived("M") and not eqs.is_derived("k") and not eqs.is_derived("q")
-    src = model_sources(s, "qr")["model.c"]
+    files = model_sources(s, "qr")
+    src = files["model.c"]
     assert not eqs.is_derived("M") and not eqs.is_derived("k")
-    assert "#define MBS_HAS_ABA 1" in model_sources(s, "qr")["model_config.h"]
+    assert "#define MBS_HAS_ABA 1" in files["model_config.h"]
+    # mbs_aba in a file of its own, compiled in parallel with model.c
+    assert "int mbs_aba(" in files["model_aba.c"] and "mbs_aba(" not in src
     # mbs_dynamics is the column loop over the recursive Newton-Euler M v, not a printed M
-    assert "static void mbs_mass_times(" in src and "mbs_mass_times(t, y, e, prm, u, tp, col);" in src
+    assert "mbs_mass_times(t, y, e, prm, u, tp, col);" in src
+    # its Newton-Euler parts in a file of their own, which needs no header
+    assert "void mbs_mass_times(" in files["model_tree.c"] and "#include \"" not in files["model_tree.c"]
     dynamics = src[src.index("void mbs_dynamics("):]
     dynamics = dynamics[:dynamics.index("\n}\n")]
     assert "_w" not in dynamics
@@ -53,8 +60,9 @@ def test_engine_build_of_a_tree_derives_no_mass_matrix():
 
 def test_models_with_constraints_still_print_the_mass_matrix():
     s = load_model("models/slider_crank.py")
-    src = model_sources(s, "qr")["model.c"]
-    assert "mbs_mass_times" not in src and s.equations().is_derived("M")
+    files = model_sources(s, "qr")
+    assert "mbs_mass_times" not in files["model.c"] and s.equations().is_derived("M")
+    assert "mbs_aba(" not in files["model_aba.c"] and "#define MBS_HAS_ABA 0" in files["model_config.h"]
 
 
 @pytest.mark.parametrize("model", ["models/double_pendulum.py", "models/spinning_top.py",
@@ -94,6 +102,73 @@ def test_tree_engine_without_aba_runs_the_newton_euler_mass_matrix():
     for r in runs:
         assert np.abs(r - ref.y.T).max() < 1e-8
     assert np.abs(runs[0] - runs[1]).max() < 1e-8
+
+
+def test_tree_energy_from_the_newton_euler_mass_times(cache):
+    """mbs_energy of an engine build of a scleronomic tree: T = y'^T (M v) / 2, V printed;
+    neither derives the kinetic energy, both equal the numpy reference's energies."""
+    s = chain(3)
+    eqs = s.equations()
+    functions, _ = generate_c_functions(eqs, tree_dynamics=True)
+    assert not eqs.is_derived("energies")
+    assert "mbs_mass_times(t, y, yd, prm, u, tp, my);" in functions
+    n = sizes(eqs)
+    src = "#include <math.h>\n" + "".join(f"#define MBS_{k} {v}\n" for k, v in n.items()) + functions
+    lib = ctypes.CDLL(str(compile_shared(src, "tree_energy")))
+    num = eqs.numeric()
+    rng = np.random.default_rng(5)
+    ptr = ctypes.POINTER(ctypes.c_double)
+    for _ in range(3):
+        y, yd = rng.uniform(-1, 1, num.f), rng.uniform(-1, 1, num.f)
+        args = [np.ascontiguousarray(a, dtype=float) for a in (y, yd, num.prm, [0.0], [0.0])]
+        out = np.zeros(2)
+        lib.mbs_energy(ctypes.c_double(0.0), *[a.ctypes.data_as(ptr) for a in args],
+                       out.ctypes.data_as(ptr))
+        T, V = (float(v[0]) for v in num.energy_series(np.zeros(1), y[:, None], yd[:, None]))
+        assert abs(out[0] - T) <= 1e-13 * abs(T) and abs(out[1] - V) <= 1e-13 * max(abs(V), 1.0)
+
+
+def test_model_aba_is_compiled_while_the_model_is_generated(cache):
+    """model_aba.c includes no model header: the engine build hands it to precompile_object as
+    soon as it is printed, and links the cached object (no second compile of it)."""
+    from mbsfmu.codegen import compile as cmp
+    from mbsfmu.runtime.engine import engine_module
+
+    s = chain(2)
+    started = []
+    real = cmp.precompile_object
+
+    def spy(name, text, include_dirs=()):
+        started.append((name, s.equations().is_derived("recursive_newton_euler")))
+        real(name, text, include_dirs)
+
+    cmp.precompile_object = spy
+    try:
+        engine_module(s)
+    finally:
+        cmp.precompile_object = real
+    # started before model.c's functions (the Newton-Euler parts) were derived
+    assert started == [("model_aba.c", False), ("model_tree.c", True)]
+    assert len(list((cache / "objects").glob("model_aba_*.o"))) == 1
+    assert len(list((cache / "objects").glob("model_tree_*.o"))) == 1
+    assert not cmp._PENDING
+
+
+def test_compiled_rhs_on_the_aba_derives_no_mass_matrix(cache):
+    """CompiledRHS of a tree runs the engine's mbs_aba: neither M nor k is derived, and the
+    engine module's mbs_dynamics is the Newton-Euler one."""
+    from mbsfmu.codegen.c_rhs import CompiledRHS
+
+    s = chain(3)
+    eqs = s.equations()
+    num = eqs.numeric()
+    rhs = CompiledRHS(num)
+    assert rhs.algorithm == "aba" and "mbs_mass_times" in rhs.source
+    assert not eqs.is_derived("M") and not eqs.is_derived("k")
+    x = np.random.default_rng(2).uniform(-1, 1, 2 * num.f)
+    M, h = num.mass_and_force(0.0, x[:num.f], x[num.f:])
+    ydd = np.linalg.solve(M, h)
+    assert np.abs(rhs(0.0, x)[num.f:] - ydd).max() <= 1e-12 * np.abs(ydd).max()
 
 
 def test_long_functions_are_split_into_parts():

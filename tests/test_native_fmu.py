@@ -46,7 +46,7 @@ def test_contents_and_no_libpython(fmus):
             names = z.namelist()
             assert f"binaries/linux64/{name}.so" in names
             for src in ("fmi2_glue.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_rkstab.c", "model.c",
-                        "model_config.h"):
+                        "model_aba.c", "model_tree.c", "model_config.h"):
                 assert f"sources/{src}" in names
             xml = z.read("modelDescription.xml").decode()
             assert 'canGetAndSetFMUstate="true"' in xml and 'needsExecutionTool="false"' in xml

@@ -21,7 +21,8 @@ import sympy as sp
 
 from ..equations.articulated_body import articulated_body
 from ..errors import ModelError
-from .c_source import _printer, _rename, function_lines
+from .c_printer import CPrinter
+from .c_source import c_names, function_lines, print_c
 
 PIVOT_DEFINES = """#ifndef MBS_ABA_PIVOT_RTOL
 #define MBS_ABA_PIVOT_RTOL 1e-14 /* a joint's pivot relative to its largest diagonal entry */
@@ -40,17 +41,10 @@ def aba_source(eqs) -> str:
                          f"{ab.reason}")
     system = eqs.system
     w = eqs.intermediates
-    rename = _rename(system)
-    allowed = set(rename.values()) | set(w.symbols)
-    printer = _printer()
+    printer = CPrinter(c_names(eqs))
 
     def body(expr, what):
-        expr = sp.sympify(expr).xreplace(rename)
-        stray = [s for s in expr.free_symbols if s not in allowed]
-        if stray:
-            raise ModelError(f"{system.name}: {what} depends on unknown symbol(s) "
-                             f"{sorted(map(str, stray))}; cannot generate C code")
-        return printer.doprint(expr)
+        return print_c(printer, expr, what, system)
 
     # the pivot tests, each with the intermediates it reads
     checks = []
@@ -86,21 +80,19 @@ def aba_source(eqs) -> str:
     # every call of a function of the arguments alone (cos(y[1]), sqrt(prm[0]), ...) is made
     # first: a call clobbers all floating-point registers, so calls in the middle of the
     # straight-line code would spill every live value around each of them
-    renamed = {s: sp.sympify(w.definitions[s]).xreplace(rename) for s in needed}
     calls = set()
-    for e in renamed.values():
-        calls |= {c for c in e.atoms(sp.Function) if not (c.free_symbols & set(w.definitions))}
-    hoisted: dict = {}
+    for s in needed:
+        calls |= {c for c in w.definitions[s].atoms(sp.Function)
+                  if not (c.free_symbols & w.definitions.keys())}
+    # innermost first: a call inside another is read from its local
     for i, c in enumerate(sorted(calls, key=lambda c: (sp.count_ops(c), sp.default_sort_key(c.args)))):
-        sym = sp.Symbol(f"_f{i}")
-        lines.append(f"    const double {sym} = {printer.doprint(c.xreplace(hoisted))};")
-        hoisted[c] = sym
-        allowed.add(sym)
+        sym = f"_f{i}"
+        lines.append(f"    const double {sym} = {body(c, 'a function call')};")
+        printer.names[c] = sym
     defined: set = set()
     emit_ready(defined)
     for s in needed:
-        expr = renamed[s].xreplace(hoisted) if hoisted else renamed[s]
-        lines.append(f"    const double {s} = {body(expr, str(s))};")
+        lines.append(f"    const double {s} = {body(w.definitions[s], str(s))};")
         defined.add(s)
         if any(s in deps for deps, _ in pending):
             emit_ready(defined)

@@ -39,6 +39,7 @@ from ..equations.outputs import expression_input_jacobian, expression_outputs, f
 from ..equations.parameter_requirements import body_checks
 from ..equations.python_source import argument_symbols
 from ..errors import ModelError
+from .c_printer import CPrinter, UnknownSymbols
 
 _ARGS = ("t", "y", "yd", "prm", "u", "tp")
 
@@ -61,9 +62,10 @@ def _printer():
     return _CPrinter({"order": "none", "strict": True})
 
 
-def output_groups(eqs, with_dynamics: bool = True) -> dict[str, list]:
+def output_groups(eqs, with_dynamics: bool = True, with_energy: bool = True) -> dict[str, list]:
     """The output lists of the generated functions, in NumericModel's order (``dynamics`` and
-    ``constrained`` empty without ``with_dynamics``: M and k are then not derived)."""
+    ``constrained`` empty without ``with_dynamics``: M and k are then not derived; ``energy``
+    empty without ``with_energy``)."""
 
     def lst(m):
         return [] if m is None else list(m)
@@ -73,7 +75,7 @@ def output_groups(eqs, with_dynamics: bool = True) -> dict[str, list]:
         "dynamics": dyn,
         "constraints": lst(eqs.c) + lst(eqs.C) + lst(eqs.b1),
         "constrained": dyn + lst(eqs.c) + lst(eqs.C) + lst(eqs.b1) + lst(eqs.b2),
-        "energy": [eqs.kinetic_energy, eqs.potential_energy],
+        "energy": [eqs.kinetic_energy, eqs.potential_energy] if with_energy else [],
         "initial_conditions": initial_condition_outputs(eqs.system),
         "outputs": expression_outputs(eqs),
         "outputs_du": list(expression_input_jacobian(eqs)),
@@ -103,12 +105,25 @@ def sizes(eqs) -> dict[str, int]:
             "NC": eqs.n_constraints}
 
 
-def _rename(system) -> dict:
-    rename = {system.t: sp.Symbol("t")}
+def c_names(eqs) -> dict:
+    """The C name of every symbol a generated function may read: ``t``, the argument arrays'
+    elements (``y[0]``, ``prm[2]``, ...) and the intermediates (``_wN`` locals)."""
+    system = eqs.system
+    names = {system.t: "t"}
     for arg, syms in argument_symbols(system):
         for i, s in enumerate(syms):
-            rename[s] = sp.Symbol(f"{arg}[{i}]")
-    return rename
+            names[s] = f"{arg}[{i}]"
+    names.update((s, str(s)) for s in eqs.intermediates.symbols)
+    return names
+
+
+def print_c(printer: CPrinter, expr, what: str, system) -> str:
+    """C text of ``expr``; ModelError naming ``what`` if it reads a symbol without a C name."""
+    try:
+        return printer.doprint(expr)
+    except UnknownSymbols as exc:
+        raise ModelError(f"{system.name}: {what} depends on unknown symbol(s) "
+                         f"{exc.symbols}; cannot generate C code") from None
 
 
 #: straight-line functions longer than this many statements are split into parts (see
@@ -179,18 +194,13 @@ def function_lines(ret: str, name: str, body: list[str], prologue: tuple = (),
     return lines
 
 
-def _function(name, outputs, eqs, rename, printer, allowed, static=False) -> list[str]:
+def _function(name, outputs, eqs, printer, static=False) -> list[str]:
     w = eqs.intermediates
     outputs = [sp.sympify(e) for e in outputs]
     lines = []
 
     def body(expr, what):
-        expr = expr.xreplace(rename)
-        stray = [s for s in expr.free_symbols if s not in allowed]
-        if stray:
-            raise ModelError(f"{eqs.system.name}: {what} depends on unknown symbol(s) "
-                             f"{sorted(map(str, stray))}; cannot generate C code")
-        return printer.doprint(expr)
+        return print_c(printer, expr, what, eqs.system)
 
     for s in w.needed_for(outputs):
         lines.append(f"    const double {s} = {body(w.definitions[s], str(s))};")
@@ -206,14 +216,21 @@ def _function(name, outputs, eqs, rename, printer, allowed, static=False) -> lis
     return function_lines("void", f"mbs_{name}", lines, static=static)
 
 
-def _tree_dynamics(rn, eqs, rename, printer, allowed) -> list[str]:
+def _tree_dynamics(rn, eqs, printer, separate=None) -> list[str]:
     """``mbs_dynamics`` of a tree on joint coordinates from the recursive Newton-Euler parts
     (:mod:`mbsfmu.equations.recursive_newton_euler`): column j of M is M e_j (e_j passed in
     the place of y'), symmetrized, then q - k; O(N f) operations and O(N) lines instead of the
-    O(N f^2) terms of the assembled M."""
-    lines = _function("mass_times", rn.mass_times, eqs, rename, printer, allowed, static=True)
-    lines.append("")
-    lines += _function("tree_force", rn.force, eqs, rename, printer, allowed, static=True)
+    O(N f^2) terms of the assembled M.  With ``separate`` (a list) the parts
+    ``mbs_mass_times`` and ``mbs_tree_force`` are appended to it instead (a file of their
+    own, which needs no header) and only declared here."""
+    parts = _function("mass_times", rn.mass_times, eqs, printer, static=separate is None)
+    parts.append("")
+    parts += _function("tree_force", rn.force, eqs, printer, static=separate is None)
+    if separate is None:
+        lines = parts
+    else:
+        separate += parts
+        lines = [f"void mbs_{name}({_ARG_LIST[0]}\n{_ARG_LIST[1]});" for name in ("mass_times", "tree_force")]
     lines += ["", "/* M column by column from M v (recursive Newton-Euler), then q - k */",
               f"void mbs_dynamics({_ARG_LIST[0]}", _ARG_LIST[1] + ")", "{",
               "    double e[MBS_NY], col[MBS_NY];",
@@ -238,30 +255,54 @@ def _tree_dynamics(rn, eqs, rename, printer, allowed) -> list[str]:
     return lines
 
 
+def scleronomic(eqs) -> bool:
+    """True if no frame moves with time by itself (no rheonomic velocity terms, eqs. 4-5):
+    then the kinetic energy is y'^T M y' / 2."""
+    kin = eqs.kinematics
+    return not any(any(K.vbar) or any(K.omegabar) for K in kin.frames.values())
+
+
+def _tree_energy(eqs, printer) -> list[str]:
+    """``mbs_energy`` of a scleronomic tree: T = y'^T (M y') / 2 with the recursive
+    Newton-Euler M v (``mbs_mass_times``, emitted by :func:`_tree_dynamics`), V printed; the
+    kinetic energy is then neither derived nor compiled (for a 50-link chain 150 kB of C)."""
+    from ..equations.newton_euler import potential_energy
+
+    V = potential_energy(eqs.system, eqs.kinematics, eqs.intermediates)
+    lines = _function("potential_energy", [V], eqs, printer, static=True)
+    lines += ["", "/* kinetic energy y'^T (M y') / 2 from the recursive Newton-Euler M v */",
+              f"void mbs_energy({_ARG_LIST[0]}", _ARG_LIST[1] + ")", "{",
+              "    double my[MBS_NY], T = 0.0;",
+              "    int i;",
+              "    mbs_mass_times(t, y, yd, prm, u, tp, my);",
+              "    for (i = 0; i < MBS_NY; i++)",
+              "        T += yd[i] * my[i];",
+              "    out[0] = 0.5 * T;",
+              "    mbs_potential_energy(t, y, yd, prm, u, tp, out + 1);",
+              "}"]
+    return lines
+
+
 def _forwarding_function(name, target) -> list[str]:
     return [f"void mbs_{name}(double t, const double *y, const double *yd, const double *prm,",
             "        const double *u, const double *tp, double *out)", "{",
             f"    mbs_{target}(t, y, yd, prm, u, tp, out);", "}"]
 
 
-def _time_parameter_function(system, rename, printer, allowed) -> list[str]:
+def _time_parameter_function(system, printer) -> list[str]:
     lines = ["void mbs_time_parameters(double t, const double *prm, double *tp)", "{",
              "    (void)t;", "    (void)prm;", "    (void)tp;"]
     i = 0
     for p in system.time_parameters.values():
         for e in p.expressions:
-            expr = sp.sympify(e).xreplace(rename)
-            stray = [s for s in expr.free_symbols if s not in allowed]
-            if stray:
-                raise ModelError(f"{system.name}: time parameter {p.name!r} depends on unknown "
-                                 f"symbol(s) {sorted(map(str, stray))}; cannot generate C code")
-            lines.append(f"    tp[{i}] = {printer.doprint(expr)};")
+            lines.append(f"    tp[{i}] = {print_c(printer, e, f'time parameter {p.name!r}', system)};")
             i += 1
     lines.append("}")
     return lines
 
 
-def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
+def generate_c_functions(eqs, tree_dynamics: bool = False, separate: dict | None = None
+                         ) -> tuple[str, bool]:
     """(C99 text, tp_native): the functions of every quantity group of ``eqs`` (and
     ``mbs_time_parameters`` when tp_native, i.e. every time parameter is an expression),
     preceded by the math macros they use that strict C99 lacks.  No size macros: the model
@@ -269,7 +310,11 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
 
     With ``tree_dynamics`` (a build whose runs use the articulated-body algorithm) a tree on
     joint coordinates gets ``mbs_dynamics`` from the recursive Newton-Euler algorithm
-    (:func:`_tree_dynamics`), so neither M nor k is derived or printed."""
+    (:func:`_tree_dynamics`), so neither M nor k is derived or printed, and if it is
+    scleronomic ``mbs_energy`` from that M v (:func:`_tree_energy`), so neither is the kinetic
+    energy.  With ``separate`` (a dict) the two Newton-Euler functions, the largest part of
+    the text, go into ``separate["model_tree.c"]`` instead (self-contained C, no header needed;
+    "" for other models), so a build can compile them in parallel with the rest."""
     system = eqs.system
     rn = None
     if tree_dynamics:
@@ -278,18 +323,26 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
         rn = recursive_newton_euler(eqs)
         if rn.mass_times is None:
             rn = None
-    groups = output_groups(eqs, with_dynamics=rn is None)  # derives what they need first
-    rename = _rename(system)
-    allowed = set(rename.values()) | set(eqs.intermediates.symbols)
-    printer = _printer()
+    tree_energy = rn is not None and scleronomic(eqs)
+    if tree_energy:  # its intermediates before the printer takes the names
+        from ..equations.newton_euler import potential_energy
+
+        potential_energy(system, eqs.kinematics, eqs.intermediates)
+    # derives what they need first
+    groups = output_groups(eqs, with_dynamics=rn is None, with_energy=not tree_energy)
+    printer = CPrinter(c_names(eqs))
     functions = []
+    tree_parts = None if separate is None else []
     emitted: dict = {}
     for name, outputs in groups.items():
         functions.append("")
         if name in ("dynamics", "constrained") and rn is not None:
             # without constraints, M|q-k|c|C|b'|b'' is M|q-k
-            functions += (_tree_dynamics(rn, eqs, rename, printer, allowed) if name == "dynamics"
+            functions += (_tree_dynamics(rn, eqs, printer, tree_parts) if name == "dynamics"
                           else _forwarding_function(name, "dynamics"))
+            continue
+        if name == "energy" and tree_energy:
+            functions += _tree_energy(eqs, printer)
             continue
         key = tuple(sp.sympify(e) for e in outputs)
         if key and key in emitted:
@@ -299,12 +352,19 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
             functions += _forwarding_function(name, emitted[key])
             continue
         emitted.setdefault(key, name)
-        functions += _function(name, outputs, eqs, rename, printer, allowed)
+        functions += _function(name, outputs, eqs, printer)
     tp_fn = time_parameters_native(system)
     if tp_fn:
         functions.append("")
-        functions += _time_parameter_function(system, rename, printer, allowed)
-    # M_PI etc. are not part of strict C99: define the ones used if math.h does not
+        functions += _time_parameter_function(system, printer)
+    if separate is not None:
+        separate["model_tree.c"] = _with_math_macros(tree_parts) if tree_parts else ""
+    return _with_math_macros(functions), tp_fn
+
+
+def _with_math_macros(functions: list[str]) -> str:
+    """The lines ``functions`` preceded by the definitions of the math macros they use (M_PI
+    etc. are not part of strict C99: defined where math.h does not)."""
     lines = []
     used = set(re.findall(r"\bM_[A-Z0-9_]+\b", "\n".join(functions)))
     for expr, macro in get_math_macros().items():
@@ -312,7 +372,22 @@ def generate_c_functions(eqs, tree_dynamics: bool = False) -> tuple[str, bool]:
         if macro in used and value.is_Float:
             used.discard(macro)
             lines += [f"#ifndef {macro}", f"#define {macro} {value}", "#endif"]
-    return "\n".join(lines + functions) + "\n", tp_fn
+    return "\n".join(lines + functions) + "\n"
+
+
+def _size_lines(system, n) -> list[str]:
+    title = str(system.name).replace("*/", "* /")
+    lines = [
+        f"/* Equations of motion of model {title}: ny={n['NY']}, nprm={n['NPRM']},",
+        f"   nu={n['NU']}, ntp={n['NTP']}, nc={n['NC']}.",
+        "   Generated by mbsfmu (mbsfmu.codegen.c_source); do not edit. */",
+        "#include <math.h>",
+        "",
+    ]
+    lines += [f"#define MBS_{k} {v}" for k, v in n.items()]
+    lines += ["", "int mbs_sizes(int *out)", "{",
+              *[f"    out[{i}] = MBS_{k};" for i, k in enumerate(n)], f"    return {len(n)};", "}"]
+    return lines
 
 
 def generate_c(eqs) -> str:

@@ -149,7 +149,8 @@ def compile_engine(files: dict[str, str], compiled: tuple[str, ...], stem: str,
     then linked.  A file that includes none of ``model_files`` (the generated ones: the engine's
     integrators, formulations and linear algebra) is the same for every model: its object is
     cached by the hash of its text and of the headers it includes, so a new model compiles only
-    its own files and the few engine files that are sized by its ``model_config.h``."""
+    its own files and the few engine files that are sized by its ``model_config.h``.  A file
+    started early by :func:`precompile_object` is waited for, not compiled again."""
     cc = find_compiler()
     incs = python_include_dirs()
     native = native_flags(cc)
@@ -165,29 +166,33 @@ def compile_engine(files: dict[str, str], compiled: tuple[str, ...], stem: str,
     if so.exists():
         return module, so
     global compile_count
-    flags = [f for f in CFLAGS if f != "-shared"]
+    common, incflags, shared_key = _object_flags(cc, include_dirs)
     with tempfile.TemporaryDirectory(dir=d, prefix=module + ".src.") as tmp:
         src = pathlib.Path(tmp)
         for name, text in files.items():
             (src / name).write_text(text.replace("@MODULE@", module))
-        common = [cc, *flags, "-fvisibility=hidden", *native]
-        incflags = [f"-I{i}" for i in (*include_dirs, *incs)]
-        shared_key = [*common, *incflags, *LIBS, cpu_identity() if native else ""]
-        jobs, objects = [], []
+        jobs, objects, pending = [], [], []
         for name in compiled:
             obj = _shared_object(name, files, model_files, shared_key, d)
             if obj is None:
                 obj = src / (pathlib.Path(name).stem + ".o")
             objects.append(obj)
-            if not obj.exists():
+            future = _PENDING.get(obj)
+            if future is not None:  # being compiled already (precompile_object)
+                pending.append((obj, future))
+            elif not obj.exists():
                 jobs.append((len(files[name]), name, obj))
         # the largest first, so that the generated model overlaps with the small engine files
         jobs.sort(key=lambda j: j[0], reverse=True)
-        with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        cpus = max(1, (os.cpu_count() or 1) - len(pending))
+        with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), cpus))) as pool:
             futures = [pool.submit(_compile_object, [*common, *_size_flags(size), f"-I{src}", *incflags],
                                    src / name, obj, f"{stem!r} ({name})") for size, name, obj in jobs]
             for f in futures:
                 f.result()
+            for obj, f in pending:
+                f.result()
+                _PENDING.pop(obj, None)
         fd, out = tempfile.mkstemp(dir=d, prefix=so.name + ".", suffix=".tmp")
         os.close(fd)
         try:
@@ -197,6 +202,55 @@ def compile_engine(files: dict[str, str], compiled: tuple[str, ...], stem: str,
         finally:
             pathlib.Path(out).unlink(missing_ok=True)
     return module, so
+
+
+def _object_flags(cc: str, include_dirs) -> tuple[list[str], list[str], list[str]]:
+    """(compiler and flags, include flags, what else keys a cached object) of the objects of
+    :func:`compile_engine`."""
+    incs = python_include_dirs()
+    native = native_flags(cc)
+    common = [cc, *(f for f in CFLAGS if f != "-shared"), "-fvisibility=hidden", *native]
+    incflags = [f"-I{i}" for i in (*include_dirs, *incs)]
+    return common, incflags, [*common, *incflags, *LIBS, cpu_identity() if native else ""]
+
+
+#: how much lower the priority of a background compile is (precompile_object)
+BACKGROUND_NICENESS = 5
+
+#: objects being compiled in the background (precompile_object): path -> future
+_PENDING: dict[pathlib.Path, object] = {}
+_BACKGROUND = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="mbsfmu-precompile")
+
+
+def precompile_object(name: str, text: str, include_dirs: tuple = ()) -> None:
+    """Start compiling the C file ``name`` (``text``, which includes no header with quotes) in
+    the background to the cached object that :func:`compile_engine` links for a file of that
+    name and text; compile_engine waits for it instead of compiling it again.
+
+    A model's largest generated file (``model_aba.c``) is compiled this way while Python still
+    generates the rest of the model, so gcc and the code generation run on two cores at once.
+    Errors surface in compile_engine."""
+    if _include_closure(name, {name: text}) is None or "@MODULE@" in text:
+        raise ValueError(f"{name}: only a file that includes no quoted header can be precompiled")
+    cc = find_compiler()
+    common, incflags, shared_key = _object_flags(cc, include_dirs)
+    d = cache_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    obj = _shared_object(name, {name: text}, (), shared_key, d)
+    if obj.exists() or obj in _PENDING:
+        return
+
+    def job():
+        with tempfile.TemporaryDirectory(dir=d, prefix=obj.stem + ".src.") as tmp:
+            source = pathlib.Path(tmp) / name
+            source.write_text(text)
+            # below the Python process that generates the rest, which is the critical path
+            _compile_object([*common, *_size_flags(len(text)), *incflags], source, obj, repr(name),
+                            niceness=BACKGROUND_NICENESS)
+
+    future = _BACKGROUND.submit(job)
+    _PENDING[obj] = future
+    future.add_done_callback(lambda _f: _PENDING.pop(obj, None))
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
@@ -240,22 +294,42 @@ def _size_flags(size: int) -> tuple[str, ...]:
     return ("-O1",) if size > LARGE_SOURCE_BYTES else ()
 
 
-def _compile_object(base: list[str], source: pathlib.Path, obj: pathlib.Path, what: str) -> None:
+def compile_objects(base: list[str], sources: list[pathlib.Path], out_dir: pathlib.Path,
+                    what: str) -> list[pathlib.Path]:
+    """Compile each of ``sources`` with the command ``base`` (compiler and flags, no ``-c``/``-o``)
+    to an object in ``out_dir``, as many at a time as there are processors, the largest first;
+    a file over :data:`LARGE_SOURCE_BYTES` at -O1 (:func:`_size_flags`).  Returns the objects
+    in the order of ``sources`` (for a link command)."""
+    objects = [out_dir / f"{src.stem}.o" for src in sources]
+    jobs = sorted(zip(sources, objects), key=lambda j: j[0].stat().st_size, reverse=True)
+    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        futures = [pool.submit(_compile_object, [*base, *_size_flags(src.stat().st_size)], src, obj,
+                               f"{what} ({src.name})") for src, obj in jobs]
+        for f in futures:
+            f.result()
+    return objects
+
+
+def _compile_object(base: list[str], source: pathlib.Path, obj: pathlib.Path, what: str,
+                    niceness: int = 0) -> None:
     """Compile ``source`` to ``obj`` (written under a temporary name, then renamed)."""
     fd, tmp = tempfile.mkstemp(dir=obj.parent, prefix=obj.name + ".", suffix=".tmp")
     os.close(fd)
     try:
-        run_compiler([*base, "-c", "-o", tmp, str(source)], what)
+        run_compiler([*base, "-c", "-o", tmp, str(source)], what, niceness)
         os.replace(tmp, obj)
     finally:
         pathlib.Path(tmp).unlink(missing_ok=True)
 
 
-def run_compiler(cmd: list[str], what: str) -> None:
-    """Run the compiler command ``cmd``; a CompileError naming ``what``, the command and the
+def run_compiler(cmd: list[str], what: str, niceness: int = 0) -> None:
+    """Run the compiler command ``cmd`` (``niceness`` > 0: at that lower priority, through
+    ``nice`` where it is installed); a CompileError naming ``what``, the command and the
     compiler's output if it cannot run or fails."""
+    nice = shutil.which("nice") if niceness else None
+    run = [nice, "-n", str(niceness), *cmd] if nice else cmd
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True)
+        res = subprocess.run(run, capture_output=True, text=True)
     except OSError as exc:
         raise CompileError(f"cannot run C compiler {cmd[0]!r} for {what}: {exc}") from None
     if res.returncode != 0:

@@ -145,24 +145,27 @@ def generalized_forces(system, kin: Kinematics, w: Intermediates, q_applied=None
 
 def energies(system, kin: Kinematics, w: Intermediates) -> tuple:
     """(kinetic energy, potential energy of gravity and springs)."""
-    T_terms, V_terms = [], []
-    g = system.gravity_vector
+    T_terms = []
     for body in system.bodies.values():
         K = kin[body.cg_frame]
         m, I = body.mass, body.inertia
         wb = w.matrix(matmul(K.S.T, K.omega))
         Iw = w.matrix(matmul(I, wb))
-        if any(g):
-            V_terms.append(-(m * _dot(g, K.r)))
         T_terms.append((m * _dot(K.v, K.v) + _dot(wb, Iw)) / 2)
-    T = sp.Add(*T_terms)
-    V = sp.Add(*V_terms)
+    return sp.Add(*T_terms), potential_energy(system, kin, w)
+
+
+def potential_energy(system, kin: Kinematics, w: Intermediates) -> sp.Expr:
+    """Potential energy of gravity and springs (the second half of :func:`energies`)."""
+    g = system.gravity_vector
+    V = sp.Add(*[-(body.mass * _dot(g, kin[body.cg_frame].r)) for body in system.bodies.values()
+                 if any(g)])
     for sd in system.spring_dampers:
         A, B = kin[sd.a], kin[sd.b]
         d = w.matrix(B.r - A.r)
         L = w.aux(sp.sqrt((d.T * d)[0]))
         V += sd.stiffness * (L - sd.rest_length) ** 2 / 2
-    return T, V
+    return V
 
 
 def applied_forces(system, kin: Kinematics, w: Intermediates) -> sp.Matrix:

@@ -19,7 +19,23 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 
-class _MathPrinter(PythonCodePrinter):
+class _Named:
+    """Prints the symbols in ``names`` (symbol -> identifier) by their identifier: renaming
+    by ``xreplace`` would rebuild every expression (and re-sort its sums by the new names),
+    which took most of the time of a large model's function."""
+
+    names: dict = {}
+
+    def _print_Symbol(self, expr):
+        name = self.names.get(expr)
+        return name if name is not None else super()._print_Symbol(expr)
+
+
+class _NumPyPrinter(_Named, NumPyPrinter):
+    pass
+
+
+class _MathPrinter(_Named, PythonCodePrinter):
     def _print_Pow(self, expr, rational=False):
         base, exp = expr.args
         if exp == 2:
@@ -46,19 +62,20 @@ def argument_symbols(system) -> list[tuple[str, list[sp.Symbol]]]:
 def make_function(system, intermediates, outputs, name="kernel", vectorized=False):
     """Compile ``outputs`` (a list of scalar expressions) into a Python function."""
     outputs = [sp.sympify(e) for e in outputs]
-    rename = {system.t: sp.Symbol("t")}
+    names = {system.t: "t"}
     lines = [f"def {name}(t, y, yd, prm, u, tp):"]
     for arg, syms in argument_symbols(system):
         if not syms:
             continue
-        safe = [sp.Symbol(f"_{arg}{i}") for i in range(len(syms))]
-        rename.update(zip(syms, safe))
-        lines.append(f"    {', '.join(map(str, safe))}, = {arg}")
+        safe = [f"_{arg}{i}" for i in range(len(syms))]
+        names.update(zip(syms, safe))
+        lines.append(f"    {', '.join(safe)}, = {arg}")
     # order="none": print sums as stored; sorting long sums dominated the printing time
-    printer = NumPyPrinter({"order": "none"}) if vectorized else _MathPrinter({"order": "none"})
+    printer = _NumPyPrinter({"order": "none"}) if vectorized else _MathPrinter({"order": "none"})
+    printer.names = names
     for s in intermediates.needed_for(outputs):
-        lines.append(f"    {s} = {printer.doprint(intermediates.definitions[s].xreplace(rename))}")
-    outs = [printer.doprint(e.xreplace(rename)) for e in outputs]
+        lines.append(f"    {s} = {printer.doprint(intermediates.definitions[s])}")
+    outs = [printer.doprint(e) for e in outputs]
     lines.append("    return (" + "".join(o + ", " for o in outs) + ")")
     source = "\n".join(lines) + "\n"
     namespace = {"math": math, "numpy": np, "functools": functools}

@@ -1,10 +1,11 @@
 """Native (Python-free) FMI 2.0 Co-Simulation FMUs: the C engine + the generated model + FMI glue.
 
 :func:`build_native_fmu` writes the model's half of the engine's contract
-(:func:`~mbsfmu.codegen.c_model.model_sources`: ``model.c`` and ``model_config.h``) next to the
-engine's sources (``mbsfmu/runtime``: the instance layer, formulations, RKSTAB, parameter rules,
-linear algebra) and the FMI glue ``fmi2_glue.c`` in the FMU's ``sources/`` folder, compiles them
-into ``binaries/linux64/<modelIdentifier>.so`` (no libpython) and writes ``modelDescription.xml``.
+(:func:`~mbsfmu.codegen.c_model.model_sources`: ``model.c``, ``model_aba.c`` and
+``model_config.h``) next to the engine's sources (``mbsfmu/runtime``: the instance layer,
+formulations, RKSTAB, parameter rules, linear algebra) and the FMI glue ``fmi2_glue.c`` in the
+FMU's ``sources/`` folder, compiles them into ``binaries/linux64/<modelIdentifier>.so`` (no
+libpython) and writes ``modelDescription.xml``.
 The FMU's variables and value references are those of
 :func:`~mbsfmu.fmu.model_description.fmu_variables`.
 
@@ -31,9 +32,9 @@ import platform
 import tempfile
 import zipfile
 
-from ..codegen.c_model import model_sources
+from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
 from ..codegen.c_source import sizes
-from ..codegen.compile import CompileError, find_compiler, run_compiler
+from ..codegen.compile import CompileError, compile_objects, find_compiler, run_compiler
 from ..errors import ModelError
 from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
 from ..runtime.constants import FORMULATION_KINDS
@@ -43,7 +44,7 @@ from .model_description import fmu_path, fmu_variables, model_description_xml, m
 RUNTIME = source_dir()
 RUNTIME_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, *ENGINE_HEADERS)
 #: the C files compiled into the FMU's binary
-COMPILED_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, "model.c")
+COMPILED_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, *MODEL_FILES)
 #: formulations the C runtime offers for models with loops: all of the engine's
 NATIVE_FORMULATIONS = tuple(k for k in FORMULATION_KINDS if k != "minimal")
 CFLAGS = ("-std=c99", "-shared", "-fPIC", "-O2", "-fno-math-errno", "-Wall", "-Wextra", "-fvisibility=hidden")
@@ -116,13 +117,17 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
         src.mkdir()
         for name in RUNTIME_SOURCES:
             (src / name).write_bytes((RUNTIME / name).read_bytes())
-        (src / "model.c").write_text(files["model.c"])
-        (src / "model_config.h").write_text(files["model_config.h"])
+        for name in (*MODEL_FILES, MODEL_HEADER):
+            (src / name).write_text(files[name])
         so = tmp / "binaries" / plat / f"{ident}.so"
         so.parent.mkdir(parents=True)
-        cmd = [cc, *CFLAGS, f"-I{fmi_include_dir()}", f"-I{src}", "-o", str(so),
-               *(str(src / f) for f in COMPILED_SOURCES), "-lm"]
-        run_compiler(cmd, f"the native FMU of {system.name!r}")
+        # one object per file, in parallel (the generated model.c and model_aba.c of a large
+        # tree take seconds each), then linked
+        what = f"the native FMU of {system.name!r}"
+        (tmp / "objects").mkdir()
+        objects = compile_objects([cc, *(f for f in CFLAGS if f != "-shared"), f"-I{fmi_include_dir()}",
+                                   f"-I{src}"], [src / f for f in COMPILED_SOURCES], tmp / "objects", what)
+        run_compiler([cc, "-shared", "-fPIC", "-o", str(so), *map(str, objects), "-lm"], what)
         tmp_fmu = out_path.with_name(out_path.name + ".tmp")
         with zipfile.ZipFile(tmp_fmu, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("modelDescription.xml", xml)

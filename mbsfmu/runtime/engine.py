@@ -47,13 +47,13 @@ def engine_module(system, unset_constants: bool = False):
 
     Besides ``Instance`` it holds ``RHS``, the right-hand side of an instance as a fast callable
     (:class:`mbsfmu.codegen.c_rhs.CompiledRHS` is one), and ``model_source``, the generated
-    ``model.c`` compiled into it.
+    files compiled into it (``model.c``, ``model_aba.c``, ``model_tree.c``).
 
     Every constant needs a value (the start values of the instance; ParameterError otherwise)
     unless ``unset_constants``: for callers that hand every parameter value in at each call
     (CompiledRHS), a constant without one starts at 0."""
-    from ..codegen.c_model import model_sources
-    from ..codegen.compile import compile_engine
+    from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
+    from ..codegen.compile import compile_engine, precompile_object
 
     if not unset_constants:
         for c in system.constants_.values():
@@ -63,13 +63,15 @@ def engine_module(system, unset_constants: bool = False):
 
     def build(_eqs):
         files = {name: source(name) for name in (*ENGINE_SOURCES, *ENGINE_HEADERS, "mbs_python.c")}
-        model = model_sources(system, "qr", tag="python", unset_constants=True)
-        files["model.c"] = model["model.c"]
-        files["model_config.h"] = model["model_config.h"]
-        module, path = compile_engine(files, (*ENGINE_SOURCES, "model.c", "mbs_python.c"),
-                                      f"mbs_engine_{system.name}")
+        # model_aba.c includes no model header: compiled (and cached) by its text, started as
+        # soon as it is printed, while model.c is generated
+        model = model_sources(system, "qr", tag="python", unset_constants=True, on_file=precompile_object)
+        files.update((name, model[name]) for name in (*MODEL_FILES, MODEL_HEADER))
+        module, path = compile_engine(files, (*ENGINE_SOURCES, *MODEL_FILES, "mbs_python.c"),
+                                      f"mbs_engine_{system.name}", model_files=("model.c", MODEL_HEADER))
         mod = _load(module, path)
-        mod.model_source = model["model.c"]   # the generated part, for readers (CompiledRHS.source)
+        # the generated part, for readers (CompiledRHS.source)
+        mod.model_source = "\n".join(model[name] for name in MODEL_FILES)
         return mod
 
     return system.equations().derived("engine_module", build)

@@ -1,9 +1,12 @@
 /*
  * mbs_model.h -- the contract between the C engine and one generated model.
  *
- * Every model built by mbsfmu (mbsfmu.codegen.c_model) provides two files:
- *   model_config.h  sizes, name, GUID and build settings (the macros used below), and
- *   model.c         the functions and tables declared here.
+ * Every model built by mbsfmu (mbsfmu.codegen.c_model) provides four files:
+ *   model_config.h  sizes, name, GUID and build settings (the macros used below),
+ *   model.c         the functions and tables declared here but mbs_aba,
+ *   model_aba.c     mbs_aba (where MBS_HAS_ABA), and
+ *   model_tree.c    the Newton-Euler parts of mbs_dynamics (where MBS_HAS_ABA);
+ * the last two need no header, and compile in parallel with model.c.
  * The engine (mbs_instance.c) is compiled against this header only; nothing else in the runtime
  * includes model files.
  *
