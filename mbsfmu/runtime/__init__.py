@@ -22,7 +22,7 @@ ENGINE_SOURCES = ("mbs_instance.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_pa
                   "mbs_dop853.c", "mbs_radau.c")
 #: the headers they include
 ENGINE_HEADERS = ("mbs_model.h", "mbs_instance.h", "mbs_formulation.h", "mbs_linalg.h", "mbs_parameters.h",
-                  "mbs_rkstab.h", "mbs_dop853.h", "mbs_radau.h")
+                  "mbs_rkstab.h", "mbs_rk_shared.h", "mbs_dop853.h", "mbs_radau.h")
 
 
 def source_dir() -> pathlib.Path:

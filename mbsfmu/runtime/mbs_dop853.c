@@ -4,6 +4,7 @@
  * step, hmin, non-finite values, FSAL across calls) are those of mbs_rkstab.c; keep the two in step.
  */
 #include "mbs_dop853.h"
+#include "mbs_rk_shared.h"
 
 #include <math.h>
 #include <string.h>
@@ -120,30 +121,6 @@ enum { W_X, W_K1, W_ARG = W_K1 + 16, W_XT, W_XN, W_XOLD, W_K1OLD, W_R5, W_END = 
 #define ROW(s, k) ((s)->work + (size_t)(k) * (size_t)(s)->n)
 #define KROW(s, j) ROW(s, W_K1 + (j) - 1)
 
-static double spacing(double a)
-{
-    return nextafter(a, HUGE_VAL) - a;
-}
-
-static int all_finite(const double *v, int n)
-{
-    double sum = 0.0;
-    int i;
-    for (i = 0; i < n; ++i) sum += v[i] * v[i];
-    return isfinite(sum);
-}
-
-static double rms(const double *v, const double *scale, int n)
-{
-    double sum = 0.0;
-    int i;
-    for (i = 0; i < n; ++i) {
-        double q = v[i] / scale[i];
-        sum += q * q;
-    }
-    return sqrt(sum / n);
-}
-
 int mbs_dop853_init(mbs_dop853 *s, int n, double *work, double rtol, double atol, double hmax)
 {
     if (s == NULL) return MBS_RKSTAB_EARG;
@@ -200,43 +177,6 @@ static void stage_rows(mbs_dop853 *s, const double **K, int old)
     if (old) K[1] = ROW(s, W_K1OLD);
 }
 
-/* Hairer's starting-step heuristic (HNW I, sec. II.4) as in mbs_rkstab.c, with DOP853's order 8:
- * h = min(100 h0, (0.01 / max(d1, d2))^(1/8), span, hmax).  Uses rows ARG, XN, K2 as scratch. */
-static int initial_step(mbs_dop853 *s, mbs_rhs_fn f, void *ctx, double t0, double span, double *h_out)
-{
-    const int n = s->n;
-    const double *x0 = ROW(s, W_X), *f0 = KROW(s, 1);
-    double *sc = ROW(s, W_ARG), *tmp = ROW(s, W_XN), *f1 = KROW(s, 2);
-    double d0, d1, d2, h0, h1, h;
-    int i;
-    for (i = 0; i < n; ++i) sc[i] = s->atol + s->rtol * fabs(x0[i]);
-    d0 = rms(x0, sc, n);
-    d1 = rms(f0, sc, n);
-    h0 = (!(d0 >= 1e-5) || !(d1 >= 1e-5) || !isfinite(d0) || !isfinite(d1)) ? 1e-6 : 0.01 * d0 / d1;
-    if (h0 > span) h0 = span;
-    for (i = 0; i < n; ++i) tmp[i] = x0[i] + h0 * f0[i];
-    s->nfev++;
-    if (f(ctx, t0 + h0, tmp, f1) != 0) return MBS_RKSTAB_ERHS;
-    for (i = 0; i < n; ++i) tmp[i] = f1[i] - f0[i];
-    d2 = rms(tmp, sc, n) / h0;
-    if (!isfinite(d2)) {
-        *h_out = h0 < s->hmax ? h0 : s->hmax;
-        return MBS_RKSTAB_OK;
-    }
-    if (d1 <= 1e-15 && d2 <= 1e-15) {
-        h1 = h0 * 1e-3;
-        if (h1 < 1e-6) h1 = 1e-6;
-    } else {
-        h1 = pow(0.01 / (d1 > d2 ? d1 : d2), 1.0 / ORDER);
-    }
-    h = 100 * h0;
-    if (h1 < h) h = h1;
-    if (span < h) h = span;
-    if (s->hmax < h) h = s->hmax;
-    *h_out = h;
-    return MBS_RKSTAB_OK;
-}
-
 /* Outcome of one attempted step. */
 enum { ATTEMPT_DONE, ATTEMPT_NONFINITE };
 
@@ -283,20 +223,20 @@ static int attempt_step(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     stage_rows(s, K, 0);
     for (stage = 2; stage <= 12; ++stage) {
         combine(ARG, X, h, A[stage], stage - 1, K, n);
-        if (!all_finite(ARG, n)) return 0;
+        if (!mbs_rk_all_finite(ARG, n)) return 0;
         s->nfev++;
         if (f(ctx, stage == 12 ? t_new : tc + C[stage] * h, ARG, KROW(s, stage)) != 0)
             return MBS_RKSTAB_ERHS;
     }
     combine(XT, X, h, B, 12, K, n);
-    if (!all_finite(XT, n)) return 0;
+    if (!mbs_rk_all_finite(XT, n)) return 0;
     *err = error_norm(s, h);
     memcpy(XN, XT, (size_t)n * sizeof(double));
     if (p != NULL && *err <= 1.0) {
         double sum = 0.0;
         s->nproj++;
         if (p(ctx, t_new, XN) != 0) return MBS_RKSTAB_EPROJECT;
-        if (!all_finite(XN, n)) return 0;
+        if (!mbs_rk_all_finite(XN, n)) return 0;
         for (i = 0; i < n; ++i) {
             const double ax = fabs(X[i]), axt = fabs(XT[i]);
             const double q = (XN[i] - XT[i]) / (s->atol + s->rtol * (ax > axt ? ax : axt));
@@ -359,7 +299,7 @@ static int first_stage(mbs_dop853 *s, mbs_rhs_fn f, void *ctx, double tc, const 
     s->dense_valid = s->dense_ready = 0;
     s->nfev++;
     if (f(ctx, tc, X, K1) != 0) return MBS_RKSTAB_ERHS;
-    if (!all_finite(K1, n)) return MBS_RKSTAB_ENONFINITE;
+    if (!mbs_rk_all_finite(K1, n)) return MBS_RKSTAB_ENONFINITE;
     s->fsal_valid = 1;
     s->t_fsal = tc;
     return MBS_RKSTAB_OK;
@@ -386,23 +326,20 @@ static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     K1 = KROW(s, 1);
     K13 = KROW(s, 13);
     XN = ROW(s, W_XN);
-    if (!all_finite(x, n)) return MBS_RKSTAB_ENONFINITE;
+    if (!mbs_rk_all_finite(x, n)) return MBS_RKSTAB_ENONFINITE;
     rc = first_stage(s, f, ctx, tc, x);
     if (rc != MBS_RKSTAB_OK) return rc;
 
     span = t_end - tc;
     if (!(s->h > 0.0) || !isfinite(s->h)) {
-        rc = initial_step(s, f, ctx, tc, span, &h);
+        /* Hairer's starting step with DOP853's order; rows ARG, XN and K2 as scratch */
+        rc = mbs_rk_initial_step(n, s->rtol, s->atol, s->hmax, ORDER, f, ctx, tc, X, K1, span, ROW(s, W_ARG),
+                                 XN, KROW(s, 2), &s->nfev, &h);
         if (rc != MBS_RKSTAB_OK) return rc;
     } else {
         h = s->h < s->hmax ? s->h : s->hmax;
     }
-    hmin = s->hmin > 0.0 ? s->hmin : 1e-14 * span;
-    {
-        double a = fabs(tc) > fabs(t_end) ? fabs(tc) : fabs(t_end);
-        double u = 10.0 * spacing(a);
-        if (u > hmin) hmin = u;
-    }
+    hmin = mbs_rk_hmin(s->hmin, tc, t_end);
     if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
 
     while (tc < t_end) {
@@ -425,7 +362,7 @@ static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
         if (outcome == ATTEMPT_DONE && err <= 1.0) { /* k13 at the new point: the next step's k1 */
             s->nfev++;
             if (f(ctx, t_new, XN, K13) != 0) { rc = MBS_RKSTAB_ERHS; break; }
-            if (!all_finite(K13, n)) outcome = ATTEMPT_NONFINITE;
+            if (!mbs_rk_all_finite(K13, n)) outcome = ATTEMPT_NONFINITE;
         }
         if (outcome == ATTEMPT_NONFINITE || !isfinite(err)) {
             s->nreject++;
@@ -480,12 +417,12 @@ static int build_dense(mbs_dop853 *s, mbs_rhs_fn f, void *ctx)
     stage_rows(s, K, 1);
     for (stage = 14; stage <= 16; ++stage) {
         combine(ARG, XOLD, h, A[stage], stage - 1, K, n);
-        if (!all_finite(ARG, n)) return MBS_RKSTAB_ENONFINITE;
+        if (!mbs_rk_all_finite(ARG, n)) return MBS_RKSTAB_ENONFINITE;
         s->nfev++;
         if (f(ctx, s->t_prev + C[stage] * h, ARG, KROW(s, stage)) != 0) return MBS_RKSTAB_ERHS;
     }
     for (m = 0; m < 4; ++m) combine(ROW(s, W_R5 + m), NULL, h, D[m], 16, K, n);
-    if (!all_finite(ROW(s, W_R5), 4 * n)) return MBS_RKSTAB_ENONFINITE;
+    if (!mbs_rk_all_finite(ROW(s, W_R5), 4 * n)) return MBS_RKSTAB_ENONFINITE;
     s->ndense++;
     s->dense_ready = 1;
     return MBS_RKSTAB_OK;

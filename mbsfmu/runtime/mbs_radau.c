@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mbs_linalg.h"
+#include "mbs_rk_shared.h"
 
 /* Nodes c1, c2 (c3 = 1). */
 #define SQ6 2.449489742783178098
@@ -87,11 +88,6 @@ static int all_finite(const double *v, int n)
         if (!isfinite(v[i]))
             return 0;
     return 1;
-}
-
-static double spacing(double a)
-{
-    return nextafter(a, HUGE_VAL) - a;
 }
 
 /* sqrt(1/(n m) sum (v_i / scal_(i mod n))^2) over m consecutive rows of n */
@@ -504,8 +500,8 @@ static int integrate(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn 
     /* smallest step: the caller's, or 1e-14 of the span (at most 1e-14), and never below 10 ulp(t)
      * (checked at every step) */
     hmin_call = s->hmin > 0.0 ? s->hmin : 1e-14 * (span < 1.0 ? span : 1.0);
-    if (hmin_call < 10.0 * spacing(fabs(s->t_cur)))
-        hmin_call = 10.0 * spacing(fabs(s->t_cur));
+    if (hmin_call < 10.0 * mbs_rk_spacing(fabs(s->t_cur)))
+        hmin_call = 10.0 * mbs_rk_spacing(fabs(s->t_cur));
     if (s->hmax < hmin_call)
         return MBS_RKSTAB_EHMAX;
     if (s->h > 0.0 && isfinite(s->h)) {
@@ -521,7 +517,7 @@ static int integrate(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn 
         double hstep = h, t_new, hmin, err = 0.0, hnew = h, quot = 1.0, fac;
         int res, newt = 0, clipped = 0;
 
-        hmin = 10.0 * spacing(fabs(t));
+        hmin = 10.0 * mbs_rk_spacing(fabs(t));
         if (hmin < hmin_call)
             hmin = hmin_call;
         if (max_steps > 0 && nattempt >= max_steps) {

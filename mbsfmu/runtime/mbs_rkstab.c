@@ -3,6 +3,7 @@
  * Port of mbsfmu/integrators/rkstab.py; keep the two in step.
  */
 #include "mbs_rkstab.h"
+#include "mbs_rk_shared.h"
 
 #include <math.h>
 #include <string.h>
@@ -28,7 +29,7 @@ static const double BH1 = 5179.0 / 57600, BH3 = 7571.0 / 16695, BH4 = 393.0 / 64
 #define EXPO1 (0.2 - 0.75 * BETA)
 #define NONFINITE_SHRINK 0.2
 
-static double rms(const double *v, const double *scale, int n)
+double mbs_rk_rms(const double *v, const double *scale, int n)
 {
     double sum = 0.0;
     int i;
@@ -39,12 +40,12 @@ static double rms(const double *v, const double *scale, int n)
     return sqrt(sum / n);
 }
 
-static double spacing(double a)
+double mbs_rk_spacing(double a)
 {
     return nextafter(a, HUGE_VAL) - a;
 }
 
-static int all_finite(const double *v, int n)
+int mbs_rk_all_finite(const double *v, int n)
 {
     double sum = 0.0;
     int i;
@@ -94,40 +95,47 @@ const char *mbs_rkstab_message(int code)
     }
 }
 
-/* Hairer's starting-step heuristic (HNW I, Sec. II.4), as _initial_step in rkstab.py.
- * Uses row tmp (n) and row f1 (n) as scratch. */
-static int initial_step(mbs_rkstab *s, mbs_rhs_fn f, void *ctx, double t0, const double *x0,
-                        const double *f0, double span, double *sc, double *tmp, double *f1, double *h_out)
+/* as _initial_step in rkstab.py (mbs_rk_shared.h) */
+int mbs_rk_initial_step(int n, double rtol, double atol, double hmax, int order, mbs_rhs_fn f, void *ctx,
+                        double t0, const double *x0, const double *f0, double span, double *sc, double *tmp,
+                        double *f1, long *nfev, double *h_out)
 {
-    const int n = s->n;
     double d0, d1, d2, h0, h1, h;
     int i;
-    for (i = 0; i < n; ++i) sc[i] = s->atol + s->rtol * fabs(x0[i]);
-    d0 = rms(x0, sc, n);
-    d1 = rms(f0, sc, n);
+    for (i = 0; i < n; ++i) sc[i] = atol + rtol * fabs(x0[i]);
+    d0 = mbs_rk_rms(x0, sc, n);
+    d1 = mbs_rk_rms(f0, sc, n);
     h0 = (!(d0 >= 1e-5) || !(d1 >= 1e-5) || !isfinite(d0) || !isfinite(d1)) ? 1e-6 : 0.01 * d0 / d1;
     if (h0 > span) h0 = span;
     for (i = 0; i < n; ++i) tmp[i] = x0[i] + h0 * f0[i];
-    s->nfev++;
+    ++*nfev;
     if (f(ctx, t0 + h0, tmp, f1) != 0) return MBS_RKSTAB_ERHS;
     for (i = 0; i < n; ++i) tmp[i] = f1[i] - f0[i];
-    d2 = rms(tmp, sc, n) / h0;
+    d2 = mbs_rk_rms(tmp, sc, n) / h0;
     if (!isfinite(d2)) {
-        *h_out = h0 < s->hmax ? h0 : s->hmax;
+        *h_out = h0 < hmax ? h0 : hmax;
         return MBS_RKSTAB_OK;
     }
     if (d1 <= 1e-15 && d2 <= 1e-15) {
         h1 = h0 * 1e-3;
         if (h1 < 1e-6) h1 = 1e-6;
     } else {
-        h1 = pow(0.01 / (d1 > d2 ? d1 : d2), 1.0 / 5);
+        h1 = pow(0.01 / (d1 > d2 ? d1 : d2), 1.0 / order);
     }
     h = 100 * h0;
     if (h1 < h) h = h1;
     if (span < h) h = span;
-    if (s->hmax < h) h = s->hmax;
+    if (hmax < h) h = hmax;
     *h_out = h;
     return MBS_RKSTAB_OK;
+}
+
+double mbs_rk_hmin(double hmin_set, double tc, double t_end)
+{
+    double hmin = hmin_set > 0.0 ? hmin_set : 1e-14 * (t_end - tc);
+    double a = fabs(tc) > fabs(t_end) ? fabs(tc) : fabs(t_end);
+    double u = 10.0 * mbs_rk_spacing(a);
+    return u > hmin ? u : hmin;
 }
 
 /* Dense-output coefficients (Hairer's CONTD5, d2 = 0), as _D in rkstab.py. */
@@ -172,31 +180,31 @@ static int attempt_step(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
 
     *outcome = ATTEMPT_NONFINITE;
     for (i = 0; i < n; ++i) ARG[i] = X[i] + a21 * K1[i];
-    if (!all_finite(ARG, n)) return 0;
+    if (!mbs_rk_all_finite(ARG, n)) return 0;
     s->nfev++;
     if (f(ctx, tc + C2 * h, ARG, K2) != 0) return MBS_RKSTAB_ERHS;
     for (i = 0; i < n; ++i) ARG[i] = X[i] + a31 * K1[i] + a32 * K2[i];
-    if (!all_finite(ARG, n)) return 0;
+    if (!mbs_rk_all_finite(ARG, n)) return 0;
     s->nfev++;
     if (f(ctx, tc + C3 * h, ARG, K3) != 0) return MBS_RKSTAB_ERHS;
     for (i = 0; i < n; ++i) ARG[i] = X[i] + a41 * K1[i] + a42 * K2[i] + a43 * K3[i];
-    if (!all_finite(ARG, n)) return 0;
+    if (!mbs_rk_all_finite(ARG, n)) return 0;
     s->nfev++;
     if (f(ctx, tc + C4 * h, ARG, K4) != 0) return MBS_RKSTAB_ERHS;
     for (i = 0; i < n; ++i) ARG[i] = X[i] + a51 * K1[i] + a52 * K2[i] + a53 * K3[i] + a54 * K4[i];
-    if (!all_finite(ARG, n)) return 0;
+    if (!mbs_rk_all_finite(ARG, n)) return 0;
     s->nfev++;
     if (f(ctx, tc + C5 * h, ARG, K5) != 0) return MBS_RKSTAB_ERHS;
     for (i = 0; i < n; ++i)
         ARG[i] = X[i] + a61 * K1[i] + a62 * K2[i] + a63 * K3[i] + a64 * K4[i] + a65 * K5[i];
-    if (!all_finite(ARG, n)) return 0;
+    if (!mbs_rk_all_finite(ARG, n)) return 0;
     s->nfev++;
     if (f(ctx, t_new, ARG, K6) != 0) return MBS_RKSTAB_ERHS;
     memcpy(S6, ARG, (size_t)n * sizeof(double));
     /* 5th-order solution x~ (in ARG); k2 has weight 0 */
     for (i = 0; i < n; ++i)
         ARG[i] = X[i] + b1 * K1[i] + 0.0 * K2[i] + b3 * K3[i] + b4 * K4[i] + b5 * K5[i] + b6 * K6[i];
-    if (!all_finite(ARG, n)) return 0;
+    if (!mbs_rk_all_finite(ARG, n)) return 0;
 
     memcpy(XN, ARG, (size_t)n * sizeof(double));
     if (p != NULL) {
@@ -291,7 +299,7 @@ static int first_stage(mbs_rkstab *s, mbs_rhs_fn f, void *ctx, double tc, const 
     s->dense_valid = 0;
     s->nfev++;
     if (f(ctx, tc, X, K1) != 0) return MBS_RKSTAB_ERHS;
-    if (!all_finite(K1, n)) return MBS_RKSTAB_ENONFINITE;
+    if (!mbs_rk_all_finite(K1, n)) return MBS_RKSTAB_ENONFINITE;
     s->fsal_valid = 1;
     s->t_fsal = tc;
     return MBS_RKSTAB_OK;
@@ -315,24 +323,19 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     if (!isfinite(tc) || !isfinite(t_end) || t_end < tc || !(t_clip >= t_end)) return MBS_RKSTAB_EARG;
     if (t_end == tc) return MBS_RKSTAB_OK;
     X = ROW(s, W_X);
-    if (!all_finite(x, n)) return MBS_RKSTAB_ENONFINITE;
+    if (!mbs_rk_all_finite(x, n)) return MBS_RKSTAB_ENONFINITE;
     rc = first_stage(s, f, ctx, tc, x);
     if (rc != MBS_RKSTAB_OK) return rc;
 
     span = t_end - tc;
     if (!(s->h > 0.0) || !isfinite(s->h)) {
-        rc = initial_step(s, f, ctx, tc, X, ROW(s, W_K1), span, ROW(s, W_ARG), ROW(s, W_XN),
-                          ROW(s, W_K2), &h);
+        rc = mbs_rk_initial_step(n, s->rtol, s->atol, s->hmax, 5, f, ctx, tc, X, ROW(s, W_K1), span,
+                                 ROW(s, W_ARG), ROW(s, W_XN), ROW(s, W_K2), &s->nfev, &h);
         if (rc != MBS_RKSTAB_OK) return rc;
     } else {
         h = s->h < s->hmax ? s->h : s->hmax;
     }
-    hmin = s->hmin > 0.0 ? s->hmin : 1e-14 * span;
-    {
-        double a = fabs(tc) > fabs(t_end) ? fabs(tc) : fabs(t_end);
-        double u = 10.0 * spacing(a);
-        if (u > hmin) hmin = u;
-    }
+    hmin = mbs_rk_hmin(s->hmin, tc, t_end);
     if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
 
     while (tc < t_end) {
@@ -356,7 +359,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             s->reject_last = 1;
             /* a finite step whose scaled error overflows (tiny tolerances) is an ordinary failure */
             last_nonfinite = outcome == ATTEMPT_NONFINITE ||
-                             !(all_finite(ROW(s, W_XN), n) && all_finite(ROW(s, W_K7), n));
+                             !(mbs_rk_all_finite(ROW(s, W_XN), n) && mbs_rk_all_finite(ROW(s, W_K7), n));
             h *= NONFINITE_SHRINK;
             continue;
         }

@@ -1,0 +1,33 @@
+/*
+ * mbs_rk_shared.h -- pieces the engine's explicit integrators share (C99; internal, not part of
+ * the engine's interface).  Defined in mbs_rkstab.c; used by mbs_rkstab.c and mbs_dop853.c, whose
+ * step rules outside the method itself are the same (see mbs_dop853.c).
+ */
+#ifndef MBS_RK_SHARED_H
+#define MBS_RK_SHARED_H
+
+#include "mbs_rkstab.h"
+
+/* sqrt(1/n sum (v_i / scale_i)^2) */
+double mbs_rk_rms(const double *v, const double *scale, int n);
+
+/* 1 if the sum of squares of v[0..n) is finite (no NaN, no infinity, no overflow), else 0 */
+int mbs_rk_all_finite(const double *v, int n);
+
+/* The distance from a to the next larger double. */
+double mbs_rk_spacing(double a);
+
+/* Hairer's starting-step heuristic (HNW I, Sec. II.4) for a method whose error behaves as
+ * O(h^order), from (t0, x0) with f0 = f(t0, x0) over at most span:
+ *   h = min(100 h0, (0.01 / max(d1, d2))^(1/order), span, hmax),
+ * one evaluation of f (counted in *nfev); sc, tmp and f1 are n doubles of scratch.  Returns
+ * MBS_RKSTAB_OK with *h_out, or MBS_RKSTAB_ERHS. */
+int mbs_rk_initial_step(int n, double rtol, double atol, double hmax, int order, mbs_rhs_fn f, void *ctx,
+                        double t0, const double *x0, const double *f0, double span, double *sc, double *tmp,
+                        double *f1, long *nfev, double *h_out);
+
+/* The smallest step of a call from tc to t_end: hmin_set if > 0, else 1e-14 (t_end - tc); never
+ * below 10 ulp(max(|tc|, |t_end|)). */
+double mbs_rk_hmin(double hmin_set, double tc, double t_end);
+
+#endif /* MBS_RK_SHARED_H */
