@@ -1,4 +1,8 @@
-"""A small model shared by the compiled-backend tests."""
+"""Shared by the compiled-backend tests: a small model, and the build of the integrators' C
+test harnesses."""
+
+import pathlib
+import subprocess
 
 import sympy as sp
 
@@ -16,3 +20,23 @@ def shaker() -> System:
     s.body("bob", ref="pivot", rel_rot=rot_z(phi), cg_pos=[l, 0, 0], mass=m,
            inertia=[0, m * l**2 / 12, m * l**2 / 12])
     return s
+
+
+# ---------------------------------------------------------------- C harnesses of the integrators
+#: the engine's C sources
+RUNTIME = pathlib.Path(__file__).resolve().parents[1] / "mbsfmu" / "runtime"
+#: strict C99, warnings as errors: the runtime must build warning-free
+CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+#: address and undefined-behaviour sanitizers, stopping at the first report
+SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+
+
+def compile_harness(tmp, harness: str, sources, output, extra=(), shared=True) -> subprocess.CompletedProcess:
+    """gcc the test harness text ``harness`` (written to ``tmp/harness.c``) with the runtime files
+    ``sources`` into ``output`` (a shared library, or a program with ``shared=False``), with
+    :data:`CFLAGS` and ``extra``; the finished process (return code and gcc's messages)."""
+    path = tmp / "harness.c"
+    path.write_text(harness)
+    cmd = ["gcc", *CFLAGS, *extra, *(["-shared", "-fPIC"] if shared else []), f"-I{RUNTIME}", str(path),
+           *map(str, sources), "-lm", "-o", str(output)]
+    return subprocess.run(cmd, capture_output=True, text=True)

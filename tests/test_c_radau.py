@@ -12,15 +12,12 @@ import math
 import shutil
 import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from c_support import RUNTIME, SANITIZE, compile_harness
 
-RUNTIME = Path(__file__).resolve().parents[1] / "mbsfmu" / "runtime"
 SOURCES = [RUNTIME / "mbs_radau.c", RUNTIME / "mbs_rkstab.c", RUNTIME / "mbs_linalg.c"]
-CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic"]
-SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 
 # Codes from mbs_rkstab.h and mbs_radau.h
 OK, EARG, EUNDERFLOW, ETOOMANY, ERHS, EPROJECT, ENONFINITE, EHMAX = 0, -1, -2, -3, -4, -5, -6, -7
@@ -227,11 +224,7 @@ int main(void)
 
 
 def _compile(tmp, extra, output, shared=True):
-    harness = tmp / "harness.c"
-    harness.write_text(HARNESS)
-    cmd = ["gcc", *CFLAGS, *extra, *(["-shared", "-fPIC"] if shared else []), f"-I{RUNTIME}", str(harness),
-           *map(str, SOURCES), "-lm", "-o", str(output)]
-    return subprocess.run(cmd, capture_output=True, text=True)
+    return compile_harness(tmp, HARNESS, SOURCES, output, extra, shared)
 
 
 @pytest.fixture(scope="module")

@@ -7,17 +7,13 @@ in a pytest tmp dir and called through ctypes.
 import ctypes
 import math
 import shutil
-import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from c_support import RUNTIME, compile_harness
 
 from mbsfmu.integrators.rkstab import integrate
-
-RUNTIME = Path(__file__).resolve().parents[1] / "mbsfmu" / "runtime"
-CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 # Codes from mbs_rkstab.h
 OK, EARG, EUNDERFLOW, ETOOMANY, ERHS, EPROJECT, ENONFINITE = 0, -1, -2, -3, -4, -5, -6
@@ -159,12 +155,8 @@ def lib(tmp_path_factory):
     if gcc is None:
         pytest.skip("gcc not available")
     tmp = tmp_path_factory.mktemp("c_rkstab")
-    harness = tmp / "harness.c"
-    harness.write_text(HARNESS)
     so = tmp / "librkstab_test.so"
-    cmd = [gcc, *CFLAGS, "-shared", "-fPIC", f"-I{RUNTIME}", str(RUNTIME / "mbs_rkstab.c"), str(harness),
-           "-lm", "-o", str(so)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = compile_harness(tmp, HARNESS, [RUNTIME / "mbs_rkstab.c"], so)
     assert proc.returncode == 0, proc.stderr
     dll = ctypes.CDLL(str(so))
     dbl, lng, pd, pl = ctypes.c_double, ctypes.c_long, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(
