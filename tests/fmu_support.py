@@ -22,6 +22,33 @@ CASES = {
 
 _REFS: dict = {}
 
+_VARIANT = '''"""{doc}"""
+
+import importlib.util
+import math
+
+_BASE = {base!r}
+
+
+def model():
+    spec = importlib.util.spec_from_file_location("slider_crank_base", _BASE)
+    base = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(base)
+    s = base.model()
+{body}
+    return s
+'''
+
+
+def slider_crank_variant(path, doc: str, *lines: str) -> pathlib.Path:
+    """Write a model file at ``path`` whose model() is models/slider_crank.py's with the
+    statements ``lines`` (on the System ``s``; ``math`` is imported) added: an FMU built from it
+    stands alone, as a user's model file that extends another."""
+    path = pathlib.Path(path)
+    path.write_text(_VARIANT.format(doc=doc, base=str(MODELS / "slider_crank.py"),
+                                    body="\n".join(f"    {ln}" for ln in lines)))
+    return path
+
 
 def reference(name, t_end=None, dt=None, **kw):
     """mbsfmu.simulate of models/<name>.py at the FMU tolerances (cached per arguments)."""

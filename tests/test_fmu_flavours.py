@@ -7,7 +7,7 @@ the same calls).  Without a C compiler the pythonfmu flavour falls back to the n
 
 import numpy as np
 import pytest
-from fmu_support import MODELS, TOL, Slave, assert_matches, reference
+from fmu_support import MODELS, TOL, Slave, assert_matches, reference, slider_crank_variant
 
 fmpy = pytest.importorskip("fmpy")
 pytest.importorskip("pythonfmu")
@@ -21,29 +21,14 @@ FLAVOURS = ("native", "pythonfmu")
 T_END, H = 2.0, 0.01
 
 #: models/slider_crank.py with a motor torque T on the crank (an input that changes the motion)
-DRIVEN = '''"""The slider-crank of models/slider_crank.py driven by a motor torque T on the crank."""
-
-import importlib.util
-
-_BASE = {base!r}
-
-
-def model():
-    spec = importlib.util.spec_from_file_location("slider_crank_base", _BASE)
-    base = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(base)
-    s = base.model()
-    T = s.input("T", 0.0)
-    s.torque("motor", "crank", [0, 0, T])
-    return s
-'''
+DRIVEN = ("The slider-crank of models/slider_crank.py driven by a motor torque T on the crank.",
+          'T = s.input("T", 0.0)', 's.torque("motor", "crank", [0, 0, T])')
 
 
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory):
     out = tmp_path_factory.mktemp("flavours")
-    driven = out / "driven_crank.py"
-    driven.write_text(DRIVEN.format(base=str(MODELS / "slider_crank.py")))
+    driven = slider_crank_variant(out / "driven_crank.py", *DRIVEN)
     built = {}
     for name, path, form in (("slider_crank", MODELS / "slider_crank.py", None), ("driven", driven, None),
                              ("baumgarte", MODELS / "slider_crank.py", "baumgarte"),

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 import pytest
-from fmu_support import MODELS, Slave
+from fmu_support import MODELS, Slave, slider_crank_variant
 
 import mbsfmu
 from mbsfmu.errors import ParameterError
@@ -37,31 +37,16 @@ STATS = re.compile(r"solver (\w+)( \(current\))?: (\d+) accepted(?: and (\d+) re
                    r"(\d+) right-hand sides(?:, (\d+) Jacobians)?(?:, (\d+) LU decompositions)?")
 
 #: models/slider_crank.py with the slider held by a stiff spring-damper at x = 0.6 m
-STIFF = '''"""The slider-crank of models/slider_crank.py, its slider held by a spring-damper of 1e8 N/m."""
-
-import importlib.util
-import math
-
-_BASE = {base!r}
-
-
-def model():
-    spec = importlib.util.spec_from_file_location("slider_crank_base", _BASE)
-    base = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(base)
-    s = base.model()
-    x = s.coordinates_["x"]
-    k, d = s.constants(k_spring=1e8, d_spring=2.0 * math.sqrt(1e8 * 1.0))
-    s.generalized_force("holder", "x", -k * (x.symbol - 0.6) - d * x.velocity)
-    return s
-'''
+STIFF = ("The slider-crank of models/slider_crank.py, its slider held by a spring-damper of 1e8 N/m.",
+         'x = s.coordinates_["x"]',
+         "k, d = s.constants(k_spring=1e8, d_spring=2.0 * math.sqrt(1e8 * 1.0))",
+         's.generalized_force("holder", "x", -k * (x.symbol - 0.6) - d * x.velocity)')
 
 
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory):
     out = tmp_path_factory.mktemp("solver")
-    model = out / "stiff_crank.py"
-    model.write_text(STIFF.format(base=str(MODELS / "slider_crank.py")))
+    model = slider_crank_variant(out / "stiff_crank.py", *STIFF)
     return {"model": model,
             "native": build_native_fmu(model, out / "native" / "stiff_crank.fmu", solver="stiff"),
             "pythonfmu": build_pythonfmu(model, out / "pythonfmu" / "stiff_crank.fmu", solver="stiff"),
