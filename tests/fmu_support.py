@@ -97,13 +97,16 @@ class Slave:
         self._cb = cb  # keep the callbacks alive
         self.fmu.instantiate(callbacks=cb, loggingOn=logging_on)
 
-    def start(self, values=None, t0=0.0):
-        """Instantiate (if needed), set values in initialization mode, initialize."""
+    def start(self, values=None, t0=0.0, integers=None):
+        """Instantiate (if needed), set values (Reals, and the Integers ``integers``) in
+        initialization mode, initialize."""
         if getattr(self, "_cb", None) is None:
             self.instantiate()
         self.fmu.setupExperiment(startTime=t0)
         self.fmu.enterInitializationMode()
         self.set({**TOL, **(values or {})})
+        if integers:
+            self.fmu.setInteger([self.vr[k] for k in integers], list(integers.values()))
         return self.fmu.exitInitializationMode()
 
     def set(self, values):
