@@ -255,34 +255,15 @@ static int attempt_step(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
  * hit t_end keeps the proposal and the error history. */
 static double next_step(mbs_dop853 *s, double err, double h, double h_prop, int clipped)
 {
-    double fac = pow(err, 1.0 / ORDER - 0.2 * s->beta) / pow(s->errold, s->beta) / SAFETY, h_next;
-    if (fac > 1.0 / FACMIN) fac = 1.0 / FACMIN;
-    if (fac < 1.0 / FACMAX) fac = 1.0 / FACMAX;
-    h_next = h / fac;
-    if (h_next > s->hmax) h_next = s->hmax;
-    if (clipped && h < h_prop) {
-        if (h_next < h_prop) h_next = h_prop;
-        if (s->reject_last && h_next > h_prop) h_next = h_prop;
-    } else {
-        if (s->reject_last && h_next > h) h_next = h;
-        s->errold = err > 1e-4 ? err : 1e-4;
-    }
-    return h_next;
+    const double fac = pow(err, 1.0 / ORDER - 0.2 * s->beta) / pow(s->errold, s->beta) / SAFETY;
+    return mbs_rk_next_step(fac, FACMIN, FACMAX, s->hmax, s->reject_last, err, h, h_prop, clipped, &s->errold);
 }
 
 /* DOP853's stiffness estimate h rho = h |k13 - k12| / |x_new - stage-12 argument| (both at t + h)
  * of the accepted step, and the run of consecutive steps above stiff_hrho. */
 static void stiffness_estimate(mbs_dop853 *s, double h)
 {
-    const int n = s->n;
-    const double *K12 = KROW(s, 12), *K13 = KROW(s, 13), *XN = ROW(s, W_XN), *S12 = ROW(s, W_ARG);
-    double dk = 0.0, dx = 0.0;
-    int i;
-    for (i = 0; i < n; ++i) {
-        dk += (K13[i] - K12[i]) * (K13[i] - K12[i]);
-        dx += (XN[i] - S12[i]) * (XN[i] - S12[i]);
-    }
-    s->hrho = dx > 0.0 ? h * sqrt(dk / dx) : 0.0;
+    s->hrho = mbs_rk_hrho(s->n, h, KROW(s, 13), KROW(s, 12), ROW(s, W_XN), ROW(s, W_ARG));
     s->stiff_run = s->stiff_hrho > 0.0 && s->hrho > s->stiff_hrho ? s->stiff_run + 1 : 0;
 }
 

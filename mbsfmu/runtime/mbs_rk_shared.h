@@ -30,4 +30,18 @@ int mbs_rk_initial_step(int n, double rtol, double atol, double hmax, int order,
  * below 10 ulp(max(|tc|, |t_end|)). */
 double mbs_rk_hmin(double hmin_set, double tc, double t_end);
 
+/* The proposal after an accepted step of size h with error err <= 1 (the proposal was h_prop;
+ * clipped: the step was cut to end at t_end), given the method's controller factor fac (h_next =
+ * h / fac before the limits): fac within [1/facmax, 1/facmin], never above hmax, no growth right
+ * after a rejection (reject_last); a step shortened to hit t_end keeps the proposal and the error
+ * history, otherwise *errold = max(err, 1e-4). */
+double mbs_rk_next_step(double fac, double facmin, double facmax, double hmax, int reject_last, double err,
+                        double h, double h_prop, int clipped, double *errold);
+
+/* Hairer's stiffness estimate of an accepted step of size h: h |k_new - k_s| / |x_new - x_s|, with
+ * k_new = f(t + h, x_new) and k_s = f(t + h, x_s) at the argument x_s of the method's last stage
+ * (0 where x_new = x_s); approximates h |lambda| of the dominant eigenvalue. */
+double mbs_rk_hrho(int n, double h, const double *k_new, const double *k_s, const double *x_new,
+                   const double *x_s);
+
 #endif /* MBS_RK_SHARED_H */

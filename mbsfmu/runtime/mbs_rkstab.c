@@ -233,17 +233,24 @@ static int attempt_step(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
  * proposal and the error history. */
 static double next_step(mbs_rkstab *s, double err, double h, double h_prop, int clipped)
 {
-    double fac = pow(err, EXPO1) / pow(s->errold, BETA) / SAFETY, h_next;
-    if (fac > 1.0 / FACMIN) fac = 1.0 / FACMIN;
-    if (fac < 1.0 / FACMAX) fac = 1.0 / FACMAX;
+    const double fac = pow(err, EXPO1) / pow(s->errold, BETA) / SAFETY;
+    return mbs_rk_next_step(fac, FACMIN, FACMAX, s->hmax, s->reject_last, err, h, h_prop, clipped, &s->errold);
+}
+
+double mbs_rk_next_step(double fac, double facmin, double facmax, double hmax, int reject_last, double err,
+                        double h, double h_prop, int clipped, double *errold)
+{
+    double h_next;
+    if (fac > 1.0 / facmin) fac = 1.0 / facmin;
+    if (fac < 1.0 / facmax) fac = 1.0 / facmax;
     h_next = h / fac;
-    if (h_next > s->hmax) h_next = s->hmax;
+    if (h_next > hmax) h_next = hmax;
     if (clipped && h < h_prop) {
         if (h_next < h_prop) h_next = h_prop;
-        if (s->reject_last && h_next > h_prop) h_next = h_prop;
+        if (reject_last && h_next > h_prop) h_next = h_prop;
     } else {
-        if (s->reject_last && h_next > h) h_next = h;
-        s->errold = err > 1e-4 ? err : 1e-4;
+        if (reject_last && h_next > h) h_next = h;
+        *errold = err > 1e-4 ? err : 1e-4;
     }
     return h_next;
 }
@@ -252,16 +259,20 @@ static double next_step(mbs_rkstab *s, double err, double h, double h_prop, int 
  * of the accepted step, and the run of consecutive steps above stiff_hrho. */
 static void stiffness_estimate(mbs_rkstab *s, double h)
 {
-    const int n = s->n;
-    const double *K6 = ROW(s, W_K6), *K7 = ROW(s, W_K7), *XN = ROW(s, W_XN), *S6 = ROW(s, W_S6);
+    s->hrho = mbs_rk_hrho(s->n, h, ROW(s, W_K7), ROW(s, W_K6), ROW(s, W_XN), ROW(s, W_S6));
+    s->stiff_run = s->stiff_hrho > 0.0 && s->hrho > s->stiff_hrho ? s->stiff_run + 1 : 0;
+}
+
+double mbs_rk_hrho(int n, double h, const double *k_new, const double *k_s, const double *x_new,
+                   const double *x_s)
+{
     double dk = 0.0, dx = 0.0;
     int i;
     for (i = 0; i < n; ++i) {
-        dk += (K7[i] - K6[i]) * (K7[i] - K6[i]);
-        dx += (XN[i] - S6[i]) * (XN[i] - S6[i]);
+        dk += (k_new[i] - k_s[i]) * (k_new[i] - k_s[i]);
+        dx += (x_new[i] - x_s[i]) * (x_new[i] - x_s[i]);
     }
-    s->hrho = dx > 0.0 ? h * sqrt(dk / dx) : 0.0;
-    s->stiff_run = s->stiff_hrho > 0.0 && s->hrho > s->stiff_hrho ? s->stiff_run + 1 : 0;
+    return dx > 0.0 ? h * sqrt(dk / dx) : 0.0;
 }
 
 /* The continuous extension of the accepted step from (tc, X) to XN (Hairer's CONTD5): rows r1..r5
