@@ -10,7 +10,9 @@ Measured per run:
 * jitter of step ``n``: actual start minus its deadline (≥ 0), percentiles in µs;
 * overruns: steps whose work ended after the next step's deadline;
 * achieved real-time factor: simulated time ``t_end - t0`` over the wall time from ``w0`` to the
-  start of the last step.
+  start of the last step;
+* ``wall_start``: ``w0`` itself (``time.perf_counter`` seconds), so that times a block or a HIL
+  peer stamps with the same clock can be set against the schedule.
 
 What happens at an overrun (``overrun=``):
 
@@ -129,4 +131,5 @@ class Pacer:
             "overruns": self.overruns,
             "skipped_ticks": self.skipped,
             "overrun_policy": self.policy,
+            "wall_start": self.w0,
         }
