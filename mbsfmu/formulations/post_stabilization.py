@@ -5,7 +5,8 @@ is projected back onto the invariant manifold h(y, y') = (c, C y' + b') = 0 with
 
     F = M^-1 C^T (C M^-1 C^T)^-1                                          (3.66, S-both)
 
-    y  <- y  - F c(y)           (applied twice, 3.68: the drift becomes O(h^(2(p+1))))
+    y  <- y  - F c(y)           (applied twice, 3.68: the drift becomes O(h^(2(p+1))); a
+                                 correction stops early once max |c| <= newton_tol)
     y' <- y' - F (C y' + b')    (with C, b' at the corrected y)
 
 ``weighting='identity'`` uses the better-conditioned F = C^T (C C^T)^-1 of eq. 3.69 (Remark
@@ -27,7 +28,7 @@ class PostStabilization(DAE):
     projects = True
 
     def __init__(self, numeric, inputs=None, weighting: str = "mass",
-                 iterations: int = DEFAULTS["iterations"]):
+                 iterations: int = DEFAULTS["iterations"], newton_tol: float = DEFAULTS["newton_tol"]):
         super().__init__(numeric, inputs)
         if weighting not in ("mass", "identity"):
             raise ParameterError(f"projection: weighting must be 'mass' (3.66) or 'identity' "
@@ -36,6 +37,7 @@ class PostStabilization(DAE):
             raise ParameterError(f"projection: iterations must be >= 1, got {iterations!r}")
         self.weighting = weighting
         self.iterations = int(iterations)
+        self.newton_tol = float(newton_tol)
         self.nproj = 0
 
     def _F(self, t, y, M, C):
@@ -58,9 +60,11 @@ class PostStabilization(DAE):
         f = self.f
         y, yd = x[:f].copy(), x[f:].copy()
         num = self.numeric
-        M, _, c, C, _, _ = num.constrained_parts(t, y, yd, self.inputs(t))
+        M, _, c, C, b1, _ = num.constrained_parts(t, y, yd, self.inputs(t))
         F = self._F(t, y, M, C)
         for _ in range(self.iterations):
+            if not np.max(np.abs(c), initial=0.0) > self.newton_tol:
+                break
             y -= F @ c
             c, C, b1 = num.constraint_parts(t, y)
         yd -= F @ (C @ yd + b1)

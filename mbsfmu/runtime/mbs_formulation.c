@@ -525,8 +525,9 @@ static int project_pstab(mbs_form *F, double t, double *x)
                  where(F, t, y, at, sizeof at));
         return rc;
     }
-    memcpy(cs, c, sizeof(double) * (size_t)m);
-    for (it = 0; it < F->iterations; it++) {
+    /* c, C, b' at y (the layout of cp from c on is that of mbs_constraints) */
+    memcpy(cs, c, sizeof(double) * (size_t)(2 * m + m * f));
+    for (it = 0; it < F->iterations && !(max_abs(m, cn) <= F->newton_tol); it++) {
         memcpy(z, cn, sizeof(double) * (size_t)m);
         mbs_chol_solve(m, S, z);
         mbs_gemv(0, f, m, -1.0, W, z, 1.0, y);

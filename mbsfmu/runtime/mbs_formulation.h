@@ -22,7 +22,8 @@
  *  MBS_FORM_DAE        (seed 004 sec. 2); alpha = beta = 0 is the plain index-1 DAE (eqs. 8-9)
  *  MBS_FORM_PROJECTION the index-1 DAE and after each step PStab (3.66, 3.68):
  *                        F = W (C W)^-1,  W = M^-1 C^T (weighting 0) or C^T (1, eq. 3.69)
- *                        y <- y - F c(y)  `iterations` times, F kept from the first,
+ *                        y <- y - F c(y)  `iterations` times (fewer once max |c| <= newton_tol),
+ *                        F kept from the first,
  *                        y' <- y' - F (C y' + b')  with C, b' at the corrected y
  *  MBS_FORM_PARTITION  coordinate partitioning (eqs. 11-18): with C = [C_i C_d],
  *                        y'_d = -C_d^-1 (C_i y'_i + b'),  J_i = [I; -C_d^-1 C_i],
