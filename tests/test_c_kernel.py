@@ -3,6 +3,7 @@
 
 import numpy as np
 import pytest
+import sympy as sp
 from c_support import shaker
 
 from mbsfmu.codegen import compile as cmp
@@ -136,3 +137,53 @@ def test_tree_simulation_with_c_backend_uses_the_compiled_right_hand_side(cache)
     num.use_c_kernel()
     assert isinstance(MinimalODE(num, {"F": 0.5}).rhs, CompiledRHS)
     assert not isinstance(MinimalODE(num, {"F": lambda t: t}).rhs, CompiledRHS)
+
+
+def _driven_loop():
+    """The shaker's pendulum with a second, free coordinate held by a rheonomic constraint
+    (c depends on t through a time parameter, so b' and b'' have time terms)."""
+    s = shaker()
+    (x,) = s.coordinates("x")
+    s.constraint("follow", x - s.time_parameters["p"].symbol - 0.2 * sp.sin(s.y[0]))
+    s.body("slide", ref="ISYS", rel_pos=[x, 0, 0], mass=0.3, inertia=[0, 0, 0])
+    return s
+
+
+@pytest.mark.parametrize("name", ["slider_crank", "four_bar", "andrews", "driven_loop"])
+def test_constrained_halves_equal_the_whole(cache, name):
+    """mbs_constrained_positions (c, C, b' at y, and the intermediates it passes on) followed by
+    mbs_constrained_velocities (M, q - k, b'' at (y, y')) write what mbs_constrained writes, and
+    the first half does not read y'."""
+    import ctypes
+
+    from mbsfmu.codegen.c_source import constrained_split
+
+    s = _driven_loop() if name == "driven_loop" else MODELS[name].model()
+    eqs = s.equations()
+    num = eqs.numeric()
+    k = CKernel(num)
+    f, m = num.f, num.m
+    pos, vel, shared = constrained_split(eqs)
+    n = f * f + f + 3 * m + m * f
+    assert len(pos) == 2 * m + m * f and len(vel) == f * f + f + m
+    assert sorted(i for i, _ in pos + vel) == list(range(n))
+    P = ctypes.POINTER(ctypes.c_double)
+    halves = [getattr(k.lib, f"mbs_constrained_{h}") for h in ("positions", "velocities")]
+    for fn in halves:
+        fn.argtypes, fn.restype = [ctypes.c_double, P, P, P, P, P, P], None
+    rng = np.random.default_rng(11)
+    prm = np.asarray(num.prm, dtype=float)
+    for _ in range(4):
+        t = rng.uniform(0, 2)
+        y, yd = rng.uniform(-2, 2, f), rng.uniform(-2, 2, f)
+        whole = np.concatenate([np.ravel(a) for a in k.constrained_parts(t, y, yd)])
+        tp = np.asarray(num._tp_at(t), dtype=float) if len(num._tp_at(t)) else np.zeros(1)
+        out = np.full(n + len(shared), np.nan)
+        args = [np.ascontiguousarray(a) for a in (y, prm, np.zeros(max(len(num.u), 1)), tp)]
+        ptr = [a.ctypes.data_as(P) for a in args]
+        junk = np.full(f, np.nan)  # the first half must not read y'
+        halves[0](t, ptr[0], junk.ctypes.data_as(P), ptr[1], ptr[2], ptr[3], out.ctypes.data_as(P))
+        assert np.all(np.isfinite(out[f * f + f:2 * m + m * f + f * f + f]))
+        halves[1](t, ptr[0], np.ascontiguousarray(yd).ctypes.data_as(P), ptr[1], ptr[2], ptr[3],
+                  out.ctypes.data_as(P))
+        _close(whole, out[:n], f"{name} halves")

@@ -37,7 +37,7 @@ import uuid
 
 from ..errors import ModelError
 from ..runtime import constants
-from .c_source import generate_c_functions, sizes
+from .c_source import constrained_split, generate_c_functions, sizes
 
 #: the generated files a build compiles (with the engine's), and the header they share
 MODEL_FILES = ("model.c", "model_aba.c", "model_tree.c")
@@ -163,6 +163,12 @@ def _parameter_rule_tables(system, eqs) -> list[str]:
     ]
 
 
+def _shared_count(eqs) -> int:
+    """Intermediates passed from mbs_constrained_positions to mbs_constrained_velocities."""
+    split = constrained_split(eqs) if eqs.n_constraints else None
+    return 0 if split is None else len(split[2])
+
+
 def model_sources(system, formulation: str = "qr", variables=None, tag: str = "",
                   unset_constants: bool = False, on_file=None) -> dict[str, str]:
     """``{"model_config.h": ..., "model.c": ..., "model_aba.c": ..., "model_tree.c": ...,
@@ -218,6 +224,7 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
         f"#define MBS_NBODYCHECK {len(_parameter_body_count(system, eqs))}",
         f"#define MBS_TP_FUNCTION {int(tp_native)}",
         f"#define MBS_HAS_ABA {int(bool(aba))}",
+        f"#define MBS_NSHARED {_shared_count(eqs)}",
         f"#define MBS_NVARS {len(variables)}",
         f"#define MBS_FORMULATION {constants.FORMULATION_KINDS[formulation]} /* {formulation} */",
         constants.c_macros(),

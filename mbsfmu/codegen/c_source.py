@@ -39,6 +39,7 @@ from ..equations.outputs import expression_input_jacobian, expression_outputs, f
 from ..equations.parameter_requirements import body_checks
 from ..equations.python_source import argument_symbols
 from ..errors import ModelError
+from ..runtime import constants
 from .c_printer import CPrinter, UnknownSymbols
 
 _ARGS = ("t", "y", "yd", "prm", "u", "tp")
@@ -194,26 +195,100 @@ def function_lines(ret: str, name: str, body: list[str], prologue: tuple = (),
     return lines
 
 
-def _function(name, outputs, eqs, printer, static=False) -> list[str]:
+def _statements(name, items, eqs, printer, loaded=None) -> list[str]:
+    """Body lines writing ``out[i] = expr`` for the ``(i, expr)`` items: first a ``const double``
+    definition of every intermediate they need, in definition order, except those in ``loaded``
+    (a dict intermediate -> C text of where it is already held, which is read instead)."""
     w = eqs.intermediates
-    outputs = [sp.sympify(e) for e in outputs]
+    loaded = loaded or {}
+    items = [(i, sp.sympify(e)) for i, e in items]
     lines = []
 
     def body(expr, what):
         return print_c(printer, expr, what, eqs.system)
 
-    for s in w.needed_for(outputs):
-        lines.append(f"    const double {s} = {body(w.definitions[s], str(s))};")
+    needed = w.needed_for([e for _, e in items])
+    if loaded:  # what is held already is read, not derived again from its own inputs
+        reach = _reachable(w, [e for _, e in items], loaded)
+        needed = [s for s in needed if s in reach]
+    for s in needed:
+        value = loaded[s] if s in loaded else body(w.definitions[s], str(s))
+        lines.append(f"    const double {s} = {value};")
     # an output equal to an earlier one (the mirrored half of the symmetric M, repeated zeros)
     # is copied, not evaluated again: the compiler does not merge long sums reliably
     first: dict = {}
-    for i, e in enumerate(outputs):
+    for i, e in items:
         j = first.setdefault(e, i)
         if j != i and not e.is_Number:
             lines.append(f"    out[{i}] = out[{j}];")
         else:
             lines.append(f"    out[{i}] = {body(e, f'output {i} of {name}')};")
+    return lines
+
+
+def _reachable(w, exprs, stop) -> set:
+    """The intermediates that ``exprs`` read, directly or through definitions, without looking
+    into the definitions of those in ``stop``."""
+    seen: set = set()
+    stack = [x for e in exprs for x in sp.sympify(e).free_symbols if x in w.definitions]
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x not in stop:
+            stack.extend(d for d in w.definitions[x].free_symbols if d in w.definitions)
+    return seen
+
+
+def _function(name, outputs, eqs, printer, static=False) -> list[str]:
+    lines = _statements(name, list(enumerate(outputs)), eqs, printer)
     return function_lines("void", f"mbs_{name}", lines, static=static)
+
+
+def constrained_split(eqs):
+    """How ``mbs_constrained`` splits into two halves for the null-space formulations, which
+    need C before they can project y' and evaluate b'' at the projected y' (see mbs_model.h):
+    ``(positions, velocities, shared)`` with the ``(offset, expr)`` items of c, C, b' (at y) and
+    of M, q - k, b'' (at y, y') in the layout of ``mbs_constrained``, and the intermediates of
+    the first half that the second reads (held in ``out`` after that layout, in this order).
+    None for a model without constraints (or whose M is not derived)."""
+
+    def split(e):
+        m = e.n_constraints
+        if m == 0:
+            return None
+        f = len(e.system.y)
+        lay = constants.constrained_layout(f, m)
+        pos = [(lay[k].start + i, v) for k, mat in (("c", e.c), ("C", e.C), ("b1", e.b1))
+               for i, v in enumerate(mat)]
+        dyn = list(e.M) + list(e.q - e.k)
+        vel = [(i, v) for i, v in enumerate(dyn)] + [(lay["b2"].start + i, v) for i, v in enumerate(e.b2)]
+        w = e.intermediates
+        first = set(w.needed_for([v for _, v in pos]))
+        reach = _reachable(w, [v for _, v in vel], first)
+        return pos, vel, [s for s in w.symbols if s in first and s in reach]
+
+    return eqs.derived("constrained_split", split)
+
+
+def _constrained_halves(eqs, printer) -> list[str]:
+    """``mbs_constrained_positions`` and ``mbs_constrained_velocities`` (:func:`constrained_split`);
+    without constraints the first writes nothing and the second is ``mbs_constrained``."""
+    split = constrained_split(eqs)
+    if split is None:
+        return [f"void mbs_constrained_positions({_ARG_LIST[0]}", _ARG_LIST[1] + ")", "{",
+                *[f"    (void){a};" for a in (*_ARGS, "out")], "}", "",
+                *_forwarding_function("constrained_velocities", "constrained")]
+    pos, vel, shared = split
+    f, m = len(eqs.system.y), eqs.n_constraints
+    tail = sum(n.stop - n.start for n in constants.constrained_layout(f, m).values())
+    first = _statements("constrained_positions", pos, eqs, printer)
+    first += [f"    out[{tail + k}] = {s};" for k, s in enumerate(shared)]
+    second = _statements("constrained_velocities", vel, eqs, printer,
+                         loaded={s: f"out[{tail + k}]" for k, s in enumerate(shared)})
+    return [*function_lines("void", "mbs_constrained_positions", first), "",
+            *function_lines("void", "mbs_constrained_velocities", second)]
 
 
 def _tree_dynamics(rn, eqs, printer, separate=None) -> list[str]:
@@ -353,6 +428,8 @@ def generate_c_functions(eqs, tree_dynamics: bool = False, separate: dict | None
             continue
         emitted.setdefault(key, name)
         functions += _function(name, outputs, eqs, printer)
+    functions.append("")
+    functions += _constrained_halves(eqs, printer)
     tp_fn = time_parameters_native(system)
     if tp_fn:
         functions.append("")

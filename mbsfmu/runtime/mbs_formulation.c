@@ -212,15 +212,20 @@ static int rhs_optimal(mbs_form *F, double t, const double *x, double *xdot)
     const double *y = x, *v = x + f;
     double *w = F->work;
     int *iw = F->iwork;
-    double *cs = take(&w, 2 * m + m * f);             /* c, C, b' at y */
-    double *cp = take(&w, f * f + f + 3 * m + m * f); /* M, h, c, C, b', b'' at (y, y'_projected) */
+    const int split = F->positions != NULL && F->velocities != NULL && F->split != NULL;
+    /* M, h, c, C, b', b'' at (y, y'_projected); c, C, b' (at y) first, in their place */
+    double *cp = split ? F->split : take(&w, f * f + f + 3 * m + m * f);
+    double *cs = cp + f * f + f;
     double *J = take(&w, f * f), *theta = take(&w, f), *r = take(&w, f), *s = take(&w, f);
     double *gamma = take(&w, f), *red = take(&w, 2 * f * f + 2 * f);
     const double *C = cs + m, *b1 = cs + m + m * f;
     decomp D;
     int k, i, rc;
     decomp_alloc(&D, f, m, F->kind == MBS_FORM_SVD, &w, &iw);
-    F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
+    if (split)
+        F->positions(t, y, y, F->prm, F->u, F->tp, cp);
+    else
+        F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
     if (decomp_factor(&D, F, C, J) != 0) {
         snprintf(F->message, sizeof F->message, "the decomposition of the constraint Jacobian failed "
                  "at t=%.9g", t);
@@ -237,7 +242,10 @@ static int rhs_optimal(mbs_form *F, double t, const double *x, double *xdot)
     mbs_gemv(1, f, k, 1.0, J, r, 0.0, s);
     memcpy(xdot, theta, sizeof(double) * (size_t)f);
     mbs_gemv(0, f, k, 1.0, J, s, 1.0, xdot);
-    F->constrained(t, y, xdot, F->prm, F->u, F->tp, cp);
+    if (split)
+        F->velocities(t, y, xdot, F->prm, F->u, F->tp, cp);
+    else
+        F->constrained(t, y, xdot, F->prm, F->u, F->tp, cp);
     decomp_solve(&D, cp + f * f + f + m + m * f + m, gamma);
     for (i = 0; i < f; i++)
         gamma[i] = -gamma[i];

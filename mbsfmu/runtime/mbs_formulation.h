@@ -79,6 +79,8 @@ typedef struct {
     mbs_eq_fn dynamics;             /* M (f x f), q - k (f) */
     mbs_eq_fn constraints;          /* c (m), C (m x f), b' (m) */
     mbs_eq_fn constrained;          /* M, q - k, c, C, b', b'' */
+    mbs_eq_fn positions, velocities;/* the two halves of constrained (mbs_model.h), or NULL, */
+    double *split;                  /* with their buffer (MBS_NSPLIT doubles, owned by the caller) */
     mbs_eq_fn initial_conditions;   /* e (nic), E (nic x f) */
     mbs_tp_fn time_parameters;      /* may be NULL when ntp == 0 */
     const double *prm, *u;          /* parameter and input values (owned by the caller) */

@@ -76,6 +76,7 @@ struct mbs_instance {
     mbs_form form;
     double form_work[MBS_FORM_WORK_SIZE(F, MBS_NC, MBS_NIC)];
     int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_NC, MBS_NIC)];
+    double form_split[MBS_NSPLIT];
     double tp[MBS_ONE(MBS_NTP)];
     mbs_param_rules rules;
     double mj_work[MBS_ONE(7 * MBS_NBODYCHECK)];
@@ -180,6 +181,9 @@ static void setup_form(mbs_instance *I)
     fm->dynamics = mbs_dynamics;
     fm->constraints = mbs_constraints;
     fm->constrained = mbs_constrained;
+    fm->positions = mbs_constrained_positions;
+    fm->velocities = mbs_constrained_velocities;
+    fm->split = I->form_split;
     fm->initial_conditions = IC_FN;
     fm->time_parameters = TP_FN;
     fm->prm = I->d.v + VR_PRM;

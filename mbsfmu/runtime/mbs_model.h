@@ -29,6 +29,13 @@ void mbs_dynamics(MBS_EQ_ARGS);
 void mbs_constraints(MBS_EQ_ARGS);
 /* M, q - k, c, C, b', b'' (mbsfmu.runtime.constants.constrained_layout) */
 void mbs_constrained(MBS_EQ_ARGS);
+/* mbs_constrained in two halves, for formulations that need C before they know the y' at which
+ * b'' is wanted (the null-space formulations project y' first): the first writes c, C, b' at y
+ * into their places in out (the layout of mbs_constrained) and MBS_NSHARED intermediates after
+ * that layout; the second, given out as the first left it, writes M, q - k and b'' at (y, yd).
+ * Together they cost one evaluation of the position-level terms (sin, cos) instead of two. */
+void mbs_constrained_positions(MBS_EQ_ARGS);
+void mbs_constrained_velocities(MBS_EQ_ARGS);
 /* kinetic and potential energy */
 void mbs_energy(MBS_EQ_ARGS);
 /* e (MBS_NIC) and E = de/dy (MBS_NIC x f) of the extra initial conditions */
@@ -66,6 +73,9 @@ int mbs_aba(MBS_EQ_ARGS);
 #define MBS_VR_SOLVER (MBS_VR_RTOL + 3)
 #define MBS_VR_U (MBS_VR_RTOL + 4)
 #define MBS_NROWS (MBS_NC + MBS_NIC)
+/* doubles of the output of mbs_constrained, and with the intermediates of its two halves */
+#define MBS_NCONSTRAINED (MBS_NY * MBS_NY + MBS_NY + 3 * MBS_NC + MBS_NC * MBS_NY)
+#define MBS_NSPLIT (MBS_NCONSTRAINED + MBS_NSHARED)
 
 #define MBS_ONE(n) ((n) > 0 ? (n) : 1) /* array sizes of possibly empty tables */
 
