@@ -28,6 +28,36 @@ static double max_abs(int n, const double *a)
     return r;
 }
 
+/* c, C, b' at (t, y) in F->split (from its c on, in the layout of mbs_constraints), with the
+ * intermediates that mbs_constrained_velocities reads after them: kept from the last evaluation
+ * at the same t and y, else evaluated.  An integrator evaluates the right-hand side at the point
+ * it has just projected, and the outputs want c, C and the multipliers at the point just
+ * returned: each pays for the sin and cos of its configuration once.  Returns c. */
+static double *positions_at(mbs_form *F, double t, const double *y)
+{
+    const size_t n = sizeof(double) * (size_t)F->f;
+    if (!(F->split_valid && F->split_t == t && memcmp(F->split_y, y, n) == 0)) {
+        F->positions(t, y, y, F->prm, F->u, F->tp, F->split);
+        memcpy(F->split_y, y, n);
+        F->split_t = t;
+        F->split_valid = 1;
+    }
+    return F->split + F->f * F->f + F->f;
+}
+
+/* M, q - k, c, C, b', b'' at (t, y, yd) in F->split (the layout of mbs_constrained); returns it */
+static double *constrained_at(mbs_form *F, double t, const double *y, const double *yd)
+{
+    positions_at(F, t, y);
+    F->velocities(t, y, yd, F->prm, F->u, F->tp, F->split);
+    return F->split;
+}
+
+void mbs_form_forget(mbs_form *F)
+{
+    F->split_valid = 0;
+}
+
 /* Pivoted QR of A = B^T where B (rows x cols, row-major) is the selection of the columns
  * idx[0..nc-1] of a (rows x ld) matrix (idx == NULL: all ld columns).  A is nc x rows. */
 static int qr_of_transpose(int rows, int ld, const double *B, const int *idx, int nc, double *A,
@@ -212,20 +242,14 @@ static int rhs_optimal(mbs_form *F, double t, const double *x, double *xdot)
     const double *y = x, *v = x + f;
     double *w = F->work;
     int *iw = F->iwork;
-    const int split = F->positions != NULL && F->velocities != NULL && F->split != NULL;
     /* M, h, c, C, b', b'' at (y, y'_projected); c, C, b' (at y) first, in their place */
-    double *cp = split ? F->split : take(&w, f * f + f + 3 * m + m * f);
-    double *cs = cp + f * f + f;
+    double *cs = positions_at(F, t, y), *cp = F->split;
     double *J = take(&w, f * f), *theta = take(&w, f), *r = take(&w, f), *s = take(&w, f);
     double *gamma = take(&w, f), *red = take(&w, 2 * f * f + 2 * f);
     const double *C = cs + m, *b1 = cs + m + m * f;
     decomp D;
     int k, i, rc;
     decomp_alloc(&D, f, m, F->kind == MBS_FORM_SVD, &w, &iw);
-    if (split)
-        F->positions(t, y, y, F->prm, F->u, F->tp, cp);
-    else
-        F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
     if (decomp_factor(&D, F, C, J) != 0) {
         snprintf(F->message, sizeof F->message, "the decomposition of the constraint Jacobian failed "
                  "at t=%.9g", t);
@@ -242,10 +266,7 @@ static int rhs_optimal(mbs_form *F, double t, const double *x, double *xdot)
     mbs_gemv(1, f, k, 1.0, J, r, 0.0, s);
     memcpy(xdot, theta, sizeof(double) * (size_t)f);
     mbs_gemv(0, f, k, 1.0, J, s, 1.0, xdot);
-    if (split)
-        F->velocities(t, y, xdot, F->prm, F->u, F->tp, cp);
-    else
-        F->constrained(t, y, xdot, F->prm, F->u, F->tp, cp);
+    F->velocities(t, y, xdot, F->prm, F->u, F->tp, cp);
     decomp_solve(&D, cp + f * f + f + m + m * f + m, gamma);
     for (i = 0; i < f; i++)
         gamma[i] = -gamma[i];
@@ -262,12 +283,11 @@ static int rhs_baumgarte(mbs_form *F, double t, const double *x, double *xdot)
 {
     const int f = F->f, m = F->m;
     const double *y = x, *v = x + f;
-    double *cp = F->work;
-    double *b2m = cp + f * f + f + m * f + 3 * m, *lambda = b2m + m, *kw = lambda + m;
+    const double *cp = constrained_at(F, t, y, v);
+    double *b2m = F->work, *lambda = b2m + m, *kw = lambda + m;
     const double *M = cp, *h = cp + f * f, *c = h + f, *C = c + m, *b1 = C + m * f, *b2 = b1 + m;
     int i, l, rc;
     char at[160];
-    F->constrained(t, y, v, F->prm, F->u, F->tp, cp);
     for (i = 0; i < m; i++) {
         double cv = b1[i];
         for (l = 0; l < f; l++)
@@ -362,7 +382,7 @@ static int rhs_partition(mbs_form *F, double t, const double *x, double *xdot)
     const double *y = x;
     double *w = F->work;
     int *iw = F->iwork;
-    double *cs = take(&w, 2 * m + m * f), *cp = take(&w, f * f + f + 3 * m + m * f);
+    const double *cs = positions_at(F, t, y), *cp;
     double *Cd = take(&w, m * m), *Ci = take(&w, m * f), *J = take(&w, f * f);
     double *gamma = take(&w, f), *z = take(&w, f + m), *red = take(&w, 2 * f * f + 2 * f);
     double *scratch = take(&w, 2 * m * f + m * m + f + 2 * m + 2);
@@ -371,7 +391,6 @@ static int rhs_partition(mbs_form *F, double t, const double *x, double *xdot)
     const double *C = cs + m, *b1 = cs + m + m * f;
     int i, j, rc;
     char at[160];
-    F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
     if (partition_split(F, t, y, C, Cd, Ci, ind, dep, scratch, iscr) != 0)
         return 1;
     if (mbs_lu_factor(m, Cd, piv) != 0) {
@@ -389,7 +408,7 @@ static int rhs_partition(mbs_form *F, double t, const double *x, double *xdot)
     mbs_lu_solve(m, Cd, piv, z);
     for (i = 0; i < m; i++)
         v[dep[i]] = z[i];
-    F->constrained(t, y, v, F->prm, F->u, F->tp, cp);
+    cp = constrained_at(F, t, y, v);
     /* eq. 12: J_i = [I; -C_d^-1 C_i] in the original coordinate order */
     for (i = 0; i < f * k; i++)
         J[i] = 0.0;
@@ -454,14 +473,14 @@ static int project_optimal(mbs_form *F, double t, double *x)
     const int f = F->f, m = F->m;
     double *y = x, *v = x + f, *w = F->work;
     int *iw = F->iwork;
-    double *cs = take(&w, 2 * m + m * f), *d = take(&w, f), *r = take(&w, m);
-    const double *c = cs, *C = cs + m, *b1 = cs + m + m * f;
+    const double *cs = F->split + f * f + f, *c = cs, *C = cs + m, *b1 = cs + m + m * f;
+    double *d = take(&w, f), *r = take(&w, m);
     decomp D;
     int it, i;
     double res;
     decomp_alloc(&D, f, m, F->kind == MBS_FORM_SVD, &w, &iw);
     for (it = 0;; it++) {
-        F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
+        positions_at(F, t, y);
         res = max_abs(m, c);
         if (res <= F->newton_tol || it == F->newton_max || !isfinite(res))
             break;
@@ -497,22 +516,21 @@ static int project_pstab(mbs_form *F, double t, double *x)
 {
     const int f = F->f, m = F->m;
     double *y = x, *v = x + f, *w = F->work;
-    double *cp = take(&w, f * f + f + 3 * m + m * f), *W = take(&w, f * m), *S = take(&w, m * m);
-    double *z = take(&w, m), *col = take(&w, f), *cs = take(&w, 2 * m + m * f);
-    const double *M = cp, *c = cp + f * f + f, *C = c + m;
-    const double *cn = cs, *Cn = cs + m, *b1n = cs + m + m * f;
+    double *W = take(&w, f * m), *S = take(&w, m * m), *z = take(&w, m), *col = take(&w, f);
+    double *M = F->split; /* M, then c, C, b' at y, and after each correction at the new y */
+    const double *c = M + f * f + f, *C = c + m, *b1 = C + m * f;
     int i, j, it, rc;
     char at[160];
     if (F->weighting == 0) {
-        F->constrained(t, y, v, F->prm, F->u, F->tp, cp);
-        rc = mbs_chol_factor(f, cp); /* M = L L^T in place */
+        constrained_at(F, t, y, v);
+        rc = mbs_chol_factor(f, M); /* M = L L^T in place */
         if (rc != 0) {
             snprintf(F->message, sizeof F->message, "the mass matrix is not positive definite "
                      "(pivot %d) %s", rc, where(F, t, y, at, sizeof at));
             return rc;
         }
     } else {
-        F->constraints(t, y, y, F->prm, F->u, F->tp, cp + f * f + f);
+        positions_at(F, t, y);
     }
     /* W = M^-1 C^T (3.66) or C^T (3.69), f x m */
     for (j = 0; j < m; j++) {
@@ -533,16 +551,14 @@ static int project_pstab(mbs_form *F, double t, double *x)
                  where(F, t, y, at, sizeof at));
         return rc;
     }
-    /* c, C, b' at y (the layout of cp from c on is that of mbs_constraints) */
-    memcpy(cs, c, sizeof(double) * (size_t)(2 * m + m * f));
-    for (it = 0; it < F->iterations && !(max_abs(m, cn) <= F->newton_tol); it++) {
-        memcpy(z, cn, sizeof(double) * (size_t)m);
+    for (it = 0; it < F->iterations && !(max_abs(m, c) <= F->newton_tol); it++) {
+        memcpy(z, c, sizeof(double) * (size_t)m);
         mbs_chol_solve(m, S, z);
         mbs_gemv(0, f, m, -1.0, W, z, 1.0, y);
-        F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
+        positions_at(F, t, y);
     }
-    memcpy(z, b1n, sizeof(double) * (size_t)m);
-    mbs_gemv(0, m, f, 1.0, Cn, v, 1.0, z);
+    memcpy(z, b1, sizeof(double) * (size_t)m);
+    mbs_gemv(0, m, f, 1.0, C, v, 1.0, z);
     mbs_chol_solve(m, S, z);
     mbs_gemv(0, f, m, -1.0, W, z, 1.0, v);
     return 0;
@@ -554,15 +570,14 @@ static int project_partition(mbs_form *F, double t, double *x)
     const int f = F->f, m = F->m, k = f - m;
     double *y = x, *v = x + f, *w = F->work;
     int *iw = F->iwork;
-    double *cs = take(&w, 2 * m + m * f), *Cd = take(&w, m * m), *Ci = take(&w, m * f);
+    double *Cd = take(&w, m * m), *Ci = take(&w, m * f);
     double *z = take(&w, m), *scratch = take(&w, 2 * m * f + m * m + f + 2 * m + 2);
     int *ind = itake(&iw, f), *dep = itake(&iw, m), *piv = itake(&iw, m), *iscr = itake(&iw, f);
-    const double *c = cs, *C = cs + m, *b1 = cs + m + m * f;
+    const double *c = positions_at(F, t, y), *C = c + m, *b1 = c + m + m * f;
     int it, i, j, converged = 0;
     double res = 0.0;
     char at[160];
     F->nproj++;
-    F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
     if (partition_split(F, t, y, C, Cd, Ci, ind, dep, scratch, iscr) != 0)
         return 1;
     for (it = 0; it <= F->newton_max; it++) {
@@ -582,7 +597,7 @@ static int project_partition(mbs_form *F, double t, double *x)
         mbs_lu_solve(m, Cd, piv, z);
         for (i = 0; i < m; i++)
             y[dep[i]] -= z[i];
-        F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
+        positions_at(F, t, y);
     }
     if (!converged) {
         snprintf(F->message, sizeof F->message,
@@ -630,8 +645,7 @@ double mbs_form_residual(mbs_form *F, double t, const double *y)
     if (F->m == 0)
         return 0.0;
     eval_tp(F, t);
-    F->constraints(t, y, y, F->prm, F->u, F->tp, F->work);
-    return max_abs(F->m, F->work);
+    return max_abs(F->m, positions_at(F, t, y));
 }
 
 /* ---------------------------------------------------------------- Lagrange multipliers */
@@ -674,23 +688,24 @@ failed:
 int mbs_form_multipliers(mbs_form *F, double t, const double *x, double *lambda)
 {
     const int f = F->f, m = F->m;
-    double *w = F->work, *cp = take(&w, f * f + f + 3 * m + m * f);
+    const double *cp;
     if (m == 0)
         return 0;
     eval_tp(F, t);
-    F->constrained(t, x, x + f, F->prm, F->u, F->tp, cp);
+    cp = constrained_at(F, t, x, x + f);
     return multipliers_at(F, t, cp, cp + f * f, cp + f * f + f + m, cp + f * f + f + 2 * m + m * f,
-                          lambda, w, F->iwork);
+                          lambda, F->work, F->iwork);
 }
 
 int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double *dh, double *dlambda)
 {
     const int f = F->f, m = F->m;
-    double *w = F->work, *cp = take(&w, f * f + f + 3 * m + m * f), *zero = take(&w, m);
+    double *w = F->work, *zero = take(&w, m);
+    const double *cp;
     if (m == 0)
         return 0;
     eval_tp(F, t);
-    F->constrained(t, x, x + f, F->prm, F->u, F->tp, cp);
+    cp = constrained_at(F, t, x, x + f);
     memset(zero, 0, sizeof(double) * (size_t)m);
     return multipliers_at(F, t, cp, dh, cp + f * f + f + m, zero, dlambda, w, F->iwork);
 }

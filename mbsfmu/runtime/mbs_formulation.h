@@ -78,9 +78,12 @@ typedef struct {
     int kind;                       /* MBS_FORM_* */
     mbs_eq_fn dynamics;             /* M (f x f), q - k (f) */
     mbs_eq_fn constraints;          /* c (m), C (m x f), b' (m) */
-    mbs_eq_fn constrained;          /* M, q - k, c, C, b', b'' */
-    mbs_eq_fn positions, velocities;/* the two halves of constrained (mbs_model.h), or NULL, */
-    double *split;                  /* with their buffer (MBS_NSPLIT doubles, owned by the caller) */
+    mbs_eq_fn positions;            /* c, C, b' (and what velocities reads), then */
+    mbs_eq_fn velocities;           /* M, q - k, b'': the halves of mbs_constrained (mbs_model.h), */
+    double *split;                  /* their buffer (MBS_NSPLIT doubles, owned by the caller), */
+    double *split_y;                /* and the y (f doubles, owned by the caller) and t at which */
+    double split_t;                 /* the position half in split was evaluated, */
+    int split_valid;                /* if valid (cleared by mbs_form_forget) */
     mbs_eq_fn initial_conditions;   /* e (nic), E (nic x f) */
     mbs_tp_fn time_parameters;      /* may be NULL when ntp == 0 */
     const double *prm, *u;          /* parameter and input values (owned by the caller) */
@@ -101,6 +104,11 @@ typedef struct {
     long nproj;                     /* projections done */
     char message[256];              /* what went wrong in the last failing call */
 } mbs_form;
+
+/* Forget the position-level terms kept from the last evaluation (see positions_at in
+ * mbs_formulation.c): to be called whenever parameters, inputs or the functions behind the
+ * time parameters may have changed. */
+void mbs_form_forget(mbs_form *F);
 
 /* x' = F(t, x) of the chosen formulation; 0 on success. */
 int mbs_form_rhs(void *ctx, double t, const double *x, double *xdot);

@@ -77,6 +77,7 @@ struct mbs_instance {
     double form_work[MBS_FORM_WORK_SIZE(F, MBS_NC, MBS_NIC)];
     int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_NC, MBS_NIC)];
     double form_split[MBS_NSPLIT];
+    double form_split_y[MBS_ONE(F)];
     double tp[MBS_ONE(MBS_NTP)];
     mbs_param_rules rules;
     double mj_work[MBS_ONE(7 * MBS_NBODYCHECK)];
@@ -180,10 +181,10 @@ static void setup_form(mbs_instance *I)
     fm->kind = MBS_NC > 0 ? I->kind : MBS_FORM_MINIMAL;
     fm->dynamics = mbs_dynamics;
     fm->constraints = mbs_constraints;
-    fm->constrained = mbs_constrained;
     fm->positions = mbs_constrained_positions;
     fm->velocities = mbs_constrained_velocities;
     fm->split = I->form_split;
+    fm->split_y = I->form_split_y;
     fm->initial_conditions = IC_FN;
     fm->time_parameters = TP_FN;
     fm->prm = I->d.v + VR_PRM;
@@ -266,12 +267,14 @@ void mbs_inst_set_input_fn(mbs_instance *I, int (*fn)(void *, double, double *),
 {
     I->input_fn = fn;
     I->input_ctx = ctx;
+    mbs_form_forget(&I->form);
 }
 
 void mbs_inst_set_tp_fn(mbs_instance *I, int (*fn)(void *, double, double *), void *ctx)
 {
     I->tp_fn = fn;
     I->tp_ctx = ctx;
+    mbs_form_forget(&I->form);
 }
 
 void mbs_inst_set_logger(mbs_instance *I, void (*log)(void *, int, const char *), void *ctx)
@@ -432,6 +435,7 @@ int mbs_inst_set(mbs_instance *I, size_t n, const unsigned *vr, const double *va
         if (I->d.v[vr[i]] != value[i]) {
             I->d.fsal_dirty = 1; /* the first stage of the next step must be re-evaluated */
             I->outputs_dirty = 1;
+            mbs_form_forget(&I->form);
         }
         I->d.v[vr[i]] = value[i];
         if (vr[i] == MBS_VR_SOLVER)
@@ -518,6 +522,8 @@ int mbs_inst_rhs(mbs_instance *I, double t, const double *x, const double *prm, 
         I->form.prm = prm;
     if (u != NULL)
         I->form.u = u;
+    if (prm != NULL || u != NULL) /* values the position-level terms kept may not have seen */
+        mbs_form_forget(&I->form);
     rc = u != NULL ? fill_tp(I, t) : inputs_at(I, t);
     if (rc == 0) {
         rc = eval_rhs(I, t, x, xdot);
@@ -525,6 +531,8 @@ int mbs_inst_rhs(mbs_instance *I, double t, const double *x, const double *prm, 
         if (rc > 0 && rc <= F && MBS_NC == 0 && pivot != NULL)
             *pivot = rc;
     }
+    if (prm != NULL || u != NULL)
+        mbs_form_forget(&I->form);
     I->form.prm = own_prm;
     I->form.u = own_u;
     return rc == 0 ? MBS_OK : fail(I, "%s", I->form.message);
@@ -672,6 +680,7 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
     warning[0] = '\0';
     if (values_problem(I, I->d.v))
         return MBS_ERROR;
+    mbs_form_forget(&I->form);
     memcpy(I->d.x, I->d.v, sizeof I->d.x);
 #if MBS_NC > 0
     status = consistent_init(I, hold);
@@ -1061,6 +1070,7 @@ int mbs_inst_state_check(const void *buf)
 void mbs_inst_restore(mbs_instance *I, const void *buf)
 {
     memcpy(&I->d, buf, sizeof I->d);
+    mbs_form_forget(&I->form); /* the parameters may differ */
     I->d.rk.work = I->d.work;
     I->d.dp.work = I->d.dwork;
     I->d.rd.work = I->d.rwork;
