@@ -293,7 +293,7 @@ def test_nullspace_full_space(lib):
 def kkt(lib, m_mat, c, h, b2):
     f, m = len(h), len(b2)
     ydd, lam = np.full(f, np.nan), np.full(max(m, 1), np.nan)
-    work = np.full(f * f + f * m + m * m, np.nan)
+    work = np.full(f * f + f * m + m * m + f + m, np.nan)
     c = np.ascontiguousarray(c, dtype=float).reshape(m, f) if m else np.zeros((1, f))
     b2 = b2 if m else np.zeros(1)
     st = lib.mbs_solve_kkt(f, m, dp(m_mat), dp(c), dp(h), dp(b2), dp(ydd), dp(lam), dp(work))

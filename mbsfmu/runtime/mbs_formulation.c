@@ -118,6 +118,7 @@ typedef struct {
     double *s;   /* SVD: singular values (m) */
     double *V;   /* SVD: right singular vectors (m x m) */
     double *Q;   /* SVD: QR of U1, for the orthogonal complement (f x m) */
+    double *rinv; /* QR: 1 / R_jj (j < rank) */
     int *perm;   /* f ints */
 } decomp;
 
@@ -132,6 +133,7 @@ static void decomp_alloc(decomp *D, int f, int m, int svd, double **w, int **iw)
     D->s = take(w, m + 1);
     D->V = take(w, m * m);
     D->Q = take(w, f * m);
+    D->rinv = take(w, m + 1);
     D->perm = itake(iw, f + m);
 }
 
@@ -143,6 +145,8 @@ static int decomp_factor(decomp *D, const mbs_form *F, const double *C, double *
     if (!D->svd) {
         if (qr_of_transpose(m, f, C, NULL, f, D->A, D->tau, D->perm, &D->rank, F->rank_tol) != 0)
             return 1;
+        for (j = 0; j < D->rank; j++)
+            D->rinv[j] = 1.0 / D->A[j * m + j];
         if (J != NULL)
             mbs_qr_nullspace(f, m, D->A, D->tau, D->rank, J);
         return 0;
@@ -180,7 +184,7 @@ static void decomp_solve(const decomp *D, const double *b, double *x)
     const int f = D->f, m = D->m;
     int i, j, l;
     if (!D->svd) {
-        mbs_qr_solve_minnorm(f, m, D->A, D->tau, D->perm, D->rank, b, x);
+        mbs_qr_solve_minnorm_inv(f, m, D->A, D->tau, D->perm, D->rank, D->rinv, b, x);
         return;
     }
     for (i = 0; i < f; i++)
@@ -195,21 +199,21 @@ static void decomp_solve(const decomp *D, const double *b, double *x)
     }
 }
 
-/* ydd = J (J^T M J)^-1 J^T (h - M gamma) + gamma, J f x k (eq. 31 and eq. 16).  w: 2 f*f + 2 f. */
+/* ydd = J (J^T M J)^-1 J^T (h - M gamma) + gamma, J f x k (eq. 31 and eq. 16).  w: 2 f*f + 3 f. */
 static int reduced_accelerations(int f, int k, const double *M, const double *h, const double *J,
                                  const double *gamma, double *ydd, double *w)
 {
-    double *MJ = w, *Mi = MJ + f * f, *r = Mi + f * f, *s = r + f;
+    double *MJ = w, *Mi = MJ + f * f, *r = Mi + f * f, *s = r + f, *inv = s + f;
     int rc;
     memcpy(r, h, sizeof(double) * (size_t)f);
     mbs_gemv(0, f, f, -1.0, M, gamma, 1.0, r);
     mbs_gemm(0, f, k, f, M, J, MJ);  /* M J */
     mbs_gemv(1, f, k, 1.0, J, r, 0.0, s);
     mbs_gemm(1, k, k, f, J, MJ, Mi); /* J^T M J */
-    rc = mbs_chol_factor(k, Mi);
+    rc = mbs_chol_factor_inv(k, Mi, inv);
     if (rc != 0)
         return rc;
-    mbs_chol_solve(k, Mi, s);
+    mbs_chol_solve_inv(k, Mi, inv, s);
     memcpy(ydd, gamma, sizeof(double) * (size_t)f);
     mbs_gemv(0, f, k, 1.0, J, s, 1.0, ydd);
     return 0;
@@ -245,7 +249,7 @@ static int rhs_optimal(mbs_form *F, double t, const double *x, double *xdot)
     /* M, h, c, C, b', b'' at (y, y'_projected); c, C, b' (at y) first, in their place */
     double *cs = positions_at(F, t, y), *cp = F->split;
     double *J = take(&w, f * f), *theta = take(&w, f), *r = take(&w, f), *s = take(&w, f);
-    double *gamma = take(&w, f), *red = take(&w, 2 * f * f + 2 * f);
+    double *gamma = take(&w, f), *red = take(&w, 2 * f * f + 3 * f);
     const double *C = cs + m, *b1 = cs + m + m * f;
     decomp D;
     int k, i, rc;
@@ -384,7 +388,7 @@ static int rhs_partition(mbs_form *F, double t, const double *x, double *xdot)
     int *iw = F->iwork;
     const double *cs = positions_at(F, t, y), *cp;
     double *Cd = take(&w, m * m), *Ci = take(&w, m * f), *J = take(&w, f * f);
-    double *gamma = take(&w, f), *z = take(&w, f + m), *red = take(&w, 2 * f * f + 2 * f);
+    double *gamma = take(&w, f), *z = take(&w, f + m), *red = take(&w, 2 * f * f + 3 * f);
     double *scratch = take(&w, 2 * m * f + m * m + f + 2 * m + 2);
     int *ind = itake(&iw, f), *dep = itake(&iw, m), *piv = itake(&iw, m), *iscr = itake(&iw, f);
     double *v = xdot;
@@ -517,13 +521,14 @@ static int project_pstab(mbs_form *F, double t, double *x)
     const int f = F->f, m = F->m;
     double *y = x, *v = x + f, *w = F->work;
     double *W = take(&w, f * m), *S = take(&w, m * m), *z = take(&w, m), *col = take(&w, f);
+    double *Linv = take(&w, f), *Sinv = take(&w, m); /* reciprocals of the factors' diagonals */
     double *M = F->split; /* M, then c, C, b' at y, and after each correction at the new y */
     const double *c = M + f * f + f, *C = c + m, *b1 = C + m * f;
     int i, j, it, rc;
     char at[160];
     if (F->weighting == 0) {
         constrained_at(F, t, y, v);
-        rc = mbs_chol_factor(f, M); /* M = L L^T in place */
+        rc = mbs_chol_factor_inv(f, M, Linv); /* M = L L^T in place */
         if (rc != 0) {
             snprintf(F->message, sizeof F->message, "the mass matrix is not positive definite "
                      "(pivot %d) %s", rc, where(F, t, y, at, sizeof at));
@@ -537,13 +542,13 @@ static int project_pstab(mbs_form *F, double t, double *x)
         for (i = 0; i < f; i++)
             col[i] = C[j * f + i];
         if (F->weighting == 0)
-            mbs_chol_solve(f, M, col);
+            mbs_chol_solve_inv(f, M, Linv, col);
         for (i = 0; i < f; i++)
             W[i * m + j] = col[i];
     }
     mbs_gemm(0, m, m, f, C, W, S); /* C M^-1 C^T or C C^T */
     F->nproj++;
-    rc = mbs_chol_factor(m, S);
+    rc = mbs_chol_factor_inv(m, S, Sinv);
     if (rc != 0) {
         snprintf(F->message, sizeof F->message,
                  "projection impossible %s: C M^-1 C^T is singular (redundant constraints or a "
@@ -553,13 +558,13 @@ static int project_pstab(mbs_form *F, double t, double *x)
     }
     for (it = 0; it < F->iterations && !(max_abs(m, c) <= F->newton_tol); it++) {
         memcpy(z, c, sizeof(double) * (size_t)m);
-        mbs_chol_solve(m, S, z);
+        mbs_chol_solve_inv(m, S, Sinv, z);
         mbs_gemv(0, f, m, -1.0, W, z, 1.0, y);
         positions_at(F, t, y);
     }
     memcpy(z, b1, sizeof(double) * (size_t)m);
     mbs_gemv(0, m, f, 1.0, C, v, 1.0, z);
-    mbs_chol_solve(m, S, z);
+    mbs_chol_solve_inv(m, S, Sinv, z);
     mbs_gemv(0, f, m, -1.0, W, z, 1.0, v);
     return 0;
 }
@@ -657,7 +662,7 @@ static int multipliers_at(mbs_form *F, double t, const double *M, const double *
 {
     const int f = F->f, m = F->m;
     double *J = take(&w, f * f), *gamma = take(&w, f), *ydd = take(&w, f), *r = take(&w, f);
-    double *red = take(&w, 2 * f * f + 2 * f), *Cq = take(&w, m * f), *tau = take(&w, m + f + 1);
+    double *red = take(&w, 2 * f * f + 3 * f), *Cq = take(&w, m * f), *tau = take(&w, m + f + 1);
     int *perm = itake(&iw, f + m);
     int rc, rank, i;
     decomp D;

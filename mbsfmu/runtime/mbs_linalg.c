@@ -83,10 +83,12 @@ int mbs_lu_solve(int n, const double *LU, const int *piv, double *b)
 
 /* ------------------------------------------------------------ Cholesky */
 
-int mbs_chol_factor(int n, double *A)
+int mbs_chol_factor(int n, double *A) { return mbs_chol_factor_inv(n, A, NULL); }
+
+int mbs_chol_factor_inv(int n, double *A, double *inv)
 {
     int i, j, k;
-    double dmax = 0.0, thr;
+    double dmax = 0.0, thr, r;
 
     if (n < 0) return -1;
     if (n == 0) return 0;
@@ -104,45 +106,51 @@ int mbs_chol_factor(int n, double *A)
         if (!(d > thr)) return j + 1; /* also catches NaN */
         ljj = sqrt(d);
         A[j * n + j] = ljj;
+        r = 1.0 / ljj;
+        if (inv != NULL) inv[j] = r;
         for (i = j + 1; i < n; i++) {
             double s = A[i * n + j];
             for (k = 0; k < j; k++) s -= A[i * n + k] * A[j * n + k];
-            A[i * n + j] = s / ljj;
+            A[i * n + j] = s * r;
         }
     }
     return 0;
 }
 
-/* Forward substitution L y = b (lower triangle of L, ld = ldl), in place. */
-static void lower_solve(int n, const double *L, int ldl, double *b)
+/* Forward substitution L y = b (lower triangle of L, ld = ldl), in place; with inv (the
+ * reciprocals of L's diagonal) multiplying instead of dividing, which keeps the divisions off the
+ * chain of dependent operations. */
+static void lower_solve(int n, const double *L, int ldl, const double *inv, double *b)
 {
     int i, j;
     for (i = 0; i < n; i++) {
         double s = b[i];
         for (j = 0; j < i; j++) s -= L[i * ldl + j] * b[j];
-        b[i] = s / L[i * ldl + i];
+        b[i] = inv != NULL ? s * inv[i] : s / L[i * ldl + i];
     }
 }
 
-/* Backward substitution L^T x = y, in place. */
-static void lower_t_solve(int n, const double *L, int ldl, double *b)
+/* Backward substitution L^T x = y, in place (inv as for lower_solve). */
+static void lower_t_solve(int n, const double *L, int ldl, const double *inv, double *b)
 {
     int i, j;
     for (i = n - 1; i >= 0; i--) {
         double s = b[i];
         for (j = i + 1; j < n; j++) s -= L[j * ldl + i] * b[j];
-        b[i] = s / L[i * ldl + i];
+        b[i] = inv != NULL ? s * inv[i] : s / L[i * ldl + i];
     }
 }
 
-int mbs_chol_solve(int n, const double *L, double *b)
+int mbs_chol_solve(int n, const double *L, double *b) { return mbs_chol_solve_inv(n, L, NULL, b); }
+
+int mbs_chol_solve_inv(int n, const double *L, const double *inv, double *b)
 {
     if (n < 0) return -1;
     if (n == 0) return 0;
     if (L == NULL) return -2;
     if (b == NULL) return -3;
-    lower_solve(n, L, n, b);
-    lower_t_solve(n, L, n, b);
+    lower_solve(n, L, n, inv, b);
+    lower_t_solve(n, L, n, inv, b);
     return 0;
 }
 
@@ -269,6 +277,12 @@ int mbs_qr_nullspace(int m, int n, const double *QR, const double *tau,
 int mbs_qr_solve_minnorm(int m, int n, const double *QR, const double *tau,
                          const int *perm, int rank, const double *b, double *x)
 {
+    return mbs_qr_solve_minnorm_inv(m, n, QR, tau, perm, rank, NULL, b, x);
+}
+
+int mbs_qr_solve_minnorm_inv(int m, int n, const double *QR, const double *tau, const int *perm,
+                             int rank, const double *rinv, const double *b, double *x)
+{
     int i, j, k;
     if (m < 0) return -1;
     if (n < 0) return -2;
@@ -288,7 +302,7 @@ int mbs_qr_solve_minnorm(int m, int n, const double *QR, const double *tau,
         double s = b[perm[i]], d = QR[i * n + i];
         for (j = 0; j < i; j++) s -= QR[j * n + i] * x[j];
         if (!(d != 0.0)) return i + 1;
-        x[i] = s / d;
+        x[i] = rinv != NULL ? s * rinv[i] : s / d;
     }
     for (j = k - 1; j >= 0; j--) apply_reflector(m, n, QR, tau[j], j, x, 1);
     return 0;
@@ -301,7 +315,7 @@ int mbs_solve_kkt(int f, int m, const double *M, const double *C,
                   double *lambda, double *work)
 {
     int i, j, k, st;
-    double *L, *W, *S;
+    double *L, *W, *S, *Li, *Si;
 
     if (f < 0) return -1;
     if (m < 0) return -2;
@@ -320,15 +334,17 @@ int mbs_solve_kkt(int f, int m, const double *M, const double *C,
     L = work;
     W = work + f * f;
     S = W + f * m;
+    Li = S + m * m; /* reciprocals of the diagonals of L and of S's factor */
+    Si = Li + f;
 
     /* M = L L^T */
     for (i = 0; i < f * f; i++) L[i] = M[i];
-    st = mbs_chol_factor(f, L);
+    st = mbs_chol_factor_inv(f, L, Li);
     if (st != 0) return st;
 
     /* z = L^{-1} h  (kept in ydd) */
     for (i = 0; i < f; i++) ydd[i] = h[i];
-    lower_solve(f, L, f, ydd);
+    lower_solve(f, L, f, Li, ydd);
 
     if (m > 0) {
         /* W = L^{-1} C^T, solved column by column (column c of W has stride m) */
@@ -338,7 +354,7 @@ int mbs_solve_kkt(int f, int m, const double *M, const double *C,
             for (i = 0; i < f; i++) {
                 double s = W[i * m + k];
                 for (j = 0; j < i; j++) s -= L[i * f + j] * W[j * m + k];
-                W[i * m + k] = s / L[i * f + i];
+                W[i * m + k] = s * Li[i];
             }
         }
         /* S = W^T W (lower triangle), rhs = -b2 - W^T z */
@@ -353,9 +369,9 @@ int mbs_solve_kkt(int f, int m, const double *M, const double *C,
                 S[j * m + i] = s;
             }
         }
-        st = mbs_chol_factor(m, S);
+        st = mbs_chol_factor_inv(m, S, Si);
         if (st != 0) return f + st;
-        mbs_chol_solve(m, S, lambda);
+        mbs_chol_solve_inv(m, S, Si, lambda);
         /* z + W lambda */
         for (i = 0; i < f; i++) {
             double s = ydd[i];
@@ -363,7 +379,7 @@ int mbs_solve_kkt(int f, int m, const double *M, const double *C,
             ydd[i] = s;
         }
     }
-    lower_t_solve(f, L, f, ydd);
+    lower_t_solve(f, L, f, Li, ydd);
     return 0;
 }
 
