@@ -13,6 +13,12 @@ Seed 002 sec. 4.1 defines a system by constants (``newUserVarKonst``), generaliz
 
 Expressions may be sympy expressions built from the returned symbols or strings that are parsed
 in the system's namespace (``"L1*sin(alpha)"``).  Every error names the offending element.
+
+Names: the symbols (constants, coordinates with their rates ``D<q>``, time parameters, inputs)
+are unique among themselves and may not be E, I or pi (sympy's constants in a string); frames and
+bodies, force elements, constraints and outputs each have a namespace of their own (a spring
+``k1`` next to a constant ``k1``, a frame ``E``).  Constants, coordinates, inputs and outputs are
+FMU variables as well, so an output may not take the name of one of those.
 """
 
 from __future__ import annotations
@@ -45,7 +51,35 @@ from .rotations import Rotation, as_rotation
 t = sp.Symbol("t", real=True)
 
 INERTIAL = "ISYS"
-_RESERVED = {"t", "time", INERTIAL, "pi", "E", "I"}
+
+#: The namespaces of a System's names.  Symbols (constants, coordinates with their rates D<q>
+#: and D2<q>, time parameters with D<p> and D2<p>, inputs) can all appear in one expression, so
+#: they are unique among themselves.  Element names never enter an expression: frames (and
+#: bodies, whose primary frame has the body's name), force elements, constraints (loops,
+#: holonomic constraints and initial conditions, which share the tables of constraint rows) and
+#: outputs each have their own, so a spring ``k1`` and a constant ``k1`` live side by side.
+SYMBOLS, FRAMES, FORCES, CONSTRAINTS, OUTPUTS = "symbol", "frame", "force element", "constraint", "output"
+
+#: Why a name is refused, per namespace.  E, I and pi are only reserved as symbols: sympy reads
+#: them in a string expression as its constants (Euler's number, the imaginary unit, pi).
+_RESERVED_SYMBOL = {
+    "t": "t is the time symbol", "time": "time is the time column of results and FMUs",
+    INERTIAL: f"{INERTIAL} is the inertial frame",
+    **{n: f"sympy reads {n} in a string expression as its constant {what}, so E, I and pi "
+          "cannot name a symbol (they may name frames, bodies and other elements)"
+       for n, what in (("E", "E (Euler's number)"), ("I", "I (the imaginary unit)"), ("pi", "pi"))},
+}
+_RESERVED_ELEMENT = {INERTIAL: f"{INERTIAL} is the inertial frame"}
+
+
+def _fmu_fixed_names() -> dict[str, str]:
+    """FMU variable names the export adds itself, which no constant, coordinate, input or output
+    may take (model_description.fmu_variables)."""
+    from ..solver_settings import SOLVER_SETTINGS
+
+    out = {"constraint_residual": "the constraint residual of models with loops"}
+    out.update({st.name: f"the solver setting {st.name}" for st in SOLVER_SETTINGS})
+    return out
 
 
 class System:
@@ -71,23 +105,50 @@ class System:
         self.initial_conditions: list[InitialCondition] = []
         self.outputs: dict[str, Output] = {}
         self.gravity_vector = sp.zeros(3, 1)
-        self._names: dict[str, str] = {}  # every name -> what it names
+        # per namespace (SYMBOLS, FRAMES, ...): every name -> what it names
+        self._names: dict[str, dict[str, str]] = {k: {} for k in (SYMBOLS, FRAMES, FORCES,
+                                                                  CONSTRAINTS, OUTPUTS)}
+        self._names[FRAMES][INERTIAL] = "the inertial frame"
+        # names that become FMU variables (constants, coordinates, inputs, undotted outputs)
+        self._fmu_names: dict[str, str] = {}
         self._namespace: dict[str, sp.Basic] = {"t": t}
         self._equations = None
 
     # ------------------------------------------------------------------ names and symbols
-    def _claim(self, name: str, what: str) -> None:
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ModelError(f"{what} name {name!r} is not a valid identifier")
-        if name in _RESERVED or keyword.iskeyword(name):
-            raise ModelError(f"{what} name {name!r} is reserved")
-        if name in self._names:
-            raise ModelError(f"duplicate name {name!r}: already used by {self._names[name]}")
-        self._names[name] = what
+    def _claim(self, name: str, what: str, space: str = SYMBOLS, fmu: bool = False) -> None:
+        """Take ``name`` in namespace ``space`` for ``what`` ("constant 'm'"); ``fmu``: the name
+        also becomes an FMU variable, so it must differ from the other FMU variables (those of
+        other namespaces and those the export adds itself)."""
+        self._check_name(name, what, space, fmu)
+        self._names[space][name] = what
+        if fmu:
+            self._fmu_names[name] = what
         self._equations = None
 
-    def _symbol(self, name: str, what: str) -> sp.Symbol:
-        self._claim(name, what)
+    def _check_name(self, name: str, what: str, space: str = SYMBOLS, fmu: bool = False) -> None:
+        """The checks of :meth:`_claim` without taking the name."""
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ModelError(f"{what} name {name!r} is not a valid identifier")
+        reserved = _RESERVED_SYMBOL if space == SYMBOLS else _RESERVED_ELEMENT
+        if name in reserved:
+            raise ModelError(f"{what} name {name!r} is reserved: {reserved[name]}; choose another name")
+        if keyword.iskeyword(name):
+            raise ModelError(f"{what} name {name!r} is reserved: it is a Python keyword")
+        if name in self._names[space]:
+            raise ModelError(f"duplicate name {name!r}: already used by {self._names[space][name]}")
+        if fmu:
+            if name in self._fmu_names:
+                other = self._fmu_names[name]
+                out = what if space == OUTPUTS else other
+                raise ModelError(f"{what} and {other} would both be the FMU variable {name!r}; "
+                                 f"rename one of them (e.g. the {out.split(' ')[0]} to {name + '_out'!r})")
+            fixed = _fmu_fixed_names()
+            if name in fixed:
+                raise ModelError(f"{what}: the name {name!r} is taken by an FMU variable that the "
+                                 f"export adds itself ({fixed[name]}); choose another name")
+
+    def _symbol(self, name: str, what: str, fmu: bool = False) -> sp.Symbol:
+        self._claim(name, what, SYMBOLS, fmu)
         s = sp.Symbol(name, real=True)
         self._namespace[name] = s
         return s
@@ -168,7 +229,7 @@ class System:
         if value is not None:
             value = finite_number(value, where)
         lo, hi = declared_bounds(min, max, value, where)
-        sym = self._symbol(name, where)
+        sym = self._symbol(name, where, fmu=True)
         self.constants_[name] = Constant(name, sym, value, description, lo, hi)
         return sym
 
@@ -180,12 +241,13 @@ class System:
         """Declare a generalized coordinate (``newGenCoord``) with initial position and rate."""
         dname, ddname = "D" + str(name), "D2" + str(name)
         for n in (dname, ddname):
-            if n in self._names:
-                raise ModelError(f"duplicate name {n!r}: needed for the rates of coordinate {name!r}")
+            if n in self._names[SYMBOLS]:
+                raise ModelError(f"duplicate name {n!r}: needed for the rates of coordinate {name!r} "
+                                 f"but already used by {self._names[SYMBOLS][n]}")
         y0 = finite_number(initial, f"initial value of {name!r}")
         yd0 = finite_number(velocity, f"initial velocity of {name!r}")
-        sym = self._symbol(name, f"coordinate {name!r}")
-        self._names[dname] = self._names[ddname] = f"rates of coordinate {name!r}"
+        sym = self._symbol(name, f"coordinate {name!r}", fmu=True)
+        self._names[SYMBOLS][dname] = self._names[SYMBOLS][ddname] = f"rates of coordinate {name!r}"
         vel = sp.Symbol(dname, real=True)
         acc = sp.Symbol(ddname, real=True)
         self._namespace[dname] = vel
@@ -229,7 +291,7 @@ class System:
                              f"{sorted(map(str, bad))}")
         el = InitialCondition(name, e, finite_number(value, where),
                               None if rate is None else finite_number(rate, where + " rate"))
-        self._claim(name, where)
+        self._claim(name, where, CONSTRAINTS)
         self.initial_conditions.append(el)
         return name
 
@@ -259,10 +321,11 @@ class System:
             exprs = (e, d, dd)
         dname, ddname = "D" + str(name), "D2" + str(name)
         for n in (dname, ddname):
-            if n in self._names:
-                raise ModelError(f"duplicate name {n!r}: needed for the derivatives of {where}")
+            if n in self._names[SYMBOLS]:
+                raise ModelError(f"duplicate name {n!r}: needed for the derivatives of {where} "
+                                 f"but already used by {self._names[SYMBOLS][n]}")
         sym = self._symbol(name, where)
-        self._names[dname] = self._names[ddname] = f"derivatives of {where}"
+        self._names[SYMBOLS][dname] = self._names[SYMBOLS][ddname] = f"derivatives of {where}"
         vel, acc = sp.Symbol(dname, real=True), sp.Symbol(ddname, real=True)
         self._namespace[dname], self._namespace[ddname] = vel, acc
         funcs = (function, function_d, function_dd) if function is not None else None
@@ -275,7 +338,7 @@ class System:
         where = f"input {name!r}"
         default = finite_number(default, f"default of {where}")
         lo, hi = declared_bounds(min, max, default, where)
-        sym = self._symbol(name, where)
+        sym = self._symbol(name, where, fmu=True)
         self.inputs[name] = Input(name, sym, default, lo, hi)
         return sym
 
@@ -288,15 +351,14 @@ class System:
     def frame(self, name: str, ref: str = INERTIAL, pos=None, rot=None) -> str:
         """Add a frame placed in ``ref`` by position vector ``pos`` and rotation ``rot``."""
         fr = self._new_frame(name, ref, pos, rot, f"frame {name!r}")
-        self._claim(name, f"frame {name!r}")
+        self._claim(name, f"frame {name!r}", FRAMES)
         self.frames[name] = fr
         return name
 
     def _new_frame(self, name, ref, pos, rot, where) -> Frame:
         """A checked Frame record (not yet added)."""
         ref = self._frame_name(ref, where)
-        if name in self._names:
-            raise ModelError(f"{where}: duplicate name {name!r}: already used by {self._names[name]}")
+        self._check_name(name, where, FRAMES)
         return Frame(name, ref, self.vector(pos, f"{where} position"),
                      self._rotation(rot, f"{where} rotation"))
 
@@ -310,8 +372,7 @@ class System:
         components (a 3x3 matrix or three principal values).  Everything is checked before the
         system is changed, so a rejected body leaves no trace."""
         where = f"body {name!r}"
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ModelError(f"{where}: name is not a valid identifier")
+        self._check_name(name, where, FRAMES)
         if mass is None:
             raise ModelError(f"{where}: a mass is needed")
         m = self.expr(mass, f"{where} mass")
@@ -324,6 +385,7 @@ class System:
                              f"(I[{i},{j}] = {I[i, j]} but I[{j},{i}] = {I[j, i]})")
         cg = name + "_cg"
         primary = self._new_frame(name, ref, rel_pos, rel_rot, where)
+        self._check_name(cg, f"cg frame of {where}", FRAMES)
         self.frames[name] = primary  # temporarily, so that the cg frame can refer to it
         try:
             cg_frame = self._new_frame(cg, name, cg_pos, cg_rot, f"{where} cg frame")
@@ -333,8 +395,8 @@ class System:
         defaults = self.default_parameters(strict=False)
         if all(s.name in defaults for s in (m.free_symbols | I.free_symbols)):
             check_mass_properties(body, defaults)
-        self._claim(name, where)
-        self._claim(cg, f"cg frame of {where}")
+        self._claim(name, where, FRAMES)
+        self._claim(cg, f"cg frame of {where}", FRAMES)
         self.frames[name] = primary
         self.frames[cg] = cg_frame
         self.bodies[name] = body
@@ -351,7 +413,7 @@ class System:
             raise ModelError(f"{where}: both ends are on frame {a!r}")
         el = SpringDamper(name, a, b, self.expr(stiffness, where), self.expr(damping, where),
                           self.expr(rest_length, where))
-        self._claim(name, where)
+        self._claim(name, where, FORCES)
         self.spring_dampers.append(el)
         return name
 
@@ -368,7 +430,7 @@ class System:
         frame = self._frame_name(frame, where)
         in_frame = self._frame_name(in_frame, where + " (in_frame)")
         el = AppliedForce(name, kind, frame, self.vector(vector, where), in_frame)
-        self._claim(name, where)
+        self._claim(name, where, FORCES)
         self.applied.append(el)
         return name
 
@@ -379,7 +441,7 @@ class System:
         if coordinate not in self.coordinates_:
             raise ModelError(f"{where}: {coordinate!r} is not a coordinate")
         el = GeneralizedForce(name, coordinate, self.expr(expression, where))
-        self._claim(name, where)
+        self._claim(name, where, FORCES)
         self.generalized_forces.append(el)
         return name
 
@@ -404,7 +466,7 @@ class System:
         if not translations and not rotations:
             raise ModelError(f"{where}: no translational or rotational direction is constrained")
         el = LoopClosure(name, a, b, translations, rotations, in_frame)
-        self._claim(name, where)
+        self._claim(name, where, CONSTRAINTS)
         self.loops.append(el)
         return name
 
@@ -419,7 +481,7 @@ class System:
         if not (e.free_symbols & set(self.y)):
             raise ModelError(f"{where}: {e} does not depend on any coordinate")
         el = HolonomicConstraint(name, e)
-        self._claim(name, where)
+        self._claim(name, where, CONSTRAINTS)
         self.holonomic.append(el)
         return name
 
@@ -434,7 +496,7 @@ class System:
         if name in self.outputs:
             raise ModelError(f"duplicate output name {name!r}")
         if "." not in name:
-            self._claim(name, f"output {name!r}")
+            self._claim(name, f"output {name!r}", OUTPUTS, fmu=True)
         self.outputs[name] = out
         self._equations = None
         return name
