@@ -5,6 +5,7 @@
   of their own, so a spring ``k1`` and a constant ``k1`` coexist.  Names that become FMU
   variables (constants, coordinates, inputs, outputs without a dot) must still differ.
 * E, I and pi are reserved as symbols only (sympy reads them as its constants).
+* ``frame`` takes ``rel_pos``/``rel_rot`` like ``body``; ``pos``/``rot`` remain as aliases.
 """
 
 import math
@@ -16,6 +17,7 @@ import sympy as sp
 
 import mbsfmu
 from mbsfmu import ModelError, System
+from mbsfmu.model import rot_x, rot_z
 
 
 def base():
@@ -92,7 +94,7 @@ def test_an_output_and_a_symbol_would_be_the_same_fmu_variable():
 # ---------------------------------------------------------------- E, I, pi as element names
 def test_e_i_pi_name_frames_bodies_and_elements():
     s = base()
-    s.frame("E", ref="B", pos=[1, 0, 0])
+    s.frame("E", ref="B", rel_pos=[1, 0, 0])
     s.body("I", ref="E", mass=1.0, inertia=[1, 1, 1])
     s.spring_damper("pi", "ISYS", "E", stiffness=1)
     s.loop("E", "E", "ISYS", translations="z")
@@ -121,6 +123,23 @@ def test_reserved_names_are_explained(add, pattern):
         add(s)
 
 
+# ---------------------------------------------------------------- frame keywords
+def test_frame_takes_rel_pos_and_rel_rot_with_the_old_aliases():
+    s = base()
+    q = s.coordinates_["q"].symbol
+    s.frame("F", ref="B", rel_pos=[1, 2, 3], rel_rot=rot_z(q))
+    s.frame("G", ref="B", pos=[1, 2, 3], rot=rot_z(q))
+    s.frame("H", "B", [1, 2, 3], rot_z(q))  # positional order unchanged
+    for name in "GH":
+        assert s.frames[name].position == s.frames["F"].position
+        assert s.frames[name].rotation == s.frames["F"].rotation
+    with pytest.raises(ModelError, match=r"frame 'X': 'pos' is an alias of 'rel_pos'; give only one"):
+        s.frame("X", rel_pos=[1, 0, 0], pos=[1, 0, 0])
+    with pytest.raises(ModelError, match=r"frame 'X': 'rot' is an alias of 'rel_rot'; give only one"):
+        s.frame("X", rel_rot=rot_x(q), rot=rot_x(q))
+    assert "X" not in s.frames
+
+
 # ---------------------------------------------------------------- a shared name end to end
 def shared_names():
     """A damped oscillator along x whose constant, spring, end frame and loop are all 'k1';
@@ -129,7 +148,7 @@ def shared_names():
     k1, m, d, g = s.constants(k1=40.0, m=2.0, d=0.5, g=9.81)
     x, y = s.coordinates("x", "y")
     s.gravity([0, -g, 0])
-    s.frame("E", pos=[-1, 0, 0])
+    s.frame("E", rel_pos=[-1, 0, 0])
     s.body("mass", rel_pos=[x, y, 0], mass=m, inertia=[0, 0, 0])
     s.frame("k1", ref="mass")
     s.spring_damper("k1", "E", "k1", stiffness=k1, damping=d, rest_length=1)

@@ -348,19 +348,26 @@ class System:
         self._equations = None
 
     # ------------------------------------------------------------------ geometry
-    def frame(self, name: str, ref: str = INERTIAL, pos=None, rot=None) -> str:
-        """Add a frame placed in ``ref`` by position vector ``pos`` and rotation ``rot``."""
-        fr = self._new_frame(name, ref, pos, rot, f"frame {name!r}")
-        self._claim(name, f"frame {name!r}", FRAMES)
+    def frame(self, name: str, ref: str = INERTIAL, rel_pos=None, rel_rot=None, *, pos=None,
+              rot=None) -> str:
+        """Add a frame placed in ``ref`` by the position vector ``rel_pos`` (from the origin of
+        ``ref``, in ``ref`` components) and the rotation ``rel_rot`` (as for :meth:`body`).
+        ``pos`` and ``rot`` are older aliases of ``rel_pos`` and ``rel_rot``."""
+        where = f"frame {name!r}"
+        rel_pos, pos_kw = _alias(where, "rel_pos", rel_pos, "pos", pos)
+        rel_rot, rot_kw = _alias(where, "rel_rot", rel_rot, "rot", rot)
+        fr = self._new_frame(name, ref, rel_pos, rel_rot, where, (pos_kw, rot_kw))
+        self._claim(name, where, FRAMES)
         self.frames[name] = fr
         return name
 
-    def _new_frame(self, name, ref, pos, rot, where) -> Frame:
-        """A checked Frame record (not yet added)."""
+    def _new_frame(self, name, ref, pos, rot, where, keywords=("rel_pos", "rel_rot")) -> Frame:
+        """A checked Frame record (not yet added); ``keywords`` name the position and rotation
+        arguments in messages."""
         ref = self._frame_name(ref, where)
         self._check_name(name, where, FRAMES)
-        return Frame(name, ref, self.vector(pos, f"{where} position"),
-                     self._rotation(rot, f"{where} rotation"))
+        return Frame(name, ref, self.vector(pos, f"{where} {keywords[0]}"),
+                     self._rotation(rot, f"{where} {keywords[1]}"))
 
     def body(self, name: str, ref: str = INERTIAL, rel_pos=None, rel_rot=None, cg_pos=None,
              cg_rot=None, mass=None, inertia=None) -> str:
@@ -388,7 +395,7 @@ class System:
         self._check_name(cg, f"cg frame of {where}", FRAMES)
         self.frames[name] = primary  # temporarily, so that the cg frame can refer to it
         try:
-            cg_frame = self._new_frame(cg, name, cg_pos, cg_rot, f"{where} cg frame")
+            cg_frame = self._new_frame(cg, name, cg_pos, cg_rot, where, ("cg_pos", "cg_rot"))
         finally:
             del self.frames[name]
         body = Body(name, name, cg, m, I)
@@ -603,6 +610,16 @@ class System:
             lines.append(f"  constraints ({len(self.constraint_names)}): "
                          + ", ".join(self.constraint_names))
         return "\n".join(lines)
+
+
+def _alias(where: str, canonical: str, value, alias: str, alias_value):
+    """(value, keyword used) of a keyword that has an older alias; giving both is a ModelError."""
+    if alias_value is None:
+        return value, canonical
+    if value is not None:
+        raise ModelError(f"{where}: {alias!r} is an alias of {canonical!r}; give only one of them "
+                         f"(preferably {canonical})")
+    return alias_value, alias
 
 
 def finite_number(value, where: str) -> float:
