@@ -73,7 +73,7 @@ MODEL_CASES = [
     ("rotation reflection", lambda: pendulum().frame("F", rot=[[1, 0, 0], [0, 1, 0], [0, 0, -1]]),
      ModelError, r"frame 'F' rot: the matrix is a reflection \(det R = -1\)"),
     ("symbolic rotation not orthonormal", lambda: _symbolic_bad_rotation(), ModelError,
-     r"body 'C' rel_rot: the matrix is not a rotation.*for some values of q"),
+     r"body 'C' rel_rot: the matrix is not a rotation.* at q=.*for every value of q"),
     ("rotation wrong shape", lambda: pendulum().frame("F", rel_rot=[[1, 0], [0, 1]]), ModelError,
      r"frame 'F' rel_rot"),
     ("body without mass", lambda: pendulum().body("C", inertia=[1, 1, 1]), ModelError,

@@ -6,6 +6,7 @@
   variables (constants, coordinates, inputs, outputs without a dot) must still differ.
 * E, I and pi are reserved as symbols only (sympy reads them as its constants).
 * ``frame`` takes ``rel_pos``/``rel_rot`` like ``body``; ``pos``/``rot`` remain as aliases.
+* Every user-given rotation matrix is checked for R^T R = E and det R = +1.
 """
 
 import math
@@ -17,7 +18,8 @@ import sympy as sp
 
 import mbsfmu
 from mbsfmu import ModelError, System
-from mbsfmu.model import rot_x, rot_z
+from mbsfmu.model import Rotation, cardan, euler, rot_x, rot_y, rot_z, sequence
+from mbsfmu.model.system import check_rotation_matrix
 
 
 def base():
@@ -138,6 +140,78 @@ def test_frame_takes_rel_pos_and_rel_rot_with_the_old_aliases():
     with pytest.raises(ModelError, match=r"frame 'X': 'rot' is an alias of 'rel_rot'; give only one"):
         s.frame("X", rel_rot=rot_x(q), rot=rot_x(q))
     assert "X" not in s.frames
+
+
+# ---------------------------------------------------------------- rotation matrices
+def _angles(s):
+    a, b, c = s.coordinates("a", "b", "c")
+    return a, b, c
+
+
+def test_the_rotation_helpers_and_their_matrices_pass():
+    s = base()
+    a, b, c = _angles(s)
+    rotations = [rot_x(a), rot_y(b), rot_z(c), cardan(a, b, c), euler(a, b, c),
+                 sequence("zyx", (a, b, c)), rot_x(a) * rot_z(c) * rot_y(b)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i, rot in enumerate(rotations):
+            s.frame(f"R{i}", rel_rot=rot)
+            s.frame(f"M{i}", rel_rot=rot.matrix())  # the same rotation as a general matrix
+            s.body(f"B{i}", rel_rot=Rotation(matrix_=rot.matrix()), cg_rot=rot.matrix().T,
+                   mass=1, inertia=[1, 1, 1])
+        # normalized natural coordinates are a rotation wherever they are defined
+        n = sp.sqrt(a**2 + b**2)
+        s.frame("N", rel_rot=[[a / n, -b / n, 0], [b / n, a / n, 0], [0, 0, 1]])
+        # undefined (complex) for half of the draws: those are replaced, without a warning
+        co = sp.sqrt(1 - a**2)
+        s.frame("S", rel_rot=[[co, -a, 0], [a, co, 0], [0, 0, 1]])
+
+
+def test_natural_coordinates_with_cg_pos_are_refused_with_a_hint():
+    """The case of the issue: a rotation matrix orthonormal only on x1^2 + y1^2 = 1 places the
+    centre of gravity; omega from R' R^T is wrong off that manifold and M is singular."""
+    s = System("natural")
+    x1, y1 = s.coordinates("x1", "y1")
+    L, = s.constants(L=1.0)
+    with pytest.raises(ModelError) as err:
+        s.body("rod", rel_rot=[[x1, -y1, 0], [y1, x1, 0], [0, 0, 1]], cg_pos=[L / 2, 0, 0], mass=1,
+               inertia=[0, 1, 1])
+    msg = str(err.value)
+    assert msg.startswith("body 'rod' rel_rot: the matrix is not a rotation: R^T R differs from the "
+                          "identity by ")
+    deviation = float(msg.split("identity by ")[1].split(" ")[0])
+    assert deviation > 1e-3
+    assert "at x1=" in msg and "for every value of x1, y1" in msg
+    assert "LagrangianSystem" in msg and "rel_pos" in msg and "natural coordinates" in msg
+    assert "rod" not in s.bodies and "rod" not in s.frames
+    # the suggested alternative: the centre of gravity placed by rel_pos, no rotation
+    s.body("rod", rel_pos=[x1 * L / 2, y1 * L / 2, 0], mass=1, inertia=[0, 1, 1])
+
+
+@pytest.mark.parametrize("kw, pattern", [
+    ({"cg_rot": [[1, 0, 0], [0, 1, 0], [0, 0, 1.001]]},
+     r"body 'C' cg_rot: the matrix is not a rotation: R\^T R differs from the identity by 0\.002"),
+    ({"cg_rot": [[0, 1, 0], [1, 0, 0], [0, 0, 1]]},
+     r"body 'C' cg_rot: the matrix is a reflection \(det R = -1\), not a rotation"),
+    ({"rel_rot": "bad"}, r"body 'C' rel_rot"),
+])
+def test_body_rotations_name_the_keyword(kw, pattern):
+    s = base()
+    with pytest.raises(ModelError, match=pattern):
+        s.body("C", mass=1, inertia=[1, 1, 1], **kw)
+
+
+def test_rotation_check_uses_constants_and_tolerance():
+    c, q = sp.symbols("c q", real=True)
+    R = sp.Matrix([[c, -sp.sin(q), 0], [sp.sin(q), sp.cos(q), 0], [0, 0, 1]])
+    with pytest.raises(ModelError, match=r"R: the matrix is not a rotation"):
+        check_rotation_matrix(R, "R", {c: 0.5})
+    check_rotation_matrix(R.subs(c, sp.cos(q)), "R", {c: 0.5})
+    # 1e-12 off is round-off, 1e-6 is not
+    check_rotation_matrix(sp.diag(1 + 1e-12, 1, 1), "R", {})
+    with pytest.raises(ModelError, match=r"differs from the identity by 2e-06"):
+        check_rotation_matrix(sp.diag(1 + 1e-6, 1, 1), "R", {})
 
 
 # ---------------------------------------------------------------- a shared name end to end

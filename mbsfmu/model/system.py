@@ -198,8 +198,9 @@ class System:
     def _rotation(self, value, where: str) -> Rotation:
         try:
             rot = as_rotation(value)
-        except ValueError as exc:
-            raise ModelError(f"{where}: {exc}") from None
+        except (ValueError, TypeError, sp.SympifyError) as exc:
+            raise ModelError(f"{where}: cannot read {value!r} as a rotation "
+                             f"({' '.join(str(exc).split())})") from None
         for _, angle in rot.sequence:
             self.expr(angle, where)
         if rot.matrix_ is not None:
@@ -375,9 +376,11 @@ class System:
 
         Creates the primary frame ``name`` placed in ``ref`` by ``rel_pos``/``rel_rot`` and the
         centre-of-gravity frame ``name + '_cg'`` placed in the primary frame by
-        ``cg_pos``/``cg_rot``.  ``inertia`` is about the centre of gravity, in cg-frame
-        components (a 3x3 matrix or three principal values).  Everything is checked before the
-        system is changed, so a rejected body leaves no trace."""
+        ``cg_pos``/``cg_rot``.  A rotation is a :class:`Rotation` (``rot_z(q)``, ``cardan``, ...),
+        three Cardan angles or a 3x3 matrix; a matrix must be a rotation (R^T R = E, det R = +1)
+        for every value of its symbols (:func:`check_rotation_matrix`).  ``inertia`` is about
+        the centre of gravity, in cg-frame components (a 3x3 matrix or three principal values).
+        Everything is checked before the system is changed, so a rejected body leaves no trace."""
         where = f"body {name!r}"
         self._check_name(name, where, FRAMES)
         if mass is None:
@@ -633,29 +636,51 @@ def finite_number(value, where: str) -> float:
     return v
 
 
+#: The hint of a rotation matrix that is not a rotation for every value of its symbols.
+NATURAL_COORDINATES_HINT = (
+    "a matrix that is orthonormal only on a constraint manifold (natural coordinates) gives "
+    "wrong velocities (omega from R' R^T) and a wrong, singular mass matrix here: model such "
+    "bodies with the Lagrangian front end (LagrangianSystem), or give the position of the "
+    "centre of gravity directly with rel_pos instead of placing it through this rotation")
+
+
 def check_rotation_matrix(R: sp.Matrix, where: str, constants: dict, samples: int = 3,
                           tol: float = 1e-9) -> None:
-    """A ModelError unless R is a rotation: R^T R = E and det R = +1, checked numerically at
-    ``samples`` random values of the symbols other than the ``constants`` (which keep their
-    values), so a symbolic matrix is not simplified.  A matrix that is orthonormal only on a
-    constraint manifold (natural coordinates) is refused; such bodies belong to the
-    natural-coordinate front end."""
+    """A ModelError unless R is a rotation, R^T R = E and det R = +1, for every value of its
+    symbols.  Checked numerically, never by simplifying: at ``samples`` draws of a seeded random
+    generator for the symbols other than the ``constants`` (which keep their values), each value
+    uniform in [-2, 2]; draws where R is not finite (a square root of a negative draw) are
+    replaced, up to ten times as many.  ``where`` names the element and the keyword."""
     import numpy as np
 
     free = sorted(R.free_symbols - set(constants), key=str)
     rng = np.random.default_rng(1)
     fn = sp.lambdify([free, list(constants)], R, "numpy")
-    for _ in range(samples if free else 1):
-        A = np.array(fn(rng.uniform(-2.0, 2.0, len(free)), list(constants.values())), dtype=float)
+    wanted = samples if free else 1
+    for _ in range(10 * wanted):
+        draw = rng.uniform(-2.0, 2.0, len(free))
+        with np.errstate(all="ignore"):
+            try:
+                A = np.array(fn(draw, list(constants.values())), dtype=float)
+            except (TypeError, ValueError, ZeroDivisionError):  # complex or undefined entries
+                continue
         if not np.all(np.isfinite(A)):
             continue
         err = float(np.max(np.abs(A.T @ A - np.eye(3))))
+        at = (" at " + ", ".join(f"{s}={v:.3g}" for s, v in zip(free, draw))) if free else ""
         if err > tol:
-            raise ModelError(f"{where}: the matrix is not a rotation: R^T R differs from the "
-                             f"identity by {err:.3g} (rows of R must be orthonormal unit vectors)"
-                             + (" for some values of " + ", ".join(map(str, free)) if free else ""))
-        if np.linalg.det(A) < 0:
-            raise ModelError(f"{where}: the matrix is a reflection (det R = -1), not a rotation")
+            raise ModelError(
+                f"{where}: the matrix is not a rotation: R^T R differs from the identity by "
+                f"{err:.3g}{at} (the rows of R must be orthonormal unit vectors"
+                + (" for every value of " + ", ".join(map(str, free)) + "; " + NATURAL_COORDINATES_HINT
+                   if free else "") + ")")
+        det = float(np.linalg.det(A))
+        if det < 0:
+            raise ModelError(f"{where}: the matrix is a reflection (det R = {det:.3g}{at}), not a "
+                             "rotation (det R = +1)")
+        wanted -= 1
+        if wanted == 0:
+            return
 
 
 def declared_bounds(lo, hi, value, where: str) -> tuple[float, float]:
