@@ -238,33 +238,43 @@ class System:
         """Declare several constants with default values; returns their symbols in order."""
         return tuple(self.constant(k, v) for k, v in values.items())
 
-    def coordinate(self, name: str, initial: float = 0.0, velocity: float = 0.0) -> sp.Symbol:
-        """Declare a generalized coordinate (``newGenCoord``) with initial position and rate."""
+    def coordinate(self, name: str, initial: float = 0.0, velocity: float | None = None) -> sp.Symbol:
+        """Declare a generalized coordinate (``newGenCoord``) with initial position and rate.
+
+        A rate that is not given starts at 0 as a guess: the consistent initialization of a
+        constrained system may change it without a warning (see :meth:`initial_guess`)."""
         dname, ddname = "D" + str(name), "D2" + str(name)
         for n in (dname, ddname):
             if n in self._names[SYMBOLS]:
                 raise ModelError(f"duplicate name {n!r}: needed for the rates of coordinate {name!r} "
                                  f"but already used by {self._names[SYMBOLS][n]}")
         y0 = finite_number(initial, f"initial value of {name!r}")
-        yd0 = finite_number(velocity, f"initial velocity of {name!r}")
+        yd0 = finite_number(0.0 if velocity is None else velocity, f"initial velocity of {name!r}")
         sym = self._symbol(name, f"coordinate {name!r}", fmu=True)
         self._names[SYMBOLS][dname] = self._names[SYMBOLS][ddname] = f"rates of coordinate {name!r}"
         vel = sp.Symbol(dname, real=True)
         acc = sp.Symbol(ddname, real=True)
         self._namespace[dname] = vel
-        self.coordinates_[name] = Coordinate(name, sym, vel, acc, y0, yd0)
+        self.coordinates_[name] = Coordinate(name, sym, vel, acc, y0, yd0,
+                                             guess_velocity=velocity is None)
         return sym
 
     def coordinates(self, *names: str) -> tuple[sp.Symbol, ...]:
         return tuple(self.coordinate(n) for n in names)
 
     def initial(self, **values) -> None:
-        """Set initial positions; ``initial(alpha=0.4)``; ``initial(Dalpha=1.0)`` sets a rate."""
+        """Set initial positions; ``initial(alpha=0.4)``; ``initial(Dalpha=1.0)`` sets a rate.
+
+        Values set here are given: the consistent initialization of a constrained system warns
+        if it has to change them (unlike guesses, see :meth:`initial_guess`)."""
         for key, v in values.items():
             if key in self.coordinates_:
                 self.coordinates_[key].initial = finite_number(v, f"initial value of {key!r}")
+                self.coordinates_[key].guess = False
             elif key.startswith("D") and key[1:] in self.coordinates_:
-                self.coordinates_[key[1:]].initial_velocity = finite_number(v, f"initial velocity of {key!r}")
+                co = self.coordinates_[key[1:]]
+                co.initial_velocity = finite_number(v, f"initial velocity of {key!r}")
+                co.guess_velocity = False
             else:
                 raise ModelError(f"initial(): {key!r} is not a coordinate of {self.name!r}")
 
@@ -281,7 +291,9 @@ class System:
     def initial_condition(self, name: str, expression, value, rate=None) -> str:
         """An extra condition expression(y) = value (and d/dt expression = rate) that fixes
         the initial state of a constrained system together with c(y, 0) = 0, e.g. the crank
-        angle of a slider-crank: ``initial_condition('crank', alpha + beta - pi, pi/4, 2*pi)``."""
+        angle of a slider-crank: ``initial_condition('crank', alpha + beta - pi, pi/4, 2*pi)``.
+        The rates of the coordinates that are not given (guesses) follow from the rate without
+        a warning; a warning comes only if given values contradict the conditions."""
         where = f"initial condition {name!r}"
         e = self.expr(expression, where)
         if not (e.free_symbols & set(self.y)):
