@@ -39,7 +39,8 @@ Our choices (the planar data fix only what enters the equations):
   only Izz = i enters the planar motion.
 * The cg directions of K3, K5 and K7 ((sa, sb), (ta, tb), (ua, ub) placed along x, y of the body
   frame) do not matter: these bodies turn about fixed pivots, so only sa^2 + sb^2 etc. enters.
-* Point names: E is reserved in mbsfmu, so the frames are ``K2_E``, ``K3_E``, ``K4_E``, ``K6_E``.
+* Point names: E is a point of four bodies (the joint of K2 with K3, K4 and K6), so each body's
+  copy is a frame of its own: ``K2_E``, ``K3_E``, ``K4_E``, ``K6_E``.
 
 Initial state: the test set's consistent values (at rest).  The model's coordinates start there
 exactly; the consistent initialization of ``simulate`` keeps them (residual ~1e-17).

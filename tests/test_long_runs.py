@@ -234,7 +234,7 @@ def test_cli_reports_an_exception_in_model_with_file_and_line(tmp_path):
 def test_rotation_of_a_model_is_checked():
     s = System("r")
     q, = s.coordinates("q")
-    with pytest.raises(mbsfmu.ModelError, match=r"body 'B' rotation: the matrix is not a rotation"):
+    with pytest.raises(mbsfmu.ModelError, match=r"body 'B' rel_rot: the matrix is not a rotation"):
         s.body("B", rel_rot=[[2, 0, 0], [0, 1, 0], [0, 0, 1]], mass=1, inertia=[1, 1, 1])
     assert "B" not in s.bodies
     s.body("B", rel_rot=rot_z(q), mass=1, inertia=[1, 1, 1])

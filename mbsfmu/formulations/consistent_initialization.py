@@ -1,11 +1,14 @@
 """Consistent initial values for systems with constraints (seed 000 eqs. 5-6).
 
 Positions solve  g(y) = [c(y, t0); e(y) - e0] = 0  and velocities  [C; de/dy] y' = [-b'; e0']
-where e are the model's extra initial conditions (``System.initial_condition``).  Coordinates in
-``fixed`` keep their given values; the others move by Newton's method with minimum-norm
-(least-squares) steps and step halving, starting from the given values.  A warning names every
-given (non-guess) value that moved by more than ``warn_tol``; an error names the constraint that
-could not be satisfied.
+where e are the model's extra initial conditions (``System.initial_condition``; only the rows of
+those that give a rate enter the velocity level).  Coordinates in ``fixed`` keep their given
+values; the others move by Newton's method with minimum-norm (least-squares) steps and step
+halving, starting from the given values.  The rates change by the least amount, first only the
+guesses (rates the user did not give), so given rates that fit stay as they are; only if the
+velocity rows cannot hold that way do the given rates move too.  A warning names every given
+(non-guess) value that moved by more than ``warn_tol``, which happens only when the given values
+are inconsistent; an error names the constraint that could not be satisfied.
 """
 
 from __future__ import annotations
@@ -63,6 +66,16 @@ def consistent_state(numeric, x0, t0=0.0, fixed=None, tol=1e-12, max_iter=50, wa
         except ConstraintError:
             pass
     return _consistent_state(numeric, x0, t0, [], tol, max_iter, warn_tol, given)
+
+
+def _consistent_rates(A, rhs, v, move) -> tuple[np.ndarray, float]:
+    """(rates, residual): v with the rates ``move`` (indices) changed by the least amount
+    (least squares) so that A v = rhs, and max |A v - rhs| afterwards."""
+    v = v.copy()
+    if len(move) and A.size:
+        dv = np.linalg.lstsq(A[:, move], rhs - A @ v, rcond=None)[0]
+        v[move] += dv
+    return v, (float(np.max(np.abs(A @ v - rhs))) if A.size else 0.0)
 
 
 def _conflicts(numeric, x0, t0, fixed, tol, max_iter, skip=()) -> list[str]:
@@ -149,18 +162,19 @@ def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, sk
         if rows:
             A = np.vstack((A, G[numeric.m:][rows]))
             rhs = np.concatenate((rhs, [s.initial_conditions[keep[r]].rate for r in rows]))
-    fixed_v = np.setdiff1d(np.arange(f), free)
-    r0 = rhs - A[:, fixed_v] @ v[fixed_v]
-    # minimum change of the free velocities from their given values
-    dv = np.linalg.lstsq(A[:, free], r0 - A[:, free] @ v[free], rcond=None)[0]
-    v[free] += dv
-    vres = np.max(np.abs(A @ v - rhs)) if A.size else 0.0
+    coords = list(s.coordinates_.values())
+    held_rates = {j for j, co in enumerate(coords)
+                  if not co.guess_velocity or f"der({co.name})" in given}
+    guesses = np.array([j for j in free if j not in held_rates], dtype=int)
+    v_try, vres = _consistent_rates(A, rhs, v, guesses)
+    if len(guesses) < len(free) and vres > 1e3 * tol * max(1.0, np.max(np.abs(v_try))):
+        v_try, vres = _consistent_rates(A, rhs, v, free)  # the given rates do not fit: move them too
+    v = v_try
     if vres > 1e3 * tol * max(1.0, np.max(np.abs(v))):
         raise ConstraintError(f"{s.name}: no consistent initial velocities (velocity constraints "
                               f"violated by {vres:.3g} with fixed: {fixed or 'none'})")
 
     moved = []
-    coords = list(s.coordinates_.values())
     for j, co in enumerate(coords):
         if (not co.guess or co.name in given) and abs(y[j] - y_given[j]) > warn_tol:
             moved.append(f"{co.name}: {y_given[j]:.9g} -> {y[j]:.9g}")

@@ -13,6 +13,12 @@ Seed 002 sec. 4.1 defines a system by constants (``newUserVarKonst``), generaliz
 
 Expressions may be sympy expressions built from the returned symbols or strings that are parsed
 in the system's namespace (``"L1*sin(alpha)"``).  Every error names the offending element.
+
+Names: the symbols (constants, coordinates with their rates ``D<q>``, time parameters, inputs)
+are unique among themselves and may not be E, I or pi (sympy's constants in a string); frames and
+bodies, force elements, constraints and outputs each have a namespace of their own (a spring
+``k1`` next to a constant ``k1``, a frame ``E``).  Constants, coordinates, inputs and outputs are
+FMU variables as well, so an output may not take the name of one of those.
 """
 
 from __future__ import annotations
@@ -45,7 +51,35 @@ from .rotations import Rotation, as_rotation
 t = sp.Symbol("t", real=True)
 
 INERTIAL = "ISYS"
-_RESERVED = {"t", "time", INERTIAL, "pi", "E", "I"}
+
+#: The namespaces of a System's names.  Symbols (constants, coordinates with their rates D<q>
+#: and D2<q>, time parameters with D<p> and D2<p>, inputs) can all appear in one expression, so
+#: they are unique among themselves.  Element names never enter an expression: frames (and
+#: bodies, whose primary frame has the body's name), force elements, constraints (loops,
+#: holonomic constraints and initial conditions, which share the tables of constraint rows) and
+#: outputs each have their own, so a spring ``k1`` and a constant ``k1`` live side by side.
+SYMBOLS, FRAMES, FORCES, CONSTRAINTS, OUTPUTS = "symbol", "frame", "force element", "constraint", "output"
+
+#: Why a name is refused, per namespace.  E, I and pi are only reserved as symbols: sympy reads
+#: them in a string expression as its constants (Euler's number, the imaginary unit, pi).
+_RESERVED_SYMBOL = {
+    "t": "t is the time symbol", "time": "time is the time column of results and FMUs",
+    INERTIAL: f"{INERTIAL} is the inertial frame",
+    **{n: f"sympy reads {n} in a string expression as its constant {what}, so E, I and pi "
+          "cannot name a symbol (they may name frames, bodies and other elements)"
+       for n, what in (("E", "E (Euler's number)"), ("I", "I (the imaginary unit)"), ("pi", "pi"))},
+}
+_RESERVED_ELEMENT = {INERTIAL: f"{INERTIAL} is the inertial frame"}
+
+
+def _fmu_fixed_names() -> dict[str, str]:
+    """FMU variable names the export adds itself, which no constant, coordinate, input or output
+    may take (model_description.fmu_variables)."""
+    from ..solver_settings import SOLVER_SETTINGS
+
+    out = {"constraint_residual": "the constraint residual of models with loops"}
+    out.update({st.name: f"the solver setting {st.name}" for st in SOLVER_SETTINGS})
+    return out
 
 
 class System:
@@ -71,23 +105,50 @@ class System:
         self.initial_conditions: list[InitialCondition] = []
         self.outputs: dict[str, Output] = {}
         self.gravity_vector = sp.zeros(3, 1)
-        self._names: dict[str, str] = {}  # every name -> what it names
+        # per namespace (SYMBOLS, FRAMES, ...): every name -> what it names
+        self._names: dict[str, dict[str, str]] = {k: {} for k in (SYMBOLS, FRAMES, FORCES,
+                                                                  CONSTRAINTS, OUTPUTS)}
+        self._names[FRAMES][INERTIAL] = "the inertial frame"
+        # names that become FMU variables (constants, coordinates, inputs, undotted outputs)
+        self._fmu_names: dict[str, str] = {}
         self._namespace: dict[str, sp.Basic] = {"t": t}
         self._equations = None
 
     # ------------------------------------------------------------------ names and symbols
-    def _claim(self, name: str, what: str) -> None:
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ModelError(f"{what} name {name!r} is not a valid identifier")
-        if name in _RESERVED or keyword.iskeyword(name):
-            raise ModelError(f"{what} name {name!r} is reserved")
-        if name in self._names:
-            raise ModelError(f"duplicate name {name!r}: already used by {self._names[name]}")
-        self._names[name] = what
+    def _claim(self, name: str, what: str, space: str = SYMBOLS, fmu: bool = False) -> None:
+        """Take ``name`` in namespace ``space`` for ``what`` ("constant 'm'"); ``fmu``: the name
+        also becomes an FMU variable, so it must differ from the other FMU variables (those of
+        other namespaces and those the export adds itself)."""
+        self._check_name(name, what, space, fmu)
+        self._names[space][name] = what
+        if fmu:
+            self._fmu_names[name] = what
         self._equations = None
 
-    def _symbol(self, name: str, what: str) -> sp.Symbol:
-        self._claim(name, what)
+    def _check_name(self, name: str, what: str, space: str = SYMBOLS, fmu: bool = False) -> None:
+        """The checks of :meth:`_claim` without taking the name."""
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ModelError(f"{what} name {name!r} is not a valid identifier")
+        reserved = _RESERVED_SYMBOL if space == SYMBOLS else _RESERVED_ELEMENT
+        if name in reserved:
+            raise ModelError(f"{what} name {name!r} is reserved: {reserved[name]}; choose another name")
+        if keyword.iskeyword(name):
+            raise ModelError(f"{what} name {name!r} is reserved: it is a Python keyword")
+        if name in self._names[space]:
+            raise ModelError(f"duplicate name {name!r}: already used by {self._names[space][name]}")
+        if fmu:
+            if name in self._fmu_names:
+                other = self._fmu_names[name]
+                out = what if space == OUTPUTS else other
+                raise ModelError(f"{what} and {other} would both be the FMU variable {name!r}; "
+                                 f"rename one of them (e.g. the {out.split(' ')[0]} to {name + '_out'!r})")
+            fixed = _fmu_fixed_names()
+            if name in fixed:
+                raise ModelError(f"{what}: the name {name!r} is taken by an FMU variable that the "
+                                 f"export adds itself ({fixed[name]}); choose another name")
+
+    def _symbol(self, name: str, what: str, fmu: bool = False) -> sp.Symbol:
+        self._claim(name, what, SYMBOLS, fmu)
         s = sp.Symbol(name, real=True)
         self._namespace[name] = s
         return s
@@ -137,8 +198,9 @@ class System:
     def _rotation(self, value, where: str) -> Rotation:
         try:
             rot = as_rotation(value)
-        except ValueError as exc:
-            raise ModelError(f"{where}: {exc}") from None
+        except (ValueError, TypeError, sp.SympifyError) as exc:
+            raise ModelError(f"{where}: cannot read {value!r} as a rotation "
+                             f"({' '.join(str(exc).split())})") from None
         for _, angle in rot.sequence:
             self.expr(angle, where)
         if rot.matrix_ is not None:
@@ -168,7 +230,7 @@ class System:
         if value is not None:
             value = finite_number(value, where)
         lo, hi = declared_bounds(min, max, value, where)
-        sym = self._symbol(name, where)
+        sym = self._symbol(name, where, fmu=True)
         self.constants_[name] = Constant(name, sym, value, description, lo, hi)
         return sym
 
@@ -176,32 +238,43 @@ class System:
         """Declare several constants with default values; returns their symbols in order."""
         return tuple(self.constant(k, v) for k, v in values.items())
 
-    def coordinate(self, name: str, initial: float = 0.0, velocity: float = 0.0) -> sp.Symbol:
-        """Declare a generalized coordinate (``newGenCoord``) with initial position and rate."""
+    def coordinate(self, name: str, initial: float = 0.0, velocity: float | None = None) -> sp.Symbol:
+        """Declare a generalized coordinate (``newGenCoord``) with initial position and rate.
+
+        A rate that is not given starts at 0 as a guess: the consistent initialization of a
+        constrained system may change it without a warning (see :meth:`initial_guess`)."""
         dname, ddname = "D" + str(name), "D2" + str(name)
         for n in (dname, ddname):
-            if n in self._names:
-                raise ModelError(f"duplicate name {n!r}: needed for the rates of coordinate {name!r}")
+            if n in self._names[SYMBOLS]:
+                raise ModelError(f"duplicate name {n!r}: needed for the rates of coordinate {name!r} "
+                                 f"but already used by {self._names[SYMBOLS][n]}")
         y0 = finite_number(initial, f"initial value of {name!r}")
-        yd0 = finite_number(velocity, f"initial velocity of {name!r}")
-        sym = self._symbol(name, f"coordinate {name!r}")
-        self._names[dname] = self._names[ddname] = f"rates of coordinate {name!r}"
+        yd0 = finite_number(0.0 if velocity is None else velocity, f"initial velocity of {name!r}")
+        sym = self._symbol(name, f"coordinate {name!r}", fmu=True)
+        self._names[SYMBOLS][dname] = self._names[SYMBOLS][ddname] = f"rates of coordinate {name!r}"
         vel = sp.Symbol(dname, real=True)
         acc = sp.Symbol(ddname, real=True)
         self._namespace[dname] = vel
-        self.coordinates_[name] = Coordinate(name, sym, vel, acc, y0, yd0)
+        self.coordinates_[name] = Coordinate(name, sym, vel, acc, y0, yd0,
+                                             guess_velocity=velocity is None)
         return sym
 
     def coordinates(self, *names: str) -> tuple[sp.Symbol, ...]:
         return tuple(self.coordinate(n) for n in names)
 
     def initial(self, **values) -> None:
-        """Set initial positions; ``initial(alpha=0.4)``; ``initial(Dalpha=1.0)`` sets a rate."""
+        """Set initial positions; ``initial(alpha=0.4)``; ``initial(Dalpha=1.0)`` sets a rate.
+
+        Values set here are given: the consistent initialization of a constrained system warns
+        if it has to change them (unlike guesses, see :meth:`initial_guess`)."""
         for key, v in values.items():
             if key in self.coordinates_:
                 self.coordinates_[key].initial = finite_number(v, f"initial value of {key!r}")
+                self.coordinates_[key].guess = False
             elif key.startswith("D") and key[1:] in self.coordinates_:
-                self.coordinates_[key[1:]].initial_velocity = finite_number(v, f"initial velocity of {key!r}")
+                co = self.coordinates_[key[1:]]
+                co.initial_velocity = finite_number(v, f"initial velocity of {key!r}")
+                co.guess_velocity = False
             else:
                 raise ModelError(f"initial(): {key!r} is not a coordinate of {self.name!r}")
 
@@ -218,7 +291,9 @@ class System:
     def initial_condition(self, name: str, expression, value, rate=None) -> str:
         """An extra condition expression(y) = value (and d/dt expression = rate) that fixes
         the initial state of a constrained system together with c(y, 0) = 0, e.g. the crank
-        angle of a slider-crank: ``initial_condition('crank', alpha + beta - pi, pi/4, 2*pi)``."""
+        angle of a slider-crank: ``initial_condition('crank', alpha + beta - pi, pi/4, 2*pi)``.
+        The rates of the coordinates that are not given (guesses) follow from the rate without
+        a warning; a warning comes only if given values contradict the conditions."""
         where = f"initial condition {name!r}"
         e = self.expr(expression, where)
         if not (e.free_symbols & set(self.y)):
@@ -229,7 +304,7 @@ class System:
                              f"{sorted(map(str, bad))}")
         el = InitialCondition(name, e, finite_number(value, where),
                               None if rate is None else finite_number(rate, where + " rate"))
-        self._claim(name, where)
+        self._claim(name, where, CONSTRAINTS)
         self.initial_conditions.append(el)
         return name
 
@@ -259,10 +334,11 @@ class System:
             exprs = (e, d, dd)
         dname, ddname = "D" + str(name), "D2" + str(name)
         for n in (dname, ddname):
-            if n in self._names:
-                raise ModelError(f"duplicate name {n!r}: needed for the derivatives of {where}")
+            if n in self._names[SYMBOLS]:
+                raise ModelError(f"duplicate name {n!r}: needed for the derivatives of {where} "
+                                 f"but already used by {self._names[SYMBOLS][n]}")
         sym = self._symbol(name, where)
-        self._names[dname] = self._names[ddname] = f"derivatives of {where}"
+        self._names[SYMBOLS][dname] = self._names[SYMBOLS][ddname] = f"derivatives of {where}"
         vel, acc = sp.Symbol(dname, real=True), sp.Symbol(ddname, real=True)
         self._namespace[dname], self._namespace[ddname] = vel, acc
         funcs = (function, function_d, function_dd) if function is not None else None
@@ -275,7 +351,7 @@ class System:
         where = f"input {name!r}"
         default = finite_number(default, f"default of {where}")
         lo, hi = declared_bounds(min, max, default, where)
-        sym = self._symbol(name, where)
+        sym = self._symbol(name, where, fmu=True)
         self.inputs[name] = Input(name, sym, default, lo, hi)
         return sym
 
@@ -285,20 +361,26 @@ class System:
         self._equations = None
 
     # ------------------------------------------------------------------ geometry
-    def frame(self, name: str, ref: str = INERTIAL, pos=None, rot=None) -> str:
-        """Add a frame placed in ``ref`` by position vector ``pos`` and rotation ``rot``."""
-        fr = self._new_frame(name, ref, pos, rot, f"frame {name!r}")
-        self._claim(name, f"frame {name!r}")
+    def frame(self, name: str, ref: str = INERTIAL, rel_pos=None, rel_rot=None, *, pos=None,
+              rot=None) -> str:
+        """Add a frame placed in ``ref`` by the position vector ``rel_pos`` (from the origin of
+        ``ref``, in ``ref`` components) and the rotation ``rel_rot`` (as for :meth:`body`).
+        ``pos`` and ``rot`` are older aliases of ``rel_pos`` and ``rel_rot``."""
+        where = f"frame {name!r}"
+        rel_pos, pos_kw = _alias(where, "rel_pos", rel_pos, "pos", pos)
+        rel_rot, rot_kw = _alias(where, "rel_rot", rel_rot, "rot", rot)
+        fr = self._new_frame(name, ref, rel_pos, rel_rot, where, (pos_kw, rot_kw))
+        self._claim(name, where, FRAMES)
         self.frames[name] = fr
         return name
 
-    def _new_frame(self, name, ref, pos, rot, where) -> Frame:
-        """A checked Frame record (not yet added)."""
+    def _new_frame(self, name, ref, pos, rot, where, keywords=("rel_pos", "rel_rot")) -> Frame:
+        """A checked Frame record (not yet added); ``keywords`` name the position and rotation
+        arguments in messages."""
         ref = self._frame_name(ref, where)
-        if name in self._names:
-            raise ModelError(f"{where}: duplicate name {name!r}: already used by {self._names[name]}")
-        return Frame(name, ref, self.vector(pos, f"{where} position"),
-                     self._rotation(rot, f"{where} rotation"))
+        self._check_name(name, where, FRAMES)
+        return Frame(name, ref, self.vector(pos, f"{where} {keywords[0]}"),
+                     self._rotation(rot, f"{where} {keywords[1]}"))
 
     def body(self, name: str, ref: str = INERTIAL, rel_pos=None, rel_rot=None, cg_pos=None,
              cg_rot=None, mass=None, inertia=None) -> str:
@@ -306,12 +388,13 @@ class System:
 
         Creates the primary frame ``name`` placed in ``ref`` by ``rel_pos``/``rel_rot`` and the
         centre-of-gravity frame ``name + '_cg'`` placed in the primary frame by
-        ``cg_pos``/``cg_rot``.  ``inertia`` is about the centre of gravity, in cg-frame
-        components (a 3x3 matrix or three principal values).  Everything is checked before the
-        system is changed, so a rejected body leaves no trace."""
+        ``cg_pos``/``cg_rot``.  A rotation is a :class:`Rotation` (``rot_z(q)``, ``cardan``, ...),
+        three Cardan angles or a 3x3 matrix; a matrix must be a rotation (R^T R = E, det R = +1)
+        for every value of its symbols (:func:`check_rotation_matrix`).  ``inertia`` is about
+        the centre of gravity, in cg-frame components (a 3x3 matrix or three principal values).
+        Everything is checked before the system is changed, so a rejected body leaves no trace."""
         where = f"body {name!r}"
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ModelError(f"{where}: name is not a valid identifier")
+        self._check_name(name, where, FRAMES)
         if mass is None:
             raise ModelError(f"{where}: a mass is needed")
         m = self.expr(mass, f"{where} mass")
@@ -324,17 +407,18 @@ class System:
                              f"(I[{i},{j}] = {I[i, j]} but I[{j},{i}] = {I[j, i]})")
         cg = name + "_cg"
         primary = self._new_frame(name, ref, rel_pos, rel_rot, where)
+        self._check_name(cg, f"cg frame of {where}", FRAMES)
         self.frames[name] = primary  # temporarily, so that the cg frame can refer to it
         try:
-            cg_frame = self._new_frame(cg, name, cg_pos, cg_rot, f"{where} cg frame")
+            cg_frame = self._new_frame(cg, name, cg_pos, cg_rot, where, ("cg_pos", "cg_rot"))
         finally:
             del self.frames[name]
         body = Body(name, name, cg, m, I)
         defaults = self.default_parameters(strict=False)
         if all(s.name in defaults for s in (m.free_symbols | I.free_symbols)):
             check_mass_properties(body, defaults)
-        self._claim(name, where)
-        self._claim(cg, f"cg frame of {where}")
+        self._claim(name, where, FRAMES)
+        self._claim(cg, f"cg frame of {where}", FRAMES)
         self.frames[name] = primary
         self.frames[cg] = cg_frame
         self.bodies[name] = body
@@ -351,7 +435,7 @@ class System:
             raise ModelError(f"{where}: both ends are on frame {a!r}")
         el = SpringDamper(name, a, b, self.expr(stiffness, where), self.expr(damping, where),
                           self.expr(rest_length, where))
-        self._claim(name, where)
+        self._claim(name, where, FORCES)
         self.spring_dampers.append(el)
         return name
 
@@ -368,7 +452,7 @@ class System:
         frame = self._frame_name(frame, where)
         in_frame = self._frame_name(in_frame, where + " (in_frame)")
         el = AppliedForce(name, kind, frame, self.vector(vector, where), in_frame)
-        self._claim(name, where)
+        self._claim(name, where, FORCES)
         self.applied.append(el)
         return name
 
@@ -379,7 +463,7 @@ class System:
         if coordinate not in self.coordinates_:
             raise ModelError(f"{where}: {coordinate!r} is not a coordinate")
         el = GeneralizedForce(name, coordinate, self.expr(expression, where))
-        self._claim(name, where)
+        self._claim(name, where, FORCES)
         self.generalized_forces.append(el)
         return name
 
@@ -404,7 +488,7 @@ class System:
         if not translations and not rotations:
             raise ModelError(f"{where}: no translational or rotational direction is constrained")
         el = LoopClosure(name, a, b, translations, rotations, in_frame)
-        self._claim(name, where)
+        self._claim(name, where, CONSTRAINTS)
         self.loops.append(el)
         return name
 
@@ -419,7 +503,7 @@ class System:
         if not (e.free_symbols & set(self.y)):
             raise ModelError(f"{where}: {e} does not depend on any coordinate")
         el = HolonomicConstraint(name, e)
-        self._claim(name, where)
+        self._claim(name, where, CONSTRAINTS)
         self.holonomic.append(el)
         return name
 
@@ -434,7 +518,7 @@ class System:
         if name in self.outputs:
             raise ModelError(f"duplicate output name {name!r}")
         if "." not in name:
-            self._claim(name, f"output {name!r}")
+            self._claim(name, f"output {name!r}", OUTPUTS, fmu=True)
         self.outputs[name] = out
         self._equations = None
         return name
@@ -543,6 +627,16 @@ class System:
         return "\n".join(lines)
 
 
+def _alias(where: str, canonical: str, value, alias: str, alias_value):
+    """(value, keyword used) of a keyword that has an older alias; giving both is a ModelError."""
+    if alias_value is None:
+        return value, canonical
+    if value is not None:
+        raise ModelError(f"{where}: {alias!r} is an alias of {canonical!r}; give only one of them "
+                         f"(preferably {canonical})")
+    return alias_value, alias
+
+
 def finite_number(value, where: str) -> float:
     """A finite float, or a ParameterError naming ``where`` ('<where>: ... is not a number')."""
     try:
@@ -554,29 +648,51 @@ def finite_number(value, where: str) -> float:
     return v
 
 
+#: The hint of a rotation matrix that is not a rotation for every value of its symbols.
+NATURAL_COORDINATES_HINT = (
+    "a matrix that is orthonormal only on a constraint manifold (natural coordinates) gives "
+    "wrong velocities (omega from R' R^T) and a wrong, singular mass matrix here: model such "
+    "bodies with the Lagrangian front end (LagrangianSystem), or give the position of the "
+    "centre of gravity directly with rel_pos instead of placing it through this rotation")
+
+
 def check_rotation_matrix(R: sp.Matrix, where: str, constants: dict, samples: int = 3,
                           tol: float = 1e-9) -> None:
-    """A ModelError unless R is a rotation: R^T R = E and det R = +1, checked numerically at
-    ``samples`` random values of the symbols other than the ``constants`` (which keep their
-    values), so a symbolic matrix is not simplified.  A matrix that is orthonormal only on a
-    constraint manifold (natural coordinates) is refused; such bodies belong to the
-    natural-coordinate front end."""
+    """A ModelError unless R is a rotation, R^T R = E and det R = +1, for every value of its
+    symbols.  Checked numerically, never by simplifying: at ``samples`` draws of a seeded random
+    generator for the symbols other than the ``constants`` (which keep their values), each value
+    uniform in [-2, 2]; draws where R is not finite (a square root of a negative draw) are
+    replaced, up to ten times as many.  ``where`` names the element and the keyword."""
     import numpy as np
 
     free = sorted(R.free_symbols - set(constants), key=str)
     rng = np.random.default_rng(1)
     fn = sp.lambdify([free, list(constants)], R, "numpy")
-    for _ in range(samples if free else 1):
-        A = np.array(fn(rng.uniform(-2.0, 2.0, len(free)), list(constants.values())), dtype=float)
+    wanted = samples if free else 1
+    for _ in range(10 * wanted):
+        draw = rng.uniform(-2.0, 2.0, len(free))
+        with np.errstate(all="ignore"):
+            try:
+                A = np.array(fn(draw, list(constants.values())), dtype=float)
+            except (TypeError, ValueError, ZeroDivisionError):  # complex or undefined entries
+                continue
         if not np.all(np.isfinite(A)):
             continue
         err = float(np.max(np.abs(A.T @ A - np.eye(3))))
+        at = (" at " + ", ".join(f"{s}={v:.3g}" for s, v in zip(free, draw))) if free else ""
         if err > tol:
-            raise ModelError(f"{where}: the matrix is not a rotation: R^T R differs from the "
-                             f"identity by {err:.3g} (rows of R must be orthonormal unit vectors)"
-                             + (" for some values of " + ", ".join(map(str, free)) if free else ""))
-        if np.linalg.det(A) < 0:
-            raise ModelError(f"{where}: the matrix is a reflection (det R = -1), not a rotation")
+            raise ModelError(
+                f"{where}: the matrix is not a rotation: R^T R differs from the identity by "
+                f"{err:.3g}{at} (the rows of R must be orthonormal unit vectors"
+                + (" for every value of " + ", ".join(map(str, free)) + "; " + NATURAL_COORDINATES_HINT
+                   if free else "") + ")")
+        det = float(np.linalg.det(A))
+        if det < 0:
+            raise ModelError(f"{where}: the matrix is a reflection (det R = {det:.3g}{at}), not a "
+                             "rotation (det R = +1)")
+        wanted -= 1
+        if wanted == 0:
+            return
 
 
 def declared_bounds(lo, hi, value, where: str) -> tuple[float, float]:

@@ -734,18 +734,41 @@ static void init_residual(mbs_form *F, double t, const double *y, const double *
     }
 }
 
+/* The rates v (f) changed by the least amount, only those in moveidx (nmove of them), so that
+ * the nrow rows G v = rhs hold (G, rhs as built by mbs_form_consistent); returns the residual
+ * max |G v - rhs| afterwards, or -1 if the QR failed.  gt, A, tau, step, perm: scratch. */
+static double consistent_rates(mbs_form *F, int nrow, const double *G, const double *rhs,
+                               const int *moveidx, int nmove, double *v, double *gt, double *A,
+                               double *tau, double *step, int *perm)
+{
+    const int f = F->f;
+    int i, rank;
+    memcpy(gt, rhs, sizeof(double) * (size_t)nrow);
+    mbs_gemv(0, nrow, f, -1.0, G, v, 1.0, gt);
+    if (nrow > 0 && nmove > 0) {
+        if (qr_of_transpose(nrow, f, G, moveidx, nmove, A, tau, perm, &rank, F->rank_tol) != 0)
+            return -1.0;
+        mbs_qr_solve_minnorm(nmove, nrow, A, tau, perm, rank, gt, step);
+        for (i = 0; i < nmove; i++)
+            v[moveidx[i]] += step[i];
+    }
+    memcpy(gt, rhs, sizeof(double) * (size_t)nrow); /* gt is free again: G v - rate */
+    mbs_gemv(0, nrow, f, 1.0, G, v, -1.0, gt);
+    return max_abs(nrow, gt);
+}
+
 int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *fixed,
-                        const double *e0, const double *rate, const unsigned char *has_rate,
-                        double tol, int max_iter, int *bad_row)
+                        const unsigned char *held_rates, const double *e0, const double *rate,
+                        const unsigned char *has_rate, double tol, int max_iter, int *bad_row)
 {
     const int f = F->f, m = F->m, nic = F->nic, R = m + nic;
     double *cs = F->work, *ie = cs + 2 * m + m * f, *g = ie + nic + nic * f, *G = g + R;
     double *gt = G + R * f, *Gt = gt + R, *A = Gt + R * f, *tau = A + f * R, *step = tau + R + 1;
-    double *y = step + f, *v = y + f, *rhs = v + f, *dv = rhs + R;
+    double *y = step + f, *v = y + f, *rhs = v + f, *dv = rhs + R, *v0 = dv + f;
     const double *b1 = cs + m + m * f;
-    int *perm = F->iwork, *freeidx = F->iwork + R;
-    int nfree = 0, it, i, j, rank, nrow, worst;
-    double norm, vmax, vres;
+    int *perm = F->iwork, *freeidx = F->iwork + R, *moveidx = freeidx + f;
+    int nfree = 0, nmove = 0, it, i, j, rank, nrow, worst;
+    double norm, vmax, vres = -1.0;
 
     *bad_row = -1;
     eval_tp(F, t);
@@ -808,22 +831,27 @@ int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *f
         rhs[nrow] = i < m ? -b1[i] : rate[i - m];
         nrow++;
     }
-    /* residual of the rows with the given rates */
-    memcpy(gt, rhs, sizeof(double) * (size_t)nrow);
-    mbs_gemv(0, nrow, f, -1.0, G, v, 1.0, gt);
-    if (nrow > 0 && nfree > 0) {
-        if (qr_of_transpose(nrow, f, G, freeidx, nfree, A, tau, perm, &rank, F->rank_tol) != 0) {
-            snprintf(F->message, sizeof F->message, "QR of the velocity constraints failed");
-            return 2;
+    /* first only the free rates that are not held (guesses), so that given rates that fit the
+     * rows keep their values; if the rows cannot hold that way, every free rate moves */
+    memcpy(v0, v, sizeof(double) * (size_t)f);
+    for (i = 0; i < nfree; i++)
+        if (held_rates == NULL || !held_rates[freeidx[i]])
+            moveidx[nmove++] = freeidx[i];
+    if (nmove < nfree) {
+        vres = consistent_rates(F, nrow, G, rhs, moveidx, nmove, v, gt, A, tau, step, perm);
+        vmax = max_abs(f, v);
+        if (!(vres >= 0.0 && vres <= 1e3 * tol * (vmax > 1.0 ? vmax : 1.0))) {
+            memcpy(v, v0, sizeof(double) * (size_t)f);
+            vres = -1.0;
         }
-        mbs_qr_solve_minnorm(nfree, nrow, A, tau, perm, rank, gt, step);
-        for (i = 0; i < nfree; i++)
-            v[freeidx[i]] += step[i];
+    }
+    if (vres < 0.0)
+        vres = consistent_rates(F, nrow, G, rhs, freeidx, nfree, v, gt, A, tau, step, perm);
+    if (vres < 0.0) {
+        snprintf(F->message, sizeof F->message, "QR of the velocity constraints failed");
+        return 2;
     }
     vmax = max_abs(f, v);
-    memcpy(gt, rhs, sizeof(double) * (size_t)nrow); /* gt is free again: G v - rate */
-    mbs_gemv(0, nrow, f, 1.0, G, v, -1.0, gt);
-    vres = max_abs(nrow, gt);
     if (!(vres <= 1e3 * tol * (vmax > 1.0 ? vmax : 1.0))) {
         snprintf(F->message, sizeof F->message,
                  "no consistent initial velocities (velocity constraints violated by %.3g)", vres);

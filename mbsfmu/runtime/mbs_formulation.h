@@ -134,15 +134,16 @@ double mbs_form_residual(mbs_form *F, double t, const double *y);
  *   positions:  g(y) = [c(t, y); e(y) - e0] = 0 by Newton with minimum-norm steps and step
  *               halving, moving only coordinates j with fixed[j] == 0;
  *   velocities: [C; E_r] y' = [-b'; e0'] for the rows r with has_rate[r], with the minimum change
- *               of the free rates.
+ *               of the free rates: first of those without held_rates[j] (guesses; held_rates
+ *               may be NULL), and only if the rows cannot hold that way of every free rate.
  * x (2f) holds the given values on entry and the consistent state on success.  On failure x is
  * unchanged, *bad_row is the index of the worst violated row of g (< m: constraint, else initial
  * condition m + i; -1 for the velocity level) and form->message explains.
  * Returns 0 on success, 1 if the positions, 2 if the velocities cannot be made consistent.
  */
 int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *fixed,
-                        const double *e0, const double *rate, const unsigned char *has_rate,
-                        double tol, int max_iter, int *bad_row);
+                        const unsigned char *held_rates, const double *e0, const double *rate,
+                        const unsigned char *has_rate, double tol, int max_iter, int *bad_row);
 
 #ifdef __cplusplus
 }

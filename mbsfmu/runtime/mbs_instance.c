@@ -623,7 +623,7 @@ const double *mbs_inst_state(const mbs_instance *I) { return I->d.x; }
 /* Consistent initial state from the start values in I->d.v (see mbs_inst_start). */
 static int consistent_init(mbs_instance *I, const unsigned char *hold)
 {
-    unsigned char fixed[F];
+    unsigned char fixed[F], held_rates[F];
     double x[NX];
     int j, nheld = 0, rc = 1, bad = -1;
     char moved[768];
@@ -632,11 +632,12 @@ static int consistent_init(mbs_instance *I, const unsigned char *hold)
         return fail(I, "%s", I->form.message);
     for (j = 0; j < F; j++) {
         fixed[j] = (unsigned char)(hold ? hold[j] != 0 : (!mbs_guess[j] || I->d.given[j]));
+        held_rates[j] = (unsigned char)(!mbs_guess_velocity[j] || I->d.given[F + j]);
         nheld += fixed[j];
     }
     if (hold != NULL || (nheld > 0 && nheld < F)) {
         memcpy(x, I->d.v, sizeof x);
-        rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, mbs_ic_value, mbs_ic_rate,
+        rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, mbs_ic_value, mbs_ic_rate,
                                  mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
         if (rc != 0 && hold == NULL)
             note(I, MBS_OK, "holding the given coordinates failed (%s); letting every coordinate move",
@@ -645,7 +646,7 @@ static int consistent_init(mbs_instance *I, const unsigned char *hold)
     if (rc != 0 && hold == NULL) {
         memset(fixed, 0, sizeof fixed);
         memcpy(x, I->d.v, sizeof x);
-        rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, mbs_ic_value, mbs_ic_rate,
+        rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, mbs_ic_value, mbs_ic_rate,
                                  mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
     }
     if (rc != 0) {
