@@ -91,8 +91,8 @@ class LagrangianSystem(System):
         and constants (a list of numbers or constants for a fixed one)."""
         if isinstance(value, sp.MatrixBase):
             items = list(value)
-        elif isinstance(value, (list, tuple)):
-            items = list(value)
+        elif isinstance(value, (list, tuple)) or len(getattr(value, "shape", ())) == 1:
+            items = [v.item() if hasattr(v, "item") else v for v in value]  # numpy scalars too
         else:
             raise ModelError(f"{where}: a point or vector of {self.dim} components is needed, got "
                              f"{value!r}")
@@ -320,11 +320,13 @@ class LagrangianSystem(System):
         self._changed()
 
     def _rigidity(self, name: str, expr) -> str | None:
-        """Add a constraint made by an element, unless the same one (or its negative) exists."""
+        """Add a constraint made by an element, unless the same one (or its negative) exists, up
+        to rounding of its numbers (a unit vector's local direction computed in floating point)."""
         e = sp.expand(expr)
         for h in self.holonomic:
-            if sp.expand(h.expression - e) == 0 or sp.expand(h.expression + e) == 0:
-                return None
+            for d in (sp.expand(h.expression - e), sp.expand(h.expression + e)):
+                if d == 0 or d.is_Number and abs(float(d)) <= 1e-12:
+                    return None
         return self.constraint(name, e)
 
     # ------------------------------------------------------------------ constraints
