@@ -246,6 +246,53 @@ def test_spatial_body_on_a_spherical_joint_keeps_energy_and_constraints():
     assert res.stats["formulation"] == "qr"
 
 
+def test_block_on_an_inclined_guide_in_3d():
+    """A point mass Q on a 3D prismatic guide through the fixed point P along the unit vector u
+    (normals n1, n2 perpendicular to u), under gravity: Q(t) = Q0 + (v0 t + (g.u) t^2 / 2) u,
+    and the point output's position and velocity are those of Q (to 1e-9 over 1 s)."""
+    u = np.array([2.0, 1.0, 2.0]) / 3.0
+    n1 = np.array([1.0, -2.0, 0.0]) / math.sqrt(5.0)
+    n2 = np.cross(u, n1)
+    P, v0 = np.array([0.2, -0.1, 0.5]), 0.7
+    s = LagrangianSystem("incline", dim=3)
+    g, = s.constants(g=G)
+    s.gravity([0, 0, -g])
+    Q = s.point("Q", initial=P + 0.3 * u, velocity=v0 * u)
+    s.point_mass("block", Q, 1.3)
+    names = s.prismatic("guide", P, u, Q, normals=(n1, n2))
+    assert names == ["guide_n1", "guide_n2"]
+    s.point_output("Q", Q, velocity=True)
+    res = mbsfmu.simulate(s, 1.0, 0.05, rtol=1e-11, backend="numpy")
+    a = -G * u[2]
+    dist = 0.3 + v0 * res.t + a * res.t**2 / 2
+    exact = P[:, None] + u[:, None] * dist
+    assert np.max(np.abs(res.y - exact)) < 1e-9
+    outputs = res.numeric.expression_outputs
+    out = np.array([outputs(t, res.y[:, i], res.yd[:, i]) for i, t in enumerate(res.t)])
+    assert np.array_equal(out[:, :3], res.y.T) and np.array_equal(out[:, 3:], res.yd.T)
+    assert np.max(np.abs(out[:, 3:] - (u[None, :] * (v0 + a * res.t)[:, None]))) < 1e-9
+
+
+def test_constraint_helpers():
+    """distance, perpendicular, unit_length and the planar prismatic joint write the seed's
+    expressions (sec. 2.5); an element's constraint identical to an existing one is not added."""
+    s = LagrangianSystem("helpers", dim=2)
+    ell, = s.constants(ell=2.0)
+    A, B = s.point("A", (0, 0)), s.point("B", (1, 0))
+    u, v = s.unit_vector("u", (1, 0)), s.unit_vector("v", (0, 1))
+    s.distance("AB", A, B, ell)
+    s.perpendicular("uv", u, v)
+    s.prismatic("slide", A, u, B, v=v)
+    s.rod("rod", A, B, 1.0, length=ell)  # the same distance: no second row
+    (ax, ay), (bx, by), (ux, uy), (vx, vy) = A, B, u, v
+    expected = {"u_unit": ux**2 + uy**2 - 1, "v_unit": vx**2 + vy**2 - 1,
+                "AB": (ax - bx) ** 2 + (ay - by) ** 2 - ell**2, "uv": ux * vx + uy * vy,
+                "slide_line": (bx - ax) * uy - (by - ay) * ux, "slide_parallel": ux * vy - uy * vx}
+    got = {h.name: h.expression for h in s.holonomic}
+    assert list(got) == list(expected)
+    assert all(sp.expand(got[n] - e) == 0 for n, e in expected.items())
+
+
 # ---------------------------------------------------------------- bad input
 def _two_points():
     s = LagrangianSystem("bad", dim=2)
