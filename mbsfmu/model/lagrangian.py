@@ -441,12 +441,11 @@ class LagrangianSystem(System):
 
     def summary(self) -> str:
         lines = super().summary().splitlines()
-        lines = [ln for ln in lines if not ln.lstrip().startswith(("frames", "bodies"))]
+        lines = [ln for ln in lines if not ln.lstrip().startswith(("frames", "bodies", "force elements"))]
         for kind, label in (("T", "kinetic energy"), ("V", "potential energy"), ("R", "dissipation")):
             names = [t.name for t in self.energy_terms if t.kind == kind]
             if names:
                 lines.append(f"  {label} ({len(names)}): " + ", ".join(names))
-        forces = [e.name for e in self.point_springs + self.point_forces]
-        if forces:
-            lines.append(f"  point forces ({len(forces)}): " + ", ".join(forces))
+        forces = [e.name for e in self.point_springs + self.point_forces + self.generalized_forces]
+        lines.append(f"  force elements ({len(forces)}): " + ", ".join(forces))
         return "\n".join(lines)
