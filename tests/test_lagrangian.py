@@ -209,8 +209,7 @@ def test_spatial_rigid_body_energy():
     A = s.point("A", initial=(1, 0, 0))
     u = s.unit_vector("u", initial=(0, 1, 0))
     v = s.unit_vector("v", initial=(0, 0, 1))
-    s.rigid_body("carrier", m, points=[(O, X0), (A, X1)], vectors=[(u, U1), (v, U2)], cg=Xc,
-                 inertia=I.tolist())
+    s.rigid_body("carrier", m, points=[(O, X0), (A, X1)], vectors=[(u, U1), (v, U2)], cg=Xc, inertia=I)
     # rigidity: |A - O|, u.u, v.v (the unit vectors' own constraints, not repeated), (A-O).u,
     # (A-O).v, u.v: six in all
     assert len(s.holonomic) == 6

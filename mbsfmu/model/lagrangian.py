@@ -300,7 +300,8 @@ class LagrangianSystem(System):
         if self.dim == 2:
             J = self._constant_expr(inertia, where + " inertia")
         else:
-            J = self._matrix3(inertia if inertia != 0 else sp.zeros(3, 3), where + " inertia")
+            none = isinstance(inertia, (int, float)) and inertia == 0
+            J = self._matrix3(sp.zeros(3, 3) if none else inertia, where + " inertia")
         n_pts = len(points)
         basis = [local[k] - X0 for k in range(1, n_pts)] + local[n_pts:]
         elem = RigidElement(where, self.dim, X0, basis, m, cg, J)
