@@ -1,6 +1,7 @@
 """mbsfmu: symbolic multibody equations of motion, simulation and FMI export.
 
-Pipeline: model (System) -> equations (M, k, q) -> formulations (ODE / DAE) -> codegen -> FMU.
+Pipeline: model (System or LagrangianSystem) -> equations (M, k, q) -> formulations (ODE / DAE)
+-> codegen -> FMU.
 """
 
 from .equations import derive
@@ -14,7 +15,7 @@ from .errors import (
            SingularMassMatrixError,
            StiffnessWarning,
 )
-from .model import INERTIAL, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
+from .model import INERTIAL, LagrangianSystem, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
 from .simulation import Result, simulate
 from .solver_settings import DEFAULT_SOLVER
@@ -29,7 +30,7 @@ def build_fmu(model, out=".", *, backend="native", formulation=None, solver=DEFA
 
 __version__ = "0.1.0"
 
-__all__ = ["System", "derive", "simulate", "build_fmu", "Result", "load_model", "rot_x", "rot_y", "rot_z",
-           "cardan", "euler", "sequence", "t", "INERTIAL", "MbsError", "ModelError",
+__all__ = ["System", "LagrangianSystem", "derive", "simulate", "build_fmu", "Result", "load_model", "rot_x",
+           "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL", "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",
            "SingularMassMatrixError", "ConstraintError"]

@@ -57,6 +57,10 @@ LATE_BACKWARD_IMPORTS = {
     ("mbsfmu.model.system", "mbsfmu.equations"): "System.equations(), the derivation as a method",
     ("mbsfmu.model.system", "mbsfmu.equations.parameter_requirements"): "the mass-property rules, "
                                                                          "written once",
+    ("mbsfmu.model.lagrangian", "mbsfmu.equations.lagrange"): "LagrangianSystem.equations(), the "
+                                                               "derivation as a method",
+    ("mbsfmu.model.lagrangian", "mbsfmu.equations.kinematics"): "LagrangianSystem.velocity(), the total "
+                                                                 "time derivative written once",
     ("mbsfmu.equations.numeric_model", "mbsfmu.codegen.c_backend"): "NumericModel.use_c_kernel, the compiled "
                                                                      "per-state evaluation",
     ("mbsfmu.formulations.minimal_ode", "mbsfmu.codegen.c_rhs"): "the compiled right-hand side of trees",

@@ -177,3 +177,48 @@ class Output:
     quantity: str | None = None
     component: int = 0
     constraint: str | None = None
+
+
+# ---------------------------------------------------------------- natural-coordinate front end
+@dataclass
+class EnergyTerm:
+    """One term of the kinetic energy T, the potential V or the Rayleigh dissipation function R
+    of a :class:`~mbsfmu.model.lagrangian.LagrangianSystem` (``kind`` "T", "V" or "R"),
+    named after what added it (a rod, a user's ``kinetic_energy(...)``)."""
+
+    name: str
+    kind: str
+    expression: sp.Expr
+
+
+@dataclass
+class Mass:
+    """A mass m whose centre of gravity is at the position ``cg`` (a vector expression of the
+    coordinates): its weight enters V as -m g.cg once gravity is set."""
+
+    name: str
+    mass: sp.Expr
+    cg: sp.Matrix
+
+
+@dataclass
+class PointSpringDamper:
+    """Spring-damper between the points ``a`` and ``b`` (vector expressions):
+    V = k (L - L0)^2 / 2 and R = d L'^2 / 2 with L = |a - b|."""
+
+    name: str
+    a: sp.Matrix
+    b: sp.Matrix
+    stiffness: sp.Expr
+    damping: sp.Expr
+    rest_length: sp.Expr
+
+
+@dataclass
+class PointForce:
+    """A force ``vector`` (global components) acting at the point ``point`` (a vector
+    expression): generalized force Q = (d point / dy)^T vector."""
+
+    name: str
+    point: sp.Matrix
+    vector: sp.Matrix

@@ -1,0 +1,452 @@
+"""The Lagrangian front end: a model given by its energies and holonomic constraints, in
+natural coordinates or any other coordinates (seed 003 ch. 1-3).
+
+Instead of bodies placed in frames, the user gives the kinetic energy T(y, y', t), the potential
+V(y, t) (or a Lagrangian L = T - V), a Rayleigh dissipation function R(y, y', t), generalized
+forces Q(y, y', t, u) and holonomic constraints c(y, t) = 0.  Lagrange's equations of the first
+kind (seed 003 eq. 1.2.1, derived in :mod:`mbsfmu.equations.lagrange`) give the same
+``M y'' + k = q`` with constraints as :class:`~mbsfmu.model.System`, so simulation, code
+generation, the C engine and both FMU flavours take a LagrangianSystem unchanged::
+
+    s = LagrangianSystem("pendulum", dim=2)
+    m, l, g = s.constants(m=1.0, l=1.0, g=9.81)
+    A = s.point("A", initial=(1.0, 0.0))
+    s.gravity([0, -g])
+    s.point_mass("bob", A, m)
+    s.distance("string", A, [0, 0], l)
+
+Natural-coordinate building blocks (seed 003 ch. 2): :meth:`point` and :meth:`unit_vector`
+declare the coordinates of a point or vector (a point shared by two elements is a revolute or
+spherical joint); :meth:`rod`, :meth:`rigid_body` and :meth:`point_mass` add elements with a
+constant mass matrix and their weight; :meth:`distance`, :meth:`perpendicular`,
+:meth:`unit_length` and :meth:`prismatic` add constraints; :meth:`spring_damper` and
+:meth:`point_force` act between or at points.  Points are sympy column vectors of expressions
+(``dim`` components); a fixed point is any list of numbers or constants.
+
+Frames do not exist here (only ISYS): outputs are expressions (:meth:`point_output` gives a
+point's coordinates and velocity), and the frame-based commands (``body``, ``frame``, ``loop``,
+``force``, ``torque``, ``frame_output``) raise a ModelError naming their replacement.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..errors import ModelError
+from .elements import EnergyTerm, Mass, PointForce, PointSpringDamper
+from .natural_coordinates import RigidElement, cross2, dot, thin_rod_kinetic_energy
+from .system import System, finite_number
+
+_AXES = "xyz"
+
+
+class LagrangianSystem(System):
+    """A system given by T, V (or L), R, Q and holonomic constraints; points have ``dim``
+    (2 or 3) components."""
+
+    def __init__(self, name: str, title: str = "", dim: int = 3):
+        super().__init__(name, title)
+        if dim not in (2, 3):
+            raise ModelError(f"system {name!r}: dim must be 2 or 3, got {dim!r}")
+        self.dim = dim
+        self.energy_terms: list[EnergyTerm] = []
+        self.masses: list[Mass] = []
+        self.point_springs: list[PointSpringDamper] = []
+        self.point_forces: list[PointForce] = []
+        self.gravity_field = sp.zeros(dim, 1)
+
+    # ------------------------------------------------------------------ checked expressions
+    def _symbols_of(self, *kinds: str) -> set:
+        """The declared symbols of the given kinds ('y', 'yd', 'u', 'tp')."""
+        out = set()
+        if "y" in kinds:
+            out |= set(self.y)
+        if "yd" in kinds:
+            out |= set(self.yd)
+        if "u" in kinds:
+            out |= {u.symbol for u in self.inputs.values()}
+        return out
+
+    def _scalar(self, value, where: str) -> sp.Expr:
+        """A checked scalar expression; a matrix (other than 1 x 1) or a list is refused."""
+        if isinstance(value, sp.MatrixBase) or hasattr(value, "shape") and getattr(value, "shape", ()) != ():
+            shape = tuple(value.shape)
+            if shape in ((1, 1), (1,)):
+                value = value[0]
+            else:
+                raise ModelError(f"{where} must be a scalar, got a "
+                                 f"{' x '.join(map(str, shape))} matrix")
+        elif isinstance(value, (list, tuple, set, dict)):
+            raise ModelError(f"{where} must be a scalar, got a {type(value).__name__} of {len(value)} "
+                             "items")
+        return self.expr(value, where)
+
+    def _refuse(self, e: sp.Expr, where: str, kinds: tuple[str, ...], why: str) -> None:
+        bad = e.free_symbols & self._symbols_of(*kinds)
+        if bad:
+            raise ModelError(f"{where}: {why}, not on {', '.join(sorted(map(str, bad)))}")
+
+    def pv(self, value, where: str = "point") -> sp.Matrix:
+        """A point or vector: ``dim`` checked expressions of coordinates, time, time parameters
+        and constants (a list of numbers or constants for a fixed one)."""
+        if isinstance(value, sp.MatrixBase):
+            items = list(value)
+        elif isinstance(value, (list, tuple)) or len(getattr(value, "shape", ())) == 1:
+            items = [v.item() if hasattr(v, "item") else v for v in value]  # numpy scalars too
+        else:
+            raise ModelError(f"{where}: a point or vector of {self.dim} components is needed, got "
+                             f"{value!r}")
+        if len(items) != self.dim:
+            raise ModelError(f"{where}: a point or vector of {self.dim} components is needed, got "
+                             f"{len(items)}")
+        out = sp.Matrix([self.expr(v, where) for v in items])
+        for e in out:
+            self._refuse(e, where, ("yd", "u"), "a point may depend on coordinates, time, time "
+                         "parameters and constants only")
+        return out
+
+    def velocity(self, value):
+        """d/dt of an expression or point (through the coordinates, t and time parameters):
+        ``s.velocity(A)`` is A' in terms of the velocity symbols ``D<coordinate>``."""
+        from ..equations.kinematics import TimeDerivative
+
+        D = TimeDerivative(self)
+        if isinstance(value, sp.MatrixBase):
+            return value.applyfunc(lambda e: D(e, without_ydd=True))
+        return D(self.expr(value, "velocity()"), without_ydd=True)
+
+    def _changed(self) -> None:
+        self._equations = None
+
+    # ------------------------------------------------------------------ coordinates of points
+    def point(self, name: str, initial, velocity=None, guess: bool = False) -> sp.Matrix:
+        """Declare a point whose ``dim`` global coordinates ``<name>_x``, ``<name>_y``(, ``_z``)
+        are generalized coordinates, with initial position and velocity; ``guess=True`` makes
+        both only starting values of the consistent initialization.  Returns the point."""
+        return self._pv_coordinates(name, initial, velocity, guess, f"point {name!r}")
+
+    def unit_vector(self, name: str, initial, velocity=None, guess: bool = False,
+                    unit: bool = True) -> sp.Matrix:
+        """Declare a vector whose components are generalized coordinates (like :meth:`point`);
+        with ``unit`` it keeps unit length (the constraint ``<name>_unit``: u.u - 1 = 0).
+        A vector shared by two elements is the axis of a revolute joint (seed 003 sec. 2.5)."""
+        u = self._pv_coordinates(name, initial, velocity, guess, f"vector {name!r}")
+        if unit:
+            self.unit_length(f"{name}_unit", u)
+        return u
+
+    def _pv_coordinates(self, name, initial, velocity, guess, where) -> sp.Matrix:
+        def numbers(values, what):
+            values = list(values) if values is not None else [0.0] * self.dim
+            if len(values) != self.dim:
+                raise ModelError(f"{where}: {what} needs {self.dim} components, got {len(values)}")
+            return [finite_number(v, f"{where} {what}") for v in values]
+
+        p0, v0 = numbers(initial, "initial position"), numbers(velocity, "initial velocity")
+        self._claim(name, where)
+        syms = [self.coordinate(f"{name}_{ax}", p, v) for ax, p, v in zip(_AXES, p0, v0)]
+        if guess:
+            self.initial_guess(**{f"{name}_{ax}": p for ax, p in zip(_AXES, p0)},
+                               **{f"D{name}_{ax}": v for ax, v in zip(_AXES, v0)})
+        return sp.Matrix(syms)
+
+    # ------------------------------------------------------------------ energies and forces
+    def kinetic_energy(self, T, name: str = "T") -> None:
+        """Add a term to the kinetic energy T(y, y', t); it must be quadratic in the velocities
+        with a mass matrix d2T/dy'dy' that does not depend on them."""
+        where = f"kinetic energy {name!r}"
+        e = self._scalar(T, where)
+        self._refuse(e, where, ("u",), "T may depend on coordinates, velocities, time, time "
+                     "parameters and constants only")
+        self.energy_terms.append(EnergyTerm(name, "T", e))
+        self._changed()
+
+    def potential_energy(self, V, name: str = "V") -> None:
+        """Add a term to the potential V(y, t) (conservative forces: q = -dV/dy)."""
+        where = f"potential energy {name!r}"
+        e = self._scalar(V, where)
+        self._refuse(e, where, ("yd", "u"), "V may depend on coordinates, time, time parameters "
+                     "and constants only (velocity-dependent potentials belong in lagrangian())")
+        self.energy_terms.append(EnergyTerm(name, "V", e))
+        self._changed()
+
+    def lagrangian(self, L, name: str = "L") -> None:
+        """Add a Lagrangian L(y, y', t) (a scalar): its terms with velocities count as kinetic
+        energy, the rest (with opposite sign) as potential; precisely T = L - L|_(y'=0) and
+        V = -L|_(y'=0), so T + V is the energy for the usual L = T - V."""
+        where = f"Lagrangian {name!r}"
+        e = self._scalar(L, where)
+        self._refuse(e, where, ("u",), "L may depend on coordinates, velocities, time, time "
+                     "parameters and constants only")
+        yd = set(self.yd)
+        args = e.args if e.is_Add else (e,)
+        moving = sp.Add(*[a for a in args if a.free_symbols & yd])
+        rest = sp.Add(*[a for a in args if not a.free_symbols & yd])
+        at_rest = moving.xreplace({v: 0 for v in yd})
+        if moving != 0:
+            self.energy_terms.append(EnergyTerm(name, "T", moving - at_rest))
+        if rest + at_rest != 0:
+            self.energy_terms.append(EnergyTerm(name, "V", -(rest + at_rest)))
+        self._changed()
+
+    def dissipation(self, R, name: str = "R") -> None:
+        """Add a term to the Rayleigh dissipation function R(y, y', t): q = -dR/dy'
+        (seed 003 eq. 1.2.3)."""
+        where = f"dissipation function {name!r}"
+        e = self._scalar(R, where)
+        self._refuse(e, where, ("u",), "R may depend on coordinates, velocities, time, time "
+                     "parameters and constants only")
+        if not e.free_symbols & set(self.yd):
+            raise ModelError(f"{where}: {e} depends on no velocity (R must be a function of the "
+                             "velocities)")
+        self.energy_terms.append(EnergyTerm(name, "R", e))
+        self._changed()
+
+    def gravity(self, vector) -> None:
+        """The gravity vector (``dim`` components), e.g. ``gravity([0, -g])`` in 2D with y up:
+        every element with mass gets the potential -m g . r_cg."""
+        g = self.pv(vector, "gravity")
+        self._refuse(sp.Matrix(g), "gravity", ("y",), "gravity may depend on constants and time only")
+        self.gravity_field = g
+        self.gravity_vector = sp.Matrix(list(g) + [0] * (3 - self.dim))
+        self._changed()
+
+    def point_force(self, name: str, point, vector) -> str:
+        """A force ``vector`` (global components; it may depend on inputs, velocities and time)
+        acting at ``point``: Q = (d point/dy)^T vector."""
+        where = f"force {name!r}"
+        p = self.pv(point, where + " point")
+        if not isinstance(vector, (sp.MatrixBase, list, tuple)) or len(vector) != self.dim:
+            raise ModelError(f"{where}: a force vector of {self.dim} components is needed")
+        f = sp.Matrix([self.expr(v, where) for v in vector])
+        self._claim(name, where)
+        self.point_forces.append(PointForce(name, p, f))
+        return name
+
+    def spring_damper(self, name: str, a, b, stiffness=0, damping=0, rest_length=0) -> str:
+        """Spring-damper between the points ``a`` and ``b``: V = k (L - L0)^2 / 2 and
+        R = d L'^2 / 2 with L = |a - b| (seed 003 secs. 2.4, 2.6)."""
+        where = f"spring-damper {name!r}"
+        pa, pb = self.pv(a, where + " end a"), self.pv(b, where + " end b")
+        if pa == pb:
+            raise ModelError(f"{where}: both ends are the same point")
+        el = PointSpringDamper(name, pa, pb, *(self._constant_expr(v, where) for v in
+                                               (stiffness, damping, rest_length)))
+        self._claim(name, where)
+        self.point_springs.append(el)
+        return name
+
+    def _constant_expr(self, value, where) -> sp.Expr:
+        e = self.expr(value, where)
+        self._refuse(e, where, ("y", "yd", "u"), "a property may depend on constants and time only")
+        return e
+
+    # ------------------------------------------------------------------ elements
+    def point_mass(self, name: str, point, mass) -> str:
+        """A point mass m at ``point``: T = m |point'|^2 / 2 and its weight."""
+        where = f"point mass {name!r}"
+        p = self.pv(point, where)
+        m = self._constant_expr(mass, where + " mass")
+        self._claim(name, where)
+        pd = self.velocity(p)
+        self._element(name, m * dot(pd, pd) / 2, Mass(name, m, p))
+        return name
+
+    def rod(self, name: str, a, b, mass, length=None) -> str:
+        """A thin uniform rod from ``a`` to ``b`` (seed 003 sec. 2.4): T = m/6 (A'^2 + A'.B' +
+        B'^2), its weight at the midpoint and, with ``length``, the distance constraint
+        ``<name>_length``: |a - b|^2 - length^2 = 0 (rigidity, sec. 2.5)."""
+        where = f"rod {name!r}"
+        pa, pb = self.pv(a, where + " end a"), self.pv(b, where + " end b")
+        m = self._constant_expr(mass, where + " mass")
+        ell = None if length is None else self._constant_expr(length, where + " length")
+        self._claim(name, where)
+        self._element(name, thin_rod_kinetic_energy(m, self.velocity(pa), self.velocity(pb)),
+                      Mass(name, m, (pa + pb) / 2))
+        if ell is not None:
+            self._rigidity(f"{name}_length", dot(pa - pb, pa - pb) - ell**2)
+        return name
+
+    def rigid_body(self, name: str, mass, points, vectors=(), cg=None, inertia=0,
+                   rigid: bool = True) -> str:
+        """A rigid element in natural coordinates (seed 003 ch. 2; the formulas are in
+        :mod:`mbsfmu.model.natural_coordinates`).
+
+        ``points`` is a list of (global point, local position) pairs, the first one the
+        element's reference point; ``vectors`` a list of (global vector, local direction)
+        pairs.  In 2D two PVs in all (a second point or a vector), in 3D four, whose local
+        coordinates span the space.  ``cg`` is the local centre of gravity (default: the
+        local origin), ``inertia`` the polar moment about it (2D) or the inertia tensor about it
+        in local components (3D, a 3 x 3 matrix or three principal values).  The kinetic energy
+        has a constant mass matrix; with ``rigid`` the constraints ``<name>_e<k><l>``
+        e_k.e_l = E_k.E_l keep the element's shape (skipped where an identical constraint
+        exists, e.g. the unit length of a shared vector)."""
+        where = f"rigid body {name!r}"
+        points, vectors = list(points), list(vectors)
+        if not points:
+            raise ModelError(f"{where}: needs at least one point (its reference point)")
+        glob, local = [], []
+        for i, pair in enumerate(points + vectors):
+            kind = "point" if i < len(points) else "vector"
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ModelError(f"{where}: each {kind} is a pair (global {kind}, local coordinates)")
+            glob.append(self.pv(pair[0], f"{where} {kind} {i}"))
+            loc = self.pv(pair[1], f"{where} local coordinates of {kind} {i}")
+            self._refuse(sp.Matrix(loc), where, ("y",), "local coordinates are constants")
+            local.append(loc)
+        m = self._constant_expr(mass, where + " mass")
+        X0 = local[0]
+        cg = X0 if cg is None else self.pv(cg, where + " cg")
+        if self.dim == 2:
+            J = self._constant_expr(inertia, where + " inertia")
+        else:
+            none = isinstance(inertia, (int, float)) and inertia == 0
+            J = self._matrix3(sp.zeros(3, 3) if none else inertia, where + " inertia")
+        n_pts = len(points)
+        basis = [local[k] - X0 for k in range(1, n_pts)] + local[n_pts:]
+        elem = RigidElement(where, self.dim, X0, basis, m, cg, J)
+        e = [glob[k] - glob[0] for k in range(1, n_pts)] + glob[n_pts:]
+        ed = [self.velocity(v) for v in e]
+        self._claim(name, where)
+        self._element(name, elem.kinetic_energy(self.velocity(glob[0]), ed),
+                      Mass(name, m, elem.cg_position(glob[0], e)))
+        if rigid:
+            for label, expr in elem.rigidity(e):
+                self._rigidity(f"{name}_{label}", expr)
+        return name
+
+    def _element(self, name, T, mass: Mass) -> None:
+        self.energy_terms.append(EnergyTerm(name, "T", T))
+        self.masses.append(mass)
+        self._changed()
+
+    def _rigidity(self, name: str, expr) -> str | None:
+        """Add a constraint made by an element, unless the same one (or its negative) exists, up
+        to rounding of its numbers (a unit vector's local direction computed in floating point)."""
+        e = sp.expand(expr)
+        for h in self.holonomic:
+            for d in (sp.expand(h.expression - e), sp.expand(h.expression + e)):
+                if d == 0 or d.is_Number and abs(float(d)) <= 1e-12:
+                    return None
+        return self.constraint(name, e)
+
+    # ------------------------------------------------------------------ constraints
+    def constraint(self, name: str, expression) -> str:
+        """A holonomic constraint c(y, t) = 0 (seed 003 eq. 1.2.2)."""
+        where = f"constraint {name!r}"
+        e = self._scalar(expression, where)
+        vel = e.free_symbols & set(self.yd)
+        if vel:
+            raise ModelError(
+                f"{where} is velocity-dependent (it contains {', '.join(sorted(map(str, vel)))}): a "
+                "holonomic constraint c(y, t) = 0 may depend on coordinates, time, time parameters "
+                "and constants only; nonholonomic constraints A(y,t) y' + a(y,t) = 0 need the "
+                "nonholonomic entry (not available yet)")
+        return super().constraint(name, e)
+
+    def distance(self, name: str, a, b, length) -> str:
+        """|a - b|^2 - length^2 = 0 (seed 003 sec. 2.5, rigidity)."""
+        where = f"distance constraint {name!r}"
+        pa, pb = self.pv(a, where), self.pv(b, where)
+        ell = self._constant_expr(length, where + " length")
+        return self.constraint(name, dot(pa - pb, pa - pb) - ell**2)
+
+    def perpendicular(self, name: str, u, v) -> str:
+        """u . v = 0 (seed 003 sec. 2.5, a right angle kept between two vectors)."""
+        where = f"perpendicularity constraint {name!r}"
+        return self.constraint(name, dot(self.pv(u, where), self.pv(v, where)))
+
+    def unit_length(self, name: str, u) -> str:
+        """u . u - 1 = 0 (a unit vector)."""
+        pu = self.pv(u, f"unit-length constraint {name!r}")
+        return self.constraint(name, dot(pu, pu) - 1)
+
+    def prismatic(self, name: str, p, u, q, v=None, normals=None) -> list[str]:
+        """A prismatic joint (seed 003 sec. 2.5): the point ``q`` of the second element stays
+        on the line through the point ``p`` of the first along its vector ``u``.
+
+        2D: ``<name>_line``: (q - p) x u = 0, and with ``v`` (a vector of the second element)
+        ``<name>_parallel``: u x v = 0, so the elements do not rotate relative to each other.
+        3D: ``normals`` (n1, n2) are two vectors of the first element perpendicular to u;
+        ``<name>_n1``, ``<name>_n2``: (q - p) . n_i = 0, and with ``v`` also v . n_i = 0.  The
+        two independent equations per condition avoid the redundant third component of a
+        cross product; the relative rotation about the axis is kept by sharing a vector
+        perpendicular to u between the elements (as the seed suggests) or by a constraint."""
+        where = f"prismatic joint {name!r}"
+        pp, pu, pq = self.pv(p, where + " p"), self.pv(u, where + " u"), self.pv(q, where + " q")
+        pvv = None if v is None else self.pv(v, where + " v")
+        names = []
+        if self.dim == 2:
+            if normals is not None:
+                raise ModelError(f"{where}: normals are for 3D joints only")
+            names.append(self.constraint(f"{name}_line", cross2(pq - pp, pu)))
+            if pvv is not None:
+                names.append(self.constraint(f"{name}_parallel", cross2(pu, pvv)))
+            return names
+        if normals is None or len(normals) != 2:
+            raise ModelError(f"{where}: a 3D prismatic joint needs normals=(n1, n2), two vectors of "
+                             "the first element perpendicular to u")
+        ns = [self.pv(n, where + " normal") for n in normals]
+        for i, n in enumerate(ns, 1):
+            names.append(self.constraint(f"{name}_n{i}", dot(pq - pp, n)))
+        if pvv is not None:
+            for i, n in enumerate(ns, 1):
+                names.append(self.constraint(f"{name}_v{i}", dot(pvv, n)))
+        return names
+
+    # ------------------------------------------------------------------ outputs
+    def point_output(self, prefix: str, point, velocity: bool = False) -> list[str]:
+        """Outputs ``<prefix>.x``, ``.y`` (, ``.z``) of a point's global coordinates, with
+        ``velocity`` also ``.vx``, ``.vy`` (, ``.vz``): the natural-coordinate counterpart of
+        ``frame_output``."""
+        p = self.pv(point, f"point output {prefix!r}")
+        names = [self.output(f"{prefix}.{ax}", e, f"position of {prefix} ({ax})")
+                 for ax, e in zip(_AXES, p)]
+        if velocity:
+            names += [self.output(f"{prefix}.v{ax}", e, f"velocity of {prefix} ({ax})")
+                      for ax, e in zip(_AXES, self.velocity(p))]
+        return names
+
+    # ------------------------------------------------------------------ frame commands refused
+    def _no_frames(self, command: str, instead: str):
+        raise ModelError(f"{self.name}: {command}() is not available in a LagrangianSystem (natural "
+                         f"coordinates have no frames); use {instead}")
+
+    def frame(self, name, *args, **kwargs):
+        self._no_frames("frame", "point() and unit_vector()")
+
+    def body(self, name, *args, **kwargs):
+        self._no_frames("body", "rigid_body(), rod() or point_mass()")
+
+    def loop(self, name, *args, **kwargs):
+        self._no_frames("loop", "shared points, distance() or constraint()")
+
+    def force(self, name, *args, **kwargs):
+        self._no_frames("force", "point_force()")
+
+    def torque(self, name, *args, **kwargs):
+        self._no_frames("torque", "point_force() on two points or generalized_force()")
+
+    def frame_output(self, frame, *args, **kwargs):
+        self._no_frames("frame_output", "point_output()")
+
+    # ------------------------------------------------------------------ queries
+    def equations(self):
+        """The equations of motion from Lagrange's equations (derived once and cached until
+        the model changes; :func:`mbsfmu.equations.lagrange.derive_lagrange`)."""
+        if self._equations is None:
+            from ..equations.lagrange import derive_lagrange
+
+            self._equations = derive_lagrange(self)
+        return self._equations
+
+    def summary(self) -> str:
+        lines = super().summary().splitlines()
+        lines = [ln for ln in lines if not ln.lstrip().startswith(("frames", "bodies", "force elements"))]
+        for kind, label in (("T", "kinetic energy"), ("V", "potential energy"), ("R", "dissipation")):
+            names = [t.name for t in self.energy_terms if t.kind == kind]
+            if names:
+                lines.append(f"  {label} ({len(names)}): " + ", ".join(names))
+        forces = [e.name for e in self.point_springs + self.point_forces + self.generalized_forces]
+        lines.append(f"  force elements ({len(forces)}): " + ", ".join(forces))
+        return "\n".join(lines)
