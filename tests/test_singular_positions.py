@@ -1,0 +1,156 @@
+"""Singular positions (issue 12, item 3): mechanisms whose constraint Jacobian C loses rank
+along the motion, against independent references.
+
+* The parallelogram N four-bar of seed 003 sec. 5.1 (models/four_bar_natural.py; rods 1 m /
+  1 kg): all cranks keep one angle phi, A_j = (j + cos phi, sin phi), so it reduces to
+  J phi'' = -K cos phi.  Per crank (a rod pinned at one end) T = m l^2 phi'^2 / 6 and
+  V = m g l sin phi / 2; per coupler (translating) T = m l^2 phi'^2 / 2, V = m g l sin phi; so
+  with N + 1 cranks and N couplers J = (N + 1) m l^2 / 3 + N m l^2 and
+  K = ((N + 1) / 2 + N) m g l = (3N + 1) m g l / 2.  At phi = 0 and pi (all rods on one line)
+  the rank of C drops from 2N + 1 to N + 1: the flat positions, 10 of them in 10 s.
+* The singular slider-crank of seed 004 sec. 4.5 (digest P10): unit point masses at the crank
+  tip and at the slider, equal crank and rod (1 m), absolute angles th1, th2 from the upward
+  vertical, g = 9.8, constraint g = -cos th1 - cos th2 with G = (sin th1, sin th2), which
+  vanishes at (0, pi) and (pi, 0).  The seed's initial values are not given ([74]); ours:
+  th1 = th2 = pi/2 (crank horizontal) with th1' = -5, th2' = 5, enough to turn the crank over.
+  Reference: the seed's reformulation (Remark 4.4) with the linear constraint
+  th1 + th2 = pi, integrated here with scipy on the 2 x 2 saddle-point system (no
+  singularity there).
+
+Measured state of the engine (rtol 1e-10, RKSTAB, formulation 'qr'), kept as strict xfails
+until the causes are fixed (the diagnosis is in the report of the 'singular' branch): near a
+flat position the formulation's vector field off the constraint manifold grows like
+delta / sigma_min^2 (delta = how far a stage or the projected state is off the manifold,
+rounding included), and so does the velocity part of the projection's correction, which RKSTAB
+counts in its error estimate; the steps then shrink towards the singular time without reaching
+it (N = 10: step-size underflow at t = 0.7203, the first flat position; slider-crank: at
+t = 0.8655), or a pass lands the solution on another branch of the configuration space (N = 2:
+the run completes, 2.0 m off the parallelogram).
+"""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from fmu_support import MODELS
+from scipy.integrate import solve_ivp
+
+import mbsfmu
+from mbsfmu import System, rot_z
+
+FOUR_BAR = MODELS / "four_bar_natural.py"
+RTOL = 1e-10
+
+
+def parallelogram_angle(t, N, m=1.0, l=1.0, g=9.81, v0=1.0):
+    """phi(t) of J phi'' = -K cos phi (module docstring), phi(0) = pi/2, phi'(0) = -v0 / l."""
+    J = (N + 1) * m * l**2 / 3 + N * m * l**2
+    K = (3 * N + 1) * m * g * l / 2
+    sol = solve_ivp(lambda _, x: [x[1], -K / J * math.cos(x[0])], (0.0, float(t[-1])),
+                    [math.pi / 2, -v0 / l], method="DOP853", rtol=1e-13, atol=1e-13, t_eval=t)
+    return sol.y[0]
+
+
+def four_bar_error(res, N):
+    """Largest deviation of any A_j from the parallelogram solution, and the flat passes."""
+    phi = parallelogram_angle(res.t, N)
+    err = max(max(float(np.max(np.abs(res[f"A{j}_x"] - (j + np.cos(phi))))),
+                  float(np.max(np.abs(res[f"A{j}_y"] - np.sin(phi))))) for j in range(N + 1))
+    return err, int(np.sum(np.diff(np.sign(np.sin(phi))) != 0))
+
+
+def singular_slider_crank(omega: float = -5.0) -> System:
+    """Seed 004 P10 (module docstring): M = [[2, cos(th2 - th1)], [cos(th2 - th1), 1]]."""
+    s = System("singular_slider_crank", "Slider-crank with equal crank and rod (seed 004 sec. 4.5)")
+    (g,) = s.constants(g=9.8)
+    th1, th2 = s.coordinates("th1", "th2")
+    s.gravity([0, -g, 0])
+    s.body("crank", rel_rot=rot_z(th1), cg_pos=[0, 1, 0], mass=1.0, inertia=[0, 0, 0])
+    s.frame("tip", ref="crank", pos=[0, 1, 0])
+    s.body("rod", ref="tip", rel_rot=rot_z(th2 - th1), cg_pos=[0, 1, 0], mass=1.0, inertia=[0, 0, 0])
+    s.constraint("guide", -sp.cos(th1) - sp.cos(th2))  # seed eq. 4.27
+    s.initial(th1=math.pi / 2, th2=math.pi / 2)
+    s.coordinates_["th1"].initial_velocity = omega
+    s.coordinates_["th2"].initial_velocity = -omega
+    return s
+
+
+def slider_crank_reference(t, omega=-5.0, g=9.8):
+    """(th1, th2) at t from the reformulation th1 + th2 = pi (seed Remark 4.4): the saddle-point
+    system [[M, G^T], [G, 0]] [th''; lambda] = [f; 0] with G = (1, 1), f the seed's right-hand
+    side of P10 (velocity terms from the Lagrangian of the unit double pendulum)."""
+    def rhs(_, x):
+        a, b, da, db = x
+        d = b - a
+        M = np.array([[2.0, math.cos(d)], [math.cos(d), 1.0]])
+        f = np.array([math.sin(d) * db**2 + 2 * g * math.sin(a), -math.sin(d) * da**2 + g * math.sin(b)])
+        K = np.block([[M, np.ones((2, 1))], [np.ones((1, 2)), np.zeros((1, 1))]])
+        acc = np.linalg.solve(K, np.concatenate((f, [0.0])))[:2]
+        return [da, db, acc[0], acc[1]]
+    sol = solve_ivp(rhs, (0.0, float(t[-1])), [math.pi / 2, math.pi / 2, omega, -omega], method="DOP853",
+                    rtol=1e-13, atol=1e-13, t_eval=t)
+    return sol.y[0], sol.y[1]
+
+
+def test_slider_crank_reference_is_on_the_seed_constraint():
+    """The reference keeps the seed's nonlinear constraint to 1e-12 and turns the crank over
+    through at least 4 singular positions (sin th1 = 0) in 10 s."""
+    t = np.linspace(0.0, 10.0, 2001)
+    a, b = slider_crank_reference(t)
+    assert np.max(np.abs(np.cos(a) + np.cos(b))) < 1e-12
+    assert int(np.sum(np.diff(np.floor(a / math.pi)) != 0)) >= 4
+
+
+def test_slider_crank_model_matches_the_seed_equations():
+    """The System's M and the generalized forces are the seed's P10 (velocity terms as derived
+    from the Lagrangian), checked at a random state."""
+    s = singular_slider_crank()
+    num = s.equations().numeric()
+    rng = np.random.default_rng(3)
+    y, yd = rng.uniform(-3, 3, 2), rng.uniform(-3, 3, 2)
+    M, h, _, C, _, _ = num.constrained_parts(0.0, y, yd, num.u)
+    d = y[1] - y[0]
+    assert np.allclose(M, [[2.0, math.cos(d)], [math.cos(d), 1.0]], atol=1e-12)
+    f = [math.sin(d) * yd[1]**2 + 19.6 * math.sin(y[0]), -math.sin(d) * yd[0]**2 + 9.8 * math.sin(y[1])]
+    assert np.allclose(h, f, atol=1e-12)
+    assert np.allclose(C, [[math.sin(y[0]), math.sin(y[1])]], atol=1e-12)
+
+
+def test_slider_crank_passes_with_pstab():
+    """The seed's statement (sec. 4.5, Fig. 4.32): PStab (formulation 'projection') runs
+    through the singular positions at tol 1e-10 over 10 s; here within 1e-7 of the
+    reformulated reference, residual <= 1e-10."""
+    res = mbsfmu.simulate(singular_slider_crank(), 10.0, 0.01, rtol=RTOL, formulation="projection",
+                          backend="c")
+    a, b = slider_crank_reference(res.t)
+    err = max(float(np.max(np.abs(res["th1"] - a))), float(np.max(np.abs(res["th2"] - b))))
+    print(f"slider-crank projection: err {err:.2e}, residual {np.max(res.constraint_residual):.1e}, "
+          f"{res.stats['naccept']} steps, {res.stats['nreject']} rejected")
+    assert err < 1e-7
+    assert np.max(res.constraint_residual) <= 1e-10
+
+
+XFAIL = pytest.mark.xfail(strict=True, reason="issue 12 item 3: qr/RKSTAB near rank drops of C "
+                          "(module docstring), not fixed yet")
+
+
+@XFAIL
+@pytest.mark.parametrize("N", [2, 10])
+def test_four_bar_qr_through_flat_positions(N):
+    """The default formulation and method at rtol 1e-10 through the flat positions: within 1e-7
+    of the 1-DOF solution, residual <= 1e-10, energy drift <= 1e-8."""
+    res = mbsfmu.simulate(mbsfmu.load_model(FOUR_BAR, N=N), 10.0, 0.01, rtol=RTOL, backend="c")
+    err, passes = four_bar_error(res, N)
+    assert passes >= 10
+    assert err < 1e-7
+    assert np.max(res.constraint_residual) <= 1e-10
+    assert res.relative_energy_drift() <= 1e-8
+
+
+@XFAIL
+def test_slider_crank_qr_through_singular_positions():
+    """The default formulation and method at rtol 1e-10 within 1e-7 of the reference."""
+    res = mbsfmu.simulate(singular_slider_crank(), 10.0, 0.01, rtol=RTOL, backend="c")
+    a, b = slider_crank_reference(res.t)
+    assert max(float(np.max(np.abs(res["th1"] - a))), float(np.max(np.abs(res["th2"] - b)))) < 1e-7
