@@ -78,7 +78,7 @@ def _fmu_fixed_names() -> dict[str, str]:
     may take (model_description.fmu_variables)."""
     from ..solver_settings import SOLVER_SETTINGS
 
-    out = {"constraint_residual": "the constraint residual of models with constraints"}
+    out = {"constraint_residual": "the constraint residual of models with loops"}
     out.update({st.name: f"the solver setting {st.name}" for st in SOLVER_SETTINGS})
     return out
 
