@@ -303,6 +303,50 @@ def test_engine_multipliers_are_the_reference_algorithm():
     assert np.abs(want[:, 1]).max() > 0.1  # the knife edge carries a force
 
 
+def test_consistent_start_with_an_initial_condition_engine_equals_reference():
+    """Holonomic, nonholonomic and initial-condition rows together: the positions from the rod's
+    length and B_y - A_y = 0.3 (B moves, A is held with its rates, at rest), B's rates (guesses)
+    from the three velocity rows (length rate, knife edge, the condition's rate 0.2); C engine
+    and numpy reference give the same state."""
+    from mbsfmu.formulations.consistent_initialization import consistent_state
+    from mbsfmu.runtime.engine import Engine
+
+    s = chaplygin_sled()
+    s.initial(DA_x=0.0, DA_y=0.0)
+    s.initial_guess(B_x=1.0, B_y=0.0, DB_x=1.0, DB_y=0.5)
+    ay, by = s.coordinates_["A_y"].symbol, s.coordinates_["B_y"].symbol
+    s.initial_condition("lift", by - ay, 0.3, rate=0.2)
+    num = s.equations().numeric()
+    x0 = np.array([c.initial for c in s.coordinates_.values()]
+                  + [c.initial_velocity for c in s.coordinates_.values()])
+    ref = consistent_state(num, x0)
+    e = Engine(s, "qr")
+    e.start(0.0, 1.0)
+    np.testing.assert_allclose(e.x, ref, atol=1e-12)
+    np.testing.assert_allclose(ref[:4], [0.0, 0.0, np.sqrt(1 - 0.09), 0.3], atol=1e-12)
+    c, Cm, b1 = num.constraint_parts(0.0, ref[:4])
+    assert np.max(np.abs(Cm @ ref[4:] + b1)) < 1e-12 and abs(ref[7] - ref[5] - 0.2) < 1e-12
+    np.testing.assert_allclose(ref[4:], [0.0, 0.0, -0.3 * 0.2 / np.sqrt(0.91), 0.2], atol=1e-12)
+
+
+def test_unsatisfiable_initial_condition_is_named_by_the_engine():
+    """The engine's row index of a violated position-level row skips the nonholonomic rows
+    (which have none): |B - A|^2 / 2 = 2 cannot hold for a rod of length 1; Newton ends nearer
+    the length, so the condition 'lift' is the worst row, named like the reference does."""
+    from mbsfmu.errors import ConstraintError
+    from mbsfmu.formulations.consistent_initialization import consistent_state
+    from mbsfmu.runtime.engine import Engine, EngineError
+
+    s = chaplygin_sled()
+    ax, ay, bx, by = s.y
+    s.initial_condition("lift", ((bx - ax) ** 2 + (by - ay) ** 2) / 2, 2.0)
+    x0 = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.5])
+    with pytest.raises(ConstraintError, match=r"no consistent initial state: 'lift'"):
+        consistent_state(s.equations().numeric(), x0)
+    with pytest.raises(EngineError, match=r"no consistent initial state: 'lift'"):
+        Engine(s, "qr").start(0.0, 1.0)
+
+
 # ---------------------------------------------------------------- FMUs
 
 def test_native_fmu_matches_simulate(tmp_path):
