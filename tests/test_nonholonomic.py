@@ -262,6 +262,44 @@ def test_chaplygin_sled_against_reduced_equations(form):
     assert res.relative_energy_drift() < 1e-8
 
 
+# ---------------------------------------------------------------- time-dependent constraints
+
+def conveyor():
+    """A point mass on a spring along x, carried along y by a belt of prescribed speed (a
+    constraint with explicit time, y' - w cos(w t) = 0) and lifted along z at the rate of a
+    time parameter p(t) = 0.2 t^2 + sin t (z' - p' = 0)."""
+    s = System("conveyor")
+    m, k, w = s.constants(m=1.0, k=4.0, w=3.0)
+    x, y, z = s.coordinates("x", "y", "z")
+    s.time_parameter("p", 0.2 * s.t**2 + sp.sin(s.t))
+    s.body("mass", ref="ISYS", rel_pos=[x, y, z], mass=m, inertia=[0, 0, 0])
+    s.generalized_force("spring", "x", -k * x)
+    Dx, Dy, Dz = s.yd
+    s.nonholonomic_constraint("belt", Dy - w * sp.cos(w * s.t))
+    s.nonholonomic_constraint("lift", Dz - s.time_parameters["p"].velocity)
+    s.initial(x=0.1)
+    return s
+
+
+@pytest.mark.parametrize("backend", ["c", "numpy"])
+def test_time_dependent_constraints(backend):
+    """b'' gets the t-derivatives (explicit t and through the time parameter): y = sin(w t),
+    z = p(t) - p(0), and x the free oscillation 0.1 cos(2 t), to 1e-9."""
+    kw = {"method": "rkstab"} if backend == "numpy" else {}
+    res = mbsfmu.simulate(conveyor(), t_end=2.0, dt=0.1, rtol=1e-11, backend=backend, **kw)
+    t = res.t
+    assert np.max(np.abs(res["y"] - np.sin(3 * t))) < 1e-9
+    assert np.max(np.abs(res["z"] - (0.2 * t**2 + np.sin(t)))) < 1e-9
+    assert np.max(np.abs(res["x"] - 0.1 * np.cos(2 * t))) < 1e-9
+    assert abs(res["der(y)"][0] - 3.0) < 1e-12 and abs(res["der(z)"][0] - 1.0) < 1e-12
+
+
+def test_second_derivative_of_a_time_parameter_refused():
+    s = conveyor()
+    with pytest.raises(ModelError, match=r"'bad': may not depend on \['D2p'\]"):
+        s.nonholonomic_constraint("bad", "Dx - D2p")
+
+
 # ---------------------------------------------------------------- engine against the reference
 
 def _rel(a, b):

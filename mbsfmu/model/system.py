@@ -540,6 +540,11 @@ class System:
         bad = e.free_symbols & {u.symbol for u in self.inputs.values()}
         if bad:
             raise ModelError(f"{where}: may not depend on the input(s) {sorted(map(str, bad))}")
+        bad = e.free_symbols & {p.acceleration for p in self.time_parameters.values()}
+        if bad:
+            raise ModelError(f"{where}: may not depend on {sorted(map(str, bad))}: its derivative "
+                             "b'' would need the third derivative of the time parameter (p and "
+                             "D<p> are allowed)")
         check_linear_in_rates(e, self.yd, where, self._sample_values())
         el = NonholonomicConstraint(name, e)
         self._claim(name, where, CONSTRAINTS)
