@@ -673,8 +673,9 @@ class System:
                   + [e.name for e in self.generalized_forces])
         lines.append(f"  force elements ({len(forces)}): " + ", ".join(forces))
         if self.constrained:
-            lines.append(f"  constraints ({len(self.constraint_names)}): "
-                         + ", ".join(self.constraint_names))
+            nh = {h.name for h in self.nonholonomic}
+            lines.append(f"  constraints ({len(self.constraint_names)}): " + ", ".join(
+                n + (" (nonholonomic)" if n in nh else "") for n in self.constraint_names))
         return "\n".join(lines)
 
 
