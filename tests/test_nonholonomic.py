@@ -388,18 +388,23 @@ def test_unsatisfiable_initial_condition_is_named_by_the_engine():
 # ---------------------------------------------------------------- FMUs
 
 def test_native_fmu_matches_simulate(tmp_path):
-    """The native FMU of the rolling disc, driven by fmpy, equals simulate(backend='c') (the same
-    engine and steps) and reports the residual max |A y' + a| as constraint_residual."""
+    """The native FMU of the rolling disc (with reaction outputs), driven by fmpy, equals
+    simulate(backend='c') (the same engine and steps), reports the residual max |A y' + a| as
+    constraint_residual and the multipliers of the rolling constraints as reaction outputs."""
     fmpy = pytest.importorskip("fmpy")
     from mbsfmu.fmu.native import build_native_fmu
 
-    path = build_native_fmu(DISC, tmp_path / "rolling_disc.fmu")
+    s = _disc()
+    assert s.reaction_outputs() == ["reaction.roll_x", "reaction.roll_y"]
+    path = build_native_fmu(s, tmp_path / "rolling_disc.fmu")
     r = fmpy.simulate_fmu(str(path), stop_time=1.0, output_interval=0.05, start_values=dict(TOL))
-    ref = mbsfmu.simulate(DISC, t_end=1.0, dt=0.05, rtol=1e-10, atol=1e-12, backend="c")
+    ref = mbsfmu.simulate(s, t_end=1.0, dt=0.05, rtol=1e-10, atol=1e-12, backend="c")
     for i, n in enumerate(ref.coordinate_names):
         assert np.max(np.abs(r[n] - ref.y[i])) < 1e-12, n
         assert np.max(np.abs(r[f"der({n})"] - ref.yd[i])) < 1e-11, n
     assert np.max(r["constraint_residual"]) < 1e-10
+    for name, lam in ref.multipliers().items():
+        assert np.max(np.abs(r[f"reaction.{name}"] - lam)) < 1e-10, name
     from fmpy.validation import validate_fmu
 
     assert validate_fmu(str(path)) == []
