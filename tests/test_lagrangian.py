@@ -342,8 +342,8 @@ BAD = [
      r"mass matrix is singular: the velocity of coordinate\(s\) 'z' appears in no term of the "
      r"kinetic energy"),
     ("velocity-dependent constraint", _nonholonomic, ModelError,
-     r"constraint 'rolling' is velocity-dependent \(it contains DA_x, DA_y\).*nonholonomic "
-     r"constraints A\(y,t\) y' \+ a\(y,t\) = 0 need the nonholonomic entry"),
+     r"constraint 'rolling' is velocity-dependent \(it contains DA_x, DA_y\).*a constraint on the "
+     r"velocities A\(y, t\) y' \+ a\(y, t\) = 0 is a nonholonomic_constraint\(\)"),
     ("unknown symbol in T", lambda: _unknown("kinetic_energy"), ModelError,
      r"kinetic energy 'T': unknown symbol\(s\) zeta"),
     ("unknown symbol in V", lambda: _unknown("potential_energy"), ModelError,

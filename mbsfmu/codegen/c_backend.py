@@ -30,7 +30,7 @@ class CKernel:
     def __init__(self, numeric):
         self.numeric = num = numeric
         eqs = num.eqs
-        self.f, self.m = f, m = num.f, num.m
+        self.f, self.m, self.mh = f, m, mh = num.f, num.m, num.mh
         self.source = _source(eqs)
         self.path = compile_shared(self.source, eqs.system.name)
         self.lib = lib = ctypes.CDLL(str(self.path))
@@ -49,8 +49,8 @@ class CKernel:
         self._u = np.zeros(max(expect["NU"], 1))
         self._tp = np.zeros(max(expect["NTP"], 1))
         self._has_tp = expect["NTP"] > 0
-        nout = {"dynamics": f * f + f, "constraints": m + m * f + m,
-                "constrained": f * f + f + m + m * f + 2 * m, "energy": 2}
+        nout = {"dynamics": f * f + f, "constraints": mh + m * f + m,
+                "constrained": f * f + f + mh + m * f + 2 * m, "energy": 2}
         self._prm_src = self._prm_ptr = self._u_src = self._u_ptr = None
         self._out = {}
         self._call = {}
@@ -106,10 +106,10 @@ class CKernel:
         return o[: f * f].reshape(f, f), o[f * f: f * f + f]
 
     def constraint_parts(self, t, y):
-        """c (m), C (m x f) and b' (m) at one configuration."""
+        """c (mh), C (m x f) and b' (m) at one configuration."""
         o = self._run("constraints", t, y, y, None)
-        m, f = self.m, self.f
-        return o[:m], o[m:m + m * f].reshape(m, f), o[m + m * f: 2 * m + m * f]
+        m, mh, f = self.m, self.mh, self.f
+        return o[:mh], o[mh:mh + m * f].reshape(m, f), o[mh + m * f: mh + m + m * f]
 
     def constrained_parts(self, t, y, yd, u=None):
         """M, q - k, c, C, b', b'' at one state."""
@@ -117,7 +117,7 @@ class CKernel:
         f, m = self.f, self.m
         a = f * f
         b = a + f
-        c = b + m
+        c = b + self.mh
         d = c + m * f
         e = d + m
         return (o[:a].reshape(f, f), o[a:b], o[b:c], o[c:d].reshape(m, f), o[d:e], o[e:e + m])

@@ -116,7 +116,7 @@ def aba_applicable(system) -> str | None:
     """None if the articulated-body algorithm applies to ``system``, else the reason it does not
     (structural checks only; :func:`articulated_body` may still find a pivot that is
     identically zero)."""
-    if system.loops or system.holonomic:
+    if system.constrained:
         return "the model has constraints (kinematic loops)"
     return own_coordinates(system)[1]
 

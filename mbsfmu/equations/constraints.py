@@ -16,6 +16,14 @@ All pieces are built from the frame kinematics (intermediate variables), so noth
 ever differentiated.  General constraints c(y, t) given as expressions are differentiated
 symbolically: C = dc/dy, b' = dc/dt (through t and time parameters), b'' = d/dt(C y' + b')
 with y'' = 0.
+
+Nonholonomic constraints A(y, t) y' + a(y, t) = 0 (seed 004 sec. 3.5) have no position level:
+they add rows to C, b' and b'' only,
+
+    C = A = d(A y' + a)/dy',   b' = a = (A y' + a) at y' = 0,   b'' = d/dt(A y' + a) at y'' = 0,
+
+after the m holonomic rows, so that G = [C_h; A] ((m + p) x f) and c holds the m rows of the
+position level (``Equations.n_holonomic``).
 """
 
 from __future__ import annotations
@@ -76,18 +84,32 @@ def holonomic_rows(h, system, D: TimeDerivative):
     return [(c, C, b1, b2)]
 
 
+def nonholonomic_rows(h, system, D: TimeDerivative):
+    """Row (None, A, a, A' y' + a') of a nonholonomic constraint given as the expression
+    A y' + a (linear in y', checked by the model): no position-level row."""
+    e = h.expression
+    yd = system.yd
+    A = sp.Matrix([e]).jacobian(yd)
+    a = e.xreplace({v: 0 for v in yd})
+    return [(None, A, a, D(e, without_ydd=True))]
+
+
 def constraint_equations(system, kin: Kinematics, w):
-    """Stacked c (m), C (m x f), b' (m), b'' (m) of all loops and constraints, in the order of
-    ``system.constraint_names``; rows are stored as intermediate variables."""
+    """Stacked c (m), C (m + p x f), b' (m + p), b'' (m + p) of all loops and constraints, in
+    the order of ``system.constraint_names`` (the m holonomic rows, then the p nonholonomic
+    ones, which have no row in c); rows are stored as intermediate variables."""
     rows = []
     for lp in system.loops:
         rows += loop_constraints(lp, kin, w)
     for h in system.holonomic:
         rows += holonomic_rows(h, system, kin.D)
+    for h in getattr(system, "nonholonomic", ()):
+        rows += nonholonomic_rows(h, system, kin.D)
     f = len(system.y)
     if not rows:
         return sp.zeros(0, 1), sp.zeros(0, f), sp.zeros(0, 1), sp.zeros(0, 1)
-    c = sp.Matrix([w.aux(r[0]) for r in rows])
+    held = [r for r in rows if r[0] is not None]
+    c = sp.Matrix([w.aux(r[0]) for r in held]) if held else sp.zeros(0, 1)
     C = sp.Matrix.vstack(*[w.matrix(sp.Matrix(r[1]).reshape(1, f)) for r in rows])
     b1 = sp.Matrix([w.aux(r[2]) for r in rows])
     b2 = sp.Matrix([w.aux(r[3]) for r in rows])

@@ -31,10 +31,11 @@ class Equations:
     intermediates: Intermediates
     kinematics: Kinematics
     q_applied: sp.Matrix   # the part of q from the force elements (no gravity)
-    c: sp.Matrix = None    # constraints c(y,t) = 0 (seed 000 eq. 5), m x 1
-    C: sp.Matrix = None    # constraint Jacobian dc/dy, m x f (eq. 6)
-    b1: sp.Matrix = None   # b' (eq. 6)
-    b2: sp.Matrix = None   # b'' (eq. 7)
+    c: sp.Matrix = None    # holonomic constraints c(y,t) = 0 (seed 000 eq. 5), m x 1
+    C: sp.Matrix = None    # constraint Jacobian dc/dy, then the rows A of the p nonholonomic
+                           # constraints A y' + a = 0: (m + p) x f (eq. 6)
+    b1: sp.Matrix = None   # b' (eq. 6), then a: m + p
+    b2: sp.Matrix = None   # b'' (eq. 7), then A' y' + a': m + p
 
     @property
     def M(self) -> sp.Matrix:
@@ -70,6 +71,12 @@ class Equations:
 
     @property
     def n_constraints(self) -> int:
+        """Rows of C (and b', b'', multipliers): holonomic and nonholonomic."""
+        return 0 if self.C is None else self.C.rows
+
+    @property
+    def n_holonomic(self) -> int:
+        """Rows of c: the holonomic constraints, which come first among the rows of C."""
         return 0 if self.c is None else self.c.rows
 
     @property

@@ -151,44 +151,55 @@ class NumericModel:
     # ---------------------------------------------------------------- constraints
     @property
     def m(self) -> int:
-        """Number of scalar constraints."""
+        """Number of scalar constraints (rows of C: holonomic and nonholonomic)."""
         return self.eqs.n_constraints
+
+    @property
+    def mh(self) -> int:
+        """Number of holonomic constraints (rows of c; the first rows of C)."""
+        return self.eqs.n_holonomic
 
     def _tp_at(self, t):
         return [float(v) for v in self.time_parameters(t)] if self._tp else ()
 
     def constraint_parts(self, t, y):
-        """c (m), C (m x f) and b' (m) at one configuration (seed 000 eqs. 5-6)."""
+        """c (mh), C (m x f) and b' (m) at one configuration (seed 000 eqs. 5-6; the last
+        m - mh rows of C and b' are the nonholonomic A and a)."""
         e = self.eqs
         fn = self._fn("constraints", lambda: list(e.c) + list(e.C) + list(e.b1))
         out = fn(t, y, y, self.prm, self.u, self._tp_at(t))
-        m, f = self.m, self.f
-        return (np.array(out[:m]), np.array(out[m:m + m * f]).reshape(m, f),
-                np.array(out[m + m * f:]))
+        m, mh, f = self.m, self.mh, self.f
+        return (np.array(out[:mh]), np.array(out[mh:mh + m * f]).reshape(m, f),
+                np.array(out[mh + m * f:]))
 
     def constrained_parts(self, t, y, yd, u=None):
-        """M, q - k, c, C, b', b'' at one state (seed 000 eqs. 3-7)."""
+        """M, q - k, c (mh), C (m x f), b', b'' (m) at one state (seed 000 eqs. 3-7)."""
         e = self.eqs
         fn = self._fn("constrained", lambda: (list(e.M) + list(e.q - e.k) + list(e.c) + list(e.C)
                                                + list(e.b1) + list(e.b2)))
         out = fn(t, y, yd, self.prm, self.u if u is None else u, self._tp_at(t))
-        f, m = self.f, self.m
+        f, m, mh = self.f, self.m, self.mh
         o = np.array(out)
         i = 0
         parts = []
-        for size, shape in ((f * f, (f, f)), (f, (f,)), (m, (m,)), (m * f, (m, f)), (m, (m,)),
+        for size, shape in ((f * f, (f, f)), (f, (f,)), (mh, (mh,)), (m * f, (m, f)), (m, (m,)),
                             (m, (m,))):
             parts.append(o[i:i + size].reshape(shape))
             i += size
         return tuple(parts)
 
-    def constraint_series(self, t, Y):
-        """Max-norm of c over a time series (Y has shape (f, n))."""
+    def constraint_series(self, t, Y, YD=None):
+        """The constraint residual over a time series (Y, YD of shape (f, n)): the max-norm of
+        c and, for nonholonomic constraints, of A y' + a (which needs YD)."""
         e = self.eqs
         if self.m == 0:
             return np.zeros(len(np.atleast_1d(t)))
-        fn = self._fn("residual", lambda: list(e.c), True)
-        args = self._series_args(t, Y, Y)
+        mh, yd = self.mh, sp.Matrix(self.system.yd)
+        if YD is None and self.m > mh:
+            raise ParameterError("the residual of nonholonomic constraints needs the velocities")
+        fn = self._fn("residual", lambda: list(e.c) + [(e.C[i, :] * yd)[0] + e.b1[i]
+                                                       for i in range(mh, self.m)], True)
+        args = self._series_args(t, Y, Y if YD is None else YD)
         n = len(args[0])
         c = np.stack([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args)])
         return np.max(np.abs(c), axis=0)

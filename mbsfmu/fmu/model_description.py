@@ -5,11 +5,13 @@ Variables, in value-reference order:
 * every generalized coordinate by its own name and its velocity as ``der(<name>)``: outputs,
   continuous; their start values are the initial state (``initial="exact"`` for trees,
   ``"approx"`` for models with loops, whose consistent initialization may move them);
-* ``constraint_residual`` (max-norm of c at the end of the step) for models with loops;
+* ``constraint_residual`` for models with constraints: the max-norm of c at the end of the step,
+  with nonholonomic constraints A y' + a = 0 the larger of that and max |A y' + a|;
 * the user outputs (``System.output``, ``frame_output``, ``reaction_outputs``): calculated
   outputs; those that depend on inputs list them as dependencies (direct feed-through);
-* every model constant: a parameter, ``tunable`` unless the constraints depend on it (changing
-  the geometry of a closed loop in the middle of a run would leave the state inconsistent);
+* every model constant: a parameter, ``tunable`` unless the constraints (c, or the rows
+  A y' + a of nonholonomic ones) depend on it (changing the geometry of a closed loop in the
+  middle of a run would leave the state inconsistent);
 * the solver settings ``solver_rtol``, ``solver_atol`` and ``max_internal_step``: tunable
   parameters, and ``solver``, the integration method, a tunable Integer parameter (0 = rkstab,
   1 = stiff, :data:`mbsfmu.solver_settings.SOLVERS`) whose start value the export chooses;
@@ -78,7 +80,7 @@ def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = 
     A constant without a value is a ParameterError, unless ``unset_constants`` (then its start is
     None: for builds whose caller hands every parameter value in, never for an FMU)."""
     method = check_setting("solver", solver, api=True)
-    loops = bool(system.loops or system.holonomic)
+    loops = system.constrained
     out: list[FmuVariable] = []
 
     def add(*args, **kw):
@@ -93,11 +95,15 @@ def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = 
             f"velocity of {c.name}", kind="velocity")
     if loops:
         add("constraint_residual", "output", "continuous", "calculated", None,
-            "max-norm of the constraint residual c at the end of the step", kind="residual")
+            "max-norm of the constraint residual c at the end of the step"
+            + (" and of A y' + a of the nonholonomic constraints" if system.nonholonomic else ""),
+            kind="residual")
     geometry = set()
     if loops:
         eqs = system.equations()
-        geometry = {s.name for s in eqs.expanded(eqs.c).free_symbols}
+        mh = eqs.n_holonomic  # the constants of c and of nonholonomic rows A y' + a are fixed
+        held = list(eqs.c) + list(eqs.C[mh:, :]) + list(eqs.b1[mh:, :])
+        geometry = {s.name for e in held for s in eqs.expanded(e).free_symbols}
     if system.outputs:
         from ..equations.outputs import feedthrough
 

@@ -78,7 +78,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     or ``'dae'`` (see the module docstring); tree models always run the minimal ODE.
     ``solver`` is the start value of the FMU parameter ``solver``: ``'rkstab'`` (default) or
     ``'stiff'`` (:data:`mbsfmu.solver_settings.SOLVERS`)."""
-    from ..formulations import DEFAULT_FORMULATION, check_formulation_name
+    from ..formulations import DEFAULT_FORMULATION, check_formulation_name, check_nonholonomic
     from ..model.loader import load_model
     from ..model.system import System
 
@@ -87,11 +87,12 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     if formulation is not None:
         check_formulation_name(formulation)
     formulation = formulation or DEFAULT_FORMULATION
-    if not (system.loops or system.holonomic):
+    if not system.constrained:
         formulation = DEFAULT_FORMULATION  # trees run the minimal ODE whatever was asked
     if formulation not in NATIVE_FORMULATIONS:
         raise ModelError(f"{system.name}: formulation {formulation!r} needs a system without "
                          f"constraints (for loops choose one of {', '.join(NATIVE_FORMULATIONS)})")
+    check_nonholonomic(system, formulation)
     callables = [p.name for p in system.time_parameters.values() if p.functions is not None]
     if callables:
         raise ModelError(f"{system.name}: time parameter(s) {', '.join(callables)} are given as "

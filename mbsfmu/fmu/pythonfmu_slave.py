@@ -448,9 +448,10 @@ class _NumpyBackend:
         f = numeric.f
         out = dict(zip(self._of("coordinate"), map(float, x[:f])))
         out.update(zip(self._of("velocity"), map(float, x[f:])))
-        if numeric.m:
-            c = numeric.constraint_parts(t, x[:f])[0]
-            out["constraint_residual"] = float(np.max(np.abs(c))) if len(c) else 0.0
+        if numeric.m:  # max |c|, and max |A y' + a| of nonholonomic rows
+            c, C, b1 = numeric.constraint_parts(t, x[:f])
+            r = np.concatenate((c, C[len(c):] @ x[f:] + b1[len(c):]))
+            out["constraint_residual"] = float(np.max(np.abs(r))) if len(r) else 0.0
         outputs = list(self.system.outputs.values())
         if outputs:
             expr = iter(numeric.expression_outputs(t, x[:f], x[f:], form.inputs(t)))
@@ -629,7 +630,7 @@ class MbsfmuSlave(Fmi2Slave):
 
     def _backend(self):
         """The C engine, or the numpy path where the engine cannot run this FMU (with a warning)."""
-        constrained = bool(self.system.loops or self.system.holonomic)
+        constrained = self.system.constrained
         try:
             from mbsfmu.runtime.engine import ENGINE_FORMULATIONS
 

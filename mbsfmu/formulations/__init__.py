@@ -9,6 +9,11 @@ engine's ``mbs_formulation``; the reference integrators that run them are :mod:`
 * ``qr``, ``svd`` optimal linear combinations of coordinates (seed 000 eqs. 19-31)
 * ``projection`` post-stabilization PStab (seed 004 Algorithm 3.3), option ``weighting``
 
+Nonholonomic constraints A(y, t) y' + a(y, t) = 0 (``System.nonholonomic_constraint``) add rows
+to C, b' and b'' but not to c: every formulation but ``partition`` and ``minimal`` takes them
+(:data:`NONHOLONOMIC_FORMULATIONS`); the position-level parts (Baumgarte's beta^2 c, the
+position projections, the consistent positions) use the holonomic rows only.
+
 The default for systems with loops is ``qr``: it keeps both position and velocity constraints
 to the Newton tolerance after every step (like ``projection``), and unlike ``projection`` and
 ``partition`` it needs neither a full-rank C (its rank-revealing QR takes redundant constraints)
@@ -47,9 +52,26 @@ def check_formulation_name(name) -> str:
     return name
 
 
+#: the formulations that take nonholonomic constraints
+NONHOLONOMIC_FORMULATIONS = ("qr", "svd", "projection", "baumgarte", "dae")
+
+
+def check_nonholonomic(system, name) -> None:
+    """A ParameterError if ``system`` has nonholonomic constraints and the formulation ``name``
+    (None: the default) cannot take them."""
+    rows = [h.name for h in getattr(system, "nonholonomic", ())]
+    name = check_formulation_name(name)
+    if rows and name not in NONHOLONOMIC_FORMULATIONS:
+        raise ParameterError(
+            f"{system.name}: formulation {name!r} cannot take the nonholonomic constraint(s) "
+            f"{', '.join(map(repr, rows))} (it needs constraints on the positions only); choose "
+            f"one of {', '.join(NONHOLONOMIC_FORMULATIONS)}")
+
+
 def make_formulation(name, numeric, inputs=None, **options) -> Formulation:
     """The formulation ``name`` for a NumericModel; trees always get the minimal ODE."""
     name = check_formulation_name(name)
+    check_nonholonomic(numeric.system, name)
     if numeric.m == 0 or name == "minimal":
         if numeric.m:
             raise ParameterError("formulation 'minimal' needs a system without constraints")
@@ -60,6 +82,7 @@ def make_formulation(name, numeric, inputs=None, **options) -> Formulation:
         raise ParameterError(f"formulation {name!r}: bad option ({exc})") from None
 
 
-__all__ = ["make_formulation", "check_formulation_name", "FORMULATIONS", "DEFAULT_FORMULATION", "Formulation",
+__all__ = ["make_formulation", "check_formulation_name", "check_nonholonomic",
+           "NONHOLONOMIC_FORMULATIONS", "FORMULATIONS", "DEFAULT_FORMULATION", "Formulation",
            "InputSchedule", "kkt_solve", "MinimalODE", "DAE", "Baumgarte",
            "CoordinatePartitioning", "OptimalPartitioning", "PostStabilization"]

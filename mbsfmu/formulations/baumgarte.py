@@ -4,7 +4,12 @@ The acceleration-level constraint c'' = 0 is replaced by
 
     c'' + 2 alpha c' + beta^2 c = 0,     i.e.  C y'' + b'' + 2 alpha (C y' + b') + beta^2 c = 0,
 
-so that constraint violations decay like a damped oscillator instead of drifting.  Default
+so that constraint violations decay like a damped oscillator instead of drifting.  A
+nonholonomic row A y' + a = 0 has no position level and gets the velocity term only,
+
+    A y'' + (A' y' + a') + 2 alpha (A y' + a) = 0,
+
+so its violation decays like exp(-2 alpha t).  Default
 alpha = beta = 10 1/s (critically damped at 10 rad/s): fast enough to pull the slider-crank back
 within a fraction of a second, slow enough not to make the ODE stiff for an explicit method.  The
 best pair is problem-dependent (seed 004 Tables 4.1-4.5); large values add stiffness.
@@ -31,7 +36,9 @@ class Baumgarte(DAE):
         self.alpha, self.beta = float(alpha), float(beta)
 
     def _extra(self, c, C, b1, yd):
-        return 2.0 * self.alpha * (C @ yd + b1) + self.beta**2 * c
+        extra = 2.0 * self.alpha * (C @ yd + b1)
+        extra[:len(c)] += self.beta**2 * c    # the holonomic rows (the first ones of C)
+        return extra
 
     def rhs(self, t, x):
         f = self.f

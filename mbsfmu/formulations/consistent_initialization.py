@@ -1,7 +1,8 @@
 """Consistent initial values for systems with constraints (seed 000 eqs. 5-6).
 
 Positions solve  g(y) = [c(y, t0); e(y) - e0] = 0  and velocities  [C; de/dy] y' = [-b'; e0']
-where e are the model's extra initial conditions (``System.initial_condition``; only the rows of
+(C and b' with the rows of nonholonomic constraints A y' + a = 0 too, which have no position
+level) where e are the model's extra initial conditions (``System.initial_condition``; only the rows of
 those that give a rate enter the velocity level).  Coordinates in ``fixed`` keep their given
 values; the others move by Newton's method with minimum-norm (least-squares) steps and step
 halving, starting from the given values.  The rates change by the least amount, first only the
@@ -117,15 +118,17 @@ def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, sk
     keep = [i for i, c in enumerate(s.initial_conditions) if c.name not in (skip or ())]
     if ic is not None and len(keep) < len(s.initial_conditions):
         ic = (lambda yy, f=ic[0]: f(yy)[keep], lambda yy, F=ic[1]: F(yy)[keep]) if keep else None
-    row_names = s.constraint_names + [s.initial_conditions[i].name for i in keep]
+    mh = numeric.mh
+    row_names = s.constraint_names[:mh] + [s.initial_conditions[i].name for i in keep]
 
     def residual(yy):
+        """g, its Jacobian G (holonomic rows of C and de/dy), and all rows of C and b'."""
         c, C, b1 = numeric.constraint_parts(t0, yy)
         if ic is None:
-            return c, C, b1
-        return np.concatenate((c, ic[0](yy))), np.vstack((C, ic[1](yy))), b1
+            return c, C[:mh], (C, b1)
+        return np.concatenate((c, ic[0](yy))), np.vstack((C[:mh], ic[1](yy))), (C, b1)
 
-    g, G, b1 = residual(y)
+    g, G, vel = residual(y)
     norm = np.max(np.abs(g)) if g.size else 0.0
     for _ in range(max_iter):
         if norm <= tol:
@@ -135,10 +138,10 @@ def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, sk
         while lam > 1e-4:
             y_try = y.copy()
             y_try[free] += lam * step
-            g_try, G_try, b1_try = residual(y_try)
-            n_try = np.max(np.abs(g_try))
+            g_try, G_try, vel_try = residual(y_try)
+            n_try = np.max(np.abs(g_try), initial=0.0)
             if np.isfinite(n_try) and n_try < norm:
-                y, g, G, b1, norm = y_try, g_try, G_try, b1_try, n_try
+                y, g, G, vel, norm = y_try, g_try, G_try, vel_try, n_try
                 break
             lam /= 2
         else:
@@ -155,12 +158,12 @@ def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, sk
             + (f". It cannot hold together with: {culprits} (without any one of these a "
                "consistent state exists)" if culprits else ""))
 
-    # velocities: C y' = -b' plus the rates of initial conditions that give one
-    A, rhs = G[: numeric.m], -b1
+    # velocities: C y' = -b' (all rows) plus the rates of initial conditions that give one
+    A, rhs = vel[0], -vel[1]
     if ic is not None:
         rows = [r for r, i in enumerate(keep) if s.initial_conditions[i].rate is not None]
         if rows:
-            A = np.vstack((A, G[numeric.m:][rows]))
+            A = np.vstack((A, G[mh:][rows]))
             rhs = np.concatenate((rhs, [s.initial_conditions[keep[r]].rate for r in rows]))
     coords = list(s.coordinates_.values())
     held_rates = {j for j, co in enumerate(coords)

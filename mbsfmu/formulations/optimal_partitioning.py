@@ -16,7 +16,9 @@ With the minimum-norm particular solutions  theta = -C^+ b'  and  gamma = -C^+ b
 (eq. 31 of the seed prints the bracket with the opposite sign; the form above follows from
 eq. 29 and is the one that reproduces the equations of motion.)  After each accepted step the
 positions are corrected by minimum-norm Gauss-Newton steps  y <- y - C^+ c  and the velocities
-by eq. 30, so neither level drifts.  The rank is decided with the tolerance ``rank_tol``
+by eq. 30, so neither level drifts.  With nonholonomic rows A y' + a = 0 (the last rows of C)
+the Gauss-Newton steps use the holonomic rows C_h of C only (the positions have no other
+condition), eqs. 30 and 31 all rows.  The rank is decided with the tolerance ``rank_tol``
 relative to the largest singular value / pivot (default 1e-9), which makes redundant
 constraints (rank-deficient C, e.g. a planar four-bar closed in 3D) harmless: only r = rank(C)
 directions are constrained.
@@ -121,10 +123,11 @@ class OptimalPartitioning(Formulation):
         y, v = x[:f].copy(), x[f:]
         num = self.numeric
         c, C, b1 = num.constraint_parts(t, y)
+        mh = len(c)
         for _ in range(self.newton_max):
-            if np.max(np.abs(c)) <= self.newton_tol:
+            if np.max(np.abs(c), initial=0.0) <= self.newton_tol:
                 break
-            y -= self.decompose(C).pinv_solve(c)
+            y -= self.decompose(C[:mh]).pinv_solve(c)
             c, C, b1 = num.constraint_parts(t, y)
         else:
             raise ConstraintError(

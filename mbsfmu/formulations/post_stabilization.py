@@ -9,6 +9,10 @@ is projected back onto the invariant manifold h(y, y') = (c, C y' + b') = 0 with
                                  correction stops early once max |c| <= newton_tol)
     y' <- y' - F (C y' + b')    (with C, b' at the corrected y)
 
+Nonholonomic rows A y' + a = 0 (the last rows of C) take part in the velocity correction only
+(seed 004 eq. 3.75): the position corrections use F_h = W_h (C_h W_h)^-1 of the holonomic rows
+C_h (W_h = M^-1 C_h^T), the velocity correction F of all rows of C.
+
 ``weighting='identity'`` uses the better-conditioned F = C^T (C C^T)^-1 of eq. 3.69 (Remark
 3.4), advisable when very heavy and very light bodies are mixed.  M and C are evaluated once at
 the new point and reused for the position iterations, as in Algorithm 3.3.
@@ -62,10 +66,12 @@ class PostStabilization(DAE):
         num = self.numeric
         M, _, c, C, b1, _ = num.constrained_parts(t, y, yd, self.inputs(t))
         F = self._F(t, y, M, C)
+        mh = len(c)
+        Fh = F if mh == len(C) else self._F(t, y, M, C[:mh])
         for _ in range(self.iterations):
             if not np.max(np.abs(c), initial=0.0) > self.newton_tol:
                 break
-            y -= F @ c
+            y -= Fh @ c
             c, C, b1 = num.constraint_parts(t, y)
         yd -= F @ (C @ yd + b1)
         return np.concatenate((y, yd))

@@ -153,6 +153,15 @@ class HolonomicConstraint:
 
 
 @dataclass
+class NonholonomicConstraint:
+    """A constraint on the velocities, linear in them: A(y, t) y' + a(y, t) = 0, given as the
+    expression A y' + a (one row)."""
+
+    name: str
+    expression: sp.Expr
+
+
+@dataclass
 class InitialCondition:
     """An extra condition  expression(y) = value  (and optionally  d/dt expression = rate)
     used only to find consistent initial values of a system with constraints."""

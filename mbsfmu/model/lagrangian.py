@@ -3,7 +3,8 @@ natural coordinates or any other coordinates (seed 003 ch. 1-3).
 
 Instead of bodies placed in frames, the user gives the kinetic energy T(y, y', t), the potential
 V(y, t) (or a Lagrangian L = T - V), a Rayleigh dissipation function R(y, y', t), generalized
-forces Q(y, y', t, u) and holonomic constraints c(y, t) = 0.  Lagrange's equations of the first
+forces Q(y, y', t, u), holonomic constraints c(y, t) = 0 and nonholonomic constraints
+A(y, t) y' + a(y, t) = 0.  Lagrange's equations of the first
 kind (seed 003 eq. 1.2.1, derived in :mod:`mbsfmu.equations.lagrange`) give the same
 ``M y'' + k = q`` with constraints as :class:`~mbsfmu.model.System`, so simulation, code
 generation, the C engine and both FMU flavours take a LagrangianSystem unchanged::
@@ -340,9 +341,17 @@ class LagrangianSystem(System):
             raise ModelError(
                 f"{where} is velocity-dependent (it contains {', '.join(sorted(map(str, vel)))}): a "
                 "holonomic constraint c(y, t) = 0 may depend on coordinates, time, time parameters "
-                "and constants only; nonholonomic constraints A(y,t) y' + a(y,t) = 0 need the "
-                "nonholonomic entry (not available yet)")
+                "and constants only; a constraint on the velocities A(y, t) y' + a(y, t) = 0 is a "
+                "nonholonomic_constraint()")
         return super().constraint(name, e)
+
+    def nonholonomic_constraint(self, name: str, expression) -> str:
+        """A nonholonomic constraint A(y, t) y' + a(y, t) = 0, given as the scalar A y' + a
+        (see :meth:`System.nonholonomic_constraint`; ``velocity(point)`` helps build it)."""
+        if isinstance(expression, (sp.MatrixBase, list, tuple, set, dict)) or getattr(
+                expression, "shape", ()) != ():  # a 1 x 1 matrix is its element, others refused
+            expression = self._scalar(expression, f"nonholonomic constraint {name!r}")
+        return super().nonholonomic_constraint(name, expression)
 
     def distance(self, name: str, a, b, length) -> str:
         """|a - b|^2 - length^2 = 0 (seed 003 sec. 2.5, rigidity)."""

@@ -41,6 +41,7 @@ from .elements import (
     InitialCondition,
     Input,
     LoopClosure,
+    NonholonomicConstraint,
     Output,
     SpringDamper,
     TimeParameter,
@@ -102,6 +103,7 @@ class System:
         self.generalized_forces: list[GeneralizedForce] = []
         self.loops: list[LoopClosure] = []
         self.holonomic: list[HolonomicConstraint] = []
+        self.nonholonomic: list[NonholonomicConstraint] = []
         self.initial_conditions: list[InitialCondition] = []
         self.outputs: dict[str, Output] = {}
         self.gravity_vector = sp.zeros(3, 1)
@@ -498,14 +500,61 @@ class System:
         e = self.expr(expression, where)
         bad = e.free_symbols & (set(self.yd) | {u.symbol for u in self.inputs.values()})
         if bad:
+            hint = ("; a constraint on the velocities, A(y, t) y' + a(y, t) = 0, is a "
+                    "nonholonomic_constraint()" if bad & set(self.yd) else "")
             raise ModelError(f"{where}: a holonomic constraint may depend on coordinates, time, "
-                             f"time parameters and constants only, not on {sorted(map(str, bad))}")
+                             f"time parameters and constants only, not on {sorted(map(str, bad))}"
+                             + hint)
         if not (e.free_symbols & set(self.y)):
             raise ModelError(f"{where}: {e} does not depend on any coordinate")
         el = HolonomicConstraint(name, e)
         self._claim(name, where, CONSTRAINTS)
         self.holonomic.append(el)
         return name
+
+    def nonholonomic_constraint(self, name: str, expression) -> str:
+        """A nonholonomic constraint A(y, t) y' + a(y, t) = 0 given as the expression
+        A y' + a in the rates ``D<coordinate>`` (seed 004 sec. 3.5, eq. 3.75), e.g. a knife
+        edge that cannot slide sideways: ``nonholonomic_constraint('edge', -sin(th)*Dx +
+        cos(th)*Dy)``.
+
+        The expression must be linear in the rates (checked by differentiating twice with
+        respect to them), contain at least one rate and no acceleration; it may depend on
+        coordinates, time, time parameters and constants.  Its row enters the velocity and
+        acceleration levels (C y' + b' = 0 and C y'' + b'' = 0 with C = A, b' = a,
+        b'' = A' y' + a'), not the position level c(y, t) = 0."""
+        where = f"nonholonomic constraint {name!r}"
+        acc = {str(a) for a in self.ydd}
+        try:
+            raw = (sp.sympify(expression, locals=dict(self._namespace)) if isinstance(expression, str)
+                   else sp.sympify(expression))
+        except (sp.SympifyError, TypeError, SyntaxError):
+            raw = None
+        found = sorted(str(x) for x in getattr(raw, "free_symbols", ()) if str(x) in acc)
+        if found:
+            raise ModelError(f"{where}: contains the acceleration(s) {', '.join(found)}; a "
+                             "nonholonomic constraint A(y, t) y' + a(y, t) = 0 may depend on the "
+                             "rates D<coordinate> (linearly), coordinates, time, time parameters "
+                             "and constants only")
+        e = self.expr(expression, where)
+        bad = e.free_symbols & {u.symbol for u in self.inputs.values()}
+        if bad:
+            raise ModelError(f"{where}: may not depend on the input(s) {sorted(map(str, bad))}")
+        bad = e.free_symbols & {p.acceleration for p in self.time_parameters.values()}
+        if bad:
+            raise ModelError(f"{where}: may not depend on {sorted(map(str, bad))}: its derivative "
+                             "b'' would need the third derivative of the time parameter (p and "
+                             "D<p> are allowed)")
+        check_linear_in_rates(e, self.yd, where, self._sample_values())
+        el = NonholonomicConstraint(name, e)
+        self._claim(name, where, CONSTRAINTS)
+        self.nonholonomic.append(el)
+        return name
+
+    @property
+    def constrained(self) -> bool:
+        """True if the model has constraint rows (loops, holonomic or nonholonomic constraints)."""
+        return bool(self.loops or self.holonomic or self.nonholonomic)
 
     # ------------------------------------------------------------------ outputs
     _FRAME_QUANTITIES = {"position": ("x", "y", "z"), "velocity": ("vx", "vy", "vz"),
@@ -565,12 +614,14 @@ class System:
 
     @property
     def constraint_names(self) -> list[str]:
-        """One name per scalar constraint: ``loop.x``, ``loop.rz`` or the constraint's name."""
+        """One name per scalar constraint: ``loop.x``, ``loop.rz`` or the constraint's name;
+        the rows of c (loops, then holonomic constraints) first, then the nonholonomic ones."""
         names = []
         for lp in self.loops:
             names += [f"{lp.name}.{ax}" for ax in lp.translations]
             names += [f"{lp.name}.r{ax}" for ax in lp.rotations]
         names += [h.name for h in self.holonomic]
+        names += [h.name for h in self.nonholonomic]
         return names
 
     # ------------------------------------------------------------------ queries
@@ -621,9 +672,10 @@ class System:
         forces = ([e.name for e in self.spring_dampers] + [e.name for e in self.applied]
                   + [e.name for e in self.generalized_forces])
         lines.append(f"  force elements ({len(forces)}): " + ", ".join(forces))
-        if self.loops or self.holonomic:
-            lines.append(f"  constraints ({len(self.constraint_names)}): "
-                         + ", ".join(self.constraint_names))
+        if self.constrained:
+            nh = {h.name for h in self.nonholonomic}
+            lines.append(f"  constraints ({len(self.constraint_names)}): " + ", ".join(
+                n + (" (nonholonomic)" if n in nh else "") for n in self.constraint_names))
         return "\n".join(lines)
 
 
@@ -654,6 +706,37 @@ NATURAL_COORDINATES_HINT = (
     "wrong velocities (omega from R' R^T) and a wrong, singular mass matrix here: model such "
     "bodies with the Lagrangian front end (LagrangianSystem), or give the position of the "
     "centre of gravity directly with rel_pos instead of placing it through this rotation")
+
+
+def check_linear_in_rates(e: sp.Expr, rates, where: str, constants: dict) -> None:
+    """A ModelError unless ``e`` is linear in the ``rates`` and contains at least one: every
+    second derivative d2e/dv_i dv_j must vanish.  Checked by differentiating, never by
+    simplifying; a second derivative that is not zero as printed (an unsimplified form of zero)
+    is evaluated at random values of its symbols (constants at their values) and passes only if
+    it is zero there to rounding."""
+    import numpy as np
+
+    rates = [v for v in rates if v in e.free_symbols]
+    if not rates:
+        raise ModelError(f"{where}: {e} contains no rate D<coordinate>; a condition on the "
+                         "positions alone is a holonomic constraint: use constraint()")
+    first = {v: sp.diff(e, v) for v in rates}
+    rng = np.random.default_rng(2)
+    for i, v in enumerate(rates):
+        for w in rates[i:]:
+            d2 = sp.diff(first[v], w)
+            if d2 == 0:
+                continue
+            free = sorted(d2.free_symbols - set(constants), key=str)
+            fn = sp.lambdify([free, list(constants)], d2, "numpy")
+            with np.errstate(all="ignore"):
+                vals = [complex(fn(rng.uniform(-2.0, 2.0, len(free)), list(constants.values())))
+                        for _ in range(3)]
+            if any(abs(x) > 1e-9 for x in vals if np.isfinite(x)):
+                pair = f"{v}^2" if v == w else f"{v}*{w}"
+                raise ModelError(f"{where}: {e} is not linear in the rates (its second derivative "
+                                 f"by {pair} is {d2}); a nonholonomic constraint must have the form "
+                                 "A(y, t) y' + a(y, t) = 0")
 
 
 def check_rotation_matrix(R: sp.Matrix, where: str, constants: dict, samples: int = 3,

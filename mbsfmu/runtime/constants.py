@@ -10,7 +10,8 @@ the two implementations cannot drift:
   QR/SVD decompositions, the Newton tolerance and iteration limit of the projections, the
   iterations and weightings of PStab, the condition limit of coordinate partitioning),
 * the packed layout of the generated ``mbs_constrained`` output: M (f x f, row-major), q - k (f),
-  c (m), C (m x f, row-major), b' (m), b'' (m) -- :func:`constrained_layout`.
+  c (nh), C (m x f, row-major), b' (m), b'' (m) with m rows of which the first nh are holonomic
+  (the others nonholonomic, without a row in c) -- :func:`constrained_layout`.
 """
 
 from __future__ import annotations
@@ -63,9 +64,11 @@ STIFFNESS = {
 WEIGHTINGS = {"mass": 0, "identity": 1}
 
 
-def constrained_layout(f: int, m: int) -> dict[str, slice]:
-    """Where each quantity sits in the output of ``mbs_constrained`` (f coordinates, m rows)."""
-    sizes = (("M", f * f), ("h", f), ("c", m), ("C", m * f), ("b1", m), ("b2", m))
+def constrained_layout(f: int, m: int, nh: int | None = None) -> dict[str, slice]:
+    """Where each quantity sits in the output of ``mbs_constrained`` (f coordinates, m rows of
+    C of which ``nh`` (default: all) are holonomic and have a row in c)."""
+    nh = m if nh is None else nh
+    sizes = (("M", f * f), ("h", f), ("c", nh), ("C", m * f), ("b1", m), ("b2", m))
     out, start = {}, 0
     for name, n in sizes:
         out[name] = slice(start, start + n)

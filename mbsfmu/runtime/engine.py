@@ -98,6 +98,10 @@ class Engine:
         if self.formulation not in ENGINE_FORMULATIONS:
             raise ParameterError(f"unknown formulation {self.formulation!r}; choose one of "
                                  f"{', '.join(ENGINE_FORMULATIONS)}")
+        if self.sizes["nc"]:
+            from ..formulations import check_nonholonomic
+
+            check_nonholonomic(system, self.formulation)
         opts = self._engine_options(dict(options or {}))
         if method not in constants.METHOD_KINDS:
             raise ParameterError(f"unknown engine method {method!r}; choose one of "

@@ -28,7 +28,8 @@ static double max_abs(int n, const double *a)
     return r;
 }
 
-/* c, C, b' at (t, y) in F->split (from its c on, in the layout of mbs_constraints), with the
+/* c (mh), C (m x f), b' (m) at (t, y) in F->split (from its c on, in the layout of
+ * mbs_constraints: the first mh rows of C are holonomic, the others nonholonomic), with the
  * intermediates that mbs_constrained_velocities reads after them: kept from the last evaluation
  * at the same t and y, else evaluated.  An integrator evaluates the right-hand side at the point
  * it has just projected, and the outputs want c, C and the multipliers at the point just
@@ -242,7 +243,7 @@ static int rhs_minimal(mbs_form *F, double t, const double *x, double *xdot)
 
 static int rhs_optimal(mbs_form *F, double t, const double *x, double *xdot)
 {
-    const int f = F->f, m = F->m;
+    const int f = F->f, m = F->m, mh = F->mh;
     const double *y = x, *v = x + f;
     double *w = F->work;
     int *iw = F->iwork;
@@ -250,7 +251,7 @@ static int rhs_optimal(mbs_form *F, double t, const double *x, double *xdot)
     double *cs = positions_at(F, t, y), *cp = F->split;
     double *J = take(&w, f * f), *theta = take(&w, f), *r = take(&w, f), *s = take(&w, f);
     double *gamma = take(&w, f), *red = take(&w, 2 * f * f + 3 * f);
-    const double *C = cs + m, *b1 = cs + m + m * f;
+    const double *C = cs + mh, *b1 = cs + mh + m * f;
     decomp D;
     int k, i, rc;
     decomp_alloc(&D, f, m, F->kind == MBS_FORM_SVD, &w, &iw);
@@ -271,7 +272,7 @@ static int rhs_optimal(mbs_form *F, double t, const double *x, double *xdot)
     memcpy(xdot, theta, sizeof(double) * (size_t)f);
     mbs_gemv(0, f, k, 1.0, J, s, 1.0, xdot);
     F->velocities(t, y, xdot, F->prm, F->u, F->tp, cp);
-    decomp_solve(&D, cp + f * f + f + m + m * f + m, gamma);
+    decomp_solve(&D, b1 + m, gamma); /* b'' follows b' */
     for (i = 0; i < f; i++)
         gamma[i] = -gamma[i];
     rc = reduced_accelerations(f, k, cp, cp + f * f, J, gamma, xdot + f, red);
@@ -285,18 +286,18 @@ static int rhs_optimal(mbs_form *F, double t, const double *x, double *xdot)
 
 static int rhs_baumgarte(mbs_form *F, double t, const double *x, double *xdot)
 {
-    const int f = F->f, m = F->m;
+    const int f = F->f, m = F->m, mh = F->mh;
     const double *y = x, *v = x + f;
     const double *cp = constrained_at(F, t, y, v);
     double *b2m = F->work, *lambda = b2m + m, *kw = lambda + m;
-    const double *M = cp, *h = cp + f * f, *c = h + f, *C = c + m, *b1 = C + m * f, *b2 = b1 + m;
+    const double *M = cp, *h = cp + f * f, *c = h + f, *C = c + mh, *b1 = C + m * f, *b2 = b1 + m;
     int i, l, rc;
     char at[160];
-    for (i = 0; i < m; i++) {
+    for (i = 0; i < m; i++) { /* nonholonomic rows (i >= mh): the velocity term only */
         double cv = b1[i];
         for (l = 0; l < f; l++)
             cv += C[i * f + l] * v[l];
-        b2m[i] = b2[i] + 2.0 * F->alpha * cv + F->beta * F->beta * c[i];
+        b2m[i] = b2[i] + 2.0 * F->alpha * cv + (i < mh ? F->beta * F->beta * c[i] : 0.0);
     }
     rc = mbs_solve_kkt(f, m, M, C, h, b2m, xdot + f, lambda, kw);
     if (rc != 0) {
@@ -471,26 +472,27 @@ int mbs_form_projects(int kind)
            kind == MBS_FORM_PARTITION;
 }
 
-/* QR and SVD: Gauss-Newton with minimum-norm steps, then eq. 30 */
+/* QR and SVD: Gauss-Newton with minimum-norm steps on the holonomic rows, then eq. 30 (all rows) */
 static int project_optimal(mbs_form *F, double t, double *x)
 {
-    const int f = F->f, m = F->m;
+    const int f = F->f, m = F->m, mh = F->mh;
     double *y = x, *v = x + f, *w = F->work;
     int *iw = F->iwork;
-    const double *cs = F->split + f * f + f, *c = cs, *C = cs + m, *b1 = cs + m + m * f;
+    const double *cs = F->split + f * f + f, *c = cs, *C = cs + mh, *b1 = cs + mh + m * f;
     double *d = take(&w, f), *r = take(&w, m);
-    decomp D;
+    decomp D, Dh; /* of C, and of its first mh (holonomic) rows */
     int it, i;
     double res;
     decomp_alloc(&D, f, m, F->kind == MBS_FORM_SVD, &w, &iw);
+    decomp_alloc(&Dh, f, mh, F->kind == MBS_FORM_SVD, &w, &iw);
     for (it = 0;; it++) {
         positions_at(F, t, y);
-        res = max_abs(m, c);
+        res = max_abs(mh, c);
         if (res <= F->newton_tol || it == F->newton_max || !isfinite(res))
             break;
-        if (decomp_factor(&D, F, C, NULL) != 0)
+        if (decomp_factor(&Dh, F, C, NULL) != 0)
             break;
-        decomp_solve(&D, c, d);
+        decomp_solve(&Dh, c, d);
         for (i = 0; i < f; i++)
             y[i] -= d[i];
     }
@@ -518,12 +520,13 @@ static int project_optimal(mbs_form *F, double t, double *x)
 /* PStab (seed 004 eqs. 3.66, 3.68, 3.69) */
 static int project_pstab(mbs_form *F, double t, double *x)
 {
-    const int f = F->f, m = F->m;
+    const int f = F->f, m = F->m, mh = F->mh;
     double *y = x, *v = x + f, *w = F->work;
     double *W = take(&w, f * m), *S = take(&w, m * m), *z = take(&w, m), *col = take(&w, f);
     double *Linv = take(&w, f), *Sinv = take(&w, m); /* reciprocals of the factors' diagonals */
+    double *Sh = S, *Shinv = Sinv; /* C_h W_h of the holonomic rows: S itself if all are */
     double *M = F->split; /* M, then c, C, b' at y, and after each correction at the new y */
-    const double *c = M + f * f + f, *C = c + m, *b1 = C + m * f;
+    const double *c = M + f * f + f, *C = c + mh, *b1 = C + m * f;
     int i, j, it, rc;
     char at[160];
     if (F->weighting == 0) {
@@ -548,7 +551,16 @@ static int project_pstab(mbs_form *F, double t, double *x)
     }
     mbs_gemm(0, m, m, f, C, W, S); /* C M^-1 C^T or C C^T */
     F->nproj++;
+    if (mh < m) { /* nonholonomic rows: the positions are corrected with the leading block */
+        Sh = take(&w, mh * mh);
+        Shinv = take(&w, mh);
+        for (i = 0; i < mh; i++)
+            for (j = 0; j < mh; j++)
+                Sh[i * mh + j] = S[i * m + j];
+    }
     rc = mbs_chol_factor_inv(m, S, Sinv);
+    if (rc == 0 && Sh != S)
+        rc = mbs_chol_factor_inv(mh, Sh, Shinv);
     if (rc != 0) {
         snprintf(F->message, sizeof F->message,
                  "projection impossible %s: C M^-1 C^T is singular (redundant constraints or a "
@@ -556,9 +568,12 @@ static int project_pstab(mbs_form *F, double t, double *x)
                  where(F, t, y, at, sizeof at));
         return rc;
     }
-    for (it = 0; it < F->iterations && !(max_abs(m, c) <= F->newton_tol); it++) {
-        memcpy(z, c, sizeof(double) * (size_t)m);
-        mbs_chol_solve_inv(m, S, Sinv, z);
+    /* y <- y - W_h (C_h W_h)^-1 c: z is zero in the nonholonomic rows (seed 004 eq. 3.75) */
+    for (it = 0; it < F->iterations && !(max_abs(mh, c) <= F->newton_tol); it++) {
+        memcpy(z, c, sizeof(double) * (size_t)mh);
+        mbs_chol_solve_inv(mh, Sh, Shinv, z);
+        for (i = mh; i < m; i++)
+            z[i] = 0.0;
         mbs_gemv(0, f, m, -1.0, W, z, 1.0, y);
         positions_at(F, t, y);
     }
@@ -645,12 +660,28 @@ int mbs_form_project(void *ctx, double t, double *x)
     }
 }
 
-double mbs_form_residual(mbs_form *F, double t, const double *y)
+double mbs_form_residual(mbs_form *F, double t, const double *x)
 {
-    if (F->m == 0)
+    const int f = F->f, m = F->m, mh = F->mh;
+    const double *c, *C, *b1;
+    double r;
+    int i, l;
+    if (m == 0)
         return 0.0;
     eval_tp(F, t);
-    return max_abs(F->m, positions_at(F, t, y));
+    c = positions_at(F, t, x);
+    C = c + mh;
+    b1 = C + m * f;
+    r = max_abs(mh, c);
+    for (i = mh; i < m; i++) { /* A y' + a of the nonholonomic rows */
+        double a = b1[i];
+        for (l = 0; l < f; l++)
+            a += C[i * f + l] * x[f + l];
+        a = fabs(a);
+        if (!(a <= r))
+            r = a;
+    }
+    return r;
 }
 
 /* ---------------------------------------------------------------- Lagrange multipliers */
@@ -692,13 +723,13 @@ failed:
 
 int mbs_form_multipliers(mbs_form *F, double t, const double *x, double *lambda)
 {
-    const int f = F->f, m = F->m;
+    const int f = F->f, m = F->m, mh = F->mh;
     const double *cp;
     if (m == 0)
         return 0;
     eval_tp(F, t);
     cp = constrained_at(F, t, x, x + f);
-    return multipliers_at(F, t, cp, cp + f * f, cp + f * f + f + m, cp + f * f + f + 2 * m + m * f,
+    return multipliers_at(F, t, cp, cp + f * f, cp + f * f + f + mh, cp + f * f + f + mh + m + m * f,
                           lambda, F->work, F->iwork);
 }
 
@@ -712,25 +743,26 @@ int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double
     eval_tp(F, t);
     cp = constrained_at(F, t, x, x + f);
     memset(zero, 0, sizeof(double) * (size_t)m);
-    return multipliers_at(F, t, cp, dh, cp + f * f + f + m, zero, dlambda, w, F->iwork);
+    return multipliers_at(F, t, cp, dh, cp + f * f + f + F->mh, zero, dlambda, w, F->iwork);
 }
 
 /* ---------------------------------------------------------------- consistent initialization */
 
-/* g = [c; e - e0] and G = [C; E] at y (R = m + nic rows). cs and ie are scratch. */
+/* g = [c; e - e0] and G = [C_h; E] at y (mh + nic rows: the holonomic rows C_h of C). cs (c, C,
+ * b' of all rows) and ie are scratch. */
 static void init_residual(mbs_form *F, double t, const double *y, const double *e0, double *cs,
                           double *ie, double *g, double *G)
 {
-    const int f = F->f, m = F->m, nic = F->nic;
+    const int f = F->f, mh = F->mh, nic = F->nic;
     int i;
     F->constraints(t, y, y, F->prm, F->u, F->tp, cs);
-    memcpy(g, cs, sizeof(double) * (size_t)m);
-    memcpy(G, cs + m, sizeof(double) * (size_t)(m * f));
+    memcpy(g, cs, sizeof(double) * (size_t)mh);
+    memcpy(G, cs + mh, sizeof(double) * (size_t)(mh * f));
     if (nic > 0) {
         F->initial_conditions(t, y, y, F->prm, F->u, F->tp, ie);
         for (i = 0; i < nic; i++)
-            g[m + i] = ie[i] - e0[i];
-        memcpy(G + m * f, ie + nic, sizeof(double) * (size_t)(nic * f));
+            g[mh + i] = ie[i] - e0[i];
+        memcpy(G + mh * f, ie + nic, sizeof(double) * (size_t)(nic * f));
     }
 }
 
@@ -761,11 +793,12 @@ int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *f
                         const unsigned char *held_rates, const double *e0, const double *rate,
                         const unsigned char *has_rate, double tol, int max_iter, int *bad_row)
 {
-    const int f = F->f, m = F->m, nic = F->nic, R = m + nic;
+    /* R rows at most: Rp = mh + nic of g at the position level, m + nic at the velocity level */
+    const int f = F->f, m = F->m, mh = F->mh, nic = F->nic, R = m + nic, Rp = mh + nic;
     double *cs = F->work, *ie = cs + 2 * m + m * f, *g = ie + nic + nic * f, *G = g + R;
     double *gt = G + R * f, *Gt = gt + R, *A = Gt + R * f, *tau = A + f * R, *step = tau + R + 1;
     double *y = step + f, *v = y + f, *rhs = v + f, *dv = rhs + R, *v0 = dv + f;
-    const double *b1 = cs + m + m * f;
+    const double *b1 = cs + mh + m * f;
     int *perm = F->iwork, *freeidx = F->iwork + R, *moveidx = freeidx + f;
     int nfree = 0, nmove = 0, it, i, j, rank, nrow, worst;
     double norm, vmax, vres = -1.0;
@@ -779,15 +812,15 @@ int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *f
             freeidx[nfree++] = j;
 
     init_residual(F, t, y, e0, cs, ie, g, G);
-    norm = max_abs(R, g);
+    norm = max_abs(Rp, g);
     for (it = 0; it < max_iter && !(norm <= tol) && nfree > 0; it++) {
         double lam = 1.0;
         int accepted = 0;
-        if (qr_of_transpose(R, f, G, freeidx, nfree, A, tau, perm, &rank, F->rank_tol) != 0)
+        if (qr_of_transpose(Rp, f, G, freeidx, nfree, A, tau, perm, &rank, F->rank_tol) != 0)
             break;
-        for (i = 0; i < R; i++)
+        for (i = 0; i < Rp; i++)
             gt[i] = -g[i];
-        mbs_qr_solve_minnorm(nfree, R, A, tau, perm, rank, gt, step);
+        mbs_qr_solve_minnorm(nfree, Rp, A, tau, perm, rank, gt, step);
         while (lam > 1e-4) {
             double ntry;
             double *ytry = dv; /* scratch f */
@@ -795,11 +828,11 @@ int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *f
             for (i = 0; i < nfree; i++)
                 ytry[freeidx[i]] += lam * step[i];
             init_residual(F, t, ytry, e0, cs, ie, gt, Gt);
-            ntry = max_abs(R, gt);
+            ntry = max_abs(Rp, gt);
             if (isfinite(ntry) && ntry < norm) {
                 memcpy(y, ytry, sizeof(double) * (size_t)f);
-                memcpy(g, gt, sizeof(double) * (size_t)R);
-                memcpy(G, Gt, sizeof(double) * (size_t)(R * f));
+                memcpy(g, gt, sizeof(double) * (size_t)Rp);
+                memcpy(G, Gt, sizeof(double) * (size_t)(Rp * f));
                 norm = ntry;
                 accepted = 1;
                 break;
@@ -811,17 +844,21 @@ int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *f
     }
     if (!(norm <= tol)) {
         worst = 0;
-        for (i = 1; i < R; i++)
+        for (i = 1; i < Rp; i++)
             if (fabs(g[i]) > fabs(g[worst]))
                 worst = i;
-        *bad_row = worst;
+        *bad_row = worst < mh ? worst : m + worst - mh; /* the rows of c, then of e */
         snprintf(F->message, sizeof F->message,
                  "violated by %.3g after Newton from the given values (%d coordinate(s) free)",
-                 R > 0 ? fabs(g[worst]) : 0.0, nfree);
+                 Rp > 0 ? fabs(g[worst]) : 0.0, nfree);
         return 1;
     }
-    /* velocities: rows of C, then rows of E whose condition gives a rate; cs holds b' at y */
+    /* velocities: all rows of C (nonholonomic ones too), then rows of E whose condition gives a
+     * rate; cs holds C and b' at y, G = [C_h; E]: E moves down to row m, C takes rows 0..m */
     init_residual(F, t, y, e0, cs, ie, g, G);
+    if (mh < m && nic > 0)
+        memmove(G + m * f, G + mh * f, sizeof(double) * (size_t)(nic * f));
+    memcpy(G, cs + mh, sizeof(double) * (size_t)(m * f));
     nrow = 0;
     for (i = 0; i < R; i++) {
         if (i >= m && !has_rate[i - m])

@@ -5,6 +5,13 @@
  * (tests compare both).  The state is x = [y, y'] (f coordinates and their rates); the model's
  * generated functions provide M, q - k, c, C, b', b'' and the extra initial conditions e(y),
  * E = de/dy.  Equation numbers refer to seed 000 unless marked 3.xx (seed 004).
+ *
+ * Nonholonomic constraints A(y, t) y' + a(y, t) = 0 are rows of C (A), b' (a) and b'' (A' y' + a')
+ * after the mh holonomic ones, without a row in c: G = [C_h; A] is m x f, c has mh rows.  Every
+ * velocity- and acceleration-level step below uses all m rows; the position level (Baumgarte's
+ * beta^2 c, the Gauss-Newton and PStab position corrections, the consistent positions) the mh
+ * holonomic rows only, so a purely nonholonomic system (mh = 0) is projected on the velocity
+ * level alone (seed 004 eq. 3.75).  MBS_FORM_PARTITION needs mh == m.
  * The kind numbers are those of mbsfmu.runtime.constants.FORMULATION_KINDS.
  *
  *  MBS_FORM_MINIMAL    trees (m = 0):  M y'' = q - k, Cholesky                                (eq. 1)
@@ -19,11 +26,12 @@
  *                      max|c| <= newton_tol, then y' <- y' - C^+ (C y' + b').  The rank is decided
  *                      with rank_tol relative to |R_00| or s_0: redundant constraints are harmless.
  *  MBS_FORM_BAUMGARTE  [M C^T; C 0] [y''; -lambda] = [q - k; -(b'' + 2 alpha (C y' + b') + beta^2 c)]
+ *                      (beta^2 c in the holonomic rows only)
  *  MBS_FORM_DAE        (seed 004 sec. 2); alpha = beta = 0 is the plain index-1 DAE (eqs. 8-9)
  *  MBS_FORM_PROJECTION the index-1 DAE and after each step PStab (3.66, 3.68):
  *                        F = W (C W)^-1,  W = M^-1 C^T (weighting 0) or C^T (1, eq. 3.69)
- *                        y <- y - F c(y)  `iterations` times (fewer once max |c| <= newton_tol),
- *                        F kept from the first,
+ *                        y <- y - F_h c(y)  `iterations` times (fewer once max |c| <= newton_tol),
+ *                        F_h = W_h (C_h W_h)^-1 of the holonomic rows, kept from the first,
  *                        y' <- y' - F (C y' + b')  with C, b' at the corrected y
  *  MBS_FORM_PARTITION  coordinate partitioning (eqs. 11-18): with C = [C_i C_d],
  *                        y'_d = -C_d^-1 (C_i y'_i + b'),  J_i = [I; -C_d^-1 C_i],
@@ -75,6 +83,7 @@ enum {
 
 typedef struct {
     int f, m, nic, ntp;             /* sizes: coordinates, constraints, initial conditions, tp values */
+    int mh;                         /* the first mh of the m constraints are holonomic (rows of c) */
     int kind;                       /* MBS_FORM_* */
     mbs_eq_fn dynamics;             /* M (f x f), q - k (f) */
     mbs_eq_fn constraints;          /* c (m), C (m x f), b' (m) */
@@ -126,19 +135,20 @@ int mbs_form_multipliers(mbs_form *F, double t, const double *x, double *lambda)
 /* Their change dlambda (m) for a change dh (f) of q - k at the state x (b'' held); 0 on success. */
 int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double *dh, double *dlambda);
 
-/* max |c(t, y)| (0 for m = 0). */
-double mbs_form_residual(mbs_form *F, double t, const double *y);
+/* The constraint residual at the state x = [y, y']: max |c(t, y)|, and with nonholonomic rows the
+ * larger of that and max |A y' + a| (0 for m = 0). */
+double mbs_form_residual(mbs_form *F, double t, const double *x);
 
 /*
  * Consistent initial state (seed 000 eqs. 5-6; consistent_initialization.py):
- *   positions:  g(y) = [c(t, y); e(y) - e0] = 0 by Newton with minimum-norm steps and step
- *               halving, moving only coordinates j with fixed[j] == 0;
- *   velocities: [C; E_r] y' = [-b'; e0'] for the rows r with has_rate[r], with the minimum change
- *               of the free rates: first of those without held_rates[j] (guesses; held_rates
- *               may be NULL), and only if the rows cannot hold that way of every free rate.
+ *   positions:  g(y) = [c(t, y); e(y) - e0] = 0 (the holonomic rows) by Newton with minimum-norm
+ *               steps and step halving, moving only coordinates j with fixed[j] == 0;
+ *   velocities: [C; E_r] y' = [-b'; e0'] (all rows of C) for the rows r with has_rate[r], with the
+ *               minimum change of the free rates: first of those without held_rates[j] (guesses;
+ *               held_rates may be NULL), and only if the rows cannot hold that way of every one.
  * x (2f) holds the given values on entry and the consistent state on success.  On failure x is
- * unchanged, *bad_row is the index of the worst violated row of g (< m: constraint, else initial
- * condition m + i; -1 for the velocity level) and form->message explains.
+ * unchanged, *bad_row is the worst violated row (< m: constraint row, the same index as in C;
+ * else initial condition m + i; -1 for the velocity level) and form->message explains.
  * Returns 0 on success, 1 if the positions, 2 if the velocities cannot be made consistent.
  */
 int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *fixed,

@@ -176,6 +176,7 @@ static void setup_form(mbs_instance *I)
     memset(fm, 0, sizeof *fm);
     fm->f = F;
     fm->m = MBS_NC;
+    fm->mh = MBS_NH;
     fm->nic = MBS_NIC;
     fm->ntp = MBS_NTP;
     fm->kind = MBS_NC > 0 ? I->kind : MBS_FORM_MINIMAL;
@@ -217,6 +218,13 @@ int mbs_inst_set_formulation(mbs_instance *I, int kind)
         return fail(I, "formulation %d is not a formulation of the engine", kind);
     if (kind == MBS_FORM_MINIMAL && MBS_NC > 0)
         return fail(I, "formulation 'minimal' needs a system without constraints");
+#if MBS_NC > MBS_NH
+    if (kind == MBS_FORM_PARTITION)
+        return fail(I, "formulation 'partition' cannot take the nonholonomic constraint '%s'%s "
+                       "(it needs constraints on the positions only); choose one of qr, svd, "
+                       "projection, baumgarte, dae", mbs_row_names[MBS_NH],
+                    MBS_NC - MBS_NH > 1 ? " (and the others)" : "");
+#endif
     I->kind = kind;
     memset(I->d.part, 0, sizeof I->d.part);
     setup_form(I);

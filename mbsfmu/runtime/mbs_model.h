@@ -25,7 +25,8 @@
 
 /* M (f x f, row-major), q - k (f) */
 void mbs_dynamics(MBS_EQ_ARGS);
-/* c (m), C (m x f), b' (m) */
+/* c (MBS_NH), C (m x f), b' (m): the m = MBS_NC rows of C are the MBS_NH holonomic constraints,
+ * which have a row in c, then the nonholonomic ones A y' + a = 0 (rows A of C, a of b') */
 void mbs_constraints(MBS_EQ_ARGS);
 /* M, q - k, c, C, b', b'' (mbsfmu.runtime.constants.constrained_layout) */
 void mbs_constrained(MBS_EQ_ARGS);
@@ -74,7 +75,7 @@ int mbs_aba(MBS_EQ_ARGS);
 #define MBS_VR_U (MBS_VR_RTOL + 4)
 #define MBS_NROWS (MBS_NC + MBS_NIC)
 /* doubles of the output of mbs_constrained, and with the intermediates of its two halves */
-#define MBS_NCONSTRAINED (MBS_NY * MBS_NY + MBS_NY + 3 * MBS_NC + MBS_NC * MBS_NY)
+#define MBS_NCONSTRAINED (MBS_NY * MBS_NY + MBS_NY + MBS_NH + 2 * MBS_NC + MBS_NC * MBS_NY)
 #define MBS_NSPLIT (MBS_NCONSTRAINED + MBS_NSHARED)
 
 #define MBS_ONE(n) ((n) > 0 ? (n) : 1) /* array sizes of possibly empty tables */

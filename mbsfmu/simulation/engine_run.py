@@ -29,7 +29,7 @@ def engine_applies(system, method: str, formulation: str) -> bool:
         return False
     if any(c.value is None for c in system.constants_.values()):
         return False  # the engine's start values need every constant's value
-    return not (system.loops or system.holonomic) or formulation in ENGINE_FORMULATIONS
+    return not system.constrained or formulation in ENGINE_FORMULATIONS
 
 
 def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, atol, max_step,

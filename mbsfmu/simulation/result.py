@@ -42,8 +42,9 @@ class Result:
 
     @property
     def constraint_residual(self) -> np.ndarray:
-        """max_i |c_i(y(t), t)| at every output time (zero without constraints)."""
-        return self.numeric.constraint_series(self.t, self.y)
+        """max_i |c_i(y(t), t)| at every output time, and with nonholonomic constraints the
+        larger of that and max_j |A_j y' + a_j| (zero without constraints)."""
+        return self.numeric.constraint_series(self.t, self.y, self.yd)
 
     def multipliers(self) -> dict[str, np.ndarray]:
         """Lagrange multipliers per constraint (seed 000 eq. 3, M y'' + k = q + C^T lambda):
