@@ -154,3 +154,43 @@ def test_slider_crank_qr_through_singular_positions():
     res = mbsfmu.simulate(singular_slider_crank(), 10.0, 0.01, rtol=RTOL, backend="c")
     a, b = slider_crank_reference(res.t)
     assert max(float(np.max(np.abs(res["th1"] - a))), float(np.max(np.abs(res["th2"] - b)))) < 1e-7
+
+
+@pytest.mark.parametrize("backend", ["c", "numpy"])
+def test_a_formulation_that_cannot_pass_says_so_quickly(backend):
+    """Coordinate partitioning cannot pass the singular slider-crank: at th1 = 0 its one
+    constraint row G = (sin th1, sin th2) vanishes, so no coordinate can be dependent.  The run
+    stops at the first singular time of the reference, within a bounded number of evaluations,
+    and the message names the singular position, the time and the constraint row."""
+    t = np.linspace(0.0, 3.0, 30001)
+    th1 = np.unwrap(slider_crank_reference(t)[0])
+    t_sing = float(t[np.argmax(np.diff(np.sign(np.sin(th1))) != 0)])  # first th1 = 0 (mod pi)
+    with pytest.raises(mbsfmu.SimulationError) as info:
+        mbsfmu.simulate(singular_slider_crank(), t_end=3.0, dt=0.01, rtol=RTOL, formulation="partition",
+                        backend=backend)
+    msg = str(info.value)
+    assert "nearly singular" in msg and "row 'guide'" in msg and "singular position" in msg, msg
+    t_fail = float(msg.split("the constraint Jacobian")[0].rsplit("at t=", 1)[1].strip())
+    assert abs(t_fail - t_sing) < 2e-4, (t_fail, t_sing)
+    partial = info.value.result
+    assert partial is not None and partial.t[-1] <= t_sing
+    if backend == "c":  # the engine counts its evaluations up to the failure
+        assert partial.stats["nfev"] < 20_000, partial.stats
+
+
+def test_native_fmu_reports_the_singular_position(tmp_path):
+    """The same failure in a native FMU is fmi2Error with the message logged."""
+    from fmpy.fmi1 import FMICallException
+    from fmu_support import Slave
+
+    from mbsfmu.fmu.native import build_native_fmu
+
+    fmu = build_native_fmu(singular_slider_crank(), tmp_path / "sc.fmu", formulation="partition")
+    s = Slave(fmu, tmp_path)
+    s.instantiate(logging_on=True)
+    s.start({"solver_rtol": RTOL, "solver_atol": RTOL / 10})
+    with pytest.raises(FMICallException):
+        for k in range(300):
+            s.fmu.doStep(k * 0.01, 0.01)
+    assert any("nearly singular" in m and "row 'guide'" in m for m in s.errors()), s.errors()
+    s.free()

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..errors import ParameterError, SimulationError
-from ..runtime.constants import DEFAULTS
+from ..runtime.constants import DEFAULTS, SINGULAR_PIVOT
 
 
 class InputSchedule:
@@ -78,6 +78,44 @@ class Formulation:
         """'at t=... (x=..., alpha=...)' for error messages."""
         state = ", ".join(f"{n}={v:.6g}" for n, v in zip(self.numeric.coordinate_names, y))
         return f"at t={t:.6g} ({state})"
+
+    #: the largest pivot of the column-pivoted QR of C^T at the start (:meth:`singularity_note`)
+    pivot_scale = 0.0
+
+    def _pivots(self, t, y):
+        """(|diagonal of R|, row permutation) of the column-pivoted QR of C^T at (t, y), all rows."""
+        import scipy.linalg
+
+        C = self.numeric.constraint_parts(t, y)[1]
+        R, perm = scipy.linalg.qr(C.T, mode="r", pivoting=True)
+        return np.abs(np.diag(R)), perm
+
+    def record_pivot_scale(self, t, y) -> None:
+        """Keep the largest pivot of C^T at a regular state (the consistent start) as the scale of
+        :meth:`singularity_note`."""
+        if self.m:
+            self.pivot_scale = float(self._pivots(t, y)[0][0])
+
+    def singularity_note(self, t, y) -> str:
+        """For the message of a run that failed (the engine's mbs_form_singularity): a sentence if
+        a pivot of the column-pivoted QR of C^T at (t, y) lies between SINGULAR_PIVOT's low and
+        high times the larger of the largest pivot there and :attr:`pivot_scale` -- a singular
+        position of the mechanism, naming the row that is nearly dependent on the others (below
+        low: an exactly redundant row) -- else ""."""
+        if not self.m:
+            return ""
+        d, perm = self._pivots(t, y)
+        scale = max(float(d[0]) if d.size else 0.0, self.pivot_scale)
+        if not scale > 0.0:
+            return ""
+        for k, ratio in enumerate(d / scale):
+            if SINGULAR_PIVOT["low"] < ratio < SINGULAR_PIVOT["high"]:
+                row = self.numeric.system.constraint_names[perm[k]]
+                return (f"at t={t:.9g} the constraint Jacobian is nearly singular (a pivot of its "
+                        f"column-pivoted QR is {ratio:.1e} of the largest, here or at the start; row "
+                        f"'{row}' is nearly dependent on the others): a singular position of the "
+                        "mechanism, which this formulation and tolerance do not pass")
+        return ""
 
     def multipliers(self, t, x):
         """Lagrange multipliers lambda of M y'' + k = q + C^T lambda (seed 000 eq. 3) with y''

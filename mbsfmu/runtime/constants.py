@@ -41,6 +41,11 @@ DEFAULTS = {
     "cond_max": 1e3,      # coordinate partitioning: largest cond(C_d) before a new choice
 }
 
+#: a failed run's message calls the configuration singular when a pivot of the column-pivoted QR
+#: of C^T lies between ``low`` and ``high`` times the largest (below ``low``: an exactly redundant
+#: row, which the null-space formulations take; the same test in both implementations)
+SINGULAR_PIVOT = {"low": 1e-13, "high": 1e-4}
+
 #: internal steps one do-step of the engine may take (both FMU flavours refuse a step that a
 #: max_internal_step would make longer)
 MAX_STEPS_PER_CALL = 10_000_000
@@ -81,6 +86,7 @@ def c_macros() -> str:
     lines = [f"#define MBS_FORM_KIND_{name.upper()} {kind}" for name, kind in FORMULATION_KINDS.items()]
     lines += [f"#define MBS_METHOD_{name.upper()} {kind}" for name, kind in METHOD_KINDS.items()]
     lines += [f"#define MBS_DEFAULT_{name.upper()} {value!r}" for name, value in DEFAULTS.items()]
+    lines += [f"#define MBS_SINGULAR_PIVOT_{name.upper()} {v!r}" for name, v in SINGULAR_PIVOT.items()]
     lines += [f"#define MBS_STIFF_{name.upper()} {value!r}" for name, value in STIFFNESS.items()]
     lines.append(f"#define MBS_MAX_STEPS_PER_CALL {MAX_STEPS_PER_CALL}L")
     return "\n".join(lines)

@@ -684,6 +684,45 @@ double mbs_form_residual(mbs_form *F, double t, const double *x)
     return r;
 }
 
+/* ---------------------------------------------------------------- singular positions */
+
+int mbs_form_singularity(mbs_form *F, double t, const double *y, int record, double low, double high,
+                         const char *const *row_names, char *buf, size_t n)
+{
+    const int f = F->f, m = F->m;
+    double *w = F->work, *A = take(&w, f * m), *tau = take(&w, m + f + 1), scale;
+    const double *cs;
+    int *perm = F->iwork, rank, k, kmax = m < f ? m : f;
+    if (n > 0)
+        buf[0] = '\0';
+    if (m == 0)
+        return 0;
+    eval_tp(F, t);
+    cs = positions_at(F, t, y);
+    if (qr_of_transpose(m, f, cs + F->mh, NULL, f, A, tau, perm, &rank, 0.0) != 0)
+        return 0;
+    if (record) { /* the scale: the largest pivot at a regular state (the start) */
+        F->pivot_scale = fabs(A[0]);
+        return 0;
+    }
+    scale = fabs(A[0]) > F->pivot_scale ? fabs(A[0]) : F->pivot_scale;
+    if (!(scale > 0.0))
+        return 0;
+    for (k = 0; k < kmax; k++) {
+        const double ratio = fabs(A[k * m + k]) / scale;
+        if (ratio > low && ratio < high) {
+            const int row = perm[k];
+            snprintf(buf, n, "at t=%.9g the constraint Jacobian is nearly singular (a pivot of its "
+                     "column-pivoted QR is %.1e of the largest, here or at the start; row '%s' is "
+                     "nearly dependent on the others): a singular position of the mechanism, which "
+                     "this formulation and tolerance do not pass", t, ratio, row_names != NULL && row_names[row] != NULL
+                     ? row_names[row] : "?");
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- Lagrange multipliers */
 
 /* y'' of eq. 8 by the null-space form of eq. 31 (QR), then lambda = minimum-norm solution of

@@ -54,6 +54,8 @@
 #ifndef MBS_FORMULATION_H
 #define MBS_FORMULATION_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -110,6 +112,7 @@ typedef struct {
     double *work;                   /* MBS_FORM_WORK_SIZE(f, m, nic) doubles */
     int *iwork;                     /* MBS_FORM_IWORK_SIZE(f, m, nic) ints */
     int rank;                       /* rank of C at the last QR */
+    double pivot_scale;             /* largest pivot of the QR of C^T at the start (messages) */
     long nproj;                     /* projections done */
     char message[256];              /* what went wrong in the last failing call */
 } mbs_form;
@@ -134,6 +137,16 @@ int mbs_form_multipliers(mbs_form *F, double t, const double *x, double *lambda)
 
 /* Their change dlambda (m) for a change dh (f) of q - k at the state x (b'' held); 0 on success. */
 int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double *dh, double *dlambda);
+
+/* For a failed run's message: 1 and a sentence in buf (time, pivot ratio, the row that is nearly
+ * dependent on the others) if the column-pivoted QR of C^T at (t, y) has a pivot between low and
+ * high times the larger of its largest pivot and the one recorded at the start (a singular
+ * position; below low: an exactly redundant row), else 0 and "".  With record != 0 only records
+ * the largest pivot at (t, y) as that scale (call it at the consistent start).  The Python
+ * reference is Formulation.singularity_note; the thresholds are
+ * mbsfmu.runtime.constants.SINGULAR_PIVOT. */
+int mbs_form_singularity(mbs_form *F, double t, const double *y, int record, double low, double high,
+                         const char *const *row_names, char *buf, size_t n);
 
 /* The constraint residual at the state x = [y, y']: max |c(t, y)|, and with nonholonomic rows the
  * larger of that and max |A y' + a| (0 for m = 0). */

@@ -697,6 +697,8 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
         return MBS_ERROR;
     if (status == MBS_WARNING)
         memcpy(warning, I->msg, sizeof warning);
+    /* the scale of C's pivots at a regular state, for the message of a run that fails later */
+    mbs_form_singularity(&I->form, I->d.t, I->d.x, 1, 0.0, 0.0, NULL, NULL, 0);
 #else
     (void)hold;
 #endif
@@ -899,17 +901,25 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
     if (rc == MBS_RKSTAB_OK && project != NULL && project(I, t_end, x) != 0)
         rc = MBS_RKSTAB_EPROJECT; /* the interpolated state is projected like every step end */
     if (rc != MBS_RKSTAB_OK) {
-        char inputs[512];
+        char inputs[512], singular[400] = "";
         double t_int = I->d.method == MBS_METHOD_STIFF    ? I->d.rd.t_cur
                        : I->d.method == MBS_METHOD_DOP853 ? I->d.dp.t_fsal
                                                           : I->d.rk.t_fsal;
+        /* the last accepted internal state: row 0 of each method's work */
+        const double *x_int = I->d.method == MBS_METHOD_STIFF    ? I->d.rd.work
+                              : I->d.method == MBS_METHOD_DOP853 ? I->d.dp.work
+                                                                 : I->d.rk.work;
+        if (MBS_NC > 0 && (rc == MBS_RKSTAB_EUNDERFLOW || rc == MBS_RKSTAB_ETOOMANY) &&
+            mbs_form_singularity(&I->form, t_int, x_int, 0, MBS_SINGULAR_PIVOT_LOW, MBS_SINGULAR_PIVOT_HIGH,
+                                 mbs_row_names, singular + 2, sizeof singular - 2))
+            memcpy(singular, "; ", 2);
         /* keep the last communication point's state: outputs, time and saved states stay valid */
         reset_integrators(I);
         I->last_code = rc;
         inputs_text(I, inputs, sizeof inputs);
-        return fail(I, "integration from t=%.17g to %.17g failed (internal time %.17g): %s%s%s%s", t,
+        return fail(I, "integration from t=%.17g to %.17g failed (internal time %.17g): %s%s%s%s%s", t,
                     t_end, t_int, mbs_radau_message(rc), I->form.message[0] ? ": " : "",
-                    I->form.message, inputs);
+                    I->form.message, singular, inputs);
     }
     memcpy(I->d.x, x, sizeof x);
     I->d.t = t_end;

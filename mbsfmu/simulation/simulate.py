@@ -215,6 +215,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     if numeric.m:
         x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
         check_rank(form, 0.0, x0[:f])
+        form.record_pivot_scale(0.0, x0[:f])
         if method == "explicit":
             scipy_method = "rkstab"
     atol = default_atol(rtol, bool(numeric.m)) if atol is None else atol
@@ -256,8 +257,13 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
             f"{system.name}: interrupted at t={partial.t[-1]:.6g} of {grid[-1]:g} s; "
             "the result so far is in .result", partial) from exc
     except SimulationError as exc:
+        note = form.singularity_note(stepper.t, stepper.x[:f]) if numeric.m else ""
+        if note:  # a singular position: say so (the engine's failed runs say the same)
+            partial = getattr(exc, "partial", (None, None))
+            exc = SimulationError(f"{exc}; {note}")
+            exc.partial = partial
         exc.result = _partial(exc, result, str(exc))
-        raise
+        raise exc
     T, X = sol.t, sol.x
     stats.update(nfev=sol.nfev, nproj=sol.nproj, naccept=sol.naccept, nreject=sol.nreject,
                  njev=sol.extra.get("njev", 0))
