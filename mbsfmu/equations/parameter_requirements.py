@@ -161,6 +161,8 @@ def _null_space(num, y):
     if not num.m:
         return np.eye(num.f), 0
     _, C, _ = num.constraint_parts(0.0, y)
+    if not np.all(np.isfinite(C)):
+        return None, -1  # e.g. a constant 0 that divides (a length): reported as not finite
     _, sv, Vt = np.linalg.svd(C)
     rank = int(np.sum(sv > PROBE_RANK_RTOL * (sv[0] if sv.size and sv[0] > 0 else 1.0)))
     return Vt[rank:].T, rank
@@ -187,6 +189,8 @@ def _reduced(num, y):
     """(eigenvalues and eigenvectors of N^T M N, N, rank of C) at configuration y, t = 0."""
     M = _mass_matrix(num, y)
     N, rank = _null_space(num, y)
+    if N is None:
+        return None, None, N, rank
     Mr = N.T @ M @ N
     if Mr.size == 0 or not np.all(np.isfinite(Mr)):
         return None, None, N, rank
@@ -226,7 +230,9 @@ def _probe_nonzero(eqs) -> dict[str, str]:
                 reasons = []
                 for y, scale, rank_default in ok:
                     w, V, N, rank = _reduced(num, y)
-                    if rank < rank_default:
+                    if rank < 0:
+                        reasons.append("the constraint Jacobian is not finite")
+                    elif rank < rank_default:
                         reasons.append("the constraints lose rank (the mechanism would change "
                                        "its number of degrees of freedom)")
                     elif w is None:

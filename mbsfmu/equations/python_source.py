@@ -37,11 +37,13 @@ class _NumPyPrinter(_Named, NumPyPrinter):
 
 class _MathPrinter(_Named, PythonCodePrinter):
     def _print_Pow(self, expr, rational=False):
+        # the outer parentheses matter: sympy prints x / b**2 as "x/" + this, and treats a
+        # power as atomic, so without them x/(b)*(b) multiplied by b instead of dividing
         base, exp = expr.args
         if exp == 2:
-            return f"({self._print(base)})*({self._print(base)})"
+            return f"(({self._print(base)})*({self._print(base)}))"
         if exp == -1:
-            return f"1.0/({self._print(base)})"
+            return f"(1.0/({self._print(base)}))"
         return super()._print_Pow(expr, rational)
 
 
