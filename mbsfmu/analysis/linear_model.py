@@ -194,14 +194,18 @@ class Linearization:
         return plot_modes(self.numeric(), path, count)
 
     def to_control(self):
-        """A python-control ``StateSpace`` with the state, input and output names."""
+        """A python-control ``StateSpace`` with the state, input and output names (python-control
+        allows no ``.`` in a signal name: ``rod_centre.x`` becomes ``rod_centre_x``)."""
         try:
             import control
         except ImportError:
             raise ImportError("to_control() needs python-control: pip install control") from None
         lin = self.numeric()
-        return control.ss(lin.A, lin.B, lin.C, lin.Du, states=lin.states, inputs=lin.inputs,
-                          outputs=lin.outputs, name=self.system_name)
+        def names(ns):
+            return [str(n).replace(".", "_") for n in ns]
+
+        return control.ss(lin.A, lin.B, lin.C, lin.Du, states=names(lin.states),
+                          inputs=names(lin.inputs), outputs=names(lin.outputs), name=self.system_name)
 
     def to_dict(self) -> dict:
         """Everything as JSON-ready numbers: state space, second-order form, names, modes."""
