@@ -133,3 +133,26 @@ def test_linear_and_nonlinear_closed_loops_agree_to_first_order(lin, fmu):
         err = max(np.max(np.abs(nl[f"plant.{n}"] - li[f"plant.{n}"])) for n in ("x", "theta"))
         errors.append(err / a)
     assert errors[0] < 1e-4 and errors[0] / errors[1] > 1.8
+
+
+def test_cli_prints_matrices_and_modes_and_json(capsys, tmp_path):
+    import json
+
+    from mbsfmu.cli import main
+
+    model = str(ROOT / "models" / "cart_pendulum.py")
+    assert main(["linearize", model, "--at", "x=0", "theta=0", "--inputs", "F", "--equilibrium",
+                 "--bode", str(tmp_path / "b.png")]) == 0
+    out = capsys.readouterr().out
+    assert "A (4x4)" in out and "B (4x1)" in out and "f_n [Hz]" in out and "15.7917" in out
+    assert (tmp_path / "b.png").is_file()
+    assert main(["linearize", model, "--at", "theta=0", "--outputs", "x", "rod_centre.x", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["states"] == ["x", "theta", "der(x)", "der(theta)"] and d["outputs"] == ["x", "rod_centre.x"]
+    assert np.array(d["A"]).shape == (4, 4) and np.array(d["C"]).shape == (2, 4)
+    assert len(d["modes"]) == 4
+    assert main(["linearize", model, "--at", "theta=0.2", "--equilibrium"]) == 2
+    assert "not an equilibrium" in capsys.readouterr().err
+    assert main(["linearize", str(ROOT / "models" / "slider_crank.py"), "--at", "x=0.6", "alpha=2.9",
+                 "beta=0.3"]) == 2
+    assert "violates constraint 'pivot." in capsys.readouterr().err
