@@ -1,6 +1,6 @@
 """Standard blocks for the block-diagram runner (:mod:`mbsfmu.runner`), one module per family."""
 
-from .control import PID
+from .control import PID, StateFeedback
 from .fmu import FMU
 from .lti import StateSpace, TransferFunction
 from .math_blocks import Function, Gain, RateLimiter, Saturation, Sum
@@ -11,7 +11,7 @@ from .udp import UdpReceive, UdpSend
 __all__ = [
     "Constant", "Step", "Ramp", "Sine", "Table",
     "Gain", "Sum", "Saturation", "RateLimiter", "Function",
-    "PID",
+    "PID", "StateFeedback",
     "StateSpace", "TransferFunction",
     "Recorder",
     "FMU",

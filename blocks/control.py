@@ -1,12 +1,15 @@
-"""Control blocks: a discrete PID controller with output limits and anti-windup."""
+"""Control blocks: a discrete PID controller with output limits and anti-windup; static state
+feedback (the gains of LQR and pole placement)."""
 
 from __future__ import annotations
 
 import math
 
-from mbsfmu.runner.block import SISO, BlockError
+import numpy as np
 
-from .math_blocks import period, real
+from mbsfmu.runner.block import SISO, Block, BlockError
+
+from .math_blocks import period, port_names, real
 
 ANTI_WINDUP = ("clamping", "back_calculation", None)
 
@@ -113,3 +116,46 @@ class PID(SISO):
 
     def set_state(self, state):
         self._i, self._d, self._e = state
+
+
+class StateFeedback(Block):
+    """Static state feedback ``u = u0 - K (x - x0 - r)``, the law of an LQR or pole placement
+    (:mod:`mbsfmu.analysis.control_design`; ``gain.block()`` builds one).
+
+    ``K`` (m x n) acts on the input ports named ``states`` (n, e.g. ``x``, ``theta``,
+    ``der(x)``) and drives the output ports ``outputs`` (m, e.g. ``F``).  ``x0``/``u0``: the
+    operating point the gain was designed about (default 0).  ``references``: states that get a
+    reference input port ``<state>_ref`` (r, added to x0); the others' reference is 0.  All
+    outputs depend directly on all inputs (a static map)."""
+
+    def __init__(self, K, states, outputs=("u",), *, references=(), x0=None, u0=None,
+                 sample_time: float | None = None):
+        states = port_names("StateFeedback states", states)
+        outputs = port_names("StateFeedback outputs", outputs)
+        K = np.atleast_2d(np.asarray(K, dtype=float))
+        if K.shape != (len(outputs), len(states)) or not np.all(np.isfinite(K)):
+            raise BlockError(f"StateFeedback: K must be {len(outputs)}x{len(states)} finite numbers "
+                             f"(outputs x states), got shape {K.shape}")
+        references = tuple(references)
+        unknown = [r for r in references if r not in states]
+        if unknown:
+            raise BlockError(f"StateFeedback: references {unknown} are not states ({', '.join(states)})")
+        self.K, self.states, self.references = K, states, references
+        self.x0 = np.zeros(len(states)) if x0 is None else np.asarray(x0, dtype=float).ravel()
+        self.u0 = np.zeros(len(outputs)) if u0 is None else np.asarray(u0, dtype=float).ravel()
+        if self.x0.shape != (len(states),) or self.u0.shape != (len(outputs),):
+            raise BlockError(f"StateFeedback: x0 needs {len(states)} and u0 {len(outputs)} values")
+        self.inputs = states + tuple(f"{r}_ref" for r in references)
+        self.outputs = outputs
+        self._ref_index = [states.index(r) for r in references]
+        self.sample_time = period(sample_time)
+
+    def feedthrough(self):
+        return {y: self.inputs for y in self.outputs}
+
+    def output(self, t, u):
+        n = len(self.states)
+        e = np.asarray(u[:n], dtype=float) - self.x0
+        for k, i in enumerate(self._ref_index):
+            e[i] -= u[n + k]
+        return (self.u0 - self.K @ e).tolist()

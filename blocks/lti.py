@@ -53,9 +53,20 @@ class StateSpace(Block):
     m = p = 1, else ``u1 … um`` and ``y1 … yp``.  ``x0``: initial state (default zero).
     Output ``y_i`` has direct feed-through from ``u_j`` only where ``Dd[i, j]`` can be nonzero
     (``D[i, j] != 0`` for ``zoh`` and ``euler``).
+
+    ``StateSpace(lin)`` takes the result of :func:`mbsfmu.linearize` (or its ``ss``) directly: its
+    A, B, C, D (numbers; a symbolic result with the constants' defaults), ports named after its
+    inputs and outputs (a ``.`` in a name becomes ``_``).  Its signals are the deviations from
+    the operating point.
     """
 
-    def __init__(self, A, B, C, D, x0=None, method: str = "zoh", *, sample_time: float | None = None):
+    def __init__(self, A, B=None, C=None, D=None, x0=None, method: str = "zoh", *,
+                 sample_time: float | None = None):
+        names = None
+        if B is None and C is None and D is None and hasattr(A, "A"):
+            A, B, C, D, names = _linear_model(A)
+        if B is None or C is None or D is None:
+            raise BlockError("StateSpace: give A, B, C and D (or one result of mbsfmu.linearize)")
         A = _matrix("A", A, (None, None))
         n = A.shape[0]
         if n < 1 or A.shape[1] != n:
@@ -78,6 +89,8 @@ class StateSpace(Block):
         self.sample_time = period(sample_time)
         self.inputs = ("u",) if m == 1 and p == 1 else tuple(f"u{j + 1}" for j in range(m))
         self.outputs = ("y",) if m == 1 and p == 1 else tuple(f"y{i + 1}" for i in range(p))
+        if names is not None:
+            self.inputs, self.outputs = names
         through = D != 0.0
         if method not in _SAME_D:  # Dd = D + C·(…)·B: nonzero at most where some C A^k B is
             M, AkB = np.zeros((p, m)), B
@@ -134,6 +147,14 @@ class StateSpace(Block):
 
     def set_state(self, state):
         self._x = list(state) if self._small else np.array(state, dtype=float)
+
+
+def _linear_model(lin):
+    """(A, B, C, D, (input ports, output ports)) of a Linearization or its StateSpaceModel."""
+    if hasattr(lin, "numeric"):
+        lin = lin.numeric().ss
+    ports = tuple(tuple(str(n).replace(".", "_") for n in names) for names in (lin.inputs, lin.outputs))
+    return lin.A, lin.B, lin.C, lin.D, ports
 
 
 class TransferFunction(StateSpace):

@@ -1,10 +1,11 @@
 """Demo part 3: the inverted cart-pendulum FMU balanced by a state-feedback controller in the runner.
 
 The zoo's ``cart_pendulum`` (rod upright at theta = 0, unstable; starts at theta = 0.1 rad) is
-exported as a native FMU.  A discrete LQR controller, designed here from a numerical
-linearization of the same model at the upright position, runs every 10 ms (multi-rate: the
-diagram steps at 1 ms); a reference step moves the cart from 0 to 0.5 m at t = 1 s; the force
-is limited to ±20 N::
+exported as a native FMU.  A discrete LQR controller, designed from the symbolic linearization
+of the same model at the upright position (``mbsfmu.linearize``, then ``mbsfmu.analysis.dlqr``
+on the zero-order-hold discretization), runs every 10 ms (multi-rate: the diagram steps at
+1 ms); a reference step moves the cart from 0 to 0.5 m at t = 1 s; the force is limited to
+±20 N::
 
     ref (Step) ─┐
     plant.x ────┤ ctrl (Function: F = -K [x - r, theta, x', theta'], every 10 ms) ─ sat ─ plant.F
@@ -29,36 +30,17 @@ REF_TIME, REF = 1.0, 0.5
 F_MAX = 20.0
 
 
-def linearize(num, f_index: int = 0, eps: float = 1e-6):
-    """(A, B) of x' = A x + B F at rest in y = 0 by central differences of the accelerations."""
-    n = num.f
-    y0, yd0 = np.zeros(n), np.zeros(n)
-    A = np.zeros((2 * n, 2 * n))
-    A[:n, n:] = np.eye(n)
-    for j in range(2 * n):
-        dp, dm = np.zeros(2 * n), np.zeros(2 * n)
-        dp[j], dm[j] = eps, -eps
-        ap = num.accelerations(0.0, y0 + dp[:n], yd0 + dp[n:])
-        am = num.accelerations(0.0, y0 + dm[:n], yd0 + dm[n:])
-        A[n:, j] = (ap - am) / (2 * eps)
-    B = np.zeros((2 * n, 1))
-    for sign in (1, -1):
-        num.u[f_index] = sign * eps
-        B[n:, 0] += sign * num.accelerations(0.0, y0, yd0) / (2 * eps)
-    num.u[f_index] = 0.0
-    return A, B
+def lqr_gain(system, period: float):
+    """Discrete LQR gain K (F = -K [x, theta, x', theta']) of the ZOH discretization at
+    ``period``, from the linearization about the upright rest position (symbolic in the
+    constants, evaluated with their defaults), and the linearization itself."""
+    import mbsfmu
+    from mbsfmu.analysis import dlqr
 
-
-def lqr_gain(A, B, period: float):
-    """Discrete LQR gain K (u = -K x) of the ZOH discretization at ``period``."""
-    from scipy.linalg import solve_discrete_are
-    from scipy.signal import cont2discrete
-
-    Ad, Bd, *_ = cont2discrete((A, B, np.eye(len(A)), np.zeros((len(A), 1))), period)
-    Q = np.diag([10.0, 100.0, 1.0, 1.0])
-    R = np.array([[0.1]])
-    P = solve_discrete_are(Ad, Bd, Q, R)
-    return np.linalg.solve(R + Bd.T @ P @ Bd, Bd.T @ P @ Ad)[0]
+    lin = mbsfmu.linearize(system, at={"x": 0.0, "theta": 0.0}, inputs=["F"], equilibrium=True)
+    gain = dlqr(lin, Q=[10.0, 100.0, 1.0, 1.0], R=[0.1], period=period)
+    assert gain.states == ["x", "theta", "der(x)", "der(theta)"]
+    return gain.K[0], lin
 
 
 def build_diagram(fmu: pathlib.Path, K):
@@ -99,10 +81,12 @@ def run(root: pathlib.Path, out: pathlib.Path) -> int:
     model = root / "models" / "cart_pendulum.py"
     system = mbsfmu.load_model(model)
     fmu = mbsfmu.build_fmu(system, out / "cart_pendulum.fmu")
-    num = system.equations().numeric()
-    A, B = linearize(num)
-    K = lqr_gain(A, B, CONTROL_PERIOD)
-    print(f"\nclosed loop: {fmu.relative_to(root)} + discrete LQR every "
+    start = time.perf_counter()
+    K, lin = lqr_gain(system, CONTROL_PERIOD)
+    unstable = [m for m in lin.modes() if m.eigenvalue.real > 0]
+    print(f"\nlinearized upright (symbolic, {time.perf_counter() - start:.3f} s with the LQR design): "
+          f"K = {lin.K.tolist()}, unstable pole {unstable[0].eigenvalue.real:.4f} 1/s")
+    print(f"closed loop: {fmu.relative_to(root)} + discrete LQR every "
           f"{CONTROL_PERIOD * 1e3:.0f} ms, K = {np.round(K, 3).tolist()}")
     d = build_diagram(fmu, K)
     print("execution order:", " -> ".join("+".join(g) for g in d.execution_order()))

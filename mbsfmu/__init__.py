@@ -1,9 +1,10 @@
 """mbsfmu: symbolic multibody equations of motion, simulation and FMI export.
 
 Pipeline: model (System or LagrangianSystem) -> equations (M, k, q) -> formulations (ODE / DAE)
--> codegen -> FMU.
+-> codegen -> FMU; analysis (linearize, modes, control design) works on the equations.
 """
 
+from .analysis import linearize
 from .equations import derive
 from .errors import (
            ConstraintError,
@@ -30,7 +31,8 @@ def build_fmu(model, out=".", *, backend="native", formulation=None, solver=DEFA
 
 __version__ = "0.1.0"
 
-__all__ = ["System", "LagrangianSystem", "derive", "simulate", "build_fmu", "Result", "load_model", "rot_x",
-           "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL", "MbsError", "ModelError",
+__all__ = ["System", "LagrangianSystem", "derive", "linearize", "simulate", "build_fmu", "Result",
+           "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
+           "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",
            "SingularMassMatrixError", "ConstraintError"]

@@ -6,6 +6,9 @@
                    [--progress | --no-progress]
     mbsfmu build MODEL.py -o NAME.fmu [--formulation F] [--backend native|pythonfmu]
                  [--solver rkstab|stiff]
+    mbsfmu linearize MODEL.py [--at NAME=VALUE ...] [--inputs U ...] [--outputs Z ...]
+                 [--set CONSTANT=VALUE ...] [--independent Y ...] [--equilibrium] [--symbolic]
+                 [--json] [--bode FILE.png] [--modes FILE.png]
 
 ``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
 (``der(alpha)=1`` or ``Dalpha=1``) and constant input values.  The output paths are checked
@@ -174,6 +177,77 @@ def cmd_build(args) -> int:
     return 0
 
 
+def _parse_at(items) -> dict:
+    at = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ParameterError(f"--at {item!r}: expected NAME=VALUE")
+        name, value = (x.strip() for x in item.split("=", 1))
+        try:
+            at[name] = float(value)
+        except ValueError:
+            raise ParameterError(f"--at {name}: {value!r} is not a number") from None
+    return at
+
+
+def _matrix_text(name, M, rows, cols) -> str:
+    if M.size == 0:
+        return f"{name} ({M.shape[0]}x{M.shape[1]}): empty"
+    width = max(12, *(len(c) + 1 for c in cols))
+    lead = max(len(r) for r in rows)
+    lines = [f"{name} ({M.shape[0]}x{M.shape[1]}):",
+             " " * (lead + 2) + "".join(f"{c:>{width}}" for c in cols)]
+    for r, row in zip(rows, M):
+        lines.append(f"  {r:<{lead}}" + "".join(f"{v + 0.0:>{width}.6g}" for v in row))  # no -0
+    return "\n".join(lines)
+
+
+def cmd_linearize(args) -> int:
+    import json
+
+    from .analysis import linearize
+    from .model.loader import load_model
+
+    for opt in ("bode", "modes"):
+        if getattr(args, opt):
+            check_output_path(getattr(args, opt), f"--{opt}")
+    system = load_model(args.model)
+    params, initial, inputs = _parse_sets(args.set, system)
+    if initial or inputs:
+        raise ParameterError("linearize: --set takes constants; give coordinates, velocities and "
+                             "inputs of the operating point with --at")
+    at = _parse_at(args.at)
+    lin = linearize(system, at=at, inputs=args.inputs, outputs=args.outputs, params=params,
+                    symbolic=args.symbolic, independent=args.independent, equilibrium=args.equilibrium)
+    num = lin.numeric()
+    if args.bode:
+        num.bode(args.bode)
+    if args.modes:
+        num.plot_modes(args.modes)
+    if args.json:
+        print(json.dumps(num.to_dict()))
+        return 0
+    point = ", ".join(f"{k}={float(v):g}" for k, v in num.point.items())
+    print(f"{system.name} linearized at {point}"
+          + (" (an equilibrium)" if num.equilibrium else " (not an equilibrium: x' has a constant part)"))
+    if lin.independent != lin.coordinates:
+        print(f"independent coordinates: {', '.join(lin.independent)} (of {', '.join(lin.coordinates)})")
+    if args.symbolic:
+        import sympy as sp
+
+        for name in ("M0", "D", "K", "F"):
+            print(f"{name} =")
+            print(sp.pretty(getattr(lin, name)))
+    st, u, z = num.states, num.inputs, num.outputs
+    print(_matrix_text("A", num.A, st, st))
+    print(_matrix_text("B", num.B, st, u))
+    print(_matrix_text("C", num.C, z, st))
+    print(_matrix_text("D", num.Du, z, u))
+    print("modes:")
+    print(num.modal_table())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mbsfmu", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -217,6 +291,26 @@ def build_parser() -> argparse.ArgumentParser:
                     + ", ".join(f"{n} ({d})" for n, d in SOLVERS.items())
                     + f"; default {_BUILD_DEFAULTS['solver']}")
     pb.set_defaults(func=cmd_build)
+    pl = sub.add_parser("linearize", help="linear model about an operating point: state space and modes")
+    pl.add_argument("model", help="Python file with a model() function")
+    pl.add_argument("--at", nargs="+", metavar="NAME=VALUE", default=[],
+                    help="operating point: coordinates (default 0, or solved from the constraints), "
+                    "velocities der(NAME) (default 0), inputs (default: their defaults), t")
+    pl.add_argument("--inputs", nargs="+", help="inputs of the linear model (default: all)")
+    pl.add_argument("--outputs", nargs="+",
+                    help="outputs: model outputs, coordinates, der(NAME) (default: the states)")
+    pl.add_argument("--set", action="append", metavar="NAME=VALUE", help="constant value; repeatable")
+    pl.add_argument("--independent", nargs="+",
+                    help="independent coordinates of a constrained model (default: QR of C)")
+    pl.add_argument("--equilibrium", action="store_true",
+                    help="refuse an operating point that is not an equilibrium")
+    pl.add_argument("--symbolic", action="store_true",
+                    help="also print M0, D, K, F with the constants as symbols")
+    pl.add_argument("--json", action="store_true",
+                    help="print one JSON object (A, B, C, D, names, second-order form, modes)")
+    pl.add_argument("--bode", metavar="FILE.png", help="write a Bode plot of every input/output pair")
+    pl.add_argument("--modes", metavar="FILE.png", help="write a plot of the mode shapes")
+    pl.set_defaults(func=cmd_linearize)
     return p
 
 

@@ -1,0 +1,237 @@
+"""The result of :func:`mbsfmu.linearize`: second-order form, state space, names.
+
+Second-order form in the deviations from the operating point (seed 002 §4.1)::
+
+    M0 δÿ + D δẏ + K δy = F δu
+
+and the state space with x = [δy; δẏ] (``der(name)`` for the rates)::
+
+    ẋ = A x + B δu,     δz = C x + D_ss δu.
+
+``D`` on this object is the damping matrix, as in the seed; the state-space feed-through is
+``ss.D`` (the four state-space matrices together, with names, are :attr:`Linearization.ss`).
+A symbolic result (constants or set values left as symbols) gives numbers with
+:meth:`Linearization.to_numeric`; every numerical method (modes, transfer functions, plots,
+``to_control``) uses the constants' default values when called on a symbolic result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import sympy as sp
+
+from ..errors import ParameterError
+
+
+@dataclass
+class StateSpaceModel:
+    """ẋ = A x + B u, z = C x + D u with named states, inputs and outputs (numpy or sympy)."""
+
+    A: object
+    B: object
+    C: object
+    D: object
+    states: list
+    inputs: list
+    outputs: list
+
+
+@dataclass
+class Linearization:
+    """Linear model of a multibody system about an operating point (see the module docstring)."""
+
+    system_name: str
+    coordinates: list          # all coordinates of the model
+    independent: list          # the coordinates of the linear model (all, without constraints)
+    J: object                  # δy = J δy_i (f x n)
+    M0: object
+    D: object
+    K: object
+    F: object
+    Cy: object                 # output matrix on δy_i
+    Cyd: object                # output matrix on δẏ_i
+    Du: object                 # output feed-through
+    inputs: list
+    outputs: list
+    point: dict                # set values: coordinates, der(...), inputs, t
+    acceleration: object       # ÿ_i at the point (0 at an equilibrium)
+    velocity: object           # ẏ_i at the point
+    equilibrium: bool
+    constants: dict = field(default_factory=dict)     # constant symbol -> default value
+    substituted: dict = field(default_factory=dict)   # constants substituted before deriving
+
+    # ------------------------------------------------------------------ names and sizes
+    @property
+    def states(self) -> list[str]:
+        return [*self.independent, *(f"der({n})" for n in self.independent)]
+
+    @property
+    def n(self) -> int:
+        """Degrees of freedom of the linear model."""
+        return len(self.independent)
+
+    @property
+    def symbolic(self) -> bool:
+        return not isinstance(self.M0, np.ndarray)
+
+    @property
+    def free_symbols(self) -> set:
+        if not self.symbolic:
+            return set()
+        out = set()
+        for M in (self.M0, self.D, self.K, self.F, self.Cy, self.Cyd, self.Du):
+            out |= M.free_symbols
+        return out
+
+    # ------------------------------------------------------------------ state space
+    @property
+    def A(self):
+        n = self.n
+        if self.symbolic:
+            return sp.Matrix.vstack(sp.Matrix.hstack(sp.zeros(n, n), sp.eye(n)),
+                                    sp.Matrix.hstack(-self.M0.LUsolve(self.K), -self.M0.LUsolve(self.D)))
+        return np.block([[np.zeros((n, n)), np.eye(n)],
+                         [-np.linalg.solve(self.M0, self.K), -np.linalg.solve(self.M0, self.D)]])
+
+    @property
+    def B(self):
+        n, m = self.n, len(self.inputs)
+        if self.symbolic:
+            return sp.Matrix.vstack(sp.zeros(n, m), self.M0.LUsolve(self.F))
+        return np.vstack([np.zeros((n, m)), np.linalg.solve(self.M0, self.F)])
+
+    @property
+    def C(self):
+        if self.symbolic:
+            return sp.Matrix.hstack(self.Cy, self.Cyd)
+        return np.hstack([self.Cy, self.Cyd])
+
+    @property
+    def ss(self) -> StateSpaceModel:
+        return StateSpaceModel(self.A, self.B, self.C, self.Du, self.states, list(self.inputs),
+                               list(self.outputs))
+
+    @property
+    def drift(self):
+        """The constant part [ẏ0; ÿ0] of ẋ (zero at an equilibrium)."""
+        if self.symbolic:
+            return sp.Matrix.vstack(self.velocity, self.acceleration)
+        return np.concatenate([np.ravel(self.velocity), np.ravel(self.acceleration)])
+
+    # ------------------------------------------------------------------ numbers
+    def to_numeric(self, params: dict | None = None, **values) -> Linearization:
+        """The same linearization with numbers: constants from ``params`` (by name; defaults for
+        the others), other symbols (symbolic set values) from ``values`` by name."""
+        if not self.symbolic:
+            return self
+        by_name = {str(s): v for s, v in self.constants.items() if v is not None}
+        known_constants = {str(s) for s in self.constants}
+        for k, v in (params or {}).items():
+            if k not in known_constants:
+                raise ParameterError(f"to_numeric: unknown constant {k!r} "
+                                     f"(constants: {', '.join(sorted(known_constants))})")
+            by_name[k] = v
+        by_name.update(values)
+        subs = {}
+        missing = []
+        for s in self.free_symbols:
+            if str(s) in by_name:
+                subs[s] = sp.Float(float(by_name[str(s)]))
+            else:
+                missing.append(str(s))
+        if missing:
+            raise ParameterError(f"to_numeric: no value for {sorted(missing)}; give them as "
+                                 "to_numeric(params, name=value)")
+
+        def num(M):
+            M = sp.Matrix(M).xreplace(subs)
+            return np.array(M.evalf(), dtype=float).reshape(M.shape)
+
+        return replace(self, J=num(self.J), M0=num(self.M0), D=num(self.D), K=num(self.K),
+                       F=num(self.F), Cy=num(self.Cy), Cyd=num(self.Cyd), Du=num(self.Du),
+                       acceleration=num(self.acceleration), velocity=num(self.velocity),
+                       point={k: _number(v, subs) for k, v in self.point.items()})
+
+    def numeric(self) -> Linearization:
+        """Numbers (defaults for the constants) for the numerical methods."""
+        return self.to_numeric() if self.symbolic else self
+
+    # ------------------------------------------------------------------ analysis
+    def modes(self):
+        """Modal analysis (:func:`mbsfmu.analysis.modal.modes`)."""
+        from .modal import modes
+
+        return modes(self.numeric())
+
+    def modal_table(self) -> str:
+        from .modal import modal_table
+
+        return modal_table(self.numeric())
+
+    def transfer_function(self, input: str, output: str):
+        """(numerator, denominator) coefficients in descending powers of s of δz/δu."""
+        from .modal import transfer_function
+
+        return transfer_function(self.numeric(), input, output)
+
+    def frequency_response(self, input: str, output: str, frequencies_hz):
+        from .modal import frequency_response
+
+        return frequency_response(self.numeric(), input, output, frequencies_hz)
+
+    def bode(self, path, pairs=None, frequencies_hz=None):
+        """Bode plot (PNG) of the (input, output) ``pairs`` (default: every pair)."""
+        from .modal import bode
+
+        return bode(self.numeric(), path, pairs, frequencies_hz)
+
+    def plot_modes(self, path, count: int = 6):
+        """Mode shapes (PNG): one panel per mode, the shape over the model's coordinates."""
+        from .modal import plot_modes
+
+        return plot_modes(self.numeric(), path, count)
+
+    def to_control(self):
+        """A python-control ``StateSpace`` with the state, input and output names (python-control
+        allows no ``.`` in a signal name: ``rod_centre.x`` becomes ``rod_centre_x``)."""
+        try:
+            import control
+        except ImportError:
+            raise ImportError("to_control() needs python-control: pip install control") from None
+        lin = self.numeric()
+        def names(ns):
+            return [str(n).replace(".", "_") for n in ns]
+
+        return control.ss(lin.A, lin.B, lin.C, lin.Du, states=names(lin.states),
+                          inputs=names(lin.inputs), outputs=names(lin.outputs), name=self.system_name)
+
+    def to_dict(self) -> dict:
+        """Everything as JSON-ready numbers: state space, second-order form, names, modes."""
+        from .modal import modes
+
+        lin = self.numeric()
+        return {
+            "system": self.system_name,
+            "A": lin.A.tolist(), "B": lin.B.tolist(), "C": lin.C.tolist(), "D": lin.Du.tolist(),
+            "states": lin.states, "inputs": list(lin.inputs), "outputs": list(lin.outputs),
+            "independent": list(lin.independent), "coordinates": list(lin.coordinates),
+            "second_order": {"M0": lin.M0.tolist(), "D": lin.D.tolist(), "K": lin.K.tolist(),
+                             "F": lin.F.tolist()},
+            "operating_point": {k: _json_number(v) for k, v in lin.point.items()},
+            "equilibrium": bool(lin.equilibrium),
+            "modes": [m.as_dict() for m in modes(lin)],
+        }
+
+
+def _number(v, subs):
+    v = sp.sympify(v).xreplace(subs)
+    return float(v) if v.is_number else v
+
+
+def _json_number(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return str(v)

@@ -1,0 +1,383 @@
+"""Linearization of the equations of motion about an operating point (seed 002 §4.1).
+
+The nonlinear equations (seed 002 eq. 11)
+
+    M(y, t) ÿ + k(y, ẏ, t) = q(y, ẏ, u, t),     h := q - k,
+
+are expanded to first order about set values y0, ẏ0, u0 (numbers or sympy symbols) in the
+deviations δy = y - y0, δẏ, δu.  With the nominal acceleration ÿ0 = M0⁻¹ h0,
+
+    M0 δÿ + D δẏ + K δy = F δu,                                                          (1)
+    M0 = M(y0),   D = -∂h/∂ẏ,   K = -∂h/∂y + ∂M/∂y · ÿ0,   F = ∂h/∂u   (all at the point),
+
+where (∂M/∂y · ÿ0)_kl = Σ_j ∂M_kj/∂y_l ÿ0_j vanishes at an equilibrium (ẏ0 = 0, h0 = 0).
+The derivatives are taken by the chain rule through the intermediate variables with the point
+substituted at every step (:mod:`.taylor`), so no closed form of M, k, q is ever expanded.
+
+**Constrained systems** (holonomic, scleronomic c(y) = 0, at rest ẏ0 = 0) are linearized in
+n = f - m independent coordinates y_i (:mod:`.velocity_transformation`): δy = J_i δy_i.  The
+equations with multipliers, M ÿ = h + Cᵀλ, expand to
+
+    M0 δÿ + D δẏ + (K - Σ_j λ0_j ∂C_jᵀ/∂y) δy = F δu + C0ᵀ δλ,
+
+with λ0 from the operating point, λ0 = C_d⁻ᵀ (M0 ÿ0 - h0)_d.  Along the constraint manifold
+δÿ = J_i δÿ_i + Γ δy_i, where Γ's column a is the curvature of the manifold (velocity
+transformation eq. (1)) contracted with ÿ0: Γ_d,a = -C_d⁻¹ [(J_i e_a)ᵀ ∂C_jᵀ/∂y ÿ0]_j (zero at
+an equilibrium).  Premultiplying by J_iᵀ removes the multipliers (C0 J_i = 0):
+
+    M_r = J_iᵀ M0 J_i,   D_r = J_iᵀ D J_i,   F_r = J_iᵀ F,
+    K_r = J_iᵀ [(K - Σ_j λ0_j ∂C_jᵀ/∂y) J_i + M0 Γ].                                      (2)
+
+The term with λ0 is the geometric stiffness of the loaded constraints: it is why a
+mechanism held by its joints against gravity or a spring has the stiffness it has.
+
+**State space** with x = [δy_i; δẏ_i] and outputs z = g(y, ẏ, u) (model outputs, coordinates,
+velocities):
+
+    ẋ = A x + B δu,   A = [[0, I], [-M_r⁻¹ K_r, -M_r⁻¹ D_r]],   B = [[0], [M_r⁻¹ F_r]],
+    δz = C x + D δu,  C = [∂g/∂y J_i, ∂g/∂ẏ J_i],   D = ∂g/∂u.                             (3)
+
+Away from an equilibrium ẋ has the constant part [ẏ0; ÿ0] besides (3) (``Linearization.drift``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..errors import ModelError, ParameterError, SingularMassMatrixError
+from .linear_model import Linearization
+from .operating_point import complete_coordinates, operating_point
+from .taylor import PointDerivatives
+from .velocity_transformation import choose_independent, velocity_transformation
+
+#: a reduced mass matrix with a condition number above this is singular at the point
+SINGULAR_MASS_COND = 1e12
+
+
+def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbolic: bool = True,
+              independent=None, equilibrium: bool = False, tol: float = 1e-8) -> Linearization:
+    """Linearize ``system`` (a System or a model file) about the operating point ``at``.
+
+    ``at``: set values by name (see :mod:`.operating_point`; numbers or sympy expressions).
+    ``inputs``: input names (default: all of the model's); ``outputs``: names of model outputs
+    (expression and frame outputs), coordinates (any of them, also dependent ones) or velocities
+    ``der(name)`` (default: the states).  ``params``: constant values substituted before
+    differentiating; ``symbolic=False`` substitutes every constant (defaults for the others),
+    which gives numbers at once; otherwise the result keeps the constants as symbols (seed 002)
+    and :meth:`Linearization.to_numeric` gives numbers.  ``independent``: names of the
+    independent coordinates of a constrained system (default: the column-pivoted QR of C).
+    ``equilibrium=True``: the point must be one (ẏ0 = 0 and ÿ0 = 0 within ``tol``, checked with
+    the constants' values), else ParameterError; the ÿ0 terms are then left out.
+
+    Returns a :class:`Linearization`: ``M0, D, K, F`` of eq. (1)/(2) and the state space
+    ``A, B, C`` and ``ss.D`` of eq. (3) with named states, inputs and outputs."""
+    from ..simulation.simulate import _system_of
+
+    system = _system_of(system)
+    eqs = system.equations()
+    if eqs.n_constraints > eqs.n_holonomic:
+        raise ModelError(f"{system.name}: linearize does not handle nonholonomic constraints yet")
+    coords = list(system.coordinates_)
+    in_names = _input_names(system, inputs)
+    op = operating_point(system, at, params, symbolic)
+    complete_coordinates(system, eqs, op)
+    if system.constrained and any(v != 0 for v in op.yd.values()):
+        raise ParameterError(f"linearize: a constrained system is linearized at rest; the operating "
+                             f"point has velocities {_nonzero(op.yd)}")
+    at_point = PointDerivatives(eqs.intermediates, op.substitution(system),
+                                [*system.y, *system.yd, *(system.inputs[n].symbol for n in in_names)])
+    y, yd = system.y, system.yd
+    u = [system.inputs[n].symbol for n in in_names]
+    f = len(y)
+    h = list(eqs.q - eqs.k)
+    mh = eqs.n_holonomic
+    out_names, out_exprs = _outputs(system, eqs, outputs, independent_hint=None)
+    parts = {
+        "M0": at_point.values_of(eqs.M).reshape(f, f), "h0": at_point.values_of(h),
+        "D": -at_point.jacobian(h, yd), "K": -at_point.jacobian(h, y), "F": at_point.jacobian(h, u),
+        "C0": at_point.values_of(eqs.C[:mh, :]).reshape(mh, f),
+        "Oy": at_point.jacobian(out_exprs, y), "Oyd": at_point.jacobian(out_exprs, yd),
+        "Ou": at_point.jacobian(out_exprs, u)}
+    numeric = not any(_free(m) for m in parts.values())
+    alg = _Numeric() if numeric else _Symbolic()
+    P = {k: alg.matrix(v) for k, v in parts.items()}
+    M0, h0, K = P["M0"], P["h0"], P["K"]
+
+    if mh:
+        b1 = op.numeric_matrix(at_point.values_of(eqs.b1[:mh, :]))
+        if b1 is None or np.max(np.abs(b1)) > 1e-12:
+            raise ModelError(f"{system.name}: linearize handles scleronomic constraints only "
+                             f"(c without t); b' = {b1.ravel().tolist() if b1 is not None else '?'}")
+        C0num = op.numeric_matrix(parts["C0"])
+        if C0num is None and independent is None:
+            raise ParameterError("linearize: with symbolic set values of a constrained system, name "
+                                 "the independent coordinates (independent=[...])")
+        C0num = C0num if C0num is not None else np.ones((mh, f))
+        ind, dep = choose_independent(C0num, coords, system.constraint_names[:mh], independent)
+        J = alg.matrix(sp.Matrix(velocity_transformation(P["C0"], ind, dep, alg.solve)))
+    else:
+        if independent is not None:
+            raise ParameterError(f"linearize: {system.name!r} has no constraints; all coordinates "
+                                 "are independent (leave independent out)")
+        ind, dep = list(range(f)), []
+        J = alg.eye(f)
+    names = [coords[k] for k in ind]
+    if outputs is None:
+        out_names, out_exprs = _outputs(system, eqs, None, independent_hint=names)
+        P["Oy"] = alg.matrix(at_point.jacobian(out_exprs, y))
+        P["Oyd"] = alg.matrix(at_point.jacobian(out_exprs, yd))
+        P["Ou"] = alg.matrix(at_point.jacobian(out_exprs, u))
+
+    Mr = J.T @ M0 @ J
+    _check_mass(system, op, alg, Mr, names)
+    hr = J.T @ h0
+    zdd0 = alg.zeros(len(ind), 1) if alg.is_zero(hr) else alg.solve(Mr, hr)
+    rest = all(v == 0 for v in op.yd.values())
+    if equilibrium:
+        _check_equilibrium(system, op, alg, zdd0, names, hr)
+        zdd0 = alg.zeros(len(ind), 1)
+    ydd0 = J @ zdd0
+    if not alg.is_zero(ydd0):
+        K = K + alg.matrix(_mass_derivative(at_point, eqs.M, y, alg.to_sympy(ydd0)))
+    Gamma = None
+    if mh:
+        minus_G, Gamma = _constraint_terms(at_point, eqs.C[:mh, :], y, alg, M0, ydd0, h0, J, ind,
+                                           dep, P["C0"])
+        K = K + minus_G
+    Kr = J.T @ K @ J
+    if Gamma is not None:
+        Kr = Kr + J.T @ M0 @ Gamma
+    Dr = J.T @ P["D"] @ J
+    Fr = J.T @ P["F"]
+    return Linearization(
+        system_name=system.name, coordinates=coords, independent=names,
+        J=J, M0=Mr, D=Dr, K=Kr, F=Fr, Cy=P["Oy"] @ J, Cyd=P["Oyd"] @ J, Du=P["Ou"], inputs=in_names,
+        outputs=out_names, point=op.as_dict(), acceleration=zdd0,
+        velocity=alg.matrix(sp.Matrix([op.yd[coords[k]] for k in ind])),
+        equilibrium=bool(rest and _numeric_zero(op, alg, zdd0, tol)),
+        constants={c.symbol: c.value for c in system.constants_.values()},
+        substituted=dict(op.constants))
+
+
+# ---------------------------------------------------------------------------- pieces
+def _mass_derivative(at_point, M, y, ydd0) -> sp.Matrix:
+    """(∂M/∂y · ÿ0)_kl = Σ_j ∂M_kj/∂y_l ÿ0_j (eq. 1)."""
+    f = len(y)
+    rows = []
+    for k in range(f):
+        G = at_point.jacobian([M[k, j] for j in range(f)], y)   # f x f: j, l
+        rows.append([sum((G[j, l] * ydd0[j] for j in range(f)), sp.S.Zero) for l in range(f)])
+    return sp.Matrix(rows)
+
+
+def _constraint_terms(at_point, C, y, alg, M0, ydd0, h0, J, ind, dep, C0):
+    """K - Σ_j λ0_j ∂C_jᵀ/∂y and Γ of eq. (2)."""
+    m, f = C.shape
+    # λ0 = C_d⁻ᵀ (M0 ÿ0 - h0)_d
+    r = M0 @ ydd0 - h0
+    Cd = alg.cols(C0, dep)
+    lam = alg.solve(Cd.T, alg.rows(r, dep))
+    H = [at_point.jacobian(list(C[j, :]), y) for j in range(m)]   # H_j[k, l] = ∂C_jk/∂y_l
+    lam_s = alg.to_sympy(lam)
+    G = sp.zeros(f, f)
+    for j in range(m):
+        if lam_s[j] != 0:
+            G += lam_s[j] * H[j]
+    Gamma = None
+    if not alg.is_zero(ydd0):
+        w = alg.to_sympy(ydd0)
+        Js = alg.to_sympy(J)
+        n = len(ind)
+        S = sp.Matrix(m, n, lambda j, a: (Js[:, a].T * H[j] * w)[0])
+        X = -alg.solve(Cd, alg.matrix(S))
+        Gamma = alg.zeros(f, n)
+        for r_, k in enumerate(dep):
+            for a in range(n):
+                Gamma[k, a] = X[r_, a]
+    return alg.matrix(-G), Gamma
+
+
+def _outputs(system, eqs, outputs, independent_hint):
+    """(names, expressions) of the outputs; default (``outputs`` None): the states, once the
+    independent coordinates are known (``independent_hint``; before: none)."""
+    from ..equations.outputs import output_expressions
+
+    exprs = dict(zip(system.outputs, output_expressions(eqs)))
+    if outputs is None:
+        hint = independent_hint or []
+        outputs = [*hint, *(f"der({n})" for n in hint)]
+    outputs = [outputs] if isinstance(outputs, str) else list(outputs)
+    result = []
+    for name in outputs:
+        if name in exprs:
+            if exprs[name] is None:
+                raise ParameterError(f"linearize: output {name!r} is a reaction (a Lagrange "
+                                     "multiplier), which linearize does not handle")
+            result.append(exprs[name])
+        elif name in system.coordinates_:
+            result.append(system.coordinates_[name].symbol)
+        elif name.startswith("der(") and name.endswith(")") and name[4:-1] in system.coordinates_:
+            result.append(system.coordinates_[name[4:-1]].velocity)
+        elif name.startswith("D") and name[1:] in system.coordinates_:
+            result.append(system.coordinates_[name[1:]].velocity)
+        else:
+            known = ([n for n, e in exprs.items() if e is not None] + list(system.coordinates_)
+                     + [f"der({n})" for n in system.coordinates_])
+            raise ParameterError(f"linearize: unknown output {name!r} of {system.name!r} "
+                                 f"(outputs: {', '.join(known)})")
+    canonical = [f"der({n[1:]})" if n.startswith("D") and n[1:] in system.coordinates_ else n
+                 for n in outputs]
+    return canonical, result
+
+
+def _input_names(system, inputs) -> list[str]:
+    if inputs is None:
+        return list(system.inputs)
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+    bad = [n for n in inputs if n not in system.inputs]
+    if bad:
+        raise ParameterError(f"linearize: unknown input(s) {bad} of {system.name!r} "
+                             f"(inputs: {', '.join(system.inputs) or 'none'})")
+    return inputs
+
+
+def _check_mass(system, op, alg, Mr, names) -> None:
+    Mn = alg.numbers(Mr, op)
+    if Mn is None:
+        return
+    cond = np.linalg.cond(Mn) if Mn.size else 1.0
+    if not np.isfinite(cond) or cond > SINGULAR_MASS_COND:
+        raise SingularMassMatrixError(
+            f"{system.name}: the mass matrix in the coordinates {names} is singular at the operating "
+            f"point ({_point_text(op)}; condition number {cond:.1e}): a coordinate that moves no mass "
+            "there")
+
+
+def _check_equilibrium(system, op, alg, zdd0, names, hr) -> None:
+    moving = _nonzero(op.yd)
+    if moving:
+        raise ParameterError(f"linearize: the operating point is not an equilibrium: velocities "
+                             f"{moving} are not zero")
+    a = alg.numbers(zdd0, op)
+    if a is None:
+        raise ParameterError("linearize: equilibrium=True needs numbers for the constants and set "
+                             "values to check the point (give params or numeric set values)")
+    a = a.ravel()
+    worst = int(np.argmax(np.abs(a))) if a.size else 0
+    if a.size and abs(a[worst]) > 1e-8:
+        forces = alg.numbers(hr, op).ravel()
+        raise ParameterError(
+            f"linearize: the operating point ({_point_text(op)}) is not an equilibrium: the "
+            f"accelerations there are " + ", ".join(f"{n}''={v:.4g}" for n, v in zip(names, a))
+            + " (generalized forces " + ", ".join(f"{n}: {v:.4g}" for n, v in zip(names, forces))
+            + "); leave equilibrium=True out to linearize about a non-equilibrium point")
+
+
+def _numeric_zero(op, alg, v, tol) -> bool:
+    n = alg.numbers(v, op)
+    return n is not None and (n.size == 0 or float(np.max(np.abs(n))) <= tol)
+
+
+def _nonzero(d: dict) -> dict:
+    return {k: v for k, v in d.items() if v != 0}
+
+
+def _point_text(op) -> str:
+    return ", ".join(f"{n}={v}" for n, v in op.y.items())
+
+
+def _free(M) -> bool:
+    return bool(getattr(M, "free_symbols", set()))
+
+
+#: entries with more operations than this are not put over a common denominator
+TIDY_OPS = 150
+
+
+def _tidy(e):
+    return sp.cancel(e) if sp.count_ops(e) <= TIDY_OPS else e
+
+
+class _Numeric:
+    """Matrix operations with numpy (every entry a number)."""
+
+    @staticmethod
+    def matrix(M):
+        if isinstance(M, np.ndarray):
+            return M
+        return np.array(sp.Matrix(M).evalf(), dtype=float).reshape(sp.Matrix(M).shape)
+
+    @staticmethod
+    def eye(n):
+        return np.eye(n)
+
+    @staticmethod
+    def zeros(r, c):
+        return np.zeros((r, c))
+
+    @staticmethod
+    def solve(A, B):
+        return np.linalg.solve(A, B)
+
+    @staticmethod
+    def is_zero(M):
+        return not np.any(M)
+
+    @staticmethod
+    def cols(M, idx):
+        return M[:, idx]
+
+    @staticmethod
+    def rows(M, idx):
+        return M[idx, :]
+
+    @staticmethod
+    def to_sympy(M):
+        return sp.Matrix(M)
+
+    @staticmethod
+    def numbers(M, op):
+        return np.asarray(M, dtype=float)
+
+
+class _Symbolic:
+    """Matrix operations with sympy (no simplification: expressions stay as built)."""
+
+    @staticmethod
+    def matrix(M):
+        return sp.Matrix(M)
+
+    @staticmethod
+    def eye(n):
+        return sp.eye(n)
+
+    @staticmethod
+    def zeros(r, c):
+        return sp.zeros(r, c)
+
+    @staticmethod
+    def solve(A, B):
+        """A⁻¹B, each entry put over one denominator while it is small (a ratio of a few
+        terms: C_d⁻¹ C_i, ÿ0, λ0); larger entries are left as they are."""
+        return A.LUsolve(B).applyfunc(_tidy)
+
+    @staticmethod
+    def is_zero(M):
+        return all(v == 0 for v in M)
+
+    @staticmethod
+    def cols(M, idx):
+        return M.extract(list(range(M.rows)), list(idx))
+
+    @staticmethod
+    def rows(M, idx):
+        return M.extract(list(idx), list(range(M.cols)))
+
+    @staticmethod
+    def to_sympy(M):
+        return M
+
+    @staticmethod
+    def numbers(M, op):
+        return op.numeric_matrix(M)

@@ -1,0 +1,172 @@
+"""Modal analysis, transfer functions and plots of a numeric :class:`Linearization`.
+
+Eigenvalues λ of A; for each one with Im λ >= 0 (one of each conjugate pair):
+
+    undamped natural frequency   f_n = |λ| / 2π  [Hz],
+    damping ratio                ζ = -Re λ / |λ|          (ζ < 0: unstable, ζ = 1: real),
+    damped frequency             f_d = Im λ / 2π.
+
+The mode shape is the coordinate part φ of the eigenvector (the first n entries; the rates are
+λ φ), mapped to all coordinates by δy = J φ and scaled so that its largest entry is 1 (real).
+
+Transfer function of input j to output i: G_ij(s) = C_i (sI - A)⁻¹ B_j + D_ij.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ParameterError
+
+
+@dataclass
+class Mode:
+    eigenvalue: complex
+    frequency_hz: float          # undamped natural frequency |λ| / 2π
+    damped_frequency_hz: float   # Im λ / 2π
+    damping_ratio: float         # -Re λ / |λ| (nan for λ = 0)
+    shape: dict                  # coordinate name -> complex amplitude (largest 1)
+
+    @property
+    def stable(self) -> bool:
+        return self.eigenvalue.real < 0
+
+    def as_dict(self) -> dict:
+        return {"eigenvalue": [self.eigenvalue.real, self.eigenvalue.imag],
+                "frequency_hz": self.frequency_hz, "damped_frequency_hz": self.damped_frequency_hz,
+                "damping_ratio": None if math.isnan(self.damping_ratio) else self.damping_ratio,
+                "shape": {k: [v.real, v.imag] for k, v in self.shape.items()}}
+
+
+def modes(lin) -> list[Mode]:
+    """The modes of ``lin`` (numeric), sorted by natural frequency, then by real part."""
+    A = lin.A
+    n = lin.n
+    w, V = np.linalg.eig(A)
+    out = []
+    scale = max(1.0, float(np.max(np.abs(w)))) if w.size else 1.0
+    for k in range(len(w)):
+        lam = complex(w[k])
+        if lam.imag < -1e-12 * scale:
+            continue
+        if abs(lam.imag) <= 1e-12 * scale:
+            lam = complex(lam.real, 0.0)
+        phi = np.asarray(lin.J, dtype=float) @ V[:n, k]
+        if not np.any(np.abs(phi) > 0):
+            phi = V[:n, k]
+        big = phi[int(np.argmax(np.abs(phi)))]
+        phi = phi / big if big != 0 else phi
+        r = abs(lam)
+        out.append(Mode(lam, r / (2 * math.pi), lam.imag / (2 * math.pi),
+                        -lam.real / r if r > 0 else float("nan"),
+                        {c: complex(v) for c, v in zip(lin.coordinates, phi)}))
+    out.sort(key=lambda m: (round(m.frequency_hz, 12), m.eigenvalue.real))
+    return out
+
+
+def modal_table(lin) -> str:
+    """A text table of the modes (one row per mode, the shape's real part by coordinate)."""
+    ms = modes(lin)
+    coords = list(lin.coordinates)
+    head = f"{'mode':>4}  {'eigenvalue':>26}  {'f_n [Hz]':>10}  {'zeta':>8}  shape ({', '.join(coords)})"
+    lines = [head]
+    for i, m in enumerate(ms, 1):
+        lam = m.eigenvalue
+        re = lam.real + 0.0  # no "-0"
+        ev = f"{re:.6g}" + (f" + {lam.imag:.6g}j" if lam.imag else "")
+        zeta = "nan" if math.isnan(m.damping_ratio) else f"{m.damping_ratio:.4f}"
+        shape = ", ".join(f"{m.shape[c].real:+.4f}" for c in coords)
+        lines.append(f"{i:>4}  {ev:>26}  {m.frequency_hz:>10.5g}  {zeta:>8}  [{shape}]")
+    return "\n".join(lines)
+
+
+def _index(names, name, what):
+    try:
+        return list(names).index(name)
+    except ValueError:
+        raise ParameterError(f"unknown {what} {name!r} (known: {', '.join(names)})") from None
+
+
+def transfer_function(lin, input: str, output: str):
+    """(num, den) of δz_output/δu_input in descending powers of s."""
+    from scipy.signal import ss2tf
+
+    j = _index(lin.inputs, input, "input")
+    i = _index(lin.outputs, output, "output")
+    num, den = ss2tf(lin.A, lin.B, lin.C, lin.Du, input=j)
+    num = np.trim_zeros(np.where(np.abs(num[i]) < 1e-12 * max(1.0, np.max(np.abs(num[i]))), 0.0,
+                                 num[i]), "f")
+    return (num if num.size else np.zeros(1)), den
+
+
+def frequency_response(lin, input: str, output: str, frequencies_hz) -> np.ndarray:
+    """G(j 2π f) for each frequency (complex array)."""
+    j = _index(lin.inputs, input, "input")
+    i = _index(lin.outputs, output, "output")
+    A, B, C, D = lin.A, lin.B[:, j], lin.C[i, :], lin.Du[i, j]
+    eye = np.eye(len(A))
+    return np.array([C @ np.linalg.solve(2j * math.pi * f * eye - A, B) + D
+                     for f in np.atleast_1d(frequencies_hz)])
+
+
+def _default_frequencies(lin) -> np.ndarray:
+    fs = [m.frequency_hz for m in modes(lin) if m.frequency_hz > 0]
+    lo = min(fs) / 20 if fs else 0.01
+    hi = max(fs) * 20 if fs else 100.0
+    return np.logspace(math.log10(lo), math.log10(hi), 400)
+
+
+def bode(lin, path, pairs=None, frequencies_hz=None):
+    """Magnitude (dB) and phase (deg) over frequency (Hz) for each (input, output) pair, PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pairs = pairs or [(u, z) for u in lin.inputs for z in lin.outputs]
+    f = _default_frequencies(lin) if frequencies_hz is None else np.asarray(frequencies_hz, float)
+    fig, (ax_m, ax_p) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
+    for u, z in pairs:
+        G = frequency_response(lin, u, z, f)
+        mag = 20 * np.log10(np.maximum(np.abs(G), 1e-300))
+        ax_m.semilogx(f, mag, label=f"{u} → {z}")
+        ax_p.semilogx(f, np.degrees(np.unwrap(np.angle(G))))
+    ax_m.set_ylabel("magnitude [dB]")
+    ax_p.set_ylabel("phase [deg]")
+    ax_p.set_xlabel("frequency [Hz]")
+    ax_m.legend(fontsize="small")
+    ax_m.set_title(f"{lin.system_name}: Bode plot")
+    for ax in (ax_m, ax_p):
+        ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def plot_modes(lin, path, count: int = 6):
+    """One bar panel per mode (up to ``count``): the real part of the shape by coordinate."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ms = modes(lin)[:count]
+    if not ms:
+        raise ParameterError("plot_modes: the linear model has no modes")
+    fig, axes = plt.subplots(len(ms), 1, figsize=(7, 1.9 * len(ms) + 0.6), squeeze=False)
+    for ax, m in zip(axes[:, 0], ms):
+        names = list(m.shape)
+        ax.bar(names, [m.shape[c].real for c in names], color="tab:blue")
+        zeta = "" if math.isnan(m.damping_ratio) else f", ζ = {m.damping_ratio:.3g}"
+        ax.set_title(f"λ = {m.eigenvalue:.4g}: f_n = {m.frequency_hz:.4g} Hz{zeta}", fontsize="small")
+        ax.axhline(0, color="k", lw=0.5)
+        ax.set_ylim(-1.1, 1.1)
+    fig.suptitle(f"{lin.system_name}: mode shapes")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
