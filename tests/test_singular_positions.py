@@ -17,15 +17,20 @@ along the motion, against independent references.
   th1 + th2 = pi, integrated here with scipy on the 2 x 2 saddle-point system (no
   singularity there).
 
-Measured state of the engine (rtol 1e-10, RKSTAB, formulation 'qr'), kept as strict xfails
-until the causes are fixed (the diagnosis is in the report of the 'singular' branch): near a
-flat position the formulation's vector field off the constraint manifold grows like
-delta / sigma_min^2 (delta = how far a stage or the projected state is off the manifold,
-rounding included), and so does the velocity part of the projection's correction, which RKSTAB
-counts in its error estimate; the steps then shrink towards the singular time without reaching
-it (N = 10: step-size underflow at t = 0.7203, the first flat position; slider-crank: at
-t = 0.8655), or a pass lands the solution on another branch of the configuration space (N = 2:
-the run completes, 2.0 m off the parallelogram).
+State (rtol 1e-10, RKSTAB, formulation 'qr'; issue 12 item 3).  Near a rank drop c is known
+only to its rounding eps along the weak constraint directions (pivot p of the column-pivoted QR of
+C^T), so the projection fixes positions there only to eps / p and velocities to eps / p^2, and the
+vector field of the index-1 formulation off the branch is off by the same amounts; counted in
+RKSTAB's error this made the steps shrink towards the singular time (underflow) or a pass land on
+another branch.  Now (OptimalPartitioning.weak_directions, mbs_form_weak, the step placement of
+RKSTAB): the share of the projection's correction along weak directions (pivot < 0.03 of the
+scale) is not counted, the projection takes one more Gauss-Newton step there, and the steps are
+placed so that the singular time predicted from the pivots falls 0.55 into a step, away from
+every stage.  The slider-crank passes on both backends and N = 2 on the numpy reference; on the
+engine N = 2 keeps its branch but ends 1.1e-7 off (the global error of the 5th-order method over
+10 s, 6.9e-8 on numpy), and N = 10 still stops at the first flat position: its constraints,
+expanded polynomials in coordinates up to 11, carry rounding of ~3e-14, which puts the noise above
+the tolerance over a wider band (pivot ratio below ~1e-2) than a step spans there.
 """
 
 import math
@@ -135,25 +140,32 @@ XFAIL = pytest.mark.xfail(strict=True, reason="issue 12 item 3: qr/RKSTAB near r
                           "(module docstring), not fixed yet")
 
 
-@XFAIL
-@pytest.mark.parametrize("N", [2, 10])
-def test_four_bar_qr_through_flat_positions(N):
+@pytest.mark.parametrize("N, backend", [(2, "numpy"), pytest.param(2, "c", marks=XFAIL),
+                                        pytest.param(10, "c", marks=XFAIL)])
+def test_four_bar_qr_through_flat_positions(N, backend):
     """The default formulation and method at rtol 1e-10 through the flat positions: within 1e-7
     of the 1-DOF solution, residual <= 1e-10, energy drift <= 1e-8."""
-    res = mbsfmu.simulate(mbsfmu.load_model(FOUR_BAR, N=N), 10.0, 0.01, rtol=RTOL, backend="c")
+    res = mbsfmu.simulate(mbsfmu.load_model(FOUR_BAR, N=N), 10.0, 0.01, rtol=RTOL, backend=backend)
     err, passes = four_bar_error(res, N)
+    print(f"four-bar N={N} {backend}: err {err:.2e}, residual {np.max(res.constraint_residual):.1e}, "
+          f"{res.stats.get('naccept')} steps, {res.stats.get('nreject')} rejected")
     assert passes >= 10
     assert err < 1e-7
     assert np.max(res.constraint_residual) <= 1e-10
     assert res.relative_energy_drift() <= 1e-8
 
 
-@XFAIL
-def test_slider_crank_qr_through_singular_positions():
-    """The default formulation and method at rtol 1e-10 within 1e-7 of the reference."""
-    res = mbsfmu.simulate(singular_slider_crank(), 10.0, 0.01, rtol=RTOL, backend="c")
+@pytest.mark.parametrize("backend", ["c", "numpy"])
+def test_slider_crank_qr_through_singular_positions(backend):
+    """The default formulation and method at rtol 1e-10 within 1e-7 of the reference (4
+    singular positions in 10 s), residual <= 1e-10."""
+    res = mbsfmu.simulate(singular_slider_crank(), 10.0, 0.01, rtol=RTOL, backend=backend)
     a, b = slider_crank_reference(res.t)
-    assert max(float(np.max(np.abs(res["th1"] - a))), float(np.max(np.abs(res["th2"] - b)))) < 1e-7
+    err = max(float(np.max(np.abs(res["th1"] - a))), float(np.max(np.abs(res["th2"] - b))))
+    print(f"slider-crank qr {backend}: err {err:.2e}, residual {np.max(res.constraint_residual):.1e}, "
+          f"{res.stats.get('naccept')} steps, {res.stats.get('nreject')} rejected")
+    assert err < 1e-7
+    assert np.max(res.constraint_residual) <= 1e-10
 
 
 @pytest.mark.parametrize("backend", ["c", "numpy"])

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.linalg
 
 from ..errors import ConstraintError, ParameterError
-from ..runtime.constants import DEFAULTS
+from ..runtime.constants import DEFAULTS, SINGULAR_STEP
 from .base import Formulation
 
 
@@ -134,8 +134,50 @@ class OptimalPartitioning(Formulation):
                 f"{num.system.name}: the position projection did not converge "
                 f"{self.where(t, y)} (residual {np.max(np.abs(c)):.3g}); the constraints may "
                 "not be satisfiable here")
+        if mh and self._near_rank_drop(C):
+            # near a rank drop |c| <= newton_tol leaves y off the branch by up to newton_tol / pivot
+            # along the weak directions, and the velocities off by that over the pivot again: one
+            # more step brings it to the rounding of c
+            y -= self.decompose(C[:mh]).pinv_solve(c)
+            c, C, b1 = num.constraint_parts(t, y)
         # eq. 30 written as v - C^+ (C v + b'): the same in exact arithmetic (I - J J^T = C^+ C),
         # but its rounding error scales with the residual instead of with |v|, which the
         # stabilized error estimate of RKSTAB would otherwise see at tight tolerances
         v = v - self.decompose(C).pinv_solve(C @ v + b1)
         return np.concatenate((y, v))
+
+    def _pivots_of(self, C):
+        """(Q, |diagonal of R|, rank, scale) of the column-pivoted QR C^T P = Q R; the scale is the
+        larger of |R_00| and :attr:`pivot_scale` (None for Q, ... when C has no nonzero pivot)."""
+        import scipy.linalg
+
+        Q, R, _ = scipy.linalg.qr(C.T, pivoting=True)
+        piv = np.abs(np.diag(R))
+        if not (piv.size and piv[0] > 0.0):
+            return None, piv, 0, 0.0
+        return Q, piv, int(np.sum(piv > self.rank_tol * piv[0])), max(float(piv[0]), self.pivot_scale)
+
+    def _near_rank_drop(self, C) -> bool:
+        """Whether a pivot within the rank lies below SINGULAR_STEP['weak'] of the scale."""
+        _, piv, r, scale = self._pivots_of(C)
+        return r > 0 and bool(piv[r - 1] < SINGULAR_STEP["weak"] * scale)
+
+    def weak_directions(self, t, x, d):
+        """RKSTAB's hook at singular positions (mbs_form_weak in the engine): at the projected
+        state x, the column-pivoted QR C^T P = Q R; pivots |R_kk| (k < rank) below
+        SINGULAR_STEP['weak'] times the scale (the larger of |R_00| and :attr:`pivot_scale`) mark
+        weak constraint directions Q[:, k].  Near a rank drop c is known only to rounding eps there
+        while C is of the size of the pivot p, so the projection fixes positions along them only to
+        eps / p and velocities to eps / p^2: that share of the projection's correction d (positions
+        and velocities, changed in place) is rounding, not an error of the step, and is removed.
+        Returns the regularity ratio |R_(r-1)(r-1)| / scale (1 without a pivot)."""
+        f = self.f
+        Q, piv, r, scale = self._pivots_of(self.numeric.constraint_parts(t, x[:f])[1])
+        if not r:
+            return 1.0
+        weak = np.flatnonzero(piv[:r] < SINGULAR_STEP["weak"] * scale)
+        if weak.size:
+            Qw = Q[:, weak]
+            d[:f] -= Qw @ (Qw.T @ d[:f])
+            d[f:] -= Qw @ (Qw.T @ d[f:])
+        return float(piv[r - 1] / scale)

@@ -23,13 +23,13 @@ METHODS = ("rkstab", *UNPROJECTED_SOLVERS)
 
 
 def make_stepper(method: str, rhs, x0, t_span, project=None, rtol=1e-6, atol=None,
-                 max_step=float("inf")) -> Stepper:
+                 max_step=float("inf"), weak=None) -> Stepper:
     """The stepper of ``method`` ('rkstab' or a scipy method of ``UNPROJECTED_SOLVERS``) for
     x' = rhs(t, x) on t_span, projecting with ``project`` (None: no projection); ``atol`` None is
-    the method's default."""
+    the method's default; ``weak`` is RKSTAB's hook for singular positions (:mod:`.rkstab`)."""
     settings = {"rtol": rtol, "max_step": max_step, **({} if atol is None else {"atol": atol})}
     if method == "rkstab":
-        return RKStab(rhs, x0, t_span, project=project, **settings)
+        return RKStab(rhs, x0, t_span, project=project, weak=weak, **settings)
     return ProjectedScipy(rhs, x0, t_span, method, project=project, **settings)
 
 

@@ -49,6 +49,19 @@ Dense output is DOPRI5's continuous 4th-order extension (Hairer's CONTD5): with 
 which interpolates z_n, z_{n+1} and the slopes k_1, k_7 at both ends. The interpolant leaves the
 manifold slightly, so output points inside a step are projected again when ``project_output``.
 
+Singular positions (optional hook ``weak(t, x_new, d) -> rho``, the formulation's
+``weak_directions``): near a rank drop of the constraint Jacobian the projection's correction
+d = z_{n+1} - z~ holds rounding amplified by 1 / pivot^2 along the weak constraint directions; the
+hook removes that share from d before it is counted (step 6) and returns a regularity ratio rho in
+[0, 1] of z_{n+1} that vanishes linearly at the singular position.  The vector field there is
+smooth along the motion but its rounding grows like the same 1 / pivot^2, so no stage should come
+close to the singular time: when rho falls (rho_n < rho_{n-1}, rho_n < 0.1), the singular time is
+predicted by linear extrapolation, t* = t_n + D with D = rho_n (t_n - t_{n-1}) / (rho_{n-1} - rho_n),
+and if D <= 2.5 h the next step is shortened to h = D / (j + 0.55), j >= 0 the smallest integer
+with h <= the controller's proposal, so that t* falls 0.55 into a step, in the gap between the
+stages c = 3/10 and 4/5, a quarter step from every point where F is evaluated (after accepted and
+rejected steps alike; only ever shortening).
+
 In the code: :class:`RKStab` is the stepper (:mod:`.stepper`): ``_attempt`` is steps 1-6 above,
 ``_accept`` / ``_reject`` the step-size control, ``dense`` the continuous extension;
 :func:`integrate` runs it with the common output loop :func:`~.stepper.sample`.
@@ -92,6 +105,9 @@ _FACMAX = 10.0  # largest allowed step ratio
 _BETA = 0.04  # PI stabilisation of the controller (Hairer's DOPRI5 default)
 _EXPO1 = 0.2 - 0.75 * _BETA
 _NONFINITE_SHRINK = 0.2  # step ratio after a step that produced non-finite values
+_PLACE_WATCH = 0.1  # singular positions: place steps when the regularity ratio falls below this
+_PLACE_THETA = 0.55  # where in a step the predicted singular time falls (between c = 3/10 and 4/5)
+_PLACE_REACH = 2.5  # ... when it is at most this many proposed steps ahead
 
 # Coefficients of the combinations of the rows [x, k_1, ..., k_7] used in one step; multiplied by h
 # (and column 0 reset to 1) once per attempt: rows 0..4 are the arguments of stages 2..6, row 5 the
@@ -177,11 +193,12 @@ class RKStab(Stepper):
     :meth:`_reject`); :meth:`dense` is the continuous extension of the accepted step."""
 
     def __init__(self, rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, first_step=None,
-                 max_step=np.inf, max_steps=1_000_000, min_step=None, project_output=True):
+                 max_step=np.inf, max_steps=1_000_000, min_step=None, project_output=True, weak=None):
         (self.x0, self.t0, self.t1, self.rtol, self.atol, self.first_step, self.max_step,
          self.max_steps, self.min_step) = _validate(x0, t_span, rtol, atol, first_step, max_step,
                                                     max_steps, min_step)
         self.rhs, self.project, self.project_output = rhs, project, project_output
+        self.weak = weak if project is not None else None
         self.t, self.x, self.h = self.t0, self.x0, 0.0
         self.nfev = self.nproj = self.naccept = self.nreject = 0
 
@@ -221,6 +238,9 @@ class RKStab(Stepper):
         self._last_failure = ""
         self._nattempt = 0
         self._hmin = max(self.min_step, 10.0 * np.spacing(max(abs(t0), abs(self.t1))))
+        if self.weak is not None:  # regularity of the start, for the step placement
+            self._rho = float(self.weak(t0, x, np.zeros(n)))
+            self._rho_new, self._rho_prev, self._t_rho_prev = self._rho, math.inf, t0
 
     def step(self) -> None:
         """Attempts from (t, x) until one passes the error test ||err|| <= 1."""
@@ -294,7 +314,10 @@ class RKStab(Stepper):
             if x_new.shape != x_tilde.shape:
                 raise ParameterError(f"project(t, x) must return shape {x_tilde.shape}, got {x_new.shape}")
             KX[7] = rhs(t_new, x_new)
-            err = (x_new - x_tilde) + cb_err.dot(self._K)
+            err = x_new - x_tilde
+            if self.weak is not None:  # the rounding along weak constraint directions is no error
+                self._rho_new = float(self.weak(t_new, x_new, err))
+            err += cb_err.dot(self._K)
         else:
             x_new = x_tilde
             KX[7] = rhs(t_new, x_new)
@@ -322,12 +345,29 @@ class RKStab(Stepper):
         self._abs_x = abs_x_new
         self._fsal = True
         self._h = h_next
+        if self.weak is not None:
+            self._rho_prev, self._t_rho_prev, self._rho = self._rho, self.t_old, self._rho_new
+            self._place()
 
     def _reject(self, why: str, h_next: float) -> None:
         self.nreject += 1
         self._rejected = True
         self._last_failure = why
         self._h = h_next
+        if self.weak is not None:
+            self._place()
+
+    def _place(self) -> None:
+        """Shorten the next step so that a predicted singular time falls 0.55 into a step (module
+        docstring)."""
+        rho, rho_prev = self._rho, self._rho_prev
+        if not (rho < rho_prev < math.inf and rho < _PLACE_WATCH):
+            return
+        D = rho * (self.t - self._t_rho_prev) / (rho_prev - rho)
+        H = self._h
+        if not (0.0 < D <= _PLACE_REACH * H):
+            return
+        self._h = D / (max(0, math.ceil(D / H - _PLACE_THETA)) + _PLACE_THETA)
 
     @property
     def h_rho(self) -> float | None:
@@ -358,7 +398,7 @@ class RKStab(Stepper):
 
 def integrate(rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, t_eval=None,
               first_step=None, max_step=np.inf, max_steps=1_000_000, min_step=None,
-              project_output=True, monitor=None) -> StepperResult:
+              project_output=True, monitor=None, weak=None) -> StepperResult:
     """Integrate x' = rhs(t, x) on t_span with RKSTAB (seed 004 §4.2–4.3 (RKSTAB)).
 
     Dormand–Prince 5(4), 5th-order solution propagated; if ``project`` is given, every attempted
@@ -386,6 +426,9 @@ def integrate(rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, t_eval=Non
         10 ulp(t) either. A step-size underflow raises.
     monitor : callable ``monitor(t, h, h_rho)`` called after every accepted step (progress,
         stiffness diagnostic); what it raises propagates.
+    weak : callable ``weak(t, x_new, d) -> rho`` (with ``project``): removes the rounding share of
+        the projection's correction d in place and returns the regularity ratio of x_new, for
+        singular positions (module docstring); None: not used.
 
     A SimulationError or KeyboardInterrupt raised during the steps carries ``partial = (t, x)``:
     the output points of ``t_eval`` reached so far (every accepted step without ``t_eval``).
@@ -402,5 +445,5 @@ def integrate(rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, t_eval=Non
     """
     stepper = RKStab(rhs, x0, t_span, project=project, rtol=rtol, atol=atol, first_step=first_step,
                      max_step=max_step, max_steps=max_steps, min_step=min_step,
-                     project_output=project_output)
+                     project_output=project_output, weak=weak)
     return sample(stepper, t_eval, monitor)

@@ -46,6 +46,14 @@ DEFAULTS = {
 #: row, which the null-space formulations take; the same test in both implementations)
 SINGULAR_PIVOT = {"low": 1e-13, "high": 1e-4}
 
+#: singular positions on the null-space formulations 'qr' and 'svd' (issue 12 item 3): a pivot of
+#: the column-pivoted QR of C^T below ``weak`` times the larger of the largest pivot there and at the
+#: start marks a weak constraint direction, whose share of the projection's correction RKSTAB does
+#: not count as error (there it is rounding of c amplified by 1 / pivot^2, not an error of the
+#: step); the regularity ratio (the smallest pivot within the rank over that scale) tells RKSTAB
+#: when to place its steps around the predicted singular time (mbs_rkstab.c, rkstab.py)
+SINGULAR_STEP = {"weak": 0.03}
+
 #: internal steps one do-step of the engine may take (both FMU flavours refuse a step that a
 #: max_internal_step would make longer)
 MAX_STEPS_PER_CALL = 10_000_000
@@ -87,6 +95,7 @@ def c_macros() -> str:
     lines += [f"#define MBS_METHOD_{name.upper()} {kind}" for name, kind in METHOD_KINDS.items()]
     lines += [f"#define MBS_DEFAULT_{name.upper()} {value!r}" for name, value in DEFAULTS.items()]
     lines += [f"#define MBS_SINGULAR_PIVOT_{name.upper()} {v!r}" for name, v in SINGULAR_PIVOT.items()]
+    lines += [f"#define MBS_SINGULAR_STEP_{name.upper()} {v!r}" for name, v in SINGULAR_STEP.items()]
     lines += [f"#define MBS_STIFF_{name.upper()} {value!r}" for name, value in STIFFNESS.items()]
     lines.append(f"#define MBS_MAX_STEPS_PER_CALL {MAX_STEPS_PER_CALL}L")
     return "\n".join(lines)

@@ -472,6 +472,54 @@ int mbs_form_projects(int kind)
            kind == MBS_FORM_PARTITION;
 }
 
+/* The column-pivoted QR of C^T (m rows of C, f columns) into A (f x m), tau, perm: the regularity
+ * ratio |R_(r-1)(r-1)| / scale (r = rank by rank_tol, scale the larger of |R_00| and the pivot at
+ * the start; 1 without a pivot), with the rank and the scale in *rank and *scale
+ * (OptimalPartitioning._pivots_of). */
+static double regularity(const mbs_form *F, const double *C, double *A, double *tau, int *perm, int *rank,
+                         double *scale)
+{
+    const int f = F->f, m = F->m;
+    *rank = 0;
+    *scale = 0.0;
+    if (m == 0 || qr_of_transpose(m, f, C, NULL, f, A, tau, perm, rank, F->rank_tol) != 0 ||
+        !(fabs(A[0]) > 0.0) || *rank == 0) {
+        *rank = 0;
+        return 1.0;
+    }
+    *scale = fabs(A[0]) > F->pivot_scale ? fabs(A[0]) : F->pivot_scale;
+    return fabs(A[(*rank - 1) * m + *rank - 1]) / *scale;
+}
+
+double mbs_form_weak(void *ctx, double t, const double *x, double *d)
+{
+    mbs_form *F = (mbs_form *)ctx;
+    const int f = F->f, m = F->m, kmax = f < m ? f : m;
+    double *w = F->work, *A = take(&w, f * m), *tau = take(&w, m + f + 1), *z = take(&w, f);
+    double scale, rho;
+    int rank, k, h, i, any = 0;
+    if (m == 0)
+        return 1.0;
+    eval_tp(F, t);
+    rho = regularity(F, positions_at(F, t, x) + F->mh, A, tau, F->iwork, &rank, &scale);
+    for (k = 0; k < rank; k++)
+        any |= fabs(A[k * m + k]) < F->weak_pivot * scale;
+    if (!any)
+        return rho;
+    for (h = 0; h < 2; h++) { /* positions, then velocities: d -= Q_w Q_w^T d */
+        double *dh = d + h * f;
+        memcpy(z, dh, sizeof(double) * (size_t)f);
+        mbs_qr_apply_q(f, m, A, tau, kmax, z, 1);
+        for (i = 0; i < f; i++)
+            if (!(i < rank && fabs(A[i * m + i]) < F->weak_pivot * scale))
+                z[i] = 0.0;
+        mbs_qr_apply_q(f, m, A, tau, kmax, z, 0);
+        for (i = 0; i < f; i++)
+            dh[i] -= z[i];
+    }
+    return rho;
+}
+
 /* QR and SVD: Gauss-Newton with minimum-norm steps on the holonomic rows, then eq. 30 (all rows) */
 static int project_optimal(mbs_form *F, double t, double *x)
 {
@@ -501,6 +549,17 @@ static int project_optimal(mbs_form *F, double t, double *x)
                  "the position projection did not converge at t=%.9g (residual %.3g after %d "
                  "iterations); the constraints may not be satisfiable here", t, res, it);
         return 1;
+    }
+    if (mh > 0) { /* near a rank drop one more step (OptimalPartitioning.project); D as scratch */
+        int rank;
+        double scale;
+        if (regularity(F, C, D.A, D.tau, D.perm, &rank, &scale) < F->weak_pivot &&
+            decomp_factor(&Dh, F, C, NULL) == 0) {
+            decomp_solve(&Dh, c, d);
+            for (i = 0; i < f; i++)
+                y[i] -= d[i];
+            positions_at(F, t, y);
+        }
     }
     if (decomp_factor(&D, F, C, NULL) != 0) {
         snprintf(F->message, sizeof F->message, "the decomposition of the constraint Jacobian failed "

@@ -113,6 +113,8 @@ typedef struct {
     int *iwork;                     /* MBS_FORM_IWORK_SIZE(f, m, nic) ints */
     int rank;                       /* rank of C at the last QR */
     double pivot_scale;             /* largest pivot of the QR of C^T at the start (messages) */
+    double weak_pivot;              /* qr, svd: pivots below this times the scale are weak
+                                       constraint directions (mbs_form_weak; 0: none) */
     long nproj;                     /* projections done */
     char message[256];              /* what went wrong in the last failing call */
 } mbs_form;
@@ -147,6 +149,14 @@ int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double
  * mbsfmu.runtime.constants.SINGULAR_PIVOT. */
 int mbs_form_singularity(mbs_form *F, double t, const double *y, int record, double low, double high,
                          const char *const *row_names, char *buf, size_t n);
+
+/* RKSTAB's hook at singular positions (mbs_rkstab.weak; OptimalPartitioning.weak_directions): at
+ * the projected state x the column-pivoted QR C^T P = Q R; the share of the projection's
+ * correction d (2 f: positions, velocities; changed in place) along the columns Q_k whose pivot
+ * (k < rank) lies below weak_pivot (MBS_SINGULAR_STEP_WEAK) times the larger of |R_00| and the pivot at the
+ * start is removed (rounding of c amplified near a rank drop, not an error of the step).  Returns
+ * the regularity ratio |R_(r-1)(r-1)| / that scale (1 without a pivot).  ctx is the mbs_form. */
+double mbs_form_weak(void *ctx, double t, const double *x, double *d);
 
 /* The constraint residual at the state x = [y, y']: max |c(t, y)|, and with nonholonomic rows the
  * larger of that and max |A y' + a| (0 for m = 0). */

@@ -194,6 +194,7 @@ static void setup_form(mbs_instance *I)
     fm->alpha = I->kind == MBS_FORM_KIND_BAUMGARTE ? MBS_DEFAULT_ALPHA : 0.0;
     fm->beta = I->kind == MBS_FORM_KIND_BAUMGARTE ? MBS_DEFAULT_BETA : 0.0;
     fm->rank_tol = MBS_DEFAULT_RANK_TOL;
+    fm->weak_pivot = MBS_SINGULAR_STEP_WEAK;
     fm->newton_tol = MBS_DEFAULT_NEWTON_TOL;
     fm->newton_max = MBS_DEFAULT_NEWTON_MAX;
     fm->weighting = 0;
@@ -552,6 +553,14 @@ static int inst_project(void *ctx, double t, double *x)
     return mbs_form_project(&I->form, t, x);
 }
 
+#if MBS_NC > 0
+static double inst_weak(void *ctx, double t, const double *x, double *d)
+{
+    mbs_instance *I = (mbs_instance *)ctx;
+    return mbs_form_weak(&I->form, t, x, d);
+}
+#endif
+
 static mbs_project_fn projection(const mbs_instance *I)
 {
     return MBS_NC > 0 && mbs_form_projects(I->form.kind) ? inst_project : NULL;
@@ -707,6 +716,10 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
     if (rc != MBS_RKSTAB_OK)
         return fail(I, "integrator setup failed: %s", mbs_rkstab_message(rc));
     I->d.rk.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_RKSTAB;
+#if MBS_NC > 0
+    if (I->form.kind == MBS_FORM_QR || I->form.kind == MBS_FORM_SVD)
+        I->d.rk.weak = inst_weak; /* singular positions (mbs_rkstab.h) */
+#endif
     rc = mbs_dop853_init(&I->d.dp, NX, I->d.dwork, I->d.v[MBS_VR_RTOL], I->d.v[MBS_VR_ATOL],
                          I->d.v[MBS_VR_HMAX]);
     if (rc != MBS_RKSTAB_OK)

@@ -28,6 +28,9 @@ static const double BH1 = 5179.0 / 57600, BH3 = 7571.0 / 16695, BH4 = 393.0 / 64
 #define BETA 0.04
 #define EXPO1 (0.2 - 0.75 * BETA)
 #define NONFINITE_SHRINK 0.2
+#define PLACE_WATCH 0.1   /* singular positions (rkstab.py _PLACE_*) */
+#define PLACE_THETA 0.55
+#define PLACE_REACH 2.5
 
 double mbs_rk_rms(const double *v, const double *scale, int n)
 {
@@ -76,7 +79,7 @@ int mbs_rkstab_init(mbs_rkstab *s, int n, double *work, double rtol, double atol
 
 void mbs_rkstab_reset_fsal(mbs_rkstab *s)
 {
-    if (s != NULL) s->fsal_valid = s->dense_valid = 0;
+    if (s != NULL) s->fsal_valid = s->dense_valid = s->rho_valid = 0;
 }
 
 const char *mbs_rkstab_message(int code)
@@ -213,11 +216,16 @@ static int attempt_step(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     }
     s->nfev++;
     if (f(ctx, t_new, XN, K7) != 0) return MBS_RKSTAB_ERHS;
+    if (p != NULL && s->weak != NULL) { /* the rounding along weak constraint directions is no error */
+        double *D = ROW(s, W_R); /* scratch: the continuous extension is stored after acceptance */
+        for (i = 0; i < n; ++i) D[i] = XN[i] - ARG[i];
+        s->rho_new = s->weak(ctx, t_new, XN, D);
+    }
     for (i = 0; i < n; ++i) {
         double ax = fabs(X[i]), axn = fabs(XN[i]);
         double e = e1 * K1[i] + 0.0 * K2[i] + e3 * K3[i] + e4 * K4[i] + e5 * K5[i] + e6 * K6[i] +
                    e7 * K7[i];
-        if (p != NULL) e = (XN[i] - ARG[i]) + e;
+        if (p != NULL) e = (s->weak != NULL ? ROW(s, W_R)[i] : XN[i] - ARG[i]) + e;
         e /= s->atol + s->rtol * (ax > axn ? ax : axn);
         sumsq += e * e;
     }
@@ -297,6 +305,23 @@ static void store_dense(mbs_rkstab *s, double tc, double h)
     s->dense_valid = 1;
 }
 
+/* Singular positions: the next step h shortened so that the singular time predicted from the
+ * regularity ratios at the last two accepted states falls PLACE_THETA into a step (rkstab.py
+ * RKStab._place); tc is the time of the last accepted state. */
+static double place_step(const mbs_rkstab *s, double tc, double h)
+{
+    double D;
+    int j;
+    if (s->weak == NULL || !s->rho_valid || !(s->rho < s->rho_prev && s->rho_prev < HUGE_VAL &&
+                                              s->rho < PLACE_WATCH))
+        return h;
+    D = s->rho * (tc - s->t_rho_prev) / (s->rho_prev - s->rho);
+    if (!(D > 0.0 && D <= PLACE_REACH * h)) return h;
+    j = (int)ceil(D / h - PLACE_THETA);
+    if (j < 0) j = 0;
+    return D / (j + PLACE_THETA);
+}
+
 /* Make k1 = f(tc, x) available in K1 with x copied to X, unless the caller's state is the one the
  * previous call returned (FSAL). */
 static int first_stage(mbs_rkstab *s, mbs_rhs_fn f, void *ctx, double tc, const double *x)
@@ -348,6 +373,15 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     }
     hmin = mbs_rk_hmin(s->hmin, tc, t_end);
     if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
+    if (s->weak != NULL && p != NULL && !s->rho_valid) { /* the regularity of the start */
+        double *D = ROW(s, W_R);
+        memset(D, 0, (size_t)n * sizeof(double));
+        s->rho = s->rho_new = s->weak(ctx, tc, X, D);
+        s->t_rho = tc;
+        s->rho_prev = HUGE_VAL;
+        s->t_rho_prev = tc;
+        s->rho_valid = 1;
+    }
 
     while (tc < t_end) {
         double t_new, h_prop = h, err = 0.0;
@@ -385,12 +419,20 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             memcpy(X, ROW(s, W_XN), (size_t)n * sizeof(double));
             memcpy(ROW(s, W_K1), ROW(s, W_K7), (size_t)n * sizeof(double));
             h = h_next;
+            if (s->weak != NULL && p != NULL && s->rho_valid) {
+                s->rho_prev = s->rho;
+                s->t_rho_prev = s->t_rho;
+                s->rho = s->rho_new;
+                s->t_rho = tc;
+                h = place_step(s, tc, h);
+            }
         } else {
             double q = pow(err, EXPO1) / SAFETY;
             s->nreject++;
             s->reject_last = 1;
             last_nonfinite = 0;
             h = h / (q < 1.0 / FACMIN ? q : 1.0 / FACMIN);
+            if (p != NULL) h = place_step(s, tc, h);
         }
     }
 

@@ -247,8 +247,9 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
         U = np.array([form.inputs(ti) for ti in T]).T if inputs else None
         return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form, **extra)
 
+    weak = getattr(form, "weak_directions", None) if project else None  # singular positions
     stepper = make_stepper(scipy_method, form, x0, (0.0, grid[-1]), project=project, rtol=rtol, atol=atol,
-                           max_step=max_step)
+                           max_step=max_step, weak=weak)
     try:
         sol = sample(stepper, grid, monitor)
     except KeyboardInterrupt as exc:
