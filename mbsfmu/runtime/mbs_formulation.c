@@ -550,21 +550,31 @@ static int project_optimal(mbs_form *F, double t, double *x)
                  "iterations); the constraints may not be satisfiable here", t, res, it);
         return 1;
     }
-    if (mh > 0) { /* near a rank drop one more step (OptimalPartitioning.project); D as scratch */
-        int rank;
-        double scale;
-        if (regularity(F, C, D.A, D.tau, D.perm, &rank, &scale) < F->weak_pivot &&
-            decomp_factor(&Dh, F, C, NULL) == 0) {
-            decomp_solve(&Dh, c, d);
-            for (i = 0; i < f; i++)
-                y[i] -= d[i];
-            positions_at(F, t, y);
-        }
-    }
     if (decomp_factor(&D, F, C, NULL) != 0) {
         snprintf(F->message, sizeof F->message, "the decomposition of the constraint Jacobian failed "
                  "at t=%.9g", t);
         return 1;
+    }
+    if (mh > 0) { /* near a rank drop one more step (OptimalPartitioning.project) */
+        int rank;
+        double scale, rho;
+        if (D.svd) /* the regularity is that of the pivoted QR; D's own factors are the SVD's */
+            rho = regularity(F, C, D.Q, D.tau, D.perm, &rank, &scale); /* unused after an SVD */
+        else { /* D holds that QR already (the same factorization regularity computes) */
+            scale = fabs(D.A[0]) > F->pivot_scale ? fabs(D.A[0]) : F->pivot_scale;
+            rho = D.rank > 0 && fabs(D.A[0]) > 0.0 ? fabs(D.A[(D.rank - 1) * m + D.rank - 1]) / scale : 1.0;
+        }
+        if (rho < F->weak_pivot && decomp_factor(&Dh, F, C, NULL) == 0) {
+            decomp_solve(&Dh, c, d);
+            for (i = 0; i < f; i++)
+                y[i] -= d[i];
+            positions_at(F, t, y);
+            if (decomp_factor(&D, F, C, NULL) != 0) {
+                snprintf(F->message, sizeof F->message, "the decomposition of the constraint "
+                         "Jacobian failed at t=%.9g", t);
+                return 1;
+            }
+        }
     }
     F->rank = D.rank;
     /* y' <- y' - C^+ (C y' + b')  (eq. 30 in the form whose rounding scales with the residual) */
