@@ -158,6 +158,44 @@ class Linearization:
         """Numbers (defaults for the constants) for the numerical methods."""
         return self.to_numeric() if self.symbolic else self
 
+    def to_system(self, name: str | None = None):
+        """The linear model as a model of its own, to export it as an FMU through the same path
+        as the nonlinear one (``mbsfmu.build_fmu``) and run both in one diagram.
+
+        It is a :class:`~mbsfmu.model.lagrangian.LagrangianSystem` whose coordinates are the
+        deviations δy_i of the independent coordinates, named like them, with inputs δu and
+        outputs δz named like the linearization's (outputs that are states of the linear model
+        are its coordinates already and are left out; so are rates of dependent coordinates,
+        whose ``der(...)`` names are no output names).  Eq. (1) becomes the kinetic energy
+        T = δẏᵀ M0 δẏ / 2 and one generalized force per coordinate, -(K δy + D δẏ) + F δu (K
+        need not be symmetric).  Only about an equilibrium: elsewhere the linear model has the
+        constant part ``drift``, which this form would drop."""
+        from ..model.lagrangian import LagrangianSystem
+
+        lin = self.numeric()
+        if not lin.equilibrium and np.any(np.abs(lin.drift) > 0.0):
+            raise ParameterError(f"{self.system_name}: to_system needs a linearization about an "
+                                 "equilibrium (this one has a drift [y0', y0''] != 0)")
+        s = LagrangianSystem(name or f"{self.system_name}_linear",
+                             f"linearization of {self.system_name} about {self.point}")
+        y = sp.Matrix(s.coordinates(*self.independent))
+        v = sp.Matrix([s.coordinates_[n].velocity for n in self.independent])
+        u = sp.Matrix([s.input(n, 0.0) for n in self.inputs])
+        M0, D, K, F = (sp.Matrix(np.asarray(a, float)) for a in (lin.M0, lin.D, lin.K, lin.F))
+        s.kinetic_energy((v.T * M0 * v)[0] / 2)
+        force = -K * y - D * v + (F * u if self.inputs else sp.zeros(len(y), 1))
+        for i, n in enumerate(self.independent):
+            s.generalized_force(f"linear_{n}", n, force[i])
+        states = set(lin.states)
+        Cy, Cyd = sp.Matrix(np.asarray(lin.Cy, float)), sp.Matrix(np.asarray(lin.Cyd, float))
+        Du = sp.Matrix(np.asarray(lin.Du, float)) if self.inputs else None
+        for k, out in enumerate(self.outputs):
+            if out in states or "(" in out:
+                continue
+            z = (Cy[k, :] * y)[0] + (Cyd[k, :] * v)[0] + ((Du[k, :] * u)[0] if Du is not None else 0)
+            s.output(out, z, f"deviation of {out} from the operating point")
+        return s
+
     # ------------------------------------------------------------------ analysis
     def modes(self):
         """Modal analysis (:func:`mbsfmu.analysis.modal.modes`)."""
