@@ -156,3 +156,26 @@ def test_cli_prints_matrices_and_modes_and_json(capsys, tmp_path):
     assert main(["linearize", str(ROOT / "models" / "slider_crank.py"), "--at", "x=0.6", "alpha=2.9",
                  "beta=0.3"]) == 2
     assert "violates constraint 'pivot." in capsys.readouterr().err
+
+
+def test_mode_shapes_are_drawn_as_the_mechanism(tmp_path):
+    """For a model with frames the mode plot draws the mechanism: the frame origins of seed
+    002's hanging double pendulum (points at 0, -L1, -L1 - L2 on z) and, along the lower mode,
+    elbow and tip swinging to the same side, along the upper one to opposite sides (the
+    eigenvectors of the hand-written M, K of test_linearize)."""
+    from mbsfmu.analysis.modal import frame_positions, modes
+
+    s = mbsfmu.load_model(str(pathlib.Path(__file__).parents[1] / "models" / "double_pendulum.py"))
+    lin = mbsfmu.linearize(s, at={}, symbolic=False, equilibrium=True)
+    positions, names, refs = frame_positions(lin)
+    p0 = positions(np.zeros(2))
+    assert names == ["ISYS", "P1", "P1_cg", "P2", "P2_cg"] and refs[3] == "P1_cg"
+    np.testing.assert_allclose(p0[:, 2], [0, 0, -1, -1, -2], atol=1e-15)
+    lower, upper = modes(lin)
+    for mode, same_side in ((lower, True), (upper, False)):
+        shape = np.array([mode.shape[c].real for c in lin.coordinates])
+        d = (positions(1e-6 * shape) - p0) / 1e-6
+        elbow, tip = d[names.index("P1_cg"), 1], d[names.index("P2_cg"), 1]
+        assert (elbow * tip > 0) == same_side, (elbow, tip)
+    path = lin.plot_modes(tmp_path / "modes.png")
+    assert path.stat().st_size > 5000

@@ -61,6 +61,8 @@ class Linearization:
     equilibrium: bool
     constants: dict = field(default_factory=dict)     # constant symbol -> default value
     substituted: dict = field(default_factory=dict)   # constants substituted before deriving
+    #: the linearized model (for drawings of the mode shapes), not part of the result's value
+    system: object = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ names and sizes
     @property
@@ -226,7 +228,9 @@ class Linearization:
         return bode(self.numeric(), path, pairs, frequencies_hz)
 
     def plot_modes(self, path, count: int = 6):
-        """Mode shapes (PNG): one panel per mode, the shape over the model's coordinates."""
+        """Mode shapes (PNG): one panel per mode -- for a model with frames the mechanism drawn in
+        its plane at the operating point and displaced along the mode, else the shape over the
+        model's coordinates as bars."""
         from .modal import plot_modes
 
         return plot_modes(self.numeric(), path, count)

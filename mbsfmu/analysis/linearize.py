@@ -157,7 +157,7 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
         velocity=alg.matrix(sp.Matrix([op.yd[coords[k]] for k in ind])),
         equilibrium=bool(rest and _numeric_zero(op, alg, zdd0, tol)),
         constants={c.symbol: c.value for c in system.constants_.values()},
-        substituted=dict(op.constants))
+        substituted=dict(op.constants), system=system)
 
 
 # ---------------------------------------------------------------------------- pieces

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import sympy as sp
 
 from ..errors import ParameterError
 
@@ -147,8 +148,60 @@ def bode(lin, path, pairs=None, frequencies_hz=None):
     return path
 
 
+def frame_positions(lin):
+    """``positions(y) -> (frames x 3)`` of the origins of the linearized model's frames (ISYS
+    components), the frames' names and each one's reference frame; None for a model without
+    frames (a LagrangianSystem) or without the model at hand."""
+    system = lin.system
+    frames = getattr(system, "frames", None)
+    if system is None or not frames or len(frames) < 2 or not hasattr(system, "bodies"):
+        return None
+    eqs = system.equations()
+    names = list(frames)
+    values = {c.symbol: (c.value if c.value is not None else 0.0) for c in system.constants_.values()}
+    values.update({k: v for k, v in lin.substituted.items()})
+    t_value = float(lin.point.get("t", 0.0))
+    values[system.t] = t_value
+    rows = []
+    for n in names:
+        pos = eqs.frame_expanded(n)["position"] if n != "ISYS" else sp.zeros(3, 1)
+        rows.append(list(pos.xreplace({k: sp.sympify(v) for k, v in values.items()})))
+    fn = sp.lambdify(list(system.y), sp.Matrix(rows), "numpy")
+    refs = [frames[n].ref for n in names]
+
+    def positions(y):
+        return np.asarray(fn(*y), dtype=float).reshape(len(names), 3)
+
+    return positions, names, refs
+
+
+def _draw_mechanism(ax, lin, mode, geometry):
+    """The frames' origins joined to their reference frames, at the operating point (grey) and
+    displaced along the mode's real part (blue), in the plane of the largest spread."""
+    positions, names, refs = geometry
+    y0 = np.array([float(lin.point[c]) for c in lin.coordinates])
+    shape = np.array([mode.shape[c].real for c in lin.coordinates])
+    p0 = positions(y0)
+    d = (positions(y0 + 1e-6 * shape) - p0) / 1e-6
+    extent = float(np.max(np.ptp(p0, axis=0))) or 1.0
+    eps = 0.2 * extent / max(float(np.max(np.abs(d))), 1e-300)
+    p1 = positions(y0 + eps * shape)
+    axes = np.sort(np.argsort(-(np.ptp(p0, axis=0) + np.ptp(p1, axis=0)))[:2])
+    index = {n: i for i, n in enumerate(names)}
+    for p, style in ((p0, dict(color="0.6", lw=1.5)), (p1, dict(color="tab:blue", lw=2))):
+        for i, r in enumerate(refs):
+            if r is not None:
+                j = index[r]
+                ax.plot(p[[j, i], axes[0]], p[[j, i], axes[1]], "-o", ms=3, **style)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("xyz"[axes[0]])
+    ax.set_ylabel("xyz"[axes[1]])
+
+
 def plot_modes(lin, path, count: int = 6):
-    """One bar panel per mode (up to ``count``): the real part of the shape by coordinate."""
+    """One panel per mode (up to ``count``): for a model with frames the mechanism at the
+    operating point (grey) and displaced along the mode (blue, scaled to a fifth of its size)
+    in the plane where it spreads most; otherwise the real part of the shape by coordinate."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -157,6 +210,18 @@ def plot_modes(lin, path, count: int = 6):
     ms = modes(lin)[:count]
     if not ms:
         raise ParameterError("plot_modes: the linear model has no modes")
+    geometry = frame_positions(lin)
+    if geometry is not None:
+        fig, axes = plt.subplots(1, len(ms), figsize=(3.2 * len(ms) + 0.4, 3.6), squeeze=False)
+        for ax, m in zip(axes[0], ms):
+            _draw_mechanism(ax, lin, m, geometry)
+            zeta = "" if math.isnan(m.damping_ratio) else f", ζ = {m.damping_ratio:.3g}"
+            ax.set_title(f"f_n = {m.frequency_hz:.4g} Hz{zeta}", fontsize="small")
+        fig.suptitle(f"{lin.system_name}: mode shapes")
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return path
     fig, axes = plt.subplots(len(ms), 1, figsize=(7, 1.9 * len(ms) + 0.6), squeeze=False)
     for ax, m in zip(axes[:, 0], ms):
         names = list(m.shape)
