@@ -377,3 +377,21 @@ def test_to_system_needs_an_equilibrium():
     lin = mbsfmu.linearize(s, at={"x": 0.0, "theta": 0.3, "F": 0.0}, inputs=["F"], symbolic=False)
     with pytest.raises(ParameterError, match="to_system needs a linearization about an equilibrium"):
         lin.to_system()
+
+
+def test_time_dependent_set_values_stay_symbolic_in_t():
+    """Set values that are functions of time (a reference motion theta0(t) with its rate) give a
+    time-varying linear model, symbolic in t; at any t it equals the linearization about the
+    numbers theta0(t), theta0'(t) taken there."""
+    s = model("cart_pendulum")
+    t = s.t
+    lin = mbsfmu.linearize(s, at={"x": 0, "theta": sp.sin(t) / 10, "der(theta)": sp.cos(t) / 10, "F": 0},
+                           inputs=["F"])
+    assert t in lin.free_symbols and not lin.equilibrium
+    for tv in (0.0, 0.7, 2.0):
+        ref = mbsfmu.linearize(model("cart_pendulum"), at={"x": 0, "theta": 0.1 * math.sin(tv),
+                                                           "der(theta)": 0.1 * math.cos(tv), "F": 0,
+                                                           "t": tv}, inputs=["F"], symbolic=False)
+        got = lin.to_numeric(t=tv)
+        np.testing.assert_allclose(got.A, ref.A, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got.B, ref.B, rtol=1e-12, atol=1e-12)
