@@ -329,7 +329,7 @@ class LagrangianSystem(System):
             for d in (sp.expand(h.expression - e), sp.expand(h.expression + e)):
                 if d == 0 or d.is_Number and abs(float(d)) <= 1e-12:
                     return None
-        return self.constraint(name, e)
+        return self.constraint(name, expr)
 
     # ------------------------------------------------------------------ constraints
     def constraint(self, name: str, expression) -> str:
