@@ -146,6 +146,10 @@ const char *mbs_radau_message(int code)
     if (code == MBS_RADAU_ESINGULAR)
         return "the iteration matrix of the implicit method stayed singular while the step size was "
                "halved";
+    if (code == MBS_RADAU_ENEWTON)
+        return "step size underflow: the Newton iteration of the implicit method diverged at every "
+               "step size (no solution of its stage equations near the state: a singularity of the "
+               "model's forces or constraints, or a discontinuity)";
     return mbs_rkstab_message(code);
 }
 
@@ -627,9 +631,10 @@ static int integrate(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn 
                 underflow_rc = MBS_RKSTAB_EUNDERFLOW;
             } else {
                 h = 0.5 * hstep;
-                underflow_rc = res == STEP_NONFINITE  ? MBS_RKSTAB_ENONFINITE
-                               : res == STEP_RHS_FAIL ? MBS_RKSTAB_ERHS
-                                                      : MBS_RKSTAB_EUNDERFLOW;
+                underflow_rc = res == STEP_NONFINITE     ? MBS_RKSTAB_ENONFINITE
+                               : res == STEP_RHS_FAIL    ? MBS_RKSTAB_ERHS
+                               : res == STEP_NEWTON_FAIL ? MBS_RADAU_ENEWTON
+                                                         : MBS_RKSTAB_EUNDERFLOW;
             }
             if (!s->jac_fresh)
                 s->jac_valid = 0; /* retry with the Jacobian at this point */

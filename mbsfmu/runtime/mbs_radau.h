@@ -60,6 +60,7 @@ typedef int (*mbs_jac_fn)(void *ctx, double t, const double *x, const double *fx
 
 /* Return code beyond those of mbs_rkstab.h (-1..-7). */
 #define MBS_RADAU_ESINGULAR (-8) /* the iteration matrix stayed singular while h was halved 5 times */
+#define MBS_RADAU_ENEWTON (-9)   /* step size underflow after the Newton iteration diverged */
 
 /* Work arrays for n states: doubles (x, f, Z, W, the collocation polynomial, scratch rows, J, the
  * real LU and the complex LU as real and imaginary parts) and ints (the two pivot vectors). */
