@@ -922,7 +922,8 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
         const double *x_int = I->d.method == MBS_METHOD_STIFF    ? I->d.rd.work
                               : I->d.method == MBS_METHOD_DOP853 ? I->d.dp.work
                                                                  : I->d.rk.work;
-        if (MBS_NC > 0 && (rc == MBS_RKSTAB_EUNDERFLOW || rc == MBS_RKSTAB_ETOOMANY || rc == MBS_RADAU_ENEWTON) &&
+        if (MBS_NC > 0 &&
+            (rc == MBS_RKSTAB_EUNDERFLOW || rc == MBS_RKSTAB_ETOOMANY || rc == MBS_RADAU_ENEWTON) &&
             mbs_form_singularity(&I->form, t_int, x_int, 0, MBS_SINGULAR_PIVOT_LOW, MBS_SINGULAR_PIVOT_HIGH,
                                  mbs_row_names, singular + 2, sizeof singular - 2))
             memcpy(singular, "; ", 2);
