@@ -227,7 +227,8 @@ def _reduced_fd(system, lin, eps=1e-6):
         xd = rhs(0.0, np.concatenate([y, J @ zd]))
         return np.concatenate([zd, xd[f:][ind]])
 
-    z0, zd0 = y0[ind], np.zeros(n)
+    z0 = y0[ind]
+    zd0 = np.array([float(lin.point[f"der({c})"]) for c in lin.independent])
     A = np.zeros((2 * n, 2 * n))
     for j in range(2 * n):
         d = np.zeros(2 * n)
@@ -395,3 +396,26 @@ def test_time_dependent_set_values_stay_symbolic_in_t():
         got = lin.to_numeric(t=tv)
         np.testing.assert_allclose(got.A, ref.A, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(got.B, ref.B, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("crank, rate", [(0.3, 4.0), (2.2, -7.5)])
+def test_A_against_central_differences_of_the_engine_slider_crank_moving(crank, rate):
+    """A loaded slider-crank at a moving operating point (crank turning at ``rate`` rad/s): the
+    derivative of the velocity constraint (N), those of b'' by y and y' (P, Q) and the
+    acceleration gamma0 = -C^+ b'' enter the reduced model; its A and drift equal central
+    differences of the engine's right-hand side on the constraint manifold in the independent
+    coordinate.  Rates that violate C y' = 0 are refused with the consistent values."""
+    s = loaded_slider_crank()
+    p = s.default_parameters()
+    a = math.pi - math.asin(p["r"] * math.sin(crank) / p["l"])
+    x = p["r"] * math.cos(crank) - p["l"] * math.cos(a)
+    at = {"x": x, "alpha": a, "beta": crank + math.pi - a}
+    with pytest.raises(ConstraintError, match=r"velocity constraint of .* they are der\(") as info:
+        mbsfmu.linearize(s, at={**at, "der(beta)": rate}, symbolic=False, independent=["beta"])
+    rates = dict(part.split(" = ") for part in str(info.value).split("they are ")[1].split(", "))
+    given = {**at, "der(beta)": rate, **{k: float(v) for k, v in rates.items()}}
+    lin = mbsfmu.linearize(s, at=given, symbolic=False, independent=["beta"])
+    assert lin.n == 1 and not lin.equilibrium
+    A, f0 = _reduced_fd(s, lin)
+    assert np.max(np.abs(lin.A - A)) < 1e-6 * max(1.0, np.max(np.abs(A))), (lin.A, A)
+    np.testing.assert_allclose(lin.drift, f0, rtol=1e-9, atol=1e-9)

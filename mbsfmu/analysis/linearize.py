@@ -14,7 +14,7 @@ where (∂M/∂y · ÿ0)_kl = Σ_j ∂M_kj/∂y_l ÿ0_j vanishes at an equilibri
 The derivatives are taken by the chain rule through the intermediate variables with the point
 substituted at every step (:mod:`.taylor`), so no closed form of M, k, q is ever expanded.
 
-**Constrained systems** (holonomic, scleronomic c(y) = 0, at rest ẏ0 = 0) are linearized in
+**Constrained systems** (holonomic, scleronomic c(y) = 0) are linearized in
 n = f - m independent coordinates y_i (:mod:`.velocity_transformation`): δy = J_i δy_i.  The
 equations with multipliers, M ÿ = h + Cᵀλ, expand to
 
@@ -31,6 +31,18 @@ an equilibrium).  Premultiplying by J_iᵀ removes the multipliers (C0 J_i = 0):
 The term with λ0 is the geometric stiffness of the loaded constraints: it is why a
 mechanism held by its joints against gravity or a spring has the stiffness it has.
 
+At a **moving** point (ẏ0 ≠ 0, with C ẏ0 = 0: the rates of the dependent coordinates must be
+given consistently, and a ConstraintError names the consistent values otherwise) the velocity
+and acceleration constraints C ẏ = 0 and C ÿ + b'' = 0 add velocity-dependent terms (zero at
+rest):
+
+    ÿ0 = J_i ÿ_i0 + γ0,   γ0 = -C_d⁻¹ b''0 in the dependent rows,                           (4)
+    δẏ = J_i δẏ_i + N δy_i,   N_d = -C_d⁻¹ ∂(C ẏ0)/∂y J_i,                                    (5)
+    δÿ = J_i δÿ_i + P δẏ_i + (Γ + Q) δy_i,
+         P_d = -C_d⁻¹ ∂b''/∂ẏ J_i,   Q_d = -C_d⁻¹ (∂b''/∂y J_i + ∂b''/∂ẏ N),              (6)
+
+so that D_r gains J_iᵀ M0 P and K_r gains J_iᵀ (M0 Q + D N); the outputs' C gains ∂g/∂ẏ N.
+
 **State space** with x = [δy_i; δẏ_i] and outputs z = g(y, ẏ, u) (model outputs, coordinates,
 velocities):
 
@@ -45,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, ParameterError, SingularMassMatrixError
+from ..errors import ConstraintError, ModelError, ParameterError, SingularMassMatrixError
 from .linear_model import Linearization
 from .operating_point import complete_coordinates, operating_point
 from .taylor import PointDerivatives
@@ -82,9 +94,6 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
     in_names = _input_names(system, inputs)
     op = operating_point(system, at, params, symbolic)
     complete_coordinates(system, eqs, op)
-    if system.constrained and any(v != 0 for v in op.yd.values()):
-        raise ParameterError(f"linearize: a constrained system is linearized at rest; the operating "
-                             f"point has velocities {_nonzero(op.yd)}")
     at_point = PointDerivatives(eqs.intermediates, op.substitution(system),
                                 [*system.y, *system.yd, *(system.inputs[n].symbol for n in in_names)])
     y, yd = system.y, system.yd
@@ -131,13 +140,22 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
 
     Mr = J.T @ M0 @ J
     _check_mass(system, op, alg, Mr, names)
-    hr = J.T @ h0
-    zdd0 = alg.zeros(len(ind), 1) if alg.is_zero(hr) else alg.solve(Mr, hr)
     rest = all(v == 0 for v in op.yd.values())
+    moving = bool(mh) and not rest
+    if moving:
+        # the velocities must satisfy C y' = 0; gamma0 = -C^+ b''0 in the dependent rows (eq. (4))
+        _check_velocities(system, op, P["C0"], J, ind, dep, coords, tol)
+        Cd = alg.cols(P["C0"], dep)
+        gamma0 = _dependent_rows(alg, f, dep, -alg.solve(Cd, alg.matrix(at_point.values_of(
+            list(eqs.b2[:mh])))))
+        hr = J.T @ (h0 - M0 @ gamma0)
+    else:
+        hr = J.T @ h0
+    zdd0 = alg.zeros(len(ind), 1) if alg.is_zero(hr) else alg.solve(Mr, hr)
     if equilibrium:
         _check_equilibrium(system, op, alg, zdd0, names, hr)
         zdd0 = alg.zeros(len(ind), 1)
-    ydd0 = J @ zdd0
+    ydd0 = J @ zdd0 + gamma0 if moving else J @ zdd0
     if not alg.is_zero(ydd0):
         K = K + alg.matrix(_mass_derivative(at_point, eqs.M, y, alg.to_sympy(ydd0)))
     Gamma = None
@@ -149,10 +167,16 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
     if Gamma is not None:
         Kr = Kr + J.T @ M0 @ Gamma
     Dr = J.T @ P["D"] @ J
+    Cy = P["Oy"] @ J
+    if moving:  # the velocity-dependent terms (eqs. (4)-(6)), zero at rest
+        N, Pm, Qm = _moving_terms(at_point, eqs, y, yd, alg, mh, f, J, dep, Cd)
+        Kr = Kr + J.T @ M0 @ Qm + J.T @ P["D"] @ N
+        Dr = Dr + J.T @ M0 @ Pm
+        Cy = Cy + P["Oyd"] @ N
     Fr = J.T @ P["F"]
     return Linearization(
         system_name=system.name, coordinates=coords, independent=names,
-        J=J, M0=Mr, D=Dr, K=Kr, F=Fr, Cy=P["Oy"] @ J, Cyd=P["Oyd"] @ J, Du=P["Ou"], inputs=in_names,
+        J=J, M0=Mr, D=Dr, K=Kr, F=Fr, Cy=Cy, Cyd=P["Oyd"] @ J, Du=P["Ou"], inputs=in_names,
         outputs=out_names, point=op.as_dict(), acceleration=zdd0,
         velocity=alg.matrix(sp.Matrix([op.yd[coords[k]] for k in ind])),
         equilibrium=bool(rest and _numeric_zero(op, alg, zdd0, tol)),
@@ -161,6 +185,56 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
 
 
 # ---------------------------------------------------------------------------- pieces
+def _check_velocities(system, op, C0, J, ind, dep, coords, tol) -> None:
+    """A moving operating point of a constrained system must satisfy C y'0 = 0: ConstraintError
+    naming the worst velocity constraint, its residual and the consistent rates of the dependent
+    coordinates for the given independent ones (y'0 = J y_i'0)."""
+    C = op.numeric_matrix(C0)
+    v = op.numeric_matrix(sp.Matrix([op.yd[c] for c in coords]))
+    if C is None or v is None:
+        return  # symbolic set values: the user's to keep consistent
+    r = C @ v
+    scale = max(1.0, float(np.max(np.abs(v))))
+    if float(np.max(np.abs(r))) <= tol * scale:
+        return
+    row = int(np.argmax(np.abs(r)))
+    Jn = op.numeric_matrix(sp.Matrix(J)) if not isinstance(J, np.ndarray) else J
+    hint = ""
+    if Jn is not None:
+        vd = Jn @ v[ind]
+        given = ", ".join(f"der({coords[k]})" for k in ind)
+        hint = f"; for the given {given} they are " + ", ".join(
+            f"der({coords[k]}) = {float(vd[k, 0]):.12g}" for k in dep)
+    raise ConstraintError(f"linearize: the operating point's velocities violate the velocity "
+                          f"constraint of {system.constraint_names[row]!r} (C y' = {float(r[row, 0]):.3g}); "
+                          f"give the rates of the dependent coordinates consistently{hint}")
+
+
+def _dependent_rows(alg, f, dep, X):
+    """The f-row matrix with the rows of X in the dependent rows ``dep`` and zeros elsewhere."""
+    out = alg.zeros(f, X.shape[1])
+    for r, k in enumerate(dep):
+        for a in range(X.shape[1]):
+            out[k, a] = X[r, a]
+    return out
+
+
+def _moving_terms(at_point, eqs, y, yd, alg, mh, f, J, dep, Cd):
+    """N, P, Q of a constrained system linearized at a moving point (module docstring, eqs.
+    (4)-(6)): the velocity constraint C y' = 0 gives δy' = J δy_i' + N δy_i and the acceleration
+    constraint C y'' + b'' = 0 gives δy'' = J δy_i'' + P δy_i' + (Γ + Q) δy_i, with
+    N_d = -C_d⁻¹ ∂(C y'0)/∂y J,  P_d = -C_d⁻¹ ∂b''/∂y' J,  Q_d = -C_d⁻¹ (∂b''/∂y J + ∂b''/∂y' N)
+    (zero rows for the independent coordinates)."""
+    C = eqs.C[:mh, :]
+    b2 = list(eqs.b2[:mh])
+    Cv_y = alg.matrix(at_point.jacobian(list(C * sp.Matrix(yd)), y))
+    b2_y = alg.matrix(at_point.jacobian(b2, y))
+    b2_yd = alg.matrix(at_point.jacobian(b2, yd))
+    N = _dependent_rows(alg, f, dep, -alg.solve(Cd, Cv_y @ J))
+    Pm = _dependent_rows(alg, f, dep, -alg.solve(Cd, b2_yd @ J))
+    Qm = _dependent_rows(alg, f, dep, -alg.solve(Cd, b2_y @ J + b2_yd @ N))
+    return N, Pm, Qm
+
 def _mass_derivative(at_point, M, y, ydd0) -> sp.Matrix:
     """(∂M/∂y · ÿ0)_kl = Σ_j ∂M_kj/∂y_l ÿ0_j (eq. 1)."""
     f = len(y)
