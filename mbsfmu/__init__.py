@@ -22,6 +22,13 @@ from .simulation import Result, simulate
 from .solver_settings import DEFAULT_SOLVER
 
 
+def sweep(target, design, **options):
+    """Run a model or FMU over a design of parameter sets on Dask (see :func:`mbsfmu.study.sweep`)."""
+    from .study import sweep as _sweep
+
+    return _sweep(target, design, **options)
+
+
 def build_fmu(model, out=".", *, backend="native", formulation=None, solver=DEFAULT_SOLVER):
     """Export ``model`` as an FMI 2.0 Co-Simulation FMU (see :mod:`mbsfmu.fmu.build`)."""
     from .fmu.build import build_fmu as _build
@@ -31,7 +38,7 @@ def build_fmu(model, out=".", *, backend="native", formulation=None, solver=DEFA
 
 __version__ = "0.1.0"
 
-__all__ = ["System", "LagrangianSystem", "derive", "linearize", "simulate", "build_fmu", "Result",
+__all__ = ["System", "LagrangianSystem", "derive", "linearize", "simulate", "sweep", "build_fmu", "Result",
            "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
            "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",

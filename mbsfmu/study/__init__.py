@@ -1,0 +1,126 @@
+"""Parameter studies: run one model or FMU over a design of parameter sets on Dask.
+
+``designs`` makes the parameter sets, ``metrics`` what each run keeps, ``runner`` runs batches
+of runs on a Dask scheduler (the model loaded once per worker process), ``results`` keeps the
+rows in a CSV file that a restarted study resumes from.  :func:`sweep` ties them together.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..errors import ParameterError
+from . import designs, metrics, results, runner
+from .designs import factorial, latin_hypercube, monte_carlo, sobol, table
+
+__all__ = ["sweep", "factorial", "latin_hypercube", "sobol", "monte_carlo", "table", "designs", "metrics",
+           "results", "runner"]
+
+
+def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None, out=None, scheduler=None,
+          batch=None, workers=None, progress=False, **simulate_kwargs) -> pd.DataFrame:
+    """Run ``target`` once per row of ``design`` and return one row per run.
+
+    ``target``: a model file or :class:`~mbsfmu.System` (run with :func:`mbsfmu.simulate`, the
+    row's values as constants, initial values or constant inputs by name) or an FMU file (run
+    with ``fmpy.simulate_fmu``, the row as ``start_values``).  ``design``: a DataFrame (see
+    :mod:`.designs`), a CSV file, or ``{name: values}`` for a full factorial.  ``t_end``, ``dt``
+    (output interval), ``rtol`` and ``simulate_kwargs`` (method, formulation, inputs, ...; for an
+    FMU, fmpy's options) are the settings of every run.
+
+    ``metrics``: ``{name: 'KIND(SIGNAL)' | ('KIND', 'SIGNAL') | f(result)}`` (see
+    :mod:`.metrics`); default the final value of every coordinate (for an FMU, of every output).
+    ``keep``: more signals whose final values become columns (named after the signal).
+
+    The returned DataFrame has the columns ``run`` (the design's row), the parameters, the
+    metrics, ``status`` ('ok' or 'failed'), ``message`` (the error of a failed run) and
+    ``wall_s``.  A run that fails is a row, never an abort.  With ``out`` (CSV) each batch's rows
+    are appended as it finishes, and a sweep started again with the same ``out`` runs only the
+    runs not in it.
+
+    ``scheduler``: None (a local cluster of ``workers`` processes, started and closed here),
+    ``'tcp://host:port'`` or a ``distributed.Client`` (that cluster), or ``'synchronous'``,
+    ``'threads'``, ``'processes'`` (Dask's single-machine schedulers).  ``batch``: runs per task
+    (default: about four tasks per worker).  ``progress``: a progress bar on stderr.
+    """
+    design = _design(design)
+    in_process = isinstance(scheduler, str) and scheduler in ("synchronous", "sync", "single-threaded",
+                                                              "threads")
+    target_ = runner.make_target(target, in_process)
+    settable, signals = runner.target_names(target_)
+    unknown = [c for c in design.columns if c not in settable]
+    if unknown:
+        raise ParameterError(f"unknown parameter(s) {', '.join(map(repr, unknown))} of the sweep target "
+                             f"(it has: {', '.join(sorted(settable))})")
+    chosen = _metrics(metrics, keep, target_)
+    settings = _settings(target_, t_end, dt, rtol, simulate_kwargs, chosen)
+    header = results.columns(list(design.columns), [m.name for m in chosen])
+    if len(set(header)) != len(header):
+        clash = sorted({c for c in header if header.count(c) > 1})
+        raise ParameterError(f"metric names must differ from each other, the parameters and run, status, "
+                             f"message, wall_s (clash: {', '.join(clash)})")
+    rowfile = results.RowFile(out, header, design) if out is not None else None
+    done = rowfile.done.to_dict("records") if rowfile is not None else []
+    finished = {int(r["run"]) for r in done}
+    todo = [(i, {c: float(v) for c, v in row.items()}) for i, row in enumerate(design.to_dict("records"))
+            if i not in finished]
+    n_workers = (workers or 1) if in_process else (workers or 4)
+    size = batch or runner.default_batch(len(todo), n_workers)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ParameterError(f"batch must be a whole number >= 1, got {batch!r}")
+    rows = list(done)
+    bar = _bar(len(design), len(done)) if progress else None
+    try:
+        if todo:
+            for batch_rows in runner.execute(target_, runner.batches(todo, size), settings, chosen,
+                                             scheduler=scheduler, workers=workers):
+                if rowfile is not None:
+                    rowfile.write(batch_rows)
+                rows.extend(batch_rows)
+                if bar is not None:
+                    bar.update(len(batch_rows))
+    finally:
+        if rowfile is not None:
+            rowfile.close()
+        if bar is not None:
+            bar.close()
+    return results.frame(rows, header)
+
+
+def _design(design) -> pd.DataFrame:
+    if isinstance(design, dict):
+        return designs.factorial(design)
+    return designs.table(design)
+
+
+def _metrics(spec, keep, target) -> list:
+    if spec is None and not keep:
+        loaded = target.load()
+        if target.kind == "fmu":
+            names = [v.name for v in loaded[1].modelVariables if v.causality == "output"]
+        else:
+            names = list(loaded.coordinates_)
+        spec = {n: ("final", n) for n in names}
+    chosen = metrics.make_metrics(spec)
+    chosen += [metrics.Metric(n, ("final", n)) for n in keep or []]
+    return chosen
+
+
+def _settings(target, t_end, dt, rtol, simulate_kwargs, chosen) -> dict:
+    if target.kind == "fmu":
+        fmu = {"stop_time": t_end, "output_interval": dt, "relative_tolerance": rtol}
+        signals = [m.signal for m in chosen if m.signal is not None]
+        fmu = {k: v for k, v in fmu.items() if v is not None}
+        if signals and "output" not in simulate_kwargs and all(m.function is None for m in chosen):
+            fmu["output"] = list(dict.fromkeys(signals))
+        return {"fmu": {**fmu, **simulate_kwargs}}
+    kw = {"t_end": t_end, "dt": dt, "rtol": rtol}
+    return {"simulate": {**{k: v for k, v in kw.items() if v is not None}, **simulate_kwargs}}
+
+
+def _bar(total, done):
+    import sys
+
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=done, unit="run", desc="sweep", file=sys.stderr)

@@ -1,0 +1,233 @@
+"""Running a study on Dask: runs grouped into batches, one task per batch.
+
+The target travels to the workers as a small :class:`Target` (a model file's path, a pickled
+``System`` or an FMU file's path); each worker process loads it once and keeps it in
+:data:`_LOADED` (the model derived and compiled, or the FMU unpacked, once per process), so a
+task costs one dictionary look-up besides its runs.
+
+Schedulers: ``None`` starts a ``distributed.LocalCluster`` of worker processes on this machine
+(closed at the end); ``'tcp://host:port'`` or a ``distributed.Client`` runs on that cluster;
+``'synchronous'``, ``'threads'`` or ``'processes'`` use Dask's single-machine schedulers, one
+wave of batches per ``dask.compute``.  Finished batches are handed back as they come, so the
+caller can write them at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import time
+
+from ..errors import ParameterError
+
+#: per worker process: target key -> loaded target (System, or FMU folder and description)
+_LOADED: dict = {}
+#: per worker process: how often each target was loaded (the tests read it)
+LOAD_COUNT: dict = {}
+
+LOCAL_SCHEDULERS = ("synchronous", "sync", "single-threaded", "threads", "processes")
+#: seconds to wait for a remote scheduler before giving up
+CONNECT_TIMEOUT = 10
+
+
+class Target:
+    """What runs: kind 'model' (a model file), 'system' (a pickled System) or 'fmu' (an FMU file)."""
+
+    def __init__(self, kind: str, path: str | None = None, payload: bytes | None = None, system=None):
+        self.kind, self.path, self.payload = kind, path, payload
+        self.local = system  # the System itself, for schedulers in this process
+        token = payload if payload is not None else str(path).encode()
+        self.key = f"{kind}:{hashlib.sha1(token).hexdigest()}" if payload is not None else f"{kind}:{path}"
+
+    def __getstate__(self):
+        return {"kind": self.kind, "path": self.path, "payload": self.payload, "key": self.key,
+                "local": None}
+
+    def load(self):
+        """The loaded target, once per process."""
+        if self.key not in _LOADED:
+            LOAD_COUNT[self.key] = LOAD_COUNT.get(self.key, 0) + 1
+            _LOADED[self.key] = self._load()
+        return _LOADED[self.key]
+
+    def _load(self):
+        if self.kind == "model":
+            from ..model.loader import load_model
+
+            return load_model(self.path)
+        if self.kind == "system":
+            if self.local is not None:
+                return self.local
+            import cloudpickle
+
+            return cloudpickle.loads(self.payload)
+        import tempfile
+
+        from fmpy import extract, read_model_description
+
+        folder = extract(self.path, unzipdir=tempfile.mkdtemp(prefix="mbsfmu-sweep-"))
+        return folder, read_model_description(self.path)
+
+
+def make_target(target, in_process: bool) -> Target:
+    """The Target of ``target`` (a model or FMU file, or a System)."""
+    from ..model import System
+
+    if isinstance(target, System):
+        if in_process:
+            return Target("system", payload=str(id(target)).encode(), system=target)
+        import cloudpickle
+
+        try:
+            payload = cloudpickle.dumps(target)
+        except Exception as exc:
+            raise ParameterError(
+                f"System {target.name!r} cannot be sent to worker processes ({exc}); a System is "
+                "picklable until its equations are derived: pass the model file, a fresh System, or "
+                "scheduler='synchronous'") from None
+        return Target("system", payload=payload)
+    if isinstance(target, (str, os.PathLike)):
+        p = pathlib.Path(target).resolve()
+        if not p.is_file():
+            raise ParameterError(f"sweep target {str(target)!r} does not exist")
+        return Target("fmu" if p.suffix.lower() == ".fmu" else "model", path=str(p))
+    raise ParameterError(f"sweep target must be a model file, a System or an FMU file, got {type(target)!r}")
+
+
+def target_names(target: Target) -> tuple[set, set]:
+    """(names a design may set, signals a result has) of the target, loaded in this process."""
+    loaded = target.load()
+    if target.kind == "fmu":
+        md = loaded[1]
+        names = {v.name for v in md.modelVariables}
+        settable = {v.name for v in md.modelVariables if v.causality in ("parameter", "input")
+                    or (v.initial in ("exact", "approx") and v.causality != "independent")}
+        return settable, names
+    s = loaded
+    coords = list(s.coordinates_)
+    settable = {*s.constants_, *coords, *(f"der({c})" for c in coords), *(f"D{c}" for c in coords),
+                *s.inputs}
+    return settable, {*coords, *(f"der({c})" for c in coords), "constraint_residual", "time"}
+
+
+def run_batch(target: Target, runs: list, settings: dict, metrics: list) -> list[dict]:
+    """Run every (run number, {name: value}) of a batch; each gives one row, whatever happens."""
+    loaded = target.load()
+    return [run_one(target, loaded, run, values, settings, metrics) for run, values in runs]
+
+
+def run_one(target, loaded, run: int, values: dict, settings: dict, metrics: list) -> dict:
+    """One row: the parameters, the metrics, and status 'ok', or 'failed' with the error."""
+    row = {"run": run, **values}
+    start = time.perf_counter()
+    try:
+        result = _simulate(target, loaded, values, settings)
+        for m in metrics:
+            try:
+                row[m.name] = m(result)
+            except Exception as exc:
+                raise ParameterError(f"metric {m.name!r} failed on run {run}: {type(exc).__name__}: "
+                                     f"{exc}") from exc
+        row.update(status="ok", message="")
+    except Exception as exc:
+        row.update({m.name: None for m in metrics})
+        row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
+    row["wall_s"] = time.perf_counter() - start
+    return row
+
+
+def _simulate(target, loaded, values: dict, settings: dict):
+    if target.kind == "fmu":
+        from fmpy import simulate_fmu
+
+        folder, md = loaded
+        opts = dict(settings["fmu"])
+        return simulate_fmu(folder, model_description=md, start_values=dict(values), **opts)
+    from ..simulation import simulate
+
+    system = loaded
+    params, initial, inputs = split_values(system, values)
+    kw = dict(settings["simulate"])
+    if inputs:
+        kw["inputs"] = {**(kw.get("inputs") or {}), **inputs}
+    return simulate(system, params=params or None, initial=initial or None, **kw)
+
+
+def split_values(system, values: dict) -> tuple[dict, dict, dict]:
+    """A parameter set as simulate's params (constants), initial (coordinates, der(NAME), DNAME)
+    and inputs (constant values)."""
+    params, initial, inputs = {}, {}, {}
+    for name, v in values.items():
+        v = float(v)
+        if name in system.constants_:
+            params[name] = v
+        elif name in system.inputs:
+            inputs[name] = v
+        else:
+            initial[name] = v
+    return params, initial, inputs
+
+
+def batches(runs: list, size: int) -> list[list]:
+    return [runs[i:i + size] for i in range(0, len(runs), size)]
+
+
+def default_batch(n_runs: int, workers: int) -> int:
+    """About four batches per worker: few tasks, and the work still balances."""
+    return max(1, -(-n_runs // (4 * max(workers, 1))))
+
+
+def execute(target, tasks: list, settings, metrics, scheduler=None, workers=None):
+    """Run the batches of ``tasks`` on Dask; yield each batch's rows as it finishes."""
+    if isinstance(scheduler, str) and scheduler in LOCAL_SCHEDULERS:
+        yield from _execute_local(target, tasks, settings, metrics, scheduler, workers)
+        return
+    client, owned = _client(scheduler, workers)
+    try:
+        from distributed import as_completed
+
+        futures = [client.submit(run_batch, target, batch, settings, metrics, pure=False)
+                   for batch in tasks]
+        try:
+            for fut in as_completed(futures):
+                yield fut.result()
+        finally:
+            for fut in futures:
+                fut.cancel()
+    finally:
+        if owned:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
+
+
+def _client(scheduler, workers):
+    """(client, whether we started it) for ``scheduler``."""
+    from distributed import Client
+
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    if scheduler is None:
+        from distributed import LocalCluster
+
+        n = workers or min(os.cpu_count() or 1, 4)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+        return Client(cluster), True
+    if isinstance(scheduler, str):
+        try:
+            return Client(scheduler, timeout=CONNECT_TIMEOUT), False
+        except (OSError, TimeoutError) as exc:
+            raise ParameterError(f"cannot reach the Dask scheduler at {scheduler!r} within "
+                                 f"{CONNECT_TIMEOUT} s ({exc})") from None
+    raise ParameterError(f"scheduler must be None, an address 'tcp://host:port', a distributed.Client or "
+                         f"one of {', '.join(LOCAL_SCHEDULERS)}; got {scheduler!r}")
+
+
+def _execute_local(target, tasks, settings, metrics, scheduler, workers):
+    import dask
+
+    wave = 1 if scheduler in ("synchronous", "sync", "single-threaded") else (workers or os.cpu_count() or 1)
+    for i in range(0, len(tasks), wave):
+        parts = [dask.delayed(run_batch, pure=False)(target, b, settings, metrics) for b in tasks[i:i + wave]]
+        yield from dask.compute(*parts, scheduler=scheduler)
