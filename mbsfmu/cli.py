@@ -10,6 +10,10 @@
                  [--set CONSTANT=VALUE ...] [--independent Y ...] [--equilibrium] [--symbolic]
                  [--json] [--bode FILE.png] [--modes FILE.png]
 
+    mbsfmu sweep TARGET --param NAME=START:STOP:N|NAME=v1,v2,... [--design factorial|lhs|sobol|montecarlo
+                 --samples N --seed S] [--metric NAME=KIND(SIGNAL) ...] --t-end T --out FILE.csv
+                 [--scheduler ADDR] [--workers N] [--batch B]
+
 ``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
 (``der(alpha)=1`` or ``Dalpha=1``) and constant input values.  The output paths are checked
 before the run; a run that fails or is interrupted (Ctrl-C) writes what it computed to
@@ -248,6 +252,63 @@ def cmd_linearize(args) -> int:
     return 0
 
 
+def _parse_params(items, design: str) -> dict:
+    """--param NAME=SPEC as {name: spec}: value lists and START:STOP:N ranges for factorial, LO:HI
+    bounds for lhs and sobol, LO:HI or a scipy.stats distribution DIST(a,b,...) for montecarlo."""
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ParameterError(f"--param {item!r}: expected NAME=SPEC")
+        name, spec = (x.strip() for x in item.split("=", 1))
+        if design == "montecarlo" and "(" in spec:
+            out[name] = _distribution(name, spec)
+        else:
+            out[name] = spec
+    if not out:
+        raise ParameterError("sweep: give at least one --param")
+    return out
+
+
+def _distribution(name, spec):
+    from scipy import stats
+
+    dist, _, args = spec.partition("(")
+    make = getattr(stats, dist.strip(), None)
+    if not hasattr(make, "rvs") or not args.endswith(")"):
+        raise ParameterError(f"--param {name}: {spec!r} is not a scipy.stats distribution like norm(1, 0.1)")
+    try:
+        return make(*(float(a) for a in args[:-1].split(",") if a.strip()))
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"--param {name}: {spec!r}: {exc}") from None
+
+
+def cmd_sweep(args) -> int:
+    from .study import designs, sweep
+
+    out = check_output_path(args.out, "--out")
+    params = _parse_params(args.param, args.design)
+    if args.design == "factorial":
+        design = designs.factorial(params)
+    else:
+        if args.samples is None:
+            raise ParameterError(f"--design {args.design} needs --samples N")
+        make = {"lhs": designs.latin_hypercube, "sobol": designs.sobol,
+                "montecarlo": designs.monte_carlo}[args.design]
+        design = make(params, args.samples, seed=args.seed)
+    metrics = {}
+    for item in args.metric or []:
+        if "=" not in item:
+            raise ParameterError(f"--metric {item!r}: expected NAME=KIND(SIGNAL)")
+        name, expr = (x.strip() for x in item.split("=", 1))
+        metrics[name] = expr
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    df = sweep(args.target, design, t_end=args.t_end, dt=args.dt, rtol=args.rtol, metrics=metrics or None,
+               out=out, scheduler=args.scheduler, workers=args.workers, batch=args.batch, progress=show)
+    failed = int((df["status"] != "ok").sum())
+    print(f"{len(df)} runs ({failed} failed) -> {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mbsfmu", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -311,6 +372,30 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--bode", metavar="FILE.png", help="write a Bode plot of every input/output pair")
     pl.add_argument("--modes", metavar="FILE.png", help="write a plot of the mode shapes")
     pl.set_defaults(func=cmd_linearize)
+    pw = sub.add_parser("sweep", help="run a model or FMU over a design of parameter sets on Dask")
+    pw.add_argument("target", help="model file (.py) or FMU (.fmu)")
+    pw.add_argument("--param", action="append", metavar="NAME=SPEC",
+                    help="factorial: START:STOP:N or v1,v2,...; lhs/sobol: LO:HI; montecarlo: LO:HI "
+                    "(uniform) or a scipy.stats distribution such as norm(1,0.1); repeatable")
+    pw.add_argument("--design", default="factorial", choices=["factorial", "lhs", "sobol", "montecarlo"],
+                    help="how the parameter sets are chosen (default factorial)")
+    pw.add_argument("--samples", type=int, help="number of runs of an lhs, sobol or montecarlo design")
+    pw.add_argument("--seed", type=int, default=None, help="seed of the random designs")
+    pw.add_argument("--metric", action="append", metavar="NAME=KIND(SIGNAL)",
+                    help="KIND: final, max, min, mean, rms, maxabs; SIGNAL: a coordinate, der(NAME), "
+                    "constraint_residual or an FMU variable; repeatable (default: final values)")
+    pw.add_argument("--t-end", type=float, required=True, help="end time of every run [s]")
+    pw.add_argument("--dt", type=float, default=None, help="output interval [s]")
+    pw.add_argument("--rtol", type=float, default=None, help="relative tolerance")
+    pw.add_argument("--out", required=True, help="CSV of the rows; an existing one is resumed")
+    pw.add_argument("--scheduler", default=None,
+                    help="Dask scheduler address tcp://HOST:PORT, or synchronous, threads, processes "
+                    "(default: a local cluster of worker processes)")
+    pw.add_argument("--workers", type=int, default=None, help="worker processes of the local cluster")
+    pw.add_argument("--batch", type=int, default=None, help="runs per task (default: ~4 tasks per worker)")
+    pw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress bar on stderr (default: when stderr is a terminal)")
+    pw.set_defaults(func=cmd_sweep)
     return p
 
 
