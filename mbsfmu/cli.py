@@ -12,7 +12,7 @@
 
     mbsfmu sweep TARGET --param NAME=START:STOP:N|NAME=v1,v2,... [--design factorial|lhs|sobol|montecarlo
                  --samples N --seed S] [--metric NAME=KIND(SIGNAL) ...] --t-end T --out FILE.csv
-                 [--scheduler ADDR] [--workers N] [--batch B]
+                 [--scheduler ADDR] [--workers N] [--batch B] [--plot FILE.png]
 
 ``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
 (``der(alpha)=1`` or ``Dalpha=1``) and constant input values.  The output paths are checked
@@ -286,6 +286,7 @@ def cmd_sweep(args) -> int:
     from .study import designs, sweep
 
     out = check_output_path(args.out, "--out")
+    plot = check_output_path(args.plot, "--plot") if args.plot else None
     params = _parse_params(args.param, args.design)
     if args.design == "factorial":
         design = designs.factorial(params)
@@ -303,9 +304,10 @@ def cmd_sweep(args) -> int:
         metrics[name] = expr
     show = sys.stderr.isatty() if args.progress is None else args.progress
     df = sweep(args.target, design, t_end=args.t_end, dt=args.dt, rtol=args.rtol, metrics=metrics or None,
-               out=out, scheduler=args.scheduler, workers=args.workers, batch=args.batch, progress=show)
+               out=out, scheduler=args.scheduler, workers=args.workers, batch=args.batch, progress=show,
+               plot=plot)
     failed = int((df["status"] != "ok").sum())
-    print(f"{len(df)} runs ({failed} failed) -> {args.out}")
+    print(f"{len(df)} runs ({failed} failed) -> {args.out}" + (f", plot -> {args.plot}" if plot else ""))
     return 0
 
 
@@ -393,6 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "(default: a local cluster of worker processes)")
     pw.add_argument("--workers", type=int, default=None, help="worker processes of the local cluster")
     pw.add_argument("--batch", type=int, default=None, help="runs per task (default: ~4 tasks per worker)")
+    pw.add_argument("--plot", metavar="FILE.png",
+                    help="also plot the first metric: over one parameter, a heat map over two on a grid, "
+                    "else a histogram")
     pw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: when stderr is a terminal)")
     pw.set_defaults(func=cmd_sweep)

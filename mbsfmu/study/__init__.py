@@ -10,15 +10,16 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import ParameterError
-from . import designs, metrics, results, runner
+from . import designs, metrics, plots, results, runner
 from .designs import factorial, latin_hypercube, monte_carlo, sobol, table
+from .plots import plot_study
 
-__all__ = ["sweep", "factorial", "latin_hypercube", "sobol", "monte_carlo", "table", "designs", "metrics",
-           "results", "runner"]
+__all__ = ["sweep", "plot_study", "factorial", "latin_hypercube", "sobol", "monte_carlo", "table", "designs",
+           "metrics", "plots", "results", "runner"]
 
 
 def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None, out=None, scheduler=None,
-          batch=None, workers=None, progress=False, **simulate_kwargs) -> pd.DataFrame:
+          batch=None, workers=None, progress=False, plot=None, **simulate_kwargs) -> pd.DataFrame:
     """Run ``target`` once per row of ``design`` and return one row per run.
 
     ``target``: a model file or :class:`~mbsfmu.System` (run with :func:`mbsfmu.simulate`, the
@@ -41,7 +42,9 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     ``scheduler``: None (a local cluster of ``workers`` processes, started and closed here),
     ``'tcp://host:port'`` or a ``distributed.Client`` (that cluster), or ``'synchronous'``,
     ``'threads'``, ``'processes'`` (Dask's single-machine schedulers).  ``batch``: runs per task
-    (default: about four tasks per worker).  ``progress``: a progress bar on stderr.
+    (default: about four tasks per worker).  ``progress``: a progress bar on stderr.  ``plot``: a
+    file to draw the first metric in with :func:`.plot_study` (over one parameter, a heat map over
+    two, else a histogram); ``df.attrs['parameters']`` names the design's columns for it.
     """
     design = _design(design)
     in_process = isinstance(scheduler, str) and scheduler in ("synchronous", "sync", "single-threaded",
@@ -84,7 +87,11 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
             rowfile.close()
         if bar is not None:
             bar.close()
-    return results.frame(rows, header)
+    df = results.frame(rows, header)
+    df.attrs["parameters"] = list(design.columns)
+    if plot is not None:
+        plot_study(df, plot)
+    return df
 
 
 def _design(design) -> pd.DataFrame:
