@@ -82,19 +82,24 @@ class Formulation:
     #: the largest pivot of the column-pivoted QR of C^T at the start (:meth:`singularity_note`)
     pivot_scale = 0.0
 
-    def _pivots(self, t, y):
-        """(|diagonal of R|, row permutation) of the column-pivoted QR of C^T at (t, y), all rows."""
+    def _pivoted_qr(self, C, with_q: bool = False):
+        """(Q (None unless ``with_q``), |diagonal of R|, row permutation, scale) of the
+        column-pivoted QR C^T P = Q R of the rows of C; the scale is the larger of |R_00| and
+        :attr:`pivot_scale` (the engine's pivot_ratio and mbs_form_singularity)."""
         import scipy.linalg
 
-        C = self.numeric.constraint_parts(t, y)[1]
-        R, perm = scipy.linalg.qr(C.T, mode="r", pivoting=True)
-        return np.abs(np.diag(R)), perm
+        if with_q:
+            Q, R, perm = scipy.linalg.qr(C.T, pivoting=True)
+        else:
+            Q, (R, perm) = None, scipy.linalg.qr(C.T, mode="r", pivoting=True)
+        piv = np.abs(np.diag(R))
+        return Q, piv, perm, max(float(piv[0]) if piv.size else 0.0, self.pivot_scale)
 
     def record_pivot_scale(self, t, y) -> None:
         """Keep the largest pivot of C^T at a regular state (the consistent start) as the scale of
         :meth:`singularity_note`."""
         if self.m:
-            self.pivot_scale = float(self._pivots(t, y)[0][0])
+            self.pivot_scale = float(self._pivoted_qr(self.numeric.constraint_parts(t, y)[1])[1][0])
 
     def singularity_note(self, t, y) -> str:
         """For the message of a run that failed (the engine's mbs_form_singularity): a sentence if
@@ -104,8 +109,7 @@ class Formulation:
         low: an exactly redundant row) -- else ""."""
         if not self.m:
             return ""
-        d, perm = self._pivots(t, y)
-        scale = max(float(d[0]) if d.size else 0.0, self.pivot_scale)
+        _, d, perm, scale = self._pivoted_qr(self.numeric.constraint_parts(t, y)[1])
         if not scale > 0.0:
             return ""
         for k, ratio in enumerate(d / scale):

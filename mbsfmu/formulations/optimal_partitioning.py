@@ -149,13 +149,10 @@ class OptimalPartitioning(Formulation):
     def _pivots_of(self, C):
         """(Q, |diagonal of R|, rank, scale) of the column-pivoted QR C^T P = Q R; the scale is the
         larger of |R_00| and :attr:`pivot_scale` (None for Q, ... when C has no nonzero pivot)."""
-        import scipy.linalg
-
-        Q, R, _ = scipy.linalg.qr(C.T, pivoting=True)
-        piv = np.abs(np.diag(R))
+        Q, piv, _, scale = self._pivoted_qr(C, with_q=True)
         if not (piv.size and piv[0] > 0.0):
             return None, piv, 0, 0.0
-        return Q, piv, int(np.sum(piv > self.rank_tol * piv[0])), max(float(piv[0]), self.pivot_scale)
+        return Q, piv, int(np.sum(piv > self.rank_tol * piv[0])), scale
 
     def _near_rank_drop(self, C) -> bool:
         """Whether a pivot within the rank lies below SINGULAR_STEP['weak'] of the scale."""

@@ -472,6 +472,17 @@ int mbs_form_projects(int kind)
            kind == MBS_FORM_PARTITION;
 }
 
+/* |R_(r-1)(r-1)| / scale of the column-pivoted QR factor A (f x m) of C^T with rank r, the scale
+ * (into *scale) being the larger of |R_00| and the pivot at the start; 1 (scale 0) without a pivot. */
+static double pivot_ratio(const mbs_form *F, const double *A, int m, int rank, double *scale)
+{
+    *scale = 0.0;
+    if (rank == 0 || !(fabs(A[0]) > 0.0))
+        return 1.0;
+    *scale = fabs(A[0]) > F->pivot_scale ? fabs(A[0]) : F->pivot_scale;
+    return fabs(A[(rank - 1) * m + rank - 1]) / *scale;
+}
+
 /* The column-pivoted QR of C^T (m rows of C, f columns) into A (f x m), tau, perm: the regularity
  * ratio |R_(r-1)(r-1)| / scale (r = rank by rank_tol, scale the larger of |R_00| and the pivot at
  * the start; 1 without a pivot), with the rank and the scale in *rank and *scale
@@ -482,13 +493,11 @@ static double regularity(const mbs_form *F, const double *C, double *A, double *
     const int f = F->f, m = F->m;
     *rank = 0;
     *scale = 0.0;
-    if (m == 0 || qr_of_transpose(m, f, C, NULL, f, A, tau, perm, rank, F->rank_tol) != 0 ||
-        !(fabs(A[0]) > 0.0) || *rank == 0) {
+    if (m == 0 || qr_of_transpose(m, f, C, NULL, f, A, tau, perm, rank, F->rank_tol) != 0) {
         *rank = 0;
         return 1.0;
     }
-    *scale = fabs(A[0]) > F->pivot_scale ? fabs(A[0]) : F->pivot_scale;
-    return fabs(A[(*rank - 1) * m + *rank - 1]) / *scale;
+    return pivot_ratio(F, A, m, *rank, scale);
 }
 
 double mbs_form_weak(void *ctx, double t, const double *x, double *d)
@@ -560,10 +569,8 @@ static int project_optimal(mbs_form *F, double t, double *x)
         double scale, rho;
         if (D.svd) /* the regularity is that of the pivoted QR; D's own factors are the SVD's */
             rho = regularity(F, C, D.Q, D.tau, D.perm, &rank, &scale); /* unused after an SVD */
-        else { /* D holds that QR already (the same factorization regularity computes) */
-            scale = fabs(D.A[0]) > F->pivot_scale ? fabs(D.A[0]) : F->pivot_scale;
-            rho = D.rank > 0 && fabs(D.A[0]) > 0.0 ? fabs(D.A[(D.rank - 1) * m + D.rank - 1]) / scale : 1.0;
-        }
+        else /* D holds that QR already (the same factorization regularity computes) */
+            rho = pivot_ratio(F, D.A, m, D.rank, &scale);
         if (rho < F->weak_pivot && decomp_factor(&Dh, F, C, NULL) == 0) {
             decomp_solve(&Dh, c, d);
             for (i = 0; i < f; i++)
@@ -760,21 +767,17 @@ int mbs_form_singularity(mbs_form *F, double t, const double *y, int record, dou
 {
     const int f = F->f, m = F->m;
     double *w = F->work, *A = take(&w, f * m), *tau = take(&w, m + f + 1), scale;
-    const double *cs;
     int *perm = F->iwork, rank, k, kmax = m < f ? m : f;
     if (n > 0)
         buf[0] = '\0';
     if (m == 0)
         return 0;
     eval_tp(F, t);
-    cs = positions_at(F, t, y);
-    if (qr_of_transpose(m, f, cs + F->mh, NULL, f, A, tau, perm, &rank, 0.0) != 0)
-        return 0;
+    regularity(F, positions_at(F, t, y) + F->mh, A, tau, perm, &rank, &scale);
     if (record) { /* the scale: the largest pivot at a regular state (the start) */
         F->pivot_scale = fabs(A[0]);
         return 0;
     }
-    scale = fabs(A[0]) > F->pivot_scale ? fabs(A[0]) : F->pivot_scale;
     if (!(scale > 0.0))
         return 0;
     for (k = 0; k < kmax; k++) {
