@@ -305,7 +305,7 @@ def cmd_sweep(args) -> int:
     show = sys.stderr.isatty() if args.progress is None else args.progress
     df = sweep(args.target, design, t_end=args.t_end, dt=args.dt, rtol=args.rtol, metrics=metrics or None,
                out=out, scheduler=args.scheduler, workers=args.workers, batch=args.batch, progress=show,
-               plot=plot)
+               plot=plot, trajectories=args.trajectories, connect_timeout=args.connect_timeout)
     failed = int((df["status"] != "ok").sum())
     print(f"{len(df)} runs ({failed} failed) -> {args.out}" + (f", plot -> {args.plot}" if plot else ""))
     return 0
@@ -384,12 +384,18 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--samples", type=int, help="number of runs of an lhs, sobol or montecarlo design")
     pw.add_argument("--seed", type=int, default=None, help="seed of the random designs")
     pw.add_argument("--metric", action="append", metavar="NAME=KIND(SIGNAL)",
-                    help="KIND: final, max, min, mean, rms, maxabs; SIGNAL: a coordinate, der(NAME), "
-                    "constraint_residual or an FMU variable; repeatable (default: final values)")
+                    help="KIND: final, max, min, mean, rms, maxabs, settling (settling(x) 2 %% band, "
+                    "settling(x, 5%%)); SIGNAL: a coordinate, der(NAME), constraint_residual or an FMU "
+                    "variable; repeatable (default: final values)")
     pw.add_argument("--t-end", type=float, required=True, help="end time of every run [s]")
     pw.add_argument("--dt", type=float, default=None, help="output interval [s]")
     pw.add_argument("--rtol", type=float, default=None, help="relative tolerance")
-    pw.add_argument("--out", required=True, help="CSV of the rows; an existing one is resumed")
+    pw.add_argument("--out", required=True,
+                    help="CSV (or .parquet) of the rows; an existing one is resumed")
+    pw.add_argument("--trajectories", metavar="DIR|FILE.npz", default=None,
+                    help="also keep every run's trajectory: one CSV per run in DIR, or one .npz file")
+    pw.add_argument("--connect-timeout", type=float, default=10.0,
+                    help="seconds to wait for a --scheduler address (default 10)")
     pw.add_argument("--scheduler", default=None,
                     help="Dask scheduler address tcp://HOST:PORT, or synchronous, threads, processes "
                     "(default: a local cluster of worker processes)")

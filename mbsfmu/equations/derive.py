@@ -108,6 +108,16 @@ class Equations:
                 "angular_acceleration": JR * ydd + alphabar, "JT": JT, "JR": JR,
                 "abar": abar, "alphabar": alphabar}
 
+    def __getstate__(self):
+        """The state to pickle (a sweep sends a System to Dask workers): the symbolic results
+        go along, compiled code does not (an extension module or a loaded library belongs to
+        one process and is built again, from the compile cache, where it is needed)."""
+        state = dict(self.__dict__)
+        state.pop("_numeric_cache", None)
+        if "_derived" in state:
+            state["_derived"] = {k: v for k, v in state["_derived"].items() if not _compiled(v)}
+        return state
+
     def derived(self, key: str, compute):
         """``compute(self)``, computed once per Equations object and kept under ``key`` (the
         derived forms of later stages: generated C source, articulated-body algorithm,
@@ -122,6 +132,15 @@ class Equations:
         from .numeric_model import NumericModel
 
         return NumericModel(self, params)
+
+
+def _compiled(value) -> bool:
+    """Whether a derived value is (or holds) code loaded into this process."""
+    import ctypes
+    import types
+
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    return any(isinstance(v, (types.ModuleType, ctypes.CDLL)) for v in items)
 
 
 def derive(system) -> Equations:

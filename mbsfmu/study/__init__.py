@@ -10,16 +10,18 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import ParameterError
-from . import designs, metrics, plots, results, runner
+from . import designs, metrics, plots, results, runner, trajectories
 from .designs import factorial, latin_hypercube, monte_carlo, sobol, table
 from .plots import plot_study
+from .trajectories import TrajectoryStore
 
 __all__ = ["sweep", "plot_study", "factorial", "latin_hypercube", "sobol", "monte_carlo", "table", "designs",
-           "metrics", "plots", "results", "runner"]
+           "metrics", "plots", "results", "runner", "trajectories"]
 
 
 def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None, out=None, scheduler=None,
-          batch=None, workers=None, progress=False, plot=None, **simulate_kwargs) -> pd.DataFrame:
+          batch=None, workers=None, progress=False, plot=None, trajectories=None,
+          connect_timeout=runner.CONNECT_TIMEOUT, **simulate_kwargs) -> pd.DataFrame:
     """Run ``target`` once per row of ``design`` and return one row per run.
 
     ``target``: a model file or :class:`~mbsfmu.System` (run with :func:`mbsfmu.simulate`, the
@@ -37,12 +39,17 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     metrics, ``status`` ('ok' or 'failed'), ``message`` (the error of a failed run) and
     ``wall_s``.  A run that fails is a row, never an abort.  With ``out`` (CSV) each batch's rows
     are appended as it finishes, and a sweep started again with the same ``out`` runs only the
-    runs not in it.
+    runs not in it; an ``out`` ending in ``.parquet`` is written as Parquet at the end (the rows
+    grow in ``OUT.partial.csv`` until then, see :mod:`.results`).  ``trajectories``: a folder
+    (one CSV per run) or a ``.npz`` file (one array per run) for the whole trajectories, see
+    :mod:`.trajectories`.
 
     ``scheduler``: None (a local cluster of ``workers`` processes, started and closed here),
     ``'tcp://host:port'`` or a ``distributed.Client`` (that cluster), or ``'synchronous'``,
     ``'threads'``, ``'processes'`` (Dask's single-machine schedulers).  ``batch``: runs per task
-    (default: about four tasks per worker).  ``progress``: a progress bar on stderr.  ``plot``: a
+    (default: about four tasks per worker).  ``connect_timeout``: seconds to wait for a remote
+    scheduler before a ParameterError.  ``progress``: a progress bar with the rate and the time
+    left (tqdm) on stderr.  ``plot``: a
     file to draw the first metric in with :func:`.plot_study` (over one parameter, a heat map over
     two, else a histogram); ``df.attrs['parameters']`` names the design's columns for it.
     """
@@ -56,7 +63,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
         raise ParameterError(f"unknown parameter(s) {', '.join(map(repr, unknown))} of the sweep target "
                              f"(it has: {', '.join(sorted(settable))})")
     chosen = _metrics(metrics, keep, target_)
-    settings = _settings(target_, t_end, dt, rtol, simulate_kwargs, chosen)
+    settings = _settings(target_, t_end, dt, rtol, simulate_kwargs, chosen, trajectories is not None)
     header = results.columns(list(design.columns), [m.name for m in chosen])
     if len(set(header)) != len(header):
         clash = sorted({c for c in header if header.count(c) > 1})
@@ -72,23 +79,35 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ParameterError(f"batch must be a whole number >= 1, got {batch!r}")
     rows = list(done)
+    store = TrajectoryStore(trajectories) if trajectories is not None else None
     bar = _bar(len(design), len(done)) if progress else None
+    complete = False
     try:
         if todo:
             for batch_rows in runner.execute(target_, runner.batches(todo, size), settings, chosen,
-                                             scheduler=scheduler, workers=workers):
+                                             scheduler=scheduler, workers=workers,
+                                             connect_timeout=connect_timeout):
+                for row in batch_rows:
+                    traj = row.pop(runner.TRAJECTORY, None)
+                    if store is not None and traj is not None:
+                        store.write(row["run"], traj)
                 if rowfile is not None:
                     rowfile.write(batch_rows)
                 rows.extend(batch_rows)
                 if bar is not None:
                     bar.update(len(batch_rows))
+        complete = True
     finally:
-        if rowfile is not None:
-            rowfile.close()
         if bar is not None:
             bar.close()
+        if not complete and rowfile is not None:
+            rowfile.close()
     df = results.frame(rows, header)
     df.attrs["parameters"] = list(design.columns)
+    if rowfile is not None:
+        rowfile.finish(df)
+    if store is not None:
+        store.finish()
     if plot is not None:
         plot_study(df, plot)
     return df
@@ -113,16 +132,18 @@ def _metrics(spec, keep, target) -> list:
     return chosen
 
 
-def _settings(target, t_end, dt, rtol, simulate_kwargs, chosen) -> dict:
+def _settings(target, t_end, dt, rtol, simulate_kwargs, chosen, keep_trajectories: bool) -> dict:
     if target.kind == "fmu":
         fmu = {"stop_time": t_end, "output_interval": dt, "relative_tolerance": rtol}
         signals = [m.signal for m in chosen if m.signal is not None]
         fmu = {k: v for k, v in fmu.items() if v is not None}
-        if signals and "output" not in simulate_kwargs and all(m.function is None for m in chosen):
+        if (signals and "output" not in simulate_kwargs and all(m.function is None for m in chosen)
+                and not keep_trajectories):
             fmu["output"] = list(dict.fromkeys(signals))
-        return {"fmu": {**fmu, **simulate_kwargs}}
+        return {"fmu": {**fmu, **simulate_kwargs}, "trajectories": keep_trajectories}
     kw = {"t_end": t_end, "dt": dt, "rtol": rtol}
-    return {"simulate": {**{k: v for k, v in kw.items() if v is not None}, **simulate_kwargs}}
+    return {"simulate": {**{k: v for k, v in kw.items() if v is not None}, **simulate_kwargs},
+            "trajectories": keep_trajectories}
 
 
 def _bar(total, done):

@@ -5,6 +5,10 @@ A study started again with the same file reads the rows already there and runs o
 (resume); the file must come from the same design (same columns, same parameter values for the
 same run numbers).  Floats are written with ``repr`` (17 significant digits where needed), so
 the values read back are the values computed, bit for bit.
+
+An ``out`` ending in ``.parquet`` is written with pandas (pyarrow) when the study ends; until
+then the rows grow in ``OUT.parquet.partial.csv`` as above, so an interrupted study keeps them
+and its restart reads both files.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ class RowFile:
     """The study's CSV file, appended to one row at a time (flushed after each batch)."""
 
     def __init__(self, path, header: list[str], design: pd.DataFrame):
-        self.path = pathlib.Path(path)
+        self.target = pathlib.Path(path)
+        self.parquet = self.target.suffix.lower() == ".parquet"
+        self.path = self.target.with_name(self.target.name + ".partial.csv") if self.parquet else self.target
         self.header = header
         self.done = self._read_existing(design)
         new = not self.path.exists() or self.path.stat().st_size == 0
@@ -40,12 +46,17 @@ class RowFile:
             self._file.flush()
 
     def _read_existing(self, design: pd.DataFrame) -> pd.DataFrame:
-        if not self.path.exists() or self.path.stat().st_size == 0:
+        parts = []
+        for f in ([self.target] if self.parquet else []) + [self.path]:
+            if not f.exists() or f.stat().st_size == 0:
+                continue
+            try:
+                parts.append(read_rows(f))
+            except Exception as exc:
+                raise ParameterError(f"out {str(f)!r}: cannot read it to resume ({exc})") from None
+        if not parts:
             return pd.DataFrame(columns=self.header)
-        try:
-            df = read_rows(self.path)
-        except Exception as exc:
-            raise ParameterError(f"out {str(self.path)!r}: cannot read it to resume ({exc})") from None
+        df = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         if list(df.columns) != self.header:
             raise ParameterError(f"out {str(self.path)!r} has the columns {', '.join(df.columns)}, not "
                                  f"those of this study ({', '.join(self.header)}); give another file")
@@ -65,10 +76,21 @@ class RowFile:
     def close(self) -> None:
         self._file.close()
 
+    def finish(self, df: pd.DataFrame) -> None:
+        """At the end of a study: a Parquet ``out`` gets every row, and its partial CSV goes."""
+        self.close()
+        if self.parquet:
+            tmp = self.target.with_name(self.target.name + ".tmp")
+            df.to_parquet(tmp, index=False)
+            tmp.replace(self.target)
+            self.path.unlink(missing_ok=True)
+
 
 def read_rows(path) -> pd.DataFrame:
-    """A study's CSV file as a DataFrame, the floats read back exactly (pandas 3 reads them so by
-    default; older pandas needs float_precision='round_trip')."""
+    """A study's CSV or Parquet file as a DataFrame, the floats read back exactly (pandas 3 reads
+    CSV so by default; older pandas needs float_precision='round_trip')."""
+    if pathlib.Path(path).suffix.lower() == ".parquet":
+        return pd.read_parquet(path)
     exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
     return pd.read_csv(path, keep_default_na=False, na_values=[""], **exact)
 

@@ -26,6 +26,9 @@ _LOADED: dict = {}
 #: per worker process: how often each target was loaded (the tests read it)
 LOAD_COUNT: dict = {}
 
+#: the key of a row's trajectory on its way from a worker (never a column)
+TRAJECTORY = "_trajectory"
+
 LOCAL_SCHEDULERS = ("synchronous", "sync", "single-threaded", "threads", "processes")
 #: seconds to wait for a remote scheduler before giving up
 CONNECT_TIMEOUT = 10
@@ -83,9 +86,8 @@ def make_target(target, in_process: bool) -> Target:
             payload = cloudpickle.dumps(target)
         except Exception as exc:
             raise ParameterError(
-                f"System {target.name!r} cannot be sent to worker processes ({exc}); a System is "
-                "picklable until its equations are derived: pass the model file, a fresh System, or "
-                "scheduler='synchronous'") from None
+                f"System {target.name!r} cannot be sent to worker processes ({exc}): pass the model "
+                "file, or run with scheduler='synchronous'") from None
         return Target("system", payload=payload)
     if isinstance(target, (str, os.PathLike)):
         p = pathlib.Path(target).resolve()
@@ -130,6 +132,10 @@ def run_one(target, loaded, run: int, values: dict, settings: dict, metrics: lis
                 raise ParameterError(f"metric {m.name!r} failed on run {run}: {type(exc).__name__}: "
                                      f"{exc}") from exc
         row.update(status="ok", message="")
+        if settings.get("trajectories"):
+            from .trajectories import of_result
+
+            row[TRAJECTORY] = of_result(result)
     except Exception as exc:
         row.update({m.name: None for m in metrics})
         row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
@@ -178,12 +184,13 @@ def default_batch(n_runs: int, workers: int) -> int:
     return max(1, -(-n_runs // (4 * max(workers, 1))))
 
 
-def execute(target, tasks: list, settings, metrics, scheduler=None, workers=None):
+def execute(target, tasks: list, settings, metrics, scheduler=None, workers=None,
+            connect_timeout: float = CONNECT_TIMEOUT):
     """Run the batches of ``tasks`` on Dask; yield each batch's rows as it finishes."""
     if isinstance(scheduler, str) and scheduler in LOCAL_SCHEDULERS:
         yield from _execute_local(target, tasks, settings, metrics, scheduler, workers)
         return
-    client, owned = _client(scheduler, workers)
+    client, owned = connect(scheduler, workers, connect_timeout)
     try:
         from distributed import as_completed
 
@@ -202,8 +209,9 @@ def execute(target, tasks: list, settings, metrics, scheduler=None, workers=None
             cluster.close()
 
 
-def _client(scheduler, workers):
-    """(client, whether we started it) for ``scheduler``."""
+def connect(scheduler, workers=None, timeout: float = CONNECT_TIMEOUT):
+    """(client, whether we started it) for ``scheduler``; a remote scheduler that does not
+    answer within ``timeout`` seconds is a ParameterError naming its address."""
     from distributed import Client
 
     if isinstance(scheduler, Client):
@@ -216,10 +224,10 @@ def _client(scheduler, workers):
         return Client(cluster), True
     if isinstance(scheduler, str):
         try:
-            return Client(scheduler, timeout=CONNECT_TIMEOUT), False
+            return Client(scheduler, timeout=timeout), False
         except (OSError, TimeoutError) as exc:
             raise ParameterError(f"cannot reach the Dask scheduler at {scheduler!r} within "
-                                 f"{CONNECT_TIMEOUT} s ({exc})") from None
+                                 f"{timeout:g} s ({type(exc).__name__}: {exc})") from None
     raise ParameterError(f"scheduler must be None, an address 'tcp://host:port', a distributed.Client or "
                          f"one of {', '.join(LOCAL_SCHEDULERS)}; got {scheduler!r}")
 
