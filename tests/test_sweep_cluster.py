@@ -3,12 +3,7 @@ separate processes on 127.0.0.1 with Dask's own command-line tools.  A sweep of 
 of a native FMU gives the rows of a local synchronous sweep bit for bit, and a worker killed in
 the middle of a sweep costs no row (the scheduler runs its tasks again on the other worker)."""
 
-import os
 import pathlib
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 
@@ -16,99 +11,25 @@ import pandas as pd
 import pytest
 
 import mbsfmu
+from mbsfmu.errors import ParameterError
+from mbsfmu.study.cli_cluster import CliCluster
 from mbsfmu.study.results import read_rows
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CART = str(ROOT / "models" / "cart_pendulum.py")
 METRICS = {"x_final": "final(x)", "theta_max": "max(theta)", "theta_rms": "rms(theta)"}
-START_TIMEOUT = 30  # s for the scheduler and both workers to be up
-
-
-def _dask_command(kind: str) -> list[str]:
-    """The `dask scheduler` / `dask worker` command of this interpreter's environment (the `dask`
-    script next to it, else the same command-line modules run with ``-m``), so PATH does not matter."""
-    script = pathlib.Path(sys.executable).with_name("dask")
-    if script.is_file():
-        return [str(script), kind]
-    return [sys.executable, "-m", f"distributed.cli.dask_{kind}"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Cluster:
-    """A scheduler and two single-threaded workers (no nanny: the worker is the process we start,
-    so killing it loses the worker) in their own process groups."""
-
-    def __init__(self, tmp_path):
-        self.address = f"tcp://127.0.0.1:{_free_port()}"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
-                                                                          os.environ.get("PYTHONPATH")]))}
-        self.procs = []
-        self.logs = []
-
-        def start(cmd, name):
-            log = open(tmp_path / f"{name}.log", "w")
-            self.logs.append(log)
-            self.procs.append(subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log,
-                                               stderr=subprocess.STDOUT, start_new_session=True))
-
-        port = self.address.rsplit(":", 1)[1]
-        start(_dask_command("scheduler") + ["--host", "127.0.0.1", "--port", port, "--no-dashboard"],
-              "scheduler")
-        self.workers = []
-        for i in range(2):
-            start(_dask_command("worker") + [self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
-                                             "--host", "127.0.0.1", "--name", f"w{i}"], f"worker{i}")
-            self.workers.append(self.procs[-1])
-
-    def wait(self):
-        """A client once both workers are connected (a clear failure, with the logs, after the timeout)."""
-        from distributed import Client
-
-        deadline = time.monotonic() + START_TIMEOUT
-        client = None
-        while client is None:
-            try:
-                client = Client(self.address, timeout=5)
-            except OSError:
-                if time.monotonic() > deadline or any(p.poll() is not None for p in self.procs):
-                    pytest.fail(f"no Dask scheduler at {self.address}:\n{self.log_text()}")
-                time.sleep(0.2)
-        try:
-            client.wait_for_workers(2, timeout=max(1.0, deadline - time.monotonic()))
-        except TimeoutError:
-            client.close()
-            pytest.fail(f"two workers did not connect within {START_TIMEOUT} s:\n{self.log_text()}")
-        return client
-
-    def log_text(self) -> str:
-        for log in self.logs:
-            log.flush()
-        return "\n".join(pathlib.Path(log.name).read_text()[-2000:] for log in self.logs)
-
-    def stop(self):
-        for p in reversed(self.procs):  # workers first, then the scheduler
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait(timeout=10)
-        for log in self.logs:
-            log.close()
 
 
 @pytest.fixture
 def cluster(tmp_path, request):
-    c = Cluster(tmp_path)
+    """A scheduler and two single-threaded workers without nanny (the worker is the process we
+    start, so killing it loses the worker), each in its own process group."""
+    c = CliCluster(tmp_path, n_workers=2, pythonpath=ROOT)
     request.addfinalizer(c.stop)  # always, even when the start-up fails
-    c.client = c.wait()
+    try:
+        c.client = c.connect()
+    except ParameterError as exc:
+        pytest.fail(str(exc))
     request.addfinalizer(lambda: c.client.close(timeout=5))
     return c
 
