@@ -317,6 +317,7 @@ def cmd_sweep(args) -> int:
 def cmd_animate(args) -> int:
     """Animate a model (simulated here first) or a result CSV with its model."""
     from .animation.render import animation_format
+    from .animation.scene import check_drawable
     from .model.loader import load_model
     from .simulation import Result, simulate
 
@@ -330,6 +331,7 @@ def cmd_animate(args) -> int:
         if args.t_end is not None:
             raise ParameterError("animate: --t-end is for a model file; a result CSV has its own times")
         system = load_model(args.model)
+        check_drawable(system)
         params, initial, inputs = _parse_sets(args.set, system)
         if initial or inputs:
             raise ParameterError("animate: with a result CSV, --set takes constants only (the "
@@ -341,6 +343,7 @@ def cmd_animate(args) -> int:
         if args.t_end is None:
             raise ParameterError("animate: give --t-end T to simulate the model")
         system = load_model(args.source)
+        check_drawable(system)
         params, initial, inputs = _parse_sets(args.set, system)
         res = simulate(system, t_end=args.t_end, dt=args.dt, method=args.method, params=params,
                        initial=initial, inputs=inputs, backend=args.backend)

@@ -93,6 +93,27 @@ def test_time_parameters_are_evaluated_at_each_sample():
     np.testing.assert_allclose(tip, expect, rtol=0, atol=1e-12)
 
 
+def test_a_closed_loop_is_drawn_closed():
+    """The slider-crank's loop 'pivot' joins the crank's end to the ISYS origin in x and y: in
+    every drawn sample the origin of crank_end is at (0, 0) to the simulation's constraint
+    tolerance, and the rod and crank are drawn at their constant lengths l and r."""
+    res = mbsfmu.simulate(str(ROOT / "models" / "slider_crank.py"), t_end=0.2, dt=0.05, backend="numpy")
+    anim = res.animate()
+    names = anim.frame_names
+    end = anim.points[:, names.index("crank_end")]
+    assert len(anim) == 5 and np.max(np.abs(end[:, :2])) < 1e-7
+    params = res.numeric.params
+    for a, b, length in (("rod", "rod_end", params["l"]), ("crank", "crank_end", params["r"])):
+        d = anim.points[:, names.index(b)] - anim.points[:, names.index(a)]
+        np.testing.assert_allclose(np.linalg.norm(d, axis=1), length, rtol=1e-12)
+
+
+def test_a_model_without_frames_is_refused(tmp_path, capsys):
+    path = str(ROOT / "models" / "four_bar_natural.py")
+    assert main(["animate", path, "--t-end", "0.1", "--out", str(tmp_path / "fb.html")]) == 2
+    assert "has no frames besides ISYS, so there is nothing to draw" in capsys.readouterr().err
+
+
 def test_html_is_self_contained_with_one_frame_per_sample(dp_result, tmp_path):
     path = tmp_path / "dp.html"
     anim = dp_result.animate(path, **SMALL)

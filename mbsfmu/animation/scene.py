@@ -88,6 +88,7 @@ class Scene:
 def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scene:
     """The scene of ``system`` along the trajectory Y (f, samples) at times t, with the parameter
     values bound in ``numeric`` (a :class:`NumericModel`) and inputs U (default its inputs)."""
+    check_drawable(system)
     names = list(system.frames)
     t = np.atleast_1d(np.asarray(t, dtype=float))
     points, rotations = numeric.pose_series(names, t, Y, U)
@@ -98,6 +99,15 @@ def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scen
     wires = [_wire(system, v, index, points, rotations, colors) for v in system.visuals.values()
              if v.shape != "line"]
     return Scene(title or system.title, t, names, points, rotations, lines, wires)
+
+
+def check_drawable(system) -> None:
+    """A ModelError for a model with nothing to draw: no frame besides ISYS (a
+    natural-coordinate LagrangianSystem places points, not frames, and is not drawn yet)."""
+    if len(getattr(system, "frames", {})) < 2:
+        raise ModelError(f"animate: model {system.name!r} has no frames besides ISYS, so there is "
+                         "nothing to draw (natural-coordinate models, LagrangianSystem, are not "
+                         "animated yet)")
 
 
 def _body_colors(system) -> dict[str, str]:
