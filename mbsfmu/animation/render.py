@@ -64,7 +64,7 @@ def make_animation(scene, fps: float, dpi: float = 80, size: float = 5.0):
              for ln in scene.lines]
     wires = [(ax.plot([], [], [], "-", color=w.color, lw=1.0)[0], w.points) for w in scene.wires]
     markers = ax.plot([], [], [], "o", color="k", ms=3, ls="none")[0]
-    title = ax.set_title("")
+    title = ax.set_title("", fontsize="medium")
     artists = [a for a, _ in lines + wires] + [markers, title]
 
     def draw(i):
@@ -72,7 +72,7 @@ def make_animation(scene, fps: float, dpi: float = 80, size: float = 5.0):
             artist.set_data_3d(pts[i, :, 0], pts[i, :, 1], pts[i, :, 2])
         p = scene.points[i]
         markers.set_data_3d(p[:, 0], p[:, 1], p[:, 2])
-        title.set_text(f"{scene.title}   t = {scene.times[i]:.3f} s")
+        title.set_text(f"{scene.title}\nt = {scene.times[i]:.3f} s")
         return artists
 
     anim = FuncAnimation(fig, draw, frames=scene.samples, interval=1000.0 / fps, repeat=True,
