@@ -66,6 +66,9 @@ def test_points_are_the_closed_form_kinematics_per_sample(dp_result):
     assert len(res.animate(every=2)) == 6
     with pytest.raises(ParameterError, match="every must be a positive integer"):
         res.animate(every=0)
+    with pytest.raises(ParameterError, match="fps must be a positive number, got 0"):
+        res.animate(fps=0)
+    assert res.animate().fps == 20 and res.animate(every=2).fps == 10  # real time: 1 / (dt every)
 
 
 def test_time_parameters_are_evaluated_at_each_sample():
@@ -268,6 +271,8 @@ def test_cli_bad_input_exits_2_with_a_clear_message(tmp_path, capsys):
         (["animate", str(csv), "--model", DP, "--set", "alpha=1", "--out", out],
          "--set takes constants only"),
         (["animate", str(tmp_path / "x.txt"), "--out", out], "neither a model (.py) nor a result CSV"),
+        (["animate", str(csv), "--model", DP, "--t-end", "1", "--out", out], "--t-end is for a model file"),
+        (["animate", DP, "--model", DP, "--t-end", "1", "--out", out], "--model is for a result CSV"),
     ]
     for argv, message in cases:
         assert main(argv) == 2, argv

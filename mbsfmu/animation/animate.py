@@ -69,7 +69,8 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
         raise ParameterError("animate: the result has no samples")
     if fps is None:
         step = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
-        fps = min(max(1.0 / step if step > 0 else FPS_RANGE[1], FPS_RANGE[0]), FPS_RANGE[1])
+        real_time = round(1.0 / step, 6) if step > 0 else FPS_RANGE[1]  # 20, not 19.999999999999996
+        fps = min(max(real_time, FPS_RANGE[0]), FPS_RANGE[1])
     _positive("fps", fps)
     U = None if result.u is None else np.asarray(result.u)[..., keep]
     scene = build_scene(result.system, result.numeric, t, np.asarray(result.y)[:, keep], U)
