@@ -13,6 +13,9 @@
     mbsfmu sweep TARGET --param NAME=START:STOP:N|NAME=v1,v2,... [--design factorial|lhs|sobol|montecarlo
                  --samples N --seed S] [--metric NAME=KIND(SIGNAL) ...] --t-end T --out FILE.csv
                  [--scheduler ADDR] [--workers N] [--batch B] [--plot FILE.png]
+    mbsfmu animate MODEL.py --out FILE.html|FILE.gif [--t-end T] [--dt D] [--set NAME=VALUE ...]
+    mbsfmu animate RESULT.csv --model MODEL.py --out FILE.html|FILE.gif [--set CONSTANT=VALUE ...]
+                 [--fps F] [--every N] [--dpi D]
 
 ``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
 (``der(alpha)=1`` or ``Dalpha=1``) and constant input values.  The output paths are checked
@@ -311,6 +314,46 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def cmd_animate(args) -> int:
+    """Animate a model (simulated here first) or a result CSV with its model."""
+    from .animation.render import animation_format
+    from .animation.scene import check_drawable
+    from .model.loader import load_model
+    from .simulation import Result, simulate
+
+    out = check_output_path(args.out, "--out")
+    animation_format(out)
+    source = pathlib.Path(args.source)
+    kind = source.suffix.lower()
+    if kind == ".csv":
+        if not args.model:
+            raise ParameterError(f"animate {args.source}: a result CSV needs its model: --model MODEL.py")
+        if args.t_end is not None:
+            raise ParameterError("animate: --t-end is for a model file; a result CSV has its own times")
+        system = load_model(args.model)
+        check_drawable(system)
+        params, initial, inputs = _parse_sets(args.set, system)
+        if initial or inputs:
+            raise ParameterError("animate: with a result CSV, --set takes constants only (the "
+                                 "coordinates come from the CSV)")
+        res = Result.read_csv(source, system, params)
+    elif kind == ".py":
+        if args.model:
+            raise ParameterError(f"animate: --model is for a result CSV; {args.source} is the model")
+        if args.t_end is None:
+            raise ParameterError("animate: give --t-end T to simulate the model")
+        system = load_model(args.source)
+        check_drawable(system)
+        params, initial, inputs = _parse_sets(args.set, system)
+        res = simulate(system, t_end=args.t_end, dt=args.dt, method=args.method, params=params,
+                       initial=initial, inputs=inputs, backend=args.backend)
+    else:
+        raise ParameterError(f"animate: {args.source!r} is neither a model (.py) nor a result CSV (.csv)")
+    anim = res.animate(out, fps=args.fps, every=args.every, dpi=args.dpi)
+    print(f"{system.name}: {len(anim)} frames ({anim.fps:g} per second) -> {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mbsfmu", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -407,6 +450,24 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: when stderr is a terminal)")
     pw.set_defaults(func=cmd_sweep)
+    pa = sub.add_parser("animate", help="animate a model or a result CSV as HTML or GIF (3D stick figure)")
+    pa.add_argument("source", help="model file (.py, simulated first) or result CSV of mbsfmu simulate --out")
+    pa.add_argument("--model", help="the model file of a result CSV")
+    pa.add_argument("--out", required=True,
+                    help="FILE.html (self-contained page with a player) or FILE.gif")
+    pa.add_argument("--t-end", type=float, default=None, help="end time [s] of the simulation (model file)")
+    pa.add_argument("--dt", type=float, default=0.04,
+                    help="output interval [s], one animation frame each (default 0.04: 25 per second)")
+    pa.add_argument("--method", default=_DEFAULTS["method"], help="integration method, as for simulate")
+    pa.add_argument("--backend", default=_DEFAULTS["backend"], choices=BACKENDS,
+                    help="c: the C engine (default where a C compiler is found); numpy: the Python reference")
+    pa.add_argument("--set", action="append", metavar="NAME=VALUE",
+                    help="constant, initial value or input (a CSV: constants only); repeatable")
+    pa.add_argument("--fps", type=float, default=None,
+                    help="playback frames per second (default: real time, within 1-30)")
+    pa.add_argument("--every", type=int, default=1, help="draw every n-th output sample (default 1)")
+    pa.add_argument("--dpi", type=float, default=80, help="image resolution (5 x 5 inch figure; default 80)")
+    pa.set_defaults(func=cmd_animate)
     return p
 
 

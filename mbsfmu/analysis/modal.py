@@ -18,7 +18,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
 
 from ..errors import ParameterError
 
@@ -151,26 +150,30 @@ def bode(lin, path, pairs=None, frequencies_hz=None):
 def frame_positions(lin):
     """``positions(y) -> (frames x 3)`` of the origins of the linearized model's frames (ISYS
     components), the frames' names and each one's reference frame; None for a model without
-    frames (a LagrangianSystem) or without the model at hand."""
+    frames (a LagrangianSystem) or without the model at hand.
+
+    The origins come from :meth:`NumericModel.pose_series` (the one evaluation of frame poses,
+    shared with the animation) at the operating point's time, with the constants the
+    linearization substituted and the others at their defaults (0 where a constant has none)."""
+    from ..equations.numeric_model import NumericModel
+
     system = lin.system
     frames = getattr(system, "frames", None)
     if system is None or not frames or len(frames) < 2 or not hasattr(system, "bodies"):
         return None
-    eqs = system.equations()
+    params = {c.name: (c.value if c.value is not None else 0.0) for c in system.constants_.values()}
+    for name, v in lin.substituted.items():
+        try:
+            params[name] = float(v)
+        except (TypeError, ValueError):  # a symbolic value: keep the default
+            pass
+    numeric = NumericModel(system.equations(), params, check=False)
     names = list(frames)
-    values = {c.symbol: (c.value if c.value is not None else 0.0) for c in system.constants_.values()}
-    values.update({k: v for k, v in lin.substituted.items()})
-    t_value = float(lin.point.get("t", 0.0))
-    values[system.t] = t_value
-    rows = []
-    for n in names:
-        pos = eqs.frame_expanded(n)["position"] if n != "ISYS" else sp.zeros(3, 1)
-        rows.append(list(pos.xreplace({k: sp.sympify(v) for k, v in values.items()})))
-    fn = sp.lambdify(list(system.y), sp.Matrix(rows), "numpy")
+    t_value = np.array([float(lin.point.get("t", 0.0))])
     refs = [frames[n].ref for n in names]
 
     def positions(y):
-        return np.asarray(fn(*y), dtype=float).reshape(len(names), 3)
+        return numeric.pose_series(names, t_value, np.asarray(y, dtype=float))[0][0]
 
     return positions, names, refs
 

@@ -255,6 +255,27 @@ class NumericModel:
         T, V = (np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args))
         return np.array(T), np.array(V)
 
+    def pose_series(self, names, t, Y, U=None) -> tuple[np.ndarray, np.ndarray]:
+        """Origins r_K (n, k, 3) and rotations S_K (n, k, 3, 3) of the frames ``names`` over a
+        time series (Y of shape (f, n); ISYS components, seed 002 eq. 3), evaluated from the
+        symbolic kinematics with the bound parameters, the time parameters at each t and the
+        inputs ``U`` (f_u, n; default the current inputs).  Positions and rotations depend on
+        the configuration only, so no velocities or accelerations are needed."""
+        kin = self.eqs.kinematics
+        every = list(self.system.frames)
+        index = [every.index(kin[n].name) for n in names]  # a ModelError names an unknown frame
+
+        def outputs():  # one function for all frames of the model, compiled once
+            return [x for n in every for x in (*kin[n].r, *kin[n].S)]
+
+        fn = self._fn("poses", outputs, True)
+        Y = np.asarray(Y, dtype=float).reshape(self.f, -1)
+        args = self._series_args(t, Y, np.zeros_like(Y), U)
+        n = len(args[0])
+        vals = np.stack([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args)])
+        vals = np.moveaxis(vals.reshape(len(every), 12, n), -1, 0)[:, index]
+        return vals[:, :, :3].copy(), vals[:, :, 3:].reshape(n, len(index), 3, 3)
+
     def frame_series(self, name, t, Y, YD, YDD, U=None) -> dict[str, np.ndarray]:
         """Position, rotation, velocity, angular velocity, acceleration and angular
         acceleration of frame ``name`` over a time series (ISYS components)."""

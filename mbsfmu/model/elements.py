@@ -188,6 +188,20 @@ class Output:
     constraint: str | None = None
 
 
+@dataclass
+class Visual:
+    """How the animation draws a body, a frame or a flexible body (:meth:`System.visual`).
+
+    ``shape`` is ``'line'`` (the stick figure only), ``'sphere'`` (``size`` = (radius,)),
+    ``'box'`` (edge lengths along the frame's x, y, z) or ``'cylinder'`` ((radius, length),
+    axis along the frame's z); ``color`` a matplotlib colour or None for the default."""
+
+    name: str
+    shape: str = "line"
+    size: tuple[float, ...] = ()
+    color: str | None = None
+
+
 # ---------------------------------------------------------------- natural-coordinate front end
 @dataclass
 class EnergyTerm:

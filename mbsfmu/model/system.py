@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import keyword
 import math
+import numbers
 from collections.abc import Callable
 
 import sympy as sp
@@ -45,6 +46,7 @@ from .elements import (
     Output,
     SpringDamper,
     TimeParameter,
+    Visual,
 )
 from .rotations import Rotation, as_rotation
 
@@ -106,6 +108,7 @@ class System:
         self.nonholonomic: list[NonholonomicConstraint] = []
         self.initial_conditions: list[InitialCondition] = []
         self.outputs: dict[str, Output] = {}
+        self.visuals: dict[str, Visual] = {}  # name -> how the animation draws it
         self.gravity_vector = sp.zeros(3, 1)
         # per namespace (SYMBOLS, FRAMES, ...): every name -> what it names
         self._names: dict[str, dict[str, str]] = {k: {} for k in (SYMBOLS, FRAMES, FORCES,
@@ -624,6 +627,44 @@ class System:
         names += [h.name for h in self.nonholonomic]
         return names
 
+    # ------------------------------------------------------------------ animation
+    #: shapes of :meth:`visual` and the size values each takes (with their meaning)
+    VISUAL_SHAPES = {"line": (), "sphere": ("radius",), "box": ("length x", "length y", "length z"),
+                     "cylinder": ("radius", "length")}
+
+    def visual(self, name: str, shape: str = "line", size=None, color: str | None = None) -> str:
+        """How the animation (:mod:`mbsfmu.animation`) draws a body, a frame or a flexible body.
+
+        For a body, ``color`` colours its stick lines and the shape sits at its centre of
+        gravity (the cg frame's pose); for a frame, the shape sits at that frame.  ``shape``:
+        ``'line'`` (the stick figure only, no size), ``'sphere'`` (size = radius), ``'box'``
+        (size = edge lengths along the frame's x, y, z, or one number for a cube) or
+        ``'cylinder'`` (size = (radius, length), axis along the frame's z); sizes are positive
+        numbers in model length units.  ``color`` is any matplotlib colour ('tab:red',
+        '#1f77b4').  Shapes are drawn as wire frames (edges, three great circles, two rims and
+        four generators)."""
+        where = f"visual({name!r})"
+        name = getattr(name, "name", name)
+        known = list(self.frames) + list(getattr(self, "flexible_bodies", {}))
+        if not isinstance(name, str) or name not in known:
+            raise ModelError(f"{where}: no body, frame or flexible body of that name "
+                             f"(known: {', '.join(known)})")
+        if shape not in self.VISUAL_SHAPES:
+            raise ModelError(f"visual of {name!r}: unknown shape {shape!r} "
+                             f"(shapes: {', '.join(self.VISUAL_SHAPES)})")
+        if shape != "line" and name in getattr(self, "flexible_bodies", {}):
+            raise ModelError(f"visual of {name!r}: a flexible body is drawn as a line through its "
+                             f"nodes; give only a color (shape 'line'), not {shape!r}")
+        values = _visual_size(name, shape, size, self.VISUAL_SHAPES[shape])
+        if color is not None:
+            from matplotlib.colors import is_color_like
+
+            if not isinstance(color, str) or not is_color_like(color):
+                raise ModelError(f"visual of {name!r}: {color!r} is not a matplotlib colour "
+                                 "(e.g. 'tab:red', 'C1', '#1f77b4')")
+        self.visuals[name] = Visual(name, shape, values, color)
+        return name
+
     # ------------------------------------------------------------------ queries
     @property
     def y(self) -> list[sp.Symbol]:
@@ -687,6 +728,31 @@ def _alias(where: str, canonical: str, value, alias: str, alias_value):
         raise ModelError(f"{where}: {alias!r} is an alias of {canonical!r}; give only one of them "
                          f"(preferably {canonical})")
     return alias_value, alias
+
+
+def _visual_size(name: str, shape: str, size, meaning: tuple[str, ...]) -> tuple[float, ...]:
+    """The size values of a visual shape, checked: as many positive finite numbers as the shape
+    takes (one number for a box is a cube)."""
+    if not meaning:
+        if size is not None:
+            raise ModelError(f"visual of {name!r}: shape {shape!r} takes no size, got {size!r}")
+        return ()
+    if size is None:
+        raise ModelError(f"visual of {name!r}: shape {shape!r} needs a size ({', '.join(meaning)})")
+    values = list(size) if isinstance(size, (list, tuple)) else [size]
+    if shape == "box" and len(values) == 1:
+        values = values * 3
+    if len(values) != len(meaning):
+        raise ModelError(f"visual of {name!r}: shape {shape!r} takes {len(meaning)} size value(s) "
+                         f"({', '.join(meaning)}), got {size!r}")
+    out = []
+    for what, v in zip(meaning, values):
+        ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+        if not ok:
+            raise ModelError(f"visual of {name!r}: the {what} of the {shape} must be a positive "
+                             f"number, got {v!r}")
+        out.append(float(v))
+    return tuple(out)
 
 
 def finite_number(value, where: str) -> float:

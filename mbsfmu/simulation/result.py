@@ -136,6 +136,54 @@ class Result:
             for row in np.column_stack(data):
                 w.writerow([repr(float(v)) for v in row])
 
+    @classmethod
+    def read_csv(cls, path, system, params: dict | None = None) -> Result:
+        """A Result of ``system`` from a CSV written by :meth:`to_csv` (``mbsfmu simulate --out``):
+        the columns ``time``, every coordinate and ``der(<coordinate>)`` are needed (others are
+        ignored); ``params`` binds constants as in simulate (defaults otherwise).  A
+        ParameterError names missing columns and values that are not numbers."""
+        from ..equations.numeric_model import NumericModel
+        from ..errors import ParameterError
+
+        path = str(path)
+        try:
+            with open(path, newline="") as fh:
+                rows = list(csv.reader(fh))
+        except OSError as exc:
+            raise ParameterError(f"cannot read result CSV {path!r} ({exc.strerror})") from None
+        if not rows:
+            raise ParameterError(f"result CSV {path!r} is empty")
+        header = [h.strip() for h in rows[0]]
+        coords = list(system.coordinates_)
+        need = ["time"] + coords + [f"der({c})" for c in coords]
+        missing = [c for c in need if c not in header]
+        if missing:
+            raise ParameterError(f"result CSV {path!r} does not match model {system.name!r}: missing "
+                                 f"column(s) {', '.join(missing)} (it has {', '.join(header)})")
+        try:
+            data = np.array([[float(v) for v in r] for r in rows[1:] if r], dtype=float)
+            data = data.reshape(-1, len(header))
+        except ValueError as exc:
+            raise ParameterError(f"result CSV {path!r}: {exc}") from None
+        if len(data) == 0:
+            raise ParameterError(f"result CSV {path!r} has no rows")
+        col = {h: data[:, i] for i, h in enumerate(header)}
+        numeric = NumericModel(system.equations(), params or {})
+        y = np.array([col[c] for c in coords]).reshape(len(coords), -1)
+        yd = np.array([col[f"der({c})"] for c in coords]).reshape(len(coords), -1)
+        return cls(numeric, col["time"], y, yd, stats={"source": path})
+
+    def animate(self, path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
+                size: float = 5.0):
+        """An :class:`~mbsfmu.animation.Animation` of the motion, written to ``path`` (.html: a
+        self-contained page with a player; .gif) when given: every frame origin as a marker,
+        each frame joined to its reference frame (coloured per body), flexible bodies as lines
+        through their nodes, the shapes of ``System.visual``; one animation frame per output
+        sample (``every``: every n-th), played in real time by default (``fps``)."""
+        from ..animation import animate
+
+        return animate(self, path, fps=fps, every=every, dpi=dpi, size=size)
+
     def plot(self, path, signals=None, title=None):
         """Plot coordinates (or the named signals) over time into a PNG file."""
         import matplotlib

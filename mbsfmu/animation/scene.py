@@ -1,0 +1,221 @@
+"""What an animation draws, as numbers: frame origins, stick lines, shape wires per sample.
+
+From a :class:`~mbsfmu.model.System` and a trajectory y(t) the scene holds, for every output
+sample,
+
+* the origin r_K (ISYS components) of every frame K, ISYS included (``points``, shape
+  (samples, frames, 3)) and its rotation S_K (``rotations``), both from the symbolic kinematics
+  of seed 002 eq. 3 (:meth:`NumericModel.pose_series`);
+* the stick figure (``lines``): each frame's origin joined to its reference frame's origin,
+  segments that keep zero length over the whole motion left out.  A segment belongs to the body
+  of the frame it leads to (a body's primary and cg frames are the body's, any other frame is
+  its reference frame's body); a body's primary frame leads from a point of its parent, so that
+  segment is drawn in the parent's colour; segments on ISYS are the ground's (grey);
+* each flexible body (``system.flexible_bodies``: name -> object with ``node_frames``) as one
+  polyline through its node frames' origins, in node order;
+* the wire frame of every shape given with :meth:`System.visual` (``wires``), placed at the
+  frame's pose: world points r_K + S_K p for the shape's local edge points p.
+
+Nothing here plots; :mod:`.render` draws a scene.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ModelError
+
+#: colour of the segments fixed to the ground (ISYS)
+GROUND_COLOR = "0.55"
+#: points per circle of the sphere and cylinder wires
+CIRCLE_POINTS = 49
+
+
+@dataclass(frozen=True)
+class Polyline:
+    """A line through the origins of frames (indices into ``Scene.frame_names``), drawn in
+    ``color``; ``name`` is the body (or flexible body) it belongs to, '' for the ground."""
+
+    name: str
+    frames: tuple[int, ...]
+    color: str
+
+
+@dataclass(frozen=True)
+class Wire:
+    """The edges of a shape in ISYS components at every sample: ``points`` (samples, m, 3),
+    consecutive points joined, rows of NaN separating the edges."""
+
+    name: str
+    shape: str
+    points: np.ndarray
+    color: str
+
+
+@dataclass
+class Scene:
+    """Everything an animation draws, per output sample (see the module docstring)."""
+
+    title: str
+    times: np.ndarray              # (samples,)
+    frame_names: list[str]
+    points: np.ndarray             # (samples, frames, 3) frame origins, ISYS components
+    rotations: np.ndarray          # (samples, frames, 3, 3) frame rotations S_K
+    lines: list[Polyline]
+    wires: list[Wire]
+
+    @property
+    def samples(self) -> int:
+        return len(self.times)
+
+    def line_points(self, line: Polyline) -> np.ndarray:
+        """The polyline's vertices at every sample, (samples, len(line.frames), 3)."""
+        return self.points[:, list(line.frames)]
+
+    def bounds(self) -> tuple[np.ndarray, float]:
+        """Centre (3,) and half width of one cube holding every point and wire over the whole
+        motion (half width 1 for a scene that is a single point)."""
+        clouds = [self.points.reshape(-1, 3)] + [w.points.reshape(-1, 3) for w in self.wires]
+        allp = np.concatenate(clouds)
+        allp = allp[np.all(np.isfinite(allp), axis=1)]
+        lo, hi = allp.min(axis=0), allp.max(axis=0)
+        half = float(np.max(hi - lo)) / 2
+        return (lo + hi) / 2, half if half > 0 else 1.0
+
+
+def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scene:
+    """The scene of ``system`` along the trajectory Y (f, samples) at times t, with the parameter
+    values bound in ``numeric`` (a :class:`NumericModel`) and inputs U (default its inputs)."""
+    check_drawable(system)
+    names = list(system.frames)
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    points, rotations = numeric.pose_series(names, t, Y, U)
+    index = {n: i for i, n in enumerate(names)}
+    colors = _body_colors(system)
+    lines = _stick_lines(system, names, index, points, colors)
+    lines += _flexible_lines(system, index, colors)
+    wires = [_wire(system, v, index, points, rotations, colors) for v in system.visuals.values()
+             if v.shape != "line"]
+    return Scene(title or system.title, t, names, points, rotations, lines, wires)
+
+
+def check_drawable(system) -> None:
+    """A ModelError for a model with nothing to draw: no frame besides ISYS (a
+    natural-coordinate LagrangianSystem places points, not frames, and is not drawn yet)."""
+    if len(getattr(system, "frames", {})) < 2:
+        raise ModelError(f"animate: model {system.name!r} has no frames besides ISYS, so there is "
+                         "nothing to draw (natural-coordinate models, LagrangianSystem, are not "
+                         "animated yet)")
+
+
+def _body_colors(system) -> dict[str, str]:
+    """Each body's and flexible body's colour: its visual's, else the next of matplotlib's
+    default cycle C0, C1, ..."""
+    out = {}
+    owners = list(system.bodies) + list(getattr(system, "flexible_bodies", {}))
+    for i, name in enumerate(owners):
+        v = system.visuals.get(name)
+        out[name] = v.color if v is not None and v.color else f"C{i % 10}"
+    return out
+
+
+def _owner(system, frame: str) -> str:
+    """The body a frame belongs to ('' for ISYS and frames fixed to it)."""
+    by_frame = {b.frame: b.name for b in system.bodies.values()}
+    by_frame.update({b.cg_frame: b.name for b in system.bodies.values()})
+    while frame is not None:
+        if frame in by_frame:
+            return by_frame[frame]
+        frame = system.frames[frame].ref
+    return ""
+
+
+def _stick_lines(system, names, index, points, colors) -> list[Polyline]:
+    primary = {b.frame for b in system.bodies.values()}
+    scale = max(float(np.max(np.abs(points))), 1.0)
+    lines = []
+    for name in names:
+        ref = system.frames[name].ref
+        if ref is None:
+            continue
+        i, j = index[ref], index[name]
+        if np.max(np.linalg.norm(points[:, j] - points[:, i], axis=-1)) <= 1e-12 * scale:
+            continue  # a zero-length segment: two frames at one point
+        owner = _owner(system, ref if name in primary else name)
+        lines.append(Polyline(owner, (i, j), colors.get(owner, GROUND_COLOR)))
+    return lines
+
+
+def _flexible_lines(system, index, colors) -> list[Polyline]:
+    lines = []
+    for name, body in getattr(system, "flexible_bodies", {}).items():
+        nodes = list(getattr(body, "node_frames", []))
+        unknown = [n for n in nodes if n not in index]
+        if unknown:
+            raise ModelError(f"flexible body {name!r}: unknown node frame(s) {', '.join(map(repr, unknown))} "
+                             f"(known frames: {', '.join(index)})")
+        if len(nodes) < 2:
+            raise ModelError(f"flexible body {name!r}: at least two node frames are needed to draw it, "
+                             f"got {nodes}")
+        lines.append(Polyline(name, tuple(index[n] for n in nodes), colors[name]))
+    return lines
+
+
+def _wire(system, visual, index, points, rotations, colors) -> Wire:
+    """A shape's local edge points p (NaN rows between edges) mapped to r_K + S_K p at every
+    sample; a body's shape sits at its cg frame."""
+    body = system.bodies.get(visual.name)
+    frame = body.cg_frame if body is not None else visual.name
+    k = index[frame]
+    local = SHAPES[visual.shape](*visual.size)
+    world = points[:, k, None, :] + np.einsum("nij,mj->nmi", rotations[:, k], local)
+    color = visual.color or colors.get(visual.name) or colors.get(_owner(system, frame), GROUND_COLOR)
+    return Wire(visual.name, visual.shape, world, color)
+
+
+_BREAK = np.full((1, 3), np.nan)
+
+
+def _circle(radius, axis: int, offset: float = 0.0) -> np.ndarray:
+    """A circle of ``radius`` about the local ``axis`` (0, 1, 2), centred ``offset`` along it."""
+    phi = np.linspace(0.0, 2 * np.pi, CIRCLE_POINTS)
+    out = np.zeros((CIRCLE_POINTS, 3))
+    a, b = [i for i in range(3) if i != axis]
+    out[:, a], out[:, b], out[:, axis] = radius * np.cos(phi), radius * np.sin(phi), offset
+    return out
+
+
+def _join(pieces) -> np.ndarray:
+    out = []
+    for p in pieces:
+        out += [p, _BREAK]
+    return np.concatenate(out[:-1])
+
+
+def sphere_edges(radius) -> np.ndarray:
+    """Three great circles of the sphere, about the frame's x, y and z axes."""
+    return _join([_circle(radius, axis) for axis in range(3)])
+
+
+def box_edges(lx, ly, lz) -> np.ndarray:
+    """The 12 edges of a box centred on the frame's origin, edges along its x, y, z axes."""
+    h = np.array([lx, ly, lz]) / 2
+    corners = [np.array([sx, sy, sz]) * h for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
+    edges = [np.array([a, b]) for i, a in enumerate(corners) for b in corners[i + 1:]
+             if np.count_nonzero(a != b) == 1]
+    return _join(edges)
+
+
+def cylinder_edges(radius, length) -> np.ndarray:
+    """The two rims and four generators of a cylinder centred on the frame's origin, its axis
+    along the frame's z axis."""
+    rims = [_circle(radius, 2, s * length / 2) for s in (-1, 1)]
+    gens = [np.array([[radius * c, radius * s, -length / 2], [radius * c, radius * s, length / 2]])
+            for c, s in ((1, 0), (0, 1), (-1, 0), (0, -1))]
+    return _join(rims + gens)
+
+
+#: shape -> local edge points from the visual's size values
+SHAPES = {"sphere": sphere_edges, "box": box_edges, "cylinder": cylinder_edges}
