@@ -107,6 +107,13 @@ def main(argv=None) -> int:
     results["fmpy loop (unpacked once)"] = fmpy_loop(fmu, design, unpack_once=True)
     results["sweep, in process"] = timed_sweep(MODEL, design, scheduler="synchronous")
     results["sweep, local default"] = timed_sweep(MODEL, design)
+    start = time.perf_counter()  # what the local default spends on starting its cluster
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=min(os.cpu_count() or 1, 4), threads_per_worker=1, processes=True,
+                      dashboard_address=None) as lc, Client(lc) as c:
+        c.gather(c.map(noop, range(4), pure=False))
+        local_start = time.perf_counter() - start
     overhead = {}
     for k in (1, 2):
         with CliCluster(work, n_workers=k, pythonpath=ROOT) as cluster:
@@ -142,7 +149,8 @@ def main(argv=None) -> int:
     print(f"\nscheduler: {1e3 * per_task:.3f} ms per empty task on 2 workers "
           f"({1 / per_task:.0f} tasks/s); {m} runs with batch=1: {w1:.2f} s, default batch: {wd:.2f} s "
           f"(+{1e3 * (w1 - wd) / m:.2f} ms per extra task)")
-    print(f"engine cost per run in process: {1e3 * per_run:.2f} ms")
+    print(f"engine cost per run in process: {1e3 * per_run:.2f} ms; the local default's cluster start "
+          f"(LocalCluster of {min(os.cpu_count() or 1, 4)} processes, first tasks back): {local_start:.2f} s")
     for workers in (10, 100):
         need = workers / (per_run * (1 / per_task))
         batch = max(1, int(np.ceil(need)))
