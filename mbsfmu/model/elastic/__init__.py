@@ -1,9 +1,15 @@
 """Elastic bodies: modal data (SID quantities) of a flexible body and where it comes from.
 
 ``modal_data`` holds the data and its file format, and reduces a finite-element model (mass and
-stiffness matrices, node coordinates, mode shapes) to it.
+stiffness matrices, node coordinates, mode shapes) to it.  ``fe_beam`` builds the finite-element
+model of a straight beam, ``fe_modes`` its modes under boundary conditions (optionally a
+Craig-Bampton reduction) and the modal data.
 """
 
+from .fe_beam import BeamModel, beam, circular_section, rectangular_section
+from .fe_modes import craig_bampton, eigenmodes, modal_data
 from .modal_data import LOAD_CASES, ModalData, Node, Taylor, from_fe, load, save
 
-__all__ = ["ModalData", "Node", "Taylor", "from_fe", "load", "save", "LOAD_CASES"]
+__all__ = ["ModalData", "Node", "Taylor", "from_fe", "load", "save", "LOAD_CASES",
+           "BeamModel", "beam", "circular_section", "rectangular_section",
+           "craig_bampton", "eigenmodes", "modal_data"]

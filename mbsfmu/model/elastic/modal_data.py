@@ -315,8 +315,13 @@ def from_fe(M_fe, K_fe, nodes_xyz, modes, *, node_ids=None, export=None, frame_n
         return np.array([S[2, 1], S[0, 2], S[1, 0]])
 
     mdCM0 = vee(Mbar0[3:6, :3])
-    mdCM1 = np.stack([vee(Mbar1[3:6, :3, j]) for j in range(n)], axis=-1)
     Ct0 = Mbar0[6:, :3]
+    # mdCM.M1 = Ct^T, the SID definition (mdCM(q) = int (c + Phi q) dm).  B(q)^T M_fe B(q) alone
+    # gives vee(Mbar1[3:6, :3, j]), which misses the term Psi^T (sum_k M_fe[rot, trans_k]) that a
+    # consistent mass matrix (translation-rotation coupling, e.g. a beam's) puts into Ct; for a
+    # lumped mass matrix the two are equal.  Using Ct^T keeps the momentum m v + ... equal to the
+    # mass times the velocity of the centre of mass of the interpolated field.
+    mdCM1 = np.array(Ct0.T)
     Cr0 = Mbar0[6:, 3:6]
     Cr1 = Mbar1[6:, 3:6, :]
     J0 = Mbar0[3:6, 3:6]

@@ -1,0 +1,240 @@
+"""The built-in beam finite elements, their modes and the modal data, against independent references:
+closed-form Euler-Bernoulli, rod and shaft frequencies; the Timoshenko cantilever's frequency
+equation solved here by a transfer matrix; Gauss integration of the element interpolation; the
+continuum's effective modal masses; the Southwell coefficient of a rotating cantilever."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.optimize
+
+from mbsfmu.errors import ModelError
+from mbsfmu.model.elastic import LOAD_CASES, beam, modal_data
+from mbsfmu.model.elastic.fe_beam import bending_mass, bending_stiffness, rectangular_section
+
+# a steel strip, different stiffness in the two bending planes
+E, RHO, NU = 2.1e11, 7850.0, 0.3
+G = E / (2 * (1 + NU))
+SEC = dict(A=1e-4, Iy=2e-9, Iz=8e-10, J=1.5e-9)
+L = 1.0
+BETA_L = (1.8751040687, 4.6940911330, 7.8547574382)   # clamped-free: cos(bL) cosh(bL) = -1
+BETA_L_FREE = 4.7300407449                              # free-free:   cos(bL) cosh(bL) = 1
+
+
+def eb_cantilever(I, k):
+    """omega_k = (beta_k L)^2 sqrt(E I / (rho A L^4)), rad/s."""
+    return BETA_L[k] ** 2 * np.sqrt(E * I / (RHO * SEC["A"] * L ** 4))
+
+
+def hz(data):
+    return 2 * np.pi * np.asarray(data.frequencies_hz)
+
+
+def share(b, data, comp):
+    """Per mode, the share of its modal mass phi^T M phi in DOF component comp (0..5) of the nodes
+    (every node exported)."""
+    full = np.vstack([np.vstack([nd.phi, nd.psi]) for nd in data.nodes])
+    part = full * (b.M @ full)
+    return part[comp::6].sum(axis=0) / part.sum(axis=0)
+
+
+def cantilever(n, theory="euler-bernoulli", modes=12, **kw):
+    b = beam(L, n, E=E, G=G, rho=RHO, theory=theory, **{**SEC, **kw})
+    return b, modal_data(b.M, b.K, b.nodes, modes=modes)
+
+
+def test_cantilever_bending_converges_at_h4_in_both_planes():
+    errors = {}
+    for n in (2, 4, 8, 16):
+        b, d = cantilever(n)
+        w = hz(d)
+        v_modes = w[share(b, d, 1) > 0.5]   # deflection along y: bending about z, Iz
+        w_modes = w[share(b, d, 2) > 0.5]   # deflection along z: bending about y, Iy
+        k_max = min(3, n)   # N = 2 has two bending modes per plane
+        errors[n] = np.array([[v_modes[k] / eb_cantilever(SEC["Iz"], k) - 1 for k in range(k_max)],
+                              [w_modes[k] / eb_cantilever(SEC["Iy"], k) - 1 for k in range(k_max)]])
+    # the consistent Hermite element converges from above, the error falls with every refinement
+    for a, b in ((2, 4), (4, 8), (8, 16)):
+        k = min(a, 3)
+        assert np.all(errors[a][:, :k] > errors[b][:, :k]) and np.all(errors[b] > 0)
+    # observed order for mode 1: log2(e_N / e_2N) about 4 (h^4)
+    rate = np.log2(errors[8][:, 0] / errors[16][:, 0])
+    assert np.all(np.abs(rate - 4) < 0.1), rate
+    assert np.abs(errors[16]).max() < 5e-5      # measured 4.0e-5 (mode 3)
+    assert np.abs(errors[16][:, 0]).max() < 2e-7   # measured 1.3e-7
+
+
+def test_axial_and_torsional_frequencies():
+    b, d = cantilever(16, modes=30)
+    w = hz(d)
+    k = np.arange(1, 3)
+    axial = w[share(b, d, 0) > 0.5][:2]
+    tors = w[share(b, d, 3) > 0.5][:2]
+    ref_axial = (2 * k - 1) * np.pi / (2 * L) * np.sqrt(E / RHO)
+    ref_tors = (2 * k - 1) * np.pi / (2 * L) * np.sqrt(G * SEC["J"] / (RHO * (SEC["Iy"] + SEC["Iz"])))
+    # linear elements with a consistent mass: error ~ (k h)^2 / 24 from above
+    assert np.all(axial / ref_axial - 1 > 0) and np.all(axial / ref_axial - 1 < [5e-4, 5e-3])
+    assert np.all(tors / ref_tors - 1 > 0) and np.all(tors / ref_tors - 1 < [5e-4, 5e-3])
+
+
+def test_free_free_drops_six_rigid_modes():
+    b = beam(L, 16, E=E, G=G, rho=RHO, **SEC)
+    d = modal_data(b.M, b.K, b.nodes, bc="free", modes=4)
+    assert d.frame_node is None
+    w = hz(d)
+    assert w.min() > 1.0
+    ref = BETA_L_FREE ** 2 * np.sqrt(E * SEC["Iz"] / (RHO * SEC["A"] * L ** 4))
+    assert abs(w[0] / ref - 1) < 1e-5
+    assert abs(w[1] / (ref * np.sqrt(SEC["Iy"] / SEC["Iz"])) - 1) < 1e-5
+    # free-free modes carry no net momentum: Ct = int Phi^T dm = 0
+    assert np.abs(d.Ct.M0).max() < 1e-10 * np.sqrt(d.mass)
+
+
+def timoshenko_cantilever(A, I, As, n_roots=1):
+    """The Timoshenko cantilever's frequencies from its frequency equation, by a transfer matrix:
+    G As (v'' - t') + rho A w^2 v = 0, E I t'' + G As (v' - t) + rho I w^2 t = 0, y = [v, v', t, t'],
+    y(L) = expm(A(w) L) y(0); clamped y(0) = [0, a, 0, b]; free end: v' - t = 0, t' = 0."""
+    def det(w):
+        Amat = np.array([[0, 1, 0, 0],
+                         [-RHO * A * w ** 2 / (G * As), 0, 0, 1],
+                         [0, 0, 0, 1],
+                         [0, -G * As / (E * I), (G * As - RHO * I * w ** 2) / (E * I), 0]])
+        P = scipy.linalg.expm(Amat * L)
+        return np.linalg.det(np.array([[P[1, 1] - P[2, 1], P[1, 3] - P[2, 3]], [P[3, 1], P[3, 3]]]))
+    w_eb = BETA_L[0] ** 2 * np.sqrt(E * I / (RHO * A * L ** 4))
+    grid = np.linspace(0.2 * w_eb, 1.1 * w_eb, 400)
+    vals = [det(w) for w in grid]
+    roots = [scipy.optimize.brentq(det, grid[i], grid[i + 1], xtol=1e-12, rtol=1e-14)
+             for i in range(len(grid) - 1) if np.sign(vals[i]) != np.sign(vals[i + 1])]
+    return np.array(roots[:n_roots])
+
+
+def test_timoshenko_below_euler_bernoulli_and_equal_to_its_frequency_equation():
+    for side, bound in ((0.2, (0.03, 0.2)), (0.01, (0.0, 1e-4))):   # L/h = 5 (stubby), 100 (slender)
+        sec = rectangular_section(side, side)
+        kw = dict(E=E, G=G, rho=RHO, A=sec["A"], Iy=sec["Iy"], Iz=sec["Iz"], J=sec["J"])
+        eb = modal_data(*_mk(beam(L, 16, **kw)), modes=1)
+        tb = beam(L, 16, theory="timoshenko", shear_area_y=sec["shear_area_y"],
+                  shear_area_z=sec["shear_area_z"], **kw)
+        ti = modal_data(*_mk(tb), modes=1)
+        drop = 1 - ti.frequencies_hz[0] / eb.frequencies_hz[0]
+        assert bound[0] < drop < bound[1], (side, drop)   # measured 0.067 (L/h 5), 4.1e-5 (L/h 100)
+        ref = timoshenko_cantilever(sec["A"], sec["Iz"], sec["shear_area_y"])[0]
+        # the element's shear strain is constant per element: the error falls as h^2 (measured
+        # 2.0e-5 at N = 16, 8.0e-5 at N = 8 for L/h = 5; 1.3e-7 for L/h = 100)
+        assert abs(hz(ti)[0] / ref - 1) < 3e-5, (side, hz(ti)[0], ref)
+        if side == 0.2:
+            coarse = modal_data(*_mk(beam(L, 8, theory="timoshenko", **kw)), modes=1)
+            rate = np.log2((hz(coarse)[0] / ref - 1) / (hz(ti)[0] / ref - 1))
+            assert abs(rate - 2) < 0.1, rate
+
+
+def _mk(b):
+    return b.M, b.K, b.nodes
+
+
+def test_timoshenko_element_matrices_equal_integrals_of_their_interpolation():
+    """The closed forms against Gauss integration of the element's exact static interpolation."""
+    Le, phi, I, A = 0.3, 0.45, 2e-6, 1e-3
+    GAs = 12 * E * I / (phi * Le ** 2)
+    xi, wq = np.polynomial.legendre.leggauss(8)
+    s_all, w_all = (xi + 1) / 2, wq / 2 * Le
+    M = np.zeros((4, 4))
+    K = np.zeros((4, 4))
+    for s, wgt in zip(s_all, w_all):
+        c = 1 / (1 + phi)
+        Nv = c * np.array([1 - 3 * s ** 2 + 2 * s ** 3 + phi * (1 - s),
+                           Le * (s - 2 * s ** 2 + s ** 3 + phi / 2 * (s - s ** 2)),
+                           3 * s ** 2 - 2 * s ** 3 + phi * s,
+                           Le * (-s ** 2 + s ** 3 + phi / 2 * (s ** 2 - s))])
+        dNv = c / Le * np.array([-6 * s + 6 * s ** 2 - phi,
+                                 Le * (1 - 4 * s + 3 * s ** 2 + phi / 2 * (1 - 2 * s)),
+                                 6 * s - 6 * s ** 2 + phi,
+                                 Le * (-2 * s + 3 * s ** 2 + phi / 2 * (2 * s - 1))])
+        Nt = c * np.array([6 * (s ** 2 - s) / Le, 1 - 4 * s + 3 * s ** 2 + phi * (1 - s),
+                           -6 * (s ** 2 - s) / Le, -2 * s + 3 * s ** 2 + phi * s])
+        dNt = c / Le * np.array([6 * (2 * s - 1) / Le, -4 + 6 * s - phi,
+                                 -6 * (2 * s - 1) / Le, -2 + 6 * s + phi])
+        M += wgt * (RHO * A * np.outer(Nv, Nv) + RHO * I * np.outer(Nt, Nt))
+        K += wgt * (E * I * np.outer(dNt, dNt) + GAs * np.outer(dNv - Nt, dNv - Nt))
+    assert np.allclose(bending_mass(RHO, A, I, Le, phi, rotary=True), M, rtol=1e-12,
+                       atol=1e-14 * np.abs(M).max())
+    assert np.allclose(bending_stiffness(E, I, Le, phi), K, rtol=1e-12, atol=1e-12 * np.abs(K).max())
+
+
+def hermite_integral(b, mode):
+    """int Phi dm over the beam along x by Gauss quadrature of the Hermite interpolation of the
+    nodal values (v, theta_z), (w, -theta_y) and the linear interpolation of u."""
+    xi, wq = np.polynomial.legendre.leggauss(6)
+    Le = b.element_length
+    out = np.zeros(3)
+    for e in range(len(b.elements)):
+        d = mode[6 * e:6 * e + 12]
+        for s, wgt in zip((xi + 1) / 2, wq / 2 * Le):
+            H = np.array([1 - 3 * s ** 2 + 2 * s ** 3, Le * (s - 2 * s ** 2 + s ** 3),
+                          3 * s ** 2 - 2 * s ** 3, Le * (-s ** 2 + s ** 3)])
+            u = (1 - s) * d[0] + s * d[6]
+            v = H @ d[[1, 5, 7, 11]]
+            w = H @ (d[[2, 4, 8, 10]] * [1, -1, 1, -1])
+            out += wgt * RHO * b.A * np.array([u, v, w])
+    return out
+
+
+def test_inertia_data_of_a_cantilever_against_closed_form():
+    b = beam(L, 10, E=E, G=G, rho=RHO, **SEC)
+    d = modal_data(b.M, b.K, b.nodes, modes=3, export=None)
+    m = RHO * SEC["A"] * L
+    Ip = SEC["Iy"] + SEC["Iz"]
+    assert abs(d.mass / m - 1) < 1e-12
+    assert np.allclose(d.mdCM.M0, [m * L / 2, 0, 0], rtol=1e-12, atol=1e-15)
+    J_ref = np.diag([RHO * Ip * L, m * L ** 2 / 3, m * L ** 2 / 3])
+    assert np.allclose(d.J.M0, J_ref, rtol=1e-12, atol=1e-12 * m * L ** 2)
+    # Ct = int Phi^T dm: Gauss integration of the interpolated mode shapes
+    for j in range(3):
+        mode = np.concatenate([np.r_[nd.phi[:, j], nd.psi[:, j]] for nd in d.nodes])
+        assert np.allclose(d.Ct.M0[j], hermite_integral(b, mode), rtol=1e-12, atol=1e-12 * np.sqrt(m))
+    # the continuum's effective modal mass of the first bending mode: Ct_1^2 / m = 0.6131
+    assert abs(d.Ct.M0[0] @ d.Ct.M0[0] / m - 0.61306) < 2e-4
+    assert np.allclose(d.mdCM.M1, d.Ct.M0.T)
+    assert np.allclose(d.Me, np.eye(3), atol=1e-10)
+
+
+def test_exported_nodes_and_mode_selection():
+    b = beam(L, 10, E=E, G=G, rho=RHO, **SEC)
+    d = modal_data(b.M, b.K, b.nodes, export=4, modes=[1, 3])
+    assert [nd.id for nd in d.nodes] == [1, 4, 8, 11]
+    assert d.n == 2
+    full = modal_data(b.M, b.K, b.nodes, modes=3)
+    assert np.allclose(d.frequencies_hz, np.array(full.frequencies_hz)[[0, 2]])
+    assert np.allclose(d.node(1).phi, 0) and np.allclose(d.node(1).psi, 0)
+    assert modal_data(b.M, b.K, b.nodes, export=[1, 11]).frame_node == 1
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(n_elements=0), "n_elements"),
+    (dict(E=-1.0), "E"),
+    (dict(rho=0.0), "rho"),
+    (dict(A=float("nan")), "A"),
+    (dict(Iy=0.0), "Iy"),
+    (dict(Iz=-2.0), "Iz"),
+    (dict(theory="bernoulli"), "theory"),
+    (dict(axis=(0, 0, 0)), "axis"),
+])
+def test_bad_beam_input_is_named(kw, words):
+    args = dict(n_elements=4, E=E, G=G, rho=RHO, **SEC)
+    args.update(kw)
+    with pytest.raises(ModelError, match=words):
+        beam(L, **args)
+
+
+def test_bad_selection_is_named():
+    b = beam(L, 2, E=E, G=G, rho=RHO, **SEC)   # 12 free DOFs
+    with pytest.raises(ModelError, match=r"modes=13 .* 12 are available"):
+        modal_data(b.M, b.K, b.nodes, modes=13)
+    with pytest.raises(ModelError, match=r"mode 20, but 12 modes are available"):
+        modal_data(b.M, b.K, b.nodes, modes=[1, 20])
+    with pytest.raises(ModelError, match="export names node 7"):
+        modal_data(b.M, b.K, b.nodes, export=[1, 7])
+    with pytest.raises(ModelError, match="node 9"):
+        modal_data(b.M, b.K, b.nodes, bc="clamped", frame_node=9)
+    assert len(LOAD_CASES) == 12
