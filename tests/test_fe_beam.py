@@ -9,8 +9,9 @@ import scipy.linalg
 import scipy.optimize
 
 from mbsfmu.errors import ModelError
-from mbsfmu.model.elastic import LOAD_CASES, beam, modal_data
+from mbsfmu.model.elastic import LOAD_CASES, beam, beam_geometric_stiffness, beam_modal_data, modal_data
 from mbsfmu.model.elastic.fe_beam import bending_mass, bending_stiffness, rectangular_section
+from mbsfmu.model.elastic.geometric_stiffness import static_deflections
 
 # a steel strip, different stiffness in the two bending planes
 E, RHO, NU = 2.1e11, 7850.0, 0.3
@@ -238,3 +239,77 @@ def test_bad_selection_is_named():
     with pytest.raises(ModelError, match="node 9"):
         modal_data(b.M, b.K, b.nodes, bc="clamped", frame_node=9)
     assert len(LOAD_CASES) == 12
+
+
+# --- geometric stiffening --------------------------------------------------------------------------
+
+SOUTHWELL_1 = 1.1933   # rotating uniform cantilever, hub radius 0, first bending mode
+
+
+def spinning_cantilever(n):
+    b = beam(L, n, E=E, G=G, rho=RHO, **SEC)
+    d = modal_data(b.M, b.K, b.nodes, modes=4,
+                   geometric_stiffness=lambda held: beam_geometric_stiffness(b, held))
+    return b, d
+
+
+def test_axial_forces_of_the_inertia_loads_equal_the_rod_solution():
+    """Linear rod elements with consistent loads give exact nodal displacements, so each element's
+    force is the mean over the element of the exact axial force: under a_x = 1 (beam along +x,
+    clamped at x = 0) N(x) = -rho A (L - x) (compression); under w_z*w_z = 1 (spin about z)
+    N(x) = rho A (L^2 - x^2)/2 (tension)."""
+    b = beam(L, 8, E=E, G=G, rho=RHO, **SEC)
+    U = static_deflections(b.K, b.M, b.nodes, held=range(6))
+    x1, x2 = b.nodes[:-1, 0], b.nodes[1:, 0]
+    rA = RHO * SEC["A"]
+    N_a = b.axial_forces(U[:, LOAD_CASES.index("a_x")])
+    assert np.allclose(N_a, -rA * (L - (x1 + x2) / 2), rtol=1e-9)
+    N_w = b.axial_forces(U[:, LOAD_CASES.index("w_z*w_z")])
+    assert np.allclose(N_w, rA / 2 * (L ** 2 - (x1 ** 2 + x1 * x2 + x2 ** 2) / 3), rtol=1e-9)
+    assert np.all(N_w > 0)
+    # inertia relief: a free body under a uniform acceleration is not stressed
+    Uf = static_deflections(b.K, b.M, b.nodes, held=[])
+    assert np.abs(b.axial_forces(Uf[:, LOAD_CASES.index("a_x")])).max() < 1e-9 * rA * L
+    # ... and a free beam spinning about its end is stressed as if spinning about its centre
+    s1, s2 = x1 - L / 2, x2 - L / 2
+    N_free = b.axial_forces(Uf[:, LOAD_CASES.index("w_z*w_z")])
+    exact_free = rA / 2 * ((L / 2) ** 2 - (s1 ** 2 + s1 * s2 + s2 ** 2) / 3)
+    assert np.allclose(N_free, exact_free, rtol=1e-8, atol=1e-10 * rA), N_free
+
+
+def test_spinning_cantilever_is_stiffer_by_the_southwell_coefficient():
+    """Spin Omega about z of a beam along x: out of plane (deflection z) omega^2 = omega0^2 +
+    1.1933 Omega^2 with K_eff = Ke + Omega^2 ksigma[w_z*w_z]; in plane (deflection y) the
+    centrifugal softening -Omega^2 J.M2[2, 2] takes 1 off: omega^2 = omega0^2 + 0.1933 Omega^2."""
+    measured = {}
+    for n in (10, 20):
+        _, d = spinning_cantilever(n)
+        ks = d.ksigma.M1[:, :, LOAD_CASES.index("w_z*w_z")]
+        J2 = (d.J.M2[2, 2] + d.J.M2[2, 2].T) / 2
+        w0sq = (2 * np.pi * np.array(d.frequencies_hz)) ** 2
+        # mode 1: deflection along y (Iz < Iy), in plane; mode 2: along z, out of plane
+        assert abs(d.nodes[-1].phi[1, 0]) > 10 * abs(d.nodes[-1].phi[2, 0])
+        assert abs(d.nodes[-1].phi[2, 1]) > 10 * abs(d.nodes[-1].phi[1, 1])
+        Om2 = 0.01 * w0sq[0]
+        lam_out = scipy.linalg.eigh(d.Ke + Om2 * ks, d.Me, eigvals_only=True)
+        lam_in = scipy.linalg.eigh(d.Ke + Om2 * ks - Om2 * J2, d.Me, eigvals_only=True)
+        measured[n] = ((lam_out[1] - w0sq[1]) / Om2, (lam_in[0] - w0sq[0]) / Om2)
+        assert ks[0, 0] > 0 and ks[1, 1] > 0    # tension stiffens
+    # measured: N = 10: 1.19578, 0.19433; N = 20: 1.19395, 0.19358 (converging to 1.1933 from above)
+    assert abs(measured[20][0] - SOUTHWELL_1) < 1e-3
+    assert abs(measured[20][1] - (SOUTHWELL_1 - 1)) < 1e-3
+    assert abs(measured[20][0] - SOUTHWELL_1) < abs(measured[10][0] - SOUTHWELL_1)
+
+
+def test_beam_modal_data_of_seed_002():
+    d = beam_modal_data(1.0, E=E, rho=RHO, A=SEC["A"], Iy=SEC["Iy"], Iz=SEC["Iz"], plane="yz")
+    assert [nd.id for nd in d.nodes] == [1, 4, 8, 11] and d.n == 3 and d.frame_node == 1
+    assert np.allclose(d.node(11).position, [0, 0, -1.0])
+    assert np.allclose(d.node(11).phi[[0, 2]], 0, atol=1e-12)   # in the y-z plane, bending along y
+    ref = [eb_cantilever(SEC["Iz"], k) / (2 * np.pi) for k in range(3)]
+    assert np.allclose(d.frequencies_hz, ref, rtol=1e-3)
+    assert d.ksigma is not None and d.ksigma.M1.shape == (3, 3, 12)
+    # a beam hanging in -z under gravity (a - g = (0, 0, +g)) is in tension: stiffer
+    assert np.all(np.diag(d.ksigma.M1[:, :, LOAD_CASES.index("a_z")]) > 0)
+    assert beam_modal_data(1.0, E=E, rho=RHO, A=SEC["A"], Iy=SEC["Iy"], Iz=SEC["Iz"],
+                           geometric_stiffening=False).ksigma is None
