@@ -211,9 +211,10 @@ class ModalData:
             raise ModelError(f"modal data: {len(self.modes)} mode names for {n} modes")
 
 
-def check_symmetric(A, what: str, definite: bool, rtol: float = 1e-8) -> None:
+def check_symmetric(A, what: str, definite: bool | None, rtol: float = 1e-8) -> None:
     """ModelError unless A is square, symmetric to rtol of its largest entry and positive
-    definite (``definite``) or semidefinite (to rtol of its largest eigenvalue)."""
+    definite (``definite``) or semidefinite (to rtol of its largest eigenvalue); ``definite=None``
+    checks the symmetry only (e.g. a geometric stiffness, which may be indefinite)."""
     A = np.asarray(A, dtype=float)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ModelError(f"{what} must be a square matrix, got the shape {A.shape}")
@@ -223,7 +224,7 @@ def check_symmetric(A, what: str, definite: bool, rtol: float = 1e-8) -> None:
         i, j = np.unravel_index(np.argmax(np.abs(A - A.T)), A.shape)
         raise ModelError(f"{what} is not symmetric: entry ({i}, {j}) is {A[i, j]!r}, "
                          f"({j}, {i}) is {A[j, i]!r}")
-    if A.size == 0:
+    if A.size == 0 or definite is None:
         return
     ev = np.linalg.eigvalsh((A + A.T) / 2)
     floor = rtol * max(abs(ev).max(), 1e-300)
