@@ -114,10 +114,10 @@ def test_timoshenko_below_euler_bernoulli_and_equal_to_its_frequency_equation():
     for side, bound in ((0.2, (0.03, 0.2)), (0.01, (0.0, 1e-4))):   # L/h = 5 (stubby), 100 (slender)
         sec = rectangular_section(side, side)
         kw = dict(E=E, G=G, rho=RHO, A=sec["A"], Iy=sec["Iy"], Iz=sec["Iz"], J=sec["J"])
-        eb = modal_data(*_mk(beam(L, 16, **kw)), modes=1)
+        eb = modal_data(*_mk(beam(L, 16, **kw)), modes=2)
         tb = beam(L, 16, theory="timoshenko", shear_area_y=sec["shear_area_y"],
                   shear_area_z=sec["shear_area_z"], **kw)
-        ti = modal_data(*_mk(tb), modes=1)
+        ti = modal_data(*_mk(tb), modes=2)
         drop = 1 - ti.frequencies_hz[0] / eb.frequencies_hz[0]
         assert bound[0] < drop < bound[1], (side, drop)   # measured 0.067 (L/h 5), 4.1e-5 (L/h 100)
         ref = timoshenko_cantilever(sec["A"], sec["Iz"], sec["shear_area_y"])[0]
@@ -125,7 +125,7 @@ def test_timoshenko_below_euler_bernoulli_and_equal_to_its_frequency_equation():
         # 2.0e-5 at N = 16, 8.0e-5 at N = 8 for L/h = 5; 1.3e-7 for L/h = 100)
         assert abs(hz(ti)[0] / ref - 1) < 3e-5, (side, hz(ti)[0], ref)
         if side == 0.2:
-            coarse = modal_data(*_mk(beam(L, 8, theory="timoshenko", **kw)), modes=1)
+            coarse = modal_data(*_mk(beam(L, 8, theory="timoshenko", **kw)), modes=2)
             rate = np.log2((hz(coarse)[0] / ref - 1) / (hz(ti)[0] / ref - 1))
             assert abs(rate - 2) < 0.1, rate
 
@@ -352,3 +352,54 @@ def test_craig_bampton_bad_input_is_named():
         modal_data(b.M, b.K, b.nodes, modes=20, reduction="craig-bampton", boundary=[5])
     with pytest.raises(ModelError, match="reduction must be"):
         modal_data(b.M, b.K, b.nodes, reduction="guyan")
+
+
+# --- held DOFs, repeated frequencies, frames ---------------------------------------------------------
+
+def test_simply_supported_beam_from_a_list_of_held_dofs():
+    """Pinned at node 1 (translations and twist), roller at the end (transverse translations):
+    omega_k = (k pi)^2 sqrt(E I / (rho A L^4))."""
+    b = beam(L, 16, E=E, G=G, rho=RHO, **SEC)
+    held = [(1, "ux"), (1, "uy"), (1, "uz"), (1, "rx"), (17, "uy"), (17, 3)]
+    d = modal_data(b.M, b.K, b.nodes, bc=held, modes=4)
+    assert d.frame_node is None
+    w = hz(d)
+    ref = sorted((k * np.pi) ** 2 * np.sqrt(E * I / (RHO * SEC["A"] * L ** 4))
+                 for k in (1, 2) for I in (SEC["Iy"], SEC["Iz"]))
+    assert np.allclose(w, ref, rtol=3e-5)       # measured 1.0e-6 (k = 1), 1.6e-5 (k = 2)
+    with pytest.raises(ModelError, match="dof must be one of"):
+        modal_data(b.M, b.K, b.nodes, bc=[(1, "uw")])
+
+
+def test_repeated_frequencies_give_one_mode_per_direction():
+    sec = dict(A=1e-4, Iy=8e-10, Iz=8e-10, J=1.6e-9)
+    with pytest.warns(UserWarning, match="modes 3, 4 have the same frequency"):
+        d = beam_modal_data(1.0, E=E, rho=RHO, **sec)   # seed 002 defaults: 3 modes of a round beam
+    tip = d.node(11).phi
+    assert np.isclose(d.frequencies_hz[0], d.frequencies_hz[1], rtol=1e-9)
+    # each of the pair bends along one of R's axes x, y (the beam runs along -z)
+    assert np.count_nonzero(np.abs(tip[:, 0]) > 1e-9 * np.abs(tip).max()) == 1
+    assert np.count_nonzero(np.abs(tip[:, 1]) > 1e-9 * np.abs(tip).max()) == 1
+    assert np.allclose(d.Me, np.eye(3), atol=1e-10)
+
+
+def test_geometric_stiffness_follows_the_beam_direction():
+    """A beam along +x spinning about z and the same beam along +y spinning about z: same ksigma;
+    the rigid fields of the product cases are w x (w x c)."""
+    kw = dict(E=E, G=G, rho=RHO, **SEC)
+    bx = beam(L, 6, axis=(1, 0, 0), **kw)
+    by = beam(L, 6, axis=(0, 1, 0), y_axis=(-1, 0, 0), **kw)
+    ks = []
+    for b in (bx, by):
+        d = modal_data(b.M, b.K, b.nodes, modes=4,
+                       geometric_stiffness=lambda h, b=b: beam_geometric_stiffness(b, h))
+        ks.append(d.ksigma.M1[:, :, LOAD_CASES.index("w_z*w_z")])
+    assert np.allclose(ks[0], ks[1], rtol=1e-10, atol=1e-10 * np.abs(ks[0]).max())
+    from mbsfmu.model.elastic.geometric_stiffness import rigid_accelerations
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(4, 3))
+    w = rng.normal(size=3)
+    products = [w[0] ** 2, w[1] ** 2, w[2] ** 2, w[0] * w[1], w[1] * w[2], w[2] * w[0]]
+    A = rigid_accelerations(X)[:, 6:] @ products
+    assert np.allclose(A.reshape(4, 6)[:, :3], np.cross(w, np.cross(w, X)))
+    assert np.allclose(A.reshape(4, 6)[:, 3:], 0)

@@ -14,7 +14,9 @@ Boundary conditions (``bc``) say which DOFs are held while the shape functions a
 
 Modes: the generalized eigenproblem K_ff phi = omega^2 M_ff phi on the free DOFs f
 (scipy.linalg.eigh), mass-normalized (phi^T M_ff phi = 1), written full size (6N, n) with zeros at
-the held DOFs, sign fixed so that each mode's largest entry is positive.  ``modes=3`` keeps the
+the held DOFs, sign fixed so that each mode's largest entry is positive.  Modes of one repeated
+frequency (a beam with Iy = Iz) are made independent of rounding (each moves one DOF alone, e.g.
+one bending direction each); a selection that keeps only some of them warns.  ``modes=3`` keeps the
 first three, ``modes=[1, 3]`` modes 1 and 3 (1-based, ascending frequency).
 
 Craig-Bampton (``reduction='craig-bampton', boundary=[node ids]``): with the held DOFs removed,
@@ -33,6 +35,8 @@ node list, both ends included.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import scipy.linalg
@@ -132,6 +136,41 @@ def select(selection, available: int) -> list[int]:
     return [k - 1 for k in chosen]
 
 
+def repeated_groups(lam, rtol: float = 1e-8) -> list[list[int]]:
+    """Runs of indices of (ascending) eigenvalues equal to ``rtol`` of their size (a symmetric
+    section's two bending planes, ...): the groups of more than one mode."""
+    groups, run = [], [0] if len(lam) else []
+    for j in range(1, len(lam)):
+        if abs(lam[j] - lam[run[-1]]) <= rtol * max(abs(lam[j]), abs(lam[run[-1]]), 1e-300):
+            run.append(j)
+        else:
+            groups.append(run)
+            run = [j]
+    if run:
+        groups.append(run)
+    return [g for g in groups if len(g) > 1]
+
+
+def _align_repeated(lam, V, M):
+    """Within each group of repeated eigenvalues the eigenvectors are any M-orthonormal basis of
+    the eigenspace; pick the one that does not depend on rounding: W = V V[rows]^-1 (rows: the k
+    DOFs a pivoted QR of V^T finds most independent, so each mode moves one of them alone), then
+    Gram-Schmidt in the M inner product (for a beam of equal bending stiffnesses: one mode per
+    bending direction)."""
+    V = V.copy()
+    for g in repeated_groups(lam):
+        Vg = V[:, g]
+        _, _, piv = scipy.linalg.qr(Vg.T, pivoting=True, mode="economic")
+        rows = np.sort(piv[:len(g)])
+        W = Vg @ np.linalg.inv(Vg[rows])
+        for a in range(len(g)):
+            for c in range(a):
+                W[:, a] -= (W[:, c] @ M @ W[:, a]) * W[:, c]
+            W[:, a] /= np.sqrt(W[:, a] @ M @ W[:, a])
+        V[:, g] = W
+    return V
+
+
 def _fix_sign(V: np.ndarray) -> np.ndarray:
     idx = np.argmax(np.abs(V), axis=0)
     s = np.sign(V[idx, np.arange(V.shape[1])])
@@ -168,6 +207,7 @@ def eigenmodes(M, K, held, drop_rigid: int | None = 0):
                                  f"{', '.join(f'{x:.4g}' for x in lam[:drop_rigid + 1])}")
         keep = np.arange(lam.size) >= drop_rigid
     lam, V = lam[keep], V[:, keep]
+    V = _align_repeated(lam, V, Mff)
     full = np.zeros((dof, V.shape[1]))
     full[free] = _fix_sign(V)
     return lam, full
@@ -221,6 +261,12 @@ def modal_data(M, K, nodes_xyz, *, bc="clamped", frame_node=1, modes=3, export=N
             raise ModelError("boundary= is only used with reduction='craig-bampton'")
         lam, Phi = eigenmodes(M, K, held, drop_rigid=6 if bc == "free" else (0 if bc == "clamped" else None))
         chosen = select(modes, lam.size)
+        for g in repeated_groups(lam):
+            if 0 < len(set(g) & set(chosen)) < len(g):
+                warnings.warn(f"modes {', '.join(str(j + 1) for j in g)} have the same frequency "
+                              f"({np.sqrt(max(lam[g[0]], 0)) / (2 * np.pi):.6g} Hz) and the selection "
+                              f"keeps only some of them; the body is then stiffer in one direction "
+                              f"than in the other", stacklevel=2)
         Phi = Phi[:, chosen]
         freqs = np.sqrt(np.clip(lam[chosen], 0, None)) / (2 * np.pi)
     else:
