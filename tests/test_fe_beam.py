@@ -238,7 +238,14 @@ def test_bad_selection_is_named():
         modal_data(b.M, b.K, b.nodes, export=[1, 7])
     with pytest.raises(ModelError, match="node 9"):
         modal_data(b.M, b.K, b.nodes, bc="clamped", frame_node=9)
-    assert len(LOAD_CASES) == 12
+    with pytest.raises(ModelError, match=r"the mass matrix has the shape \(12, 12\), expected \(18, 18\)"):
+        modal_data(b.M[:12, :12], b.K, b.nodes)
+    K = b.K.copy()
+    K[3, 9] *= 1.01
+    with pytest.raises(ModelError, match=r"the stiffness matrix is not symmetric: entry \((3, 9|9, 3)\)"):
+        modal_data(b.M, K, b.nodes)
+    with pytest.raises(ModelError, match="node_ids must be 3 different numbers"):
+        modal_data(b.M, b.K, b.nodes, node_ids=[1, 2, 2])
 
 
 # --- geometric stiffening --------------------------------------------------------------------------

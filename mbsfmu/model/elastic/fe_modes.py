@@ -42,7 +42,7 @@ import numpy as np
 import scipy.linalg
 
 from ...errors import ModelError
-from .modal_data import ModalData, from_fe
+from .modal_data import ModalData, check_symmetric, from_fe
 
 DOF_NAMES = ("ux", "uy", "uz", "rx", "ry", "rz")
 REDUCTIONS = (None, "craig-bampton")
@@ -245,6 +245,15 @@ def modal_data(M, K, nodes_xyz, *, bc="clamped", frame_node=1, modes=3, export=N
     if X.ndim != 2 or X.shape[1] != 3:
         raise ModelError(f"finite-element model: node coordinates must be (N, 3), got the shape {X.shape}")
     ids = list(range(1, X.shape[0] + 1)) if node_ids is None else [int(k) for k in node_ids]
+    if len(ids) != X.shape[0] or len(set(ids)) != len(ids):
+        raise ModelError(f"finite-element model: node_ids must be {X.shape[0]} different numbers, "
+                         f"got {node_ids!r}")
+    dof = 6 * X.shape[0]
+    for what, A in (("mass matrix", M), ("stiffness matrix", K)):
+        if np.shape(A) != (dof, dof):
+            raise ModelError(f"finite-element model: the {what} has the shape {np.shape(A)}, expected "
+                             f"({dof}, {dof}) for {X.shape[0]} nodes with 6 degrees of freedom each")
+        check_symmetric(A, f"finite-element model: the {what}", definite=None)
     keep = export_ids(export, ids)
     held = held_dofs(bc, ids, frame_node)
     fnode = None
@@ -259,7 +268,8 @@ def modal_data(M, K, nodes_xyz, *, bc="clamped", frame_node=1, modes=3, export=N
     if reduction is None:
         if boundary is not None:
             raise ModelError("boundary= is only used with reduction='craig-bampton'")
-        lam, Phi = eigenmodes(M, K, held, drop_rigid=6 if bc == "free" else (0 if bc == "clamped" else None))
+        drop = None if not isinstance(bc, str) else 6 if bc == "free" else 0
+        lam, Phi = eigenmodes(M, K, held, drop_rigid=drop)
         chosen = select(modes, lam.size)
         for g in repeated_groups(lam):
             if 0 < len(set(g) & set(chosen)) < len(g):
