@@ -198,6 +198,12 @@ def test_inertia_data_of_a_cantilever_against_closed_form():
     assert abs(d.Ct.M0[0] @ d.Ct.M0[0] / m - 0.61306) < 2e-4
     assert np.allclose(d.mdCM.M1, d.Ct.M0.T)
     assert np.allclose(d.Me, np.eye(3), atol=1e-10)
+    # Timoshenko adds the sections' rotary inertia rho I L about the bending axes (a rigid rotation
+    # has no strain, so its interpolation is exact)
+    t = beam(L, 10, E=E, G=G, rho=RHO, theory="timoshenko", **SEC)
+    dt = modal_data(t.M, t.K, t.nodes, modes=3)
+    J_timo = J_ref + RHO * L * np.diag([0.0, SEC["Iy"], SEC["Iz"]])
+    assert np.allclose(dt.J.M0, J_timo, rtol=1e-12, atol=1e-12 * m * L ** 2)
 
 
 def test_exported_nodes_and_mode_selection():
@@ -220,6 +226,9 @@ def test_exported_nodes_and_mode_selection():
     (dict(Iz=-2.0), "Iz"),
     (dict(theory="bernoulli"), "theory"),
     (dict(axis=(0, 0, 0)), "axis"),
+    (dict(G=None, nu=-1.0), "nu"),
+    (dict(theory="timoshenko", shear_area_y=0.0), "shear_area_y"),
+    (dict(y_axis=(2.0, 0, 0)), "parallel"),
 ])
 def test_bad_beam_input_is_named(kw, words):
     args = dict(n_elements=4, E=E, G=G, rho=RHO, **SEC)

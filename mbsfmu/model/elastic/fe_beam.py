@@ -216,7 +216,10 @@ def beam(length, n_elements=10, *, E, rho, A, Iy, Iz, G=None, J=None, nu=0.3,
     length = _positive("length", length)
     E, rho, A = _positive("E", E), _positive("rho", rho), _positive("A", A)
     Iy, Iz = _positive("Iy", Iy), _positive("Iz", Iz)
-    G = E / (2 * (1 + float(nu))) if G is None else _positive("G", G)
+    if G is None:
+        if not (isinstance(nu, (int, float)) and -1 < nu <= 0.5):
+            raise ModelError(f"beam: Poisson's ratio nu must be in (-1, 0.5], got {nu!r}")
+        G = E / (2 * (1 + float(nu)))
     G = _positive("G", G)
     J = Iy + Iz if J is None else _positive("J", J)
     timo = theory == "timoshenko"
