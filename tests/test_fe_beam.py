@@ -10,6 +10,8 @@ import scipy.optimize
 
 from mbsfmu.errors import ModelError
 from mbsfmu.model.elastic import LOAD_CASES, beam, beam_geometric_stiffness, beam_modal_data, modal_data
+from mbsfmu.model.elastic import load as load_sid
+from mbsfmu.model.elastic import save as save_sid
 from mbsfmu.model.elastic.fe_beam import bending_mass, bending_stiffness, rectangular_section
 from mbsfmu.model.elastic.geometric_stiffness import static_deflections
 
@@ -317,8 +319,11 @@ def test_spinning_cantilever_is_stiffer_by_the_southwell_coefficient():
     assert abs(measured[20][0] - SOUTHWELL_1) < abs(measured[10][0] - SOUTHWELL_1)
 
 
-def test_beam_modal_data_of_seed_002():
+def test_beam_modal_data_of_seed_002(tmp_path):
     d = beam_modal_data(1.0, E=E, rho=RHO, A=SEC["A"], Iy=SEC["Iy"], Iz=SEC["Iz"], plane="yz")
+    back = load_sid(save_sid(d, tmp_path / "nodalfixed_yz_4n_3m.json"))
+    assert np.allclose(back.ksigma.M1, d.ksigma.M1) and np.allclose(back.J.M2, d.J.M2)
+    assert back.modes == ["q01", "q02", "q03"] and back.frequencies_hz == d.frequencies_hz
     assert [nd.id for nd in d.nodes] == [1, 4, 8, 11] and d.n == 3 and d.frame_node == 1
     assert np.allclose(d.node(11).position, [0, 0, -1.0])
     assert np.allclose(d.node(11).phi[[0, 2]], 0, atol=1e-12)   # in the y-z plane, bending along y
