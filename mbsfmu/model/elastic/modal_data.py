@@ -211,9 +211,10 @@ class ModalData:
             raise ModelError(f"modal data: {len(self.modes)} mode names for {n} modes")
 
 
-def check_symmetric(A, what: str, definite: bool, rtol: float = 1e-8) -> None:
+def check_symmetric(A, what: str, definite: bool | None, rtol: float = 1e-8) -> None:
     """ModelError unless A is square, symmetric to rtol of its largest entry and positive
-    definite (``definite``) or semidefinite (to rtol of its largest eigenvalue)."""
+    definite (``definite``) or semidefinite (to rtol of its largest eigenvalue); ``definite=None``
+    checks the symmetry only (e.g. a geometric stiffness, which may be indefinite)."""
     A = np.asarray(A, dtype=float)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ModelError(f"{what} must be a square matrix, got the shape {A.shape}")
@@ -223,7 +224,7 @@ def check_symmetric(A, what: str, definite: bool, rtol: float = 1e-8) -> None:
         i, j = np.unravel_index(np.argmax(np.abs(A - A.T)), A.shape)
         raise ModelError(f"{what} is not symmetric: entry ({i}, {j}) is {A[i, j]!r}, "
                          f"({j}, {i}) is {A[j, i]!r}")
-    if A.size == 0:
+    if A.size == 0 or definite is None:
         return
     ev = np.linalg.eigvalsh((A + A.T) / 2)
     floor = rtol * max(abs(ev).max(), 1e-300)
@@ -315,8 +316,13 @@ def from_fe(M_fe, K_fe, nodes_xyz, modes, *, node_ids=None, export=None, frame_n
         return np.array([S[2, 1], S[0, 2], S[1, 0]])
 
     mdCM0 = vee(Mbar0[3:6, :3])
-    mdCM1 = np.stack([vee(Mbar1[3:6, :3, j]) for j in range(n)], axis=-1)
     Ct0 = Mbar0[6:, :3]
+    # mdCM.M1 = Ct^T, the SID definition (mdCM(q) = int (c + Phi q) dm).  B(q)^T M_fe B(q) alone
+    # gives vee(Mbar1[3:6, :3, j]), which misses the term Psi^T (sum_k M_fe[rot, trans_k]) that a
+    # consistent mass matrix (translation-rotation coupling, e.g. a beam's) puts into Ct; for a
+    # lumped mass matrix the two are equal.  Using Ct^T keeps the momentum m v + ... equal to the
+    # mass times the velocity of the centre of mass of the interpolated field.
+    mdCM1 = np.array(Ct0.T)
     Cr0 = Mbar0[6:, 3:6]
     Cr1 = Mbar1[6:, 3:6, :]
     J0 = Mbar0[3:6, 3:6]
