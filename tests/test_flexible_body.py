@@ -1,0 +1,216 @@
+"""Flexible bodies (issue 15 items 1 and 3): System.flexible_body with modal data
+(mbsfmu.model.elastic) and their equations (mbsfmu.equations.flexible), checked against
+independent references: the same particles written with the rigid-body API, energy
+conservation, the loop formulations, the native FMU and the numpy backend."""
+
+import numpy as np
+import pytest
+
+import mbsfmu
+from mbsfmu.errors import ModelError
+from mbsfmu.model import System, cardan, rot_y
+from mbsfmu.model.elastic import from_fe
+
+G = 9.81
+
+
+def lumped(seed=0, N=4, n=2, rot_inertia=0.0, planar=False):
+    """(node positions X, masses m, mode shapes Phi (6N x n), modal data) of point masses at
+    random nodes with random mode shapes (``rot_inertia``: a rotational mass at every node and
+    random rotational mode shapes; ``planar``: nodes and shapes in the x-y plane, rotations
+    about z)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1.0, 1.0, (N, 3))
+    m = rng.uniform(0.5, 2.0, N)
+    M_fe = np.zeros((6 * N, 6 * N))
+    Phi = np.zeros((6 * N, n))
+    for i in range(N):
+        M_fe[6 * i:6 * i + 3, 6 * i:6 * i + 3] = m[i] * np.eye(3)
+        M_fe[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = rot_inertia * np.diag(rng.uniform(0.5, 1.5, 3))
+        Phi[6 * i:6 * i + 3] = 0.3 * rng.normal(size=(3, n))
+        if rot_inertia:
+            Phi[6 * i + 3:6 * i + 6] = 0.3 * rng.normal(size=(3, n))
+    if planar:
+        X[:, 2] = 0.0
+        Phi[2::6] = Phi[3::6] = Phi[4::6] = 0.0
+    A = rng.normal(size=(6 * N, 6 * N))
+    K_fe = 20.0 * (A @ A.T) / (6 * N)
+    return X, m, Phi, from_fe(M_fe, K_fe, X, Phi)
+
+
+def spatial_flexible(data):
+    s = System("flex_spatial")
+    x, z, a, b, c = s.coordinates("x", "z", "a", "b", "c")
+    s.gravity([0, 0, -G])
+    s.flexible_body("P1", rel_pos=[x, 0, z], rel_rot=cardan(a, b, c), data=data, geometric_stiffening=False)
+    return s
+
+
+def spatial_particles(X, m, Phi, data):
+    """The same system with the rigid-body API: point masses in R at X_i + Phi_i q, and the
+    elastic forces -Ke q as generalized forces."""
+    s = System("particles_spatial")
+    x, z, a, b, c = s.coordinates("x", "z", "a", "b", "c")
+    q = s.coordinates("P1_q01", "P1_q02")
+    s.gravity([0, 0, -G])
+    s.frame("R", rel_pos=[x, 0, z], rel_rot=cardan(a, b, c))
+    for i in range(len(m)):
+        pos = [float(X[i, d]) + sum(float(Phi[6 * i + d, j]) * q[j] for j in range(2)) for d in range(3)]
+        s.body(f"p{i}", ref="R", rel_pos=pos, mass=float(m[i]), inertia=[0, 0, 0])
+    for j in range(2):
+        s.generalized_force(f"elastic{j}", f"P1_q0{j + 1}",
+                            -sum(float(data.Ke[j, k]) * q[k] for k in range(2)))
+    return s
+
+
+def test_particle_equivalence_M_k_q():
+    """Exact for point masses: Mbar(q) of from_fe is their mass matrix (J to second order is
+    exact), so M and q - k equal the rigid-body API's to rounding at random states."""
+    X, m, Phi, data = lumped()
+    flex = spatial_flexible(data).equations().numeric()
+    ref = spatial_particles(X, m, Phi, data).equations().numeric()
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        y, yd, t = rng.normal(size=7), rng.normal(size=7), float(rng.uniform())
+        Mf, hf = flex.mass_and_force(t, y, yd)
+        Mr, hr = ref.mass_and_force(t, y, yd)
+        assert np.abs(Mf - Mr).max() <= 1e-10 * np.abs(Mr).max()
+        assert np.abs(hf - hr).max() <= 1e-10 * np.abs(hr).max()
+
+
+def pendulum(data, particles=None, name="flex_pendulum", stiffening=False):
+    """R on a revolute joint about y at ISYS's origin under gravity; with ``particles`` (X, m,
+    Phi) the rigid-body API's version (see :func:`spatial_particles`)."""
+    s = System(name)
+    alpha, = s.coordinates("alpha")
+    s.gravity([0, 0, -G])
+    if particles is None:
+        s.flexible_body("P1", rel_rot=rot_y(alpha), data=data, geometric_stiffening=stiffening)
+    else:
+        X, m, Phi = particles
+        q = s.coordinates(*[f"P1_{mode}" for mode in data.modes])
+        s.frame("R", rel_rot=rot_y(alpha))
+        for i in range(len(m)):
+            pos = [float(X[i, d]) + sum(float(Phi[6 * i + d, j]) * q[j] for j in range(data.n))
+                   for d in range(3)]
+            s.body(f"p{i}", ref="R", rel_pos=pos, mass=float(m[i]), inertia=[0, 0, 0])
+        for j, mode in enumerate(data.modes):
+            s.generalized_force(f"elastic{j}", f"P1_{mode}",
+                                -sum(float(data.Ke[j, k]) * q[k] for k in range(data.n)))
+    s.initial(alpha=0.8, Dalpha=-1.0)
+    s.initial(**{f"P1_{data.modes[0]}": 0.05, f"DP1_{data.modes[-1]}": 0.3})
+    return s
+
+
+def test_particle_equivalence_energy_and_trajectory():
+    X, m, Phi, data = lumped()
+    flex, ref = pendulum(data), pendulum(data, (X, m, Phi), name="particle_pendulum")
+    ef, er = flex.equations().numeric(), ref.equations().numeric()
+    rng = np.random.default_rng(6)
+    Y, YD = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    (Tf, Vf), (Tr, Vr) = ef.energy_series(np.zeros(4), Y, YD), er.energy_series(np.zeros(4), Y, YD)
+    assert np.abs(Tf - Tr).max() <= 1e-10 * np.abs(Tr).max()
+    # the reference's generalized forces -Ke q have no potential: V differs by 1/2 q^T Ke q
+    strain = 0.5 * np.einsum("in,ij,jn->n", Y[1:], data.Ke, Y[1:])
+    assert np.abs(Vf - strain - Vr).max() <= 1e-10 * np.abs(Vr).max()
+    rf = mbsfmu.simulate(flex, 1.0, 0.01, rtol=1e-10, atol=1e-12)
+    rr = mbsfmu.simulate(ref, 1.0, 0.01, rtol=1e-10, atol=1e-12)
+    assert rf.coordinate_names == rr.coordinate_names
+    assert np.abs(rf.y - rr.y).max() <= 1e-9 * max(1.0, np.abs(rr.y).max())
+    assert np.abs(rf.yd - rr.yd).max() <= 1e-9 * max(1.0, np.abs(rr.yd).max())
+
+
+def with_attachments(s, node_frame):
+    """A spring-damper from ISYS to ``node_frame`` and a rigid body on it."""
+    s.spring_damper("spring", "ISYS", node_frame, stiffness=30.0, damping=0.4, rest_length=0.5)
+    s.body("tip", ref=node_frame, rel_pos=[0.1, 0.0, -0.2], cg_pos=[0.05, 0.02, 0.0], mass=0.7,
+           inertia=[0.01, 0.02, 0.015])
+    return s
+
+
+def test_node_frames_carry_force_elements_bodies_and_outputs():
+    """Node 2 (no rotational shapes) is particle p1 of the rigid-body version: a spring to it and
+    a body on it give the same M and q - k; its frame output is r_R + S (X_2 + Phi_2 q)."""
+    X, m, Phi, data = lumped()
+    flex = with_attachments(pendulum(data), "P1_2")
+    ref = with_attachments(pendulum(data, (X, m, Phi), name="particle_pendulum"), "p1")
+    assert flex.flexible_bodies["P1"].node_frames == ["P1_1", "P1_2", "P1_3", "P1_4"]
+    flex.frame_output("P1_2", prefix="node2")
+    ef, er = flex.equations().numeric(), ref.equations().numeric()
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        y, yd = rng.normal(size=3), rng.normal(size=3)
+        (Mf, hf), (Mr, hr) = ef.mass_and_force(0.0, y, yd), er.mass_and_force(0.0, y, yd)
+        assert np.abs(Mf - Mr).max() <= 1e-10 * np.abs(Mr).max()
+        assert np.abs(hf - hr).max() <= 1e-10 * np.abs(hr).max()
+        c, s_ = np.cos(y[0]), np.sin(y[0])
+        S = np.array([[c, 0, s_], [0, 1, 0], [-s_, 0, c]])
+        want = S @ (X[1] + Phi[6:9] @ y[1:])
+        assert np.allclose(ef.expression_outputs(0.0, y, yd), want, rtol=0, atol=1e-13)
+
+
+def frame_node_data():
+    """Lumped data whose node 1 is R's origin and has no mode shapes."""
+    X, m, Phi, _ = lumped(seed=3)
+    X[0] = 0.0
+    Phi[0:6] = 0.0
+    M_fe = np.zeros((24, 24))
+    for i in range(4):
+        M_fe[6 * i:6 * i + 3, 6 * i:6 * i + 3] = m[i] * np.eye(3)
+    return from_fe(M_fe, np.eye(24), X, Phi, frame_node=1)
+
+
+def test_frame_node_is_R():
+    s = pendulum(frame_node_data())
+    s.frame_output("P1", prefix="R")
+    s.frame_output("P1_1", prefix="n1")
+    s.frame_output("P1", "angular_velocity", prefix="wR")
+    s.frame_output("P1_1", "angular_velocity", prefix="w1")
+    r = mbsfmu.simulate(s, 0.2, 0.05, rtol=1e-8)
+    num = s.equations().numeric()
+    for i in range(len(r.t)):
+        out = num.expression_outputs(r.t[i], r.y[:, i], r.yd[:, i])
+        assert np.array_equal(out[0:3], out[3:6]) and np.array_equal(out[6:9], out[9:12])
+
+
+def test_bad_input(tmp_path):
+    X, m, Phi, data = lumped()
+    s = System("bad")
+    with pytest.raises(ModelError, match="data must be modal data"):
+        s.flexible_body("B", data=42)
+    with pytest.raises(ModelError, match="does not exist"):
+        s.flexible_body("B", data=tmp_path / "missing.json")
+    (tmp_path / "other.json").write_text('{"format": "something else"}')
+    with pytest.raises(ModelError, match="is not an mbsfmu-sid file"):
+        s.flexible_body("B", data=tmp_path / "other.json")
+    bad = from_fe(*_lumped_fe(X, m), X, Phi)
+    bad.Me = -bad.Me
+    with pytest.raises(ModelError, match="flexible body 'B': modal data: Me is not positive definite"):
+        s.flexible_body("B", data=bad)
+    with pytest.raises(ModelError, match="frame_node 2 is the frame of reference"):
+        s.flexible_body("B", data=from_fe(*_lumped_fe(X, m), X, Phi, frame_node=2))
+    # name clashes, each leaving the system as it was
+    s.body("B", mass=1.0)
+    s.coordinate("C_q02")
+    s.frame("D_3")
+    before = (dict(s.frames), list(s.coordinates_))
+    with pytest.raises(ModelError, match="duplicate name 'B'"):
+        s.flexible_body("B", data=data)
+    with pytest.raises(ModelError, match="duplicate name 'C_q02'"):
+        s.flexible_body("C", data=data)
+    with pytest.raises(ModelError, match="duplicate name 'D_3'"):
+        s.flexible_body("D", data=data)
+    assert (dict(s.frames), list(s.coordinates_)) == before and not s.flexible_bodies
+    s.flexible_body("E", data=data)
+    with pytest.raises(ModelError, match=r"no node frame 'E_9' \(its nodes: 1, 2, 3, 4"):
+        s.spring_damper("sd", "ISYS", "E_9", stiffness=1.0)
+    with pytest.raises(ModelError, match="no node frame 'E_9'"):
+        s.frame_output("E_9")
+
+
+def _lumped_fe(X, m):
+    N = len(m)
+    M_fe = np.zeros((6 * N, 6 * N))
+    for i in range(N):
+        M_fe[6 * i:6 * i + 3, 6 * i:6 * i + 3] = m[i] * np.eye(3)
+    return M_fe, np.eye(6 * N)
