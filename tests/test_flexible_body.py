@@ -38,11 +38,12 @@ def lumped(seed=0, N=4, n=2, rot_inertia=0.0, planar=False):
     return X, m, Phi, from_fe(M_fe, K_fe, X, Phi)
 
 
-def spatial_flexible(data):
+def spatial_flexible(data, stiffening=False):
     s = System("flex_spatial")
     x, z, a, b, c = s.coordinates("x", "z", "a", "b", "c")
     s.gravity([0, 0, -G])
-    s.flexible_body("P1", rel_pos=[x, 0, z], rel_rot=cardan(a, b, c), data=data, geometric_stiffening=False)
+    s.flexible_body("P1", rel_pos=[x, 0, z], rel_rot=cardan(a, b, c), data=data,
+                    geometric_stiffening=stiffening)
     return s
 
 
@@ -317,3 +318,70 @@ def test_native_fmu_matches_simulate(tmp_path):
     ref = crank_run("qr")
     assert_matches(r, ref, tol=1e-8)
     assert np.max(r["constraint_residual"]) < 1e-12
+
+
+def _R(axis, a):
+    c, s_ = np.cos(a), np.sin(a)
+    return {"x": np.array([[1, 0, 0], [0, c, -s_], [0, s_, c]]),
+            "y": np.array([[c, 0, s_], [0, 1, 0], [-s_, 0, c]]),
+            "z": np.array([[c, -s_, 0], [s_, c, 0], [0, 0, 1]])}[axis]
+
+
+def test_geometric_stiffening():
+    """With ksigma, q - k changes by -K_sigma q, K_sigma = sum_l ksigma_l load_l with the loads
+    [-g_R, 0, w_x^2, w_y^2, w_z^2, w_x w_y, w_y w_z, w_z w_x] (R components), computed here from
+    the Cardan angles by hand."""
+    X, m, Phi, _ = lumped()
+    rng = np.random.default_rng(8)
+    geo = []
+    for _ in range(12):
+        A = rng.normal(size=(24, 24))
+        geo.append(A + A.T)
+    data = from_fe(*_lumped_fe(X, m), X, Phi, geometric_stiffness=geo)
+    stiff = spatial_flexible(data, stiffening=True).equations().numeric()
+    plain = spatial_flexible(data).equations().numeric()
+    for _ in range(3):
+        y, yd = rng.normal(size=7), rng.normal(size=7)
+        dh = stiff.mass_and_force(0.0, y, yd)[1] - plain.mass_and_force(0.0, y, yd)[1]
+        a, b, c = y[2:5]
+        S = _R("x", a) @ _R("y", b) @ _R("z", c)
+        w = (_R("z", c).T @ _R("y", b).T @ [yd[2], 0, 0] + _R("z", c).T @ [0, yd[3], 0] + [0, 0, yd[4]])
+        loads = [*(-S.T @ [0, 0, -G]), 0, 0, 0, w[0] ** 2, w[1] ** 2, w[2] ** 2, w[0] * w[1], w[1] * w[2],
+                 w[2] * w[0]]
+        Ks = np.einsum("abl,l->ab", data.ksigma.M1, loads)
+        assert np.abs(dh[:5]).max() <= 1e-12 * np.abs(dh).max()
+        assert np.allclose(dh[5:], -Ks @ y[5:], rtol=1e-12, atol=1e-12 * np.abs(dh).max())
+
+
+def test_tree_algorithms_refused_and_elastic_coordinates_move():
+    """A flexible model never takes the articulated-body / recursive Newton-Euler paths (the
+    reason says why); a body held in ISYS has only elastic coordinates, which count as moved."""
+    from mbsfmu.equations.articulated_body import aba_applicable, articulated_body
+    from mbsfmu.equations.recursive_newton_euler import recursive_newton_euler
+
+    _, _, _, data = lumped()
+    s = pendulum(data)
+    assert "flexible bodies (P1)" in aba_applicable(s)
+    eqs = s.equations()
+    assert articulated_body(eqs).ydd is None and "flexible" in articulated_body(eqs).reason
+    assert recursive_newton_euler(eqs).mass_times is None
+    held = System("held")
+    held.flexible_body("P1", data=data)
+    held.initial(P1_q01=0.1)
+    r = mbsfmu.simulate(held, 0.5, 0.01, rtol=1e-10, atol=1e-12)
+    assert r.coordinate_names == ["P1_q01", "P1_q02"] and r.relative_energy_drift() <= 1e-9
+
+
+def test_modal_damping_dissipates_its_power():
+    """De q' is the only non-conservative force: E(0) - E(t) = int q'^T De q' dt (trapezoidal
+    rule on a fine grid, 1e-5 relative)."""
+    X, m, Phi, _ = lumped()
+    data = from_fe(*_lumped_fe(X, m), X, Phi, damping=0.05)
+    s = pendulum(data)
+    r = mbsfmu.simulate(s, 1.0, 0.0005, rtol=1e-10, atol=1e-12)
+    E = r.energy()["total"]
+    qd = r.yd[1:]
+    power = np.einsum("it,ij,jt->t", qd, data.De, qd)
+    lost = np.concatenate([[0.0], np.cumsum((power[1:] + power[:-1]) / 2 * np.diff(r.t))])
+    assert lost[-1] > 1e-2 * abs(E[0])
+    assert np.abs(E[0] - E - lost).max() <= 1e-5 * lost[-1]
