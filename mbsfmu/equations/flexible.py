@@ -116,7 +116,13 @@ class FlexibleBodyTerms:
         return out
 
     def dJ(self, j) -> sp.Matrix:
-        """dJ/dq_j = M1[:, :, j] + sum_k (M2[:, :, j, k] + M2[:, :, k, j]) q_k."""
+        """dJ/dq_j = M1[:, :, j] + sum_k (M2[:, :, j, k] + M2[:, :, k, j]) q_k (formed once)."""
+        cache = self.__dict__.setdefault("_dJ", {})
+        if j not in cache:
+            cache[j] = self._form_dJ(j)
+        return cache[j]
+
+    def _form_dJ(self, j) -> sp.Matrix:
         J = self.data.J
         out = sp.zeros(3, 3)
         for i in range(3):
@@ -349,8 +355,8 @@ def potential_energy(system, kin) -> sp.Expr:
 def moved(system, kin) -> set[int]:
     """The coordinates that move a flexible body: its elastic ones and those in R's Jacobians."""
     out = set()
+    index = {c: i for i, c in enumerate(system.coordinates_)}
     for body in getattr(system, "flexible_bodies", {}).values():
-        index = {c: i for i, c in enumerate(system.coordinates_)}
         out |= {index[c] for c in body.coordinates}
         K = kin[body.frame]
         out |= {j for j in range(len(system.y)) if any(K.JT[:, j]) or any(K.JR[:, j])}
