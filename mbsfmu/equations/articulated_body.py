@@ -89,7 +89,12 @@ class ArticulatedBody:
 
 
 def own_coordinates(system) -> tuple[dict[str, list[int]], str | None]:
-    """{frame name: indices of its own coordinates} and a reason why the model does not qualify."""
+    """{frame name: indices of its own coordinates} and a reason why the model does not qualify
+    (models with flexible bodies never do: their elastic coordinates place every node frame and
+    their inertia is no rigid body's, see :mod:`.flexible`)."""
+    if getattr(system, "flexible_bodies", None):
+        return {}, (f"the model has flexible bodies ({', '.join(system.flexible_bodies)}); they use the "
+                    "Newton-Euler/Jourdain assembly of M, k and q")
     index = {c: i for i, c in enumerate(system.y)}
     names = list(system.coordinates_)
     owner: dict[int, str] = {}

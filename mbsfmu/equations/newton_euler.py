@@ -9,7 +9,8 @@ generalized coordinates with the Jacobians of the centre of gravity (eqs. 8-10):
     q = sum_i  m_i J_T,i^T g + sum_forces J_T^T f + sum_torques J_R^T l + Q_gen
 
 with J_Rb = S^T J_R and w_b = S^T w in body components (fewer terms for diagonal inertia).
-The reactions drop out because J^T q^(r) = 0 (d'Alembert's principle, eq. 10).  Each body's
+The reactions drop out because J^T q^(r) = 0 (d'Alembert's principle, eq. 10).  Flexible bodies
+add their terms to M, k, q and the energies from :mod:`.flexible`.  Each body's
 contribution is added to the system matrices one at a time from intermediate variables, so the
 cost grows with the number of bodies times f^2, never with the size of nested expressions.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import ModelError, SingularMassMatrixError
+from . import flexible
 from .intermediates import Intermediates
 from .kinematics import Kinematics, cross, matmul
 
@@ -55,6 +57,8 @@ def check_moved(system, kin: Kinematics, own: dict | None = None) -> None:
             for j in range(f):
                 if any(K.JT[:, j]) or any(K.JR[:, j]):
                     moved[j] = True
+        for j in flexible.moved(system, kin):
+            moved[j] = True
     else:
         carries = set()
         for body in system.bodies.values():
@@ -95,6 +99,7 @@ def mass_matrix(system, kin: Kinematics, w: Intermediates) -> sp.Matrix:
             for b in range(a + 1):
                 row[b].extend(_products(cT[a], pT[b]))
                 row[b].extend(_products(cR[a], pR[b]))
+    flexible.add_mass_terms(system, kin, M_terms)
     M = sp.zeros(f, f)
     for a in range(f):
         for b in range(a + 1):
@@ -119,6 +124,7 @@ def bias_forces(system, kin: Kinematics, w: Intermediates) -> sp.Matrix:
         for a in range(f):
             k_terms[a].extend(_products(cT[a], hT))
             k_terms[a].extend(_products(cR[a], hR))
+    flexible.add_bias_terms(system, kin, k_terms)
     return sp.Matrix(f, 1, [sp.Add(*t) for t in k_terms])
 
 
@@ -133,6 +139,7 @@ def gravity_forces(system, kin: Kinematics) -> list[list]:
             mg = list(body.mass * g)
             for a in range(f):
                 q_terms[a].extend(_products(cT[a], mg))
+        flexible.add_gravity_terms(system, kin, q_terms)
     return q_terms
 
 
@@ -152,6 +159,7 @@ def energies(system, kin: Kinematics, w: Intermediates) -> tuple:
         wb = w.matrix(matmul(K.S.T, K.omega))
         Iw = w.matrix(matmul(I, wb))
         T_terms.append((m * _dot(K.v, K.v) + _dot(wb, Iw)) / 2)
+    T_terms.append(flexible.kinetic_energy(system, kin))
     return sp.Add(*T_terms), potential_energy(system, kin, w)
 
 
@@ -160,6 +168,7 @@ def potential_energy(system, kin: Kinematics, w: Intermediates) -> sp.Expr:
     g = system.gravity_vector
     V = sp.Add(*[-(body.mass * _dot(g, kin[body.cg_frame].r)) for body in system.bodies.values()
                  if any(g)])
+    V += flexible.potential_energy(system, kin)
     for sd in system.spring_dampers:
         A, B = kin[sd.a], kin[sd.b]
         d = w.matrix(B.r - A.r)
@@ -190,6 +199,7 @@ def applied_forces(system, kin: Kinematics, w: Intermediates) -> sp.Matrix:
         J = Kf.JT if el.kind == "force" else Kf.JR
         q += J.T * vec
 
+    q += flexible.elastic_forces(system, kin)
     index = {c: i for i, c in enumerate(system.coordinates_)}
     for gf in system.generalized_forces:
         q[index[gf.coordinate]] += gf.expression

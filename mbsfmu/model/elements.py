@@ -245,3 +245,20 @@ class PointForce:
     name: str
     point: sp.Matrix
     vector: sp.Matrix
+
+
+@dataclass
+class FlexibleBody:
+    """A flexible body (seed 002 "Step 2-4 (elastic)"; Schwertassek and Wallrapp's SID): its
+    frame of reference ``frame`` (named as the body), its modal data ``data`` (a
+    :class:`~mbsfmu.model.elastic.ModalData`), the names of its elastic coordinates
+    ``coordinates`` (one per mode, in mode order) and of its nodal frames ``node_frames`` (one
+    per node, in node order, placed in ``frame``).  ``geometric_stiffening``: whether the
+    geometric stiffness of ``data.ksigma`` enters the equations."""
+
+    name: str
+    frame: str
+    data: object
+    coordinates: list[str]
+    node_frames: list[str]
+    geometric_stiffening: bool = True

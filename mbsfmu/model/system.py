@@ -36,6 +36,7 @@ from .elements import (
     Body,
     Constant,
     Coordinate,
+    FlexibleBody,
     Frame,
     GeneralizedForce,
     HolonomicConstraint,
@@ -100,6 +101,7 @@ class System:
         self.inputs: dict[str, Input] = {}
         self.frames: dict[str, Frame] = {INERTIAL: Frame(INERTIAL, None)}
         self.bodies: dict[str, Body] = {}
+        self.flexible_bodies: dict[str, FlexibleBody] = {}
         self.spring_dampers: list[SpringDamper] = []
         self.applied: list[AppliedForce] = []
         self.generalized_forces: list[GeneralizedForce] = []
@@ -221,6 +223,11 @@ class System:
     def _frame_name(self, name: str, where: str) -> str:
         name = getattr(name, "name", name)
         if name not in self.frames:
+            for fb in self.flexible_bodies.values():
+                if isinstance(name, str) and name.startswith(fb.name + "_"):
+                    raise ModelError(f"{where}: flexible body {fb.name!r} has no node frame {name!r} "
+                                     f"(its nodes: {', '.join(str(nd.id) for nd in fb.data.nodes)}; "
+                                     f"node frames: {', '.join(fb.node_frames)})")
             known = ", ".join(self.frames)
             raise ModelError(f"{where}: unknown reference frame {name!r} (known frames: {known})")
         return name
@@ -428,6 +435,82 @@ class System:
         self.frames[cg] = cg_frame
         self.bodies[name] = body
         return name
+
+    def flexible_body(self, name: str, ref: str = INERTIAL, rel_pos=None, rel_rot=None, data=None,
+                      geometric_stiffening: bool = True) -> str:
+        """Add a flexible body (seed 002 "Step 2-4 (elastic)"; Schwertassek and Wallrapp's SID).
+
+        ``data`` is a :class:`~mbsfmu.model.elastic.ModalData` or the path of an mbsfmu-sid
+        JSON file (:func:`~mbsfmu.model.elastic.load`).  The body's frame of reference R is the
+        frame ``name``, placed in ``ref`` by ``rel_pos``/``rel_rot`` as the primary frame of
+        :meth:`body`.  Its elastic coordinates q are new coordinates ``<name>_<mode>`` (mode
+        names from ``data.modes``, default q01, q02, ...), starting at 0 (set them with
+        :meth:`initial` like any coordinate).  Every node gets a frame ``<name>_<node id>``,
+        an ordinary frame placed in R at
+
+            c(q) = origin.M0 + origin.M1 q,    rotated by  rot_x(a_1) rot_y(a_2) rot_z(a_3),  a = psi q,
+
+        the elementary rotations by the small angles psi q: equal to the node's small rotation
+        to first order in q, and exact as a placement (its velocities follow from it), so force
+        elements, loops, outputs and bodies on a node frame keep the equations consistent.  The
+        frame of ``data.frame_node`` coincides with R (its mode shapes must vanish).
+        ``geometric_stiffening``: use ``data.ksigma`` (if given) as in
+        :mod:`mbsfmu.equations.flexible`.  Everything is checked before the system changes."""
+        from .elastic import modal_data as md
+
+        where = f"flexible body {name!r}"
+        self._check_name(name, where, FRAMES)
+        data = self._modal_data(data, where, md)
+        modes = list(data.modes) if data.modes else [f"q{j + 1:02d}" for j in range(data.n)]
+        coords = [f"{name}_{mode}" for mode in modes]
+        node_frames = [f"{name}_{nd.id}" for nd in data.nodes]
+        for cname in coords:
+            cw = f"elastic coordinate {cname!r} of {where}"
+            self._check_name(cname, cw, SYMBOLS, fmu=True)
+            for dn in ("D" + cname, "D2" + cname):
+                self._check_name(dn, f"rates of {cw}", SYMBOLS)
+        if len(set(coords)) != len(coords):
+            raise ModelError(f"{where}: mode names repeat ({', '.join(modes)})")
+        for fname in node_frames:
+            self._check_name(fname, f"node frame {fname!r} of {where}", FRAMES)
+        primary = self._new_frame(name, ref, rel_pos, rel_rot, where)
+        if data.frame_node is not None:
+            _check_frame_node(data, where)
+
+        self._claim(name, where, FRAMES)
+        self.frames[name] = primary
+        syms = [self.coordinate(cname) for cname in coords]
+        for nd, fname in zip(data.nodes, node_frames):
+            if nd.id == data.frame_node:
+                pos, rot = sp.zeros(3, 1), Rotation()
+            else:
+                pos = sp.Matrix([_linear(nd.origin.M0[i], nd.phi[i], syms) for i in range(3)])
+                angles = [_linear(0.0, nd.psi[i], syms) for i in range(3)]
+                rot = Rotation(tuple((ax, a) for ax, a in zip("xyz", angles) if a != 0))
+            self._claim(fname, f"node frame {fname!r} of {where}", FRAMES)
+            self.frames[fname] = Frame(fname, name, pos, rot)
+        self.flexible_bodies[name] = FlexibleBody(name, name, data, coords, node_frames,
+                                                  bool(geometric_stiffening))
+        return name
+
+    @staticmethod
+    def _modal_data(data, where: str, md):
+        """The checked ModalData of ``data`` (a ModalData or a path of an mbsfmu-sid file)."""
+        import os
+
+        if isinstance(data, md.ModalData):
+            try:
+                data.check()
+            except ModelError as exc:
+                raise ModelError(f"{where}: {exc}") from None
+            return data
+        if isinstance(data, (str, os.PathLike)):
+            try:
+                return md.load(data)
+            except ModelError as exc:
+                raise ModelError(f"{where}: {exc}") from None
+        raise ModelError(f"{where}: data must be modal data (mbsfmu.model.elastic.ModalData) or the "
+                         f"path of an mbsfmu-sid JSON file, got {type(data).__name__}")
 
     # ------------------------------------------------------------------ force elements
     def spring_damper(self, name: str, a: str, b: str, stiffness=0, damping=0,
@@ -710,6 +793,10 @@ class System:
             self.time_parameters))
         lines.append(f"  frames ({len(self.frames)}): " + ", ".join(self.frames))
         lines.append(f"  bodies ({len(self.bodies)}): " + ", ".join(self.bodies))
+        if self.flexible_bodies:
+            lines.append(f"  flexible bodies ({len(self.flexible_bodies)}): " + ", ".join(
+                f"{b.name} ({len(b.coordinates)} modes, {len(b.node_frames)} nodes)"
+                for b in self.flexible_bodies.values()))
         forces = ([e.name for e in self.spring_dampers] + [e.name for e in self.applied]
                   + [e.name for e in self.generalized_forces])
         lines.append(f"  force elements ({len(forces)}): " + ", ".join(forces))
@@ -718,6 +805,30 @@ class System:
             lines.append(f"  constraints ({len(self.constraint_names)}): " + ", ".join(
                 n + (" (nonholonomic)" if n in nh else "") for n in self.constraint_names))
         return "\n".join(lines)
+
+
+def _linear(c0, c1, syms) -> sp.Expr:
+    """c0 + c1 . syms with the numbers as sympy Floats (exact zeros dropped)."""
+    terms = [sp.Float(float(c0))] if float(c0) != 0.0 else []
+    terms += [sp.Float(float(c)) * s for c, s in zip(c1, syms) if float(c) != 0.0]
+    return sp.Add(*terms)
+
+
+def _check_frame_node(data, where: str, rtol: float = 1e-9) -> None:
+    """ModelError unless the node ``data.frame_node`` is R's origin with vanishing mode shapes
+    (its frame is R's, so what the data say of it must agree)."""
+    import numpy as np
+
+    nd = data.node(data.frame_node)
+    size = max([float(np.abs(n.position).max(initial=0.0)) for n in data.nodes] + [1e-300])
+    shape = max([float(np.abs(n.phi).max(initial=0.0)) for n in data.nodes]
+                + [float(np.abs(n.psi).max(initial=0.0)) for n in data.nodes] + [1e-300])
+    for what, value, scale in (("position (origin.M0)", nd.position, size),
+                               ("translational mode shapes (origin.M1)", nd.phi, shape),
+                               ("rotational mode shapes (psi)", nd.psi, shape)):
+        if float(np.abs(np.asarray(value, dtype=float)).max(initial=0.0)) > rtol * scale:
+            raise ModelError(f"{where}: frame_node {nd.id} is the frame of reference, so its {what} "
+                             f"must vanish; got {np.asarray(value).tolist()}")
 
 
 def _alias(where: str, canonical: str, value, alias: str, alias_value):
