@@ -9,7 +9,7 @@ import scipy.linalg
 import scipy.optimize
 
 from mbsfmu.errors import ModelError
-from mbsfmu.model.elastic import LOAD_CASES, beam, beam_geometric_stiffness, beam_modal_data, modal_data
+from mbsfmu.model.elastic import LOAD_CASES, beam, beam_geometric_stiffness, beam_modal_data, fe_modal_data
 from mbsfmu.model.elastic import load as load_sid
 from mbsfmu.model.elastic import save as save_sid
 from mbsfmu.model.elastic.fe_beam import bending_mass, bending_stiffness, rectangular_section
@@ -43,7 +43,7 @@ def share(b, data, comp):
 
 def cantilever(n, theory="euler-bernoulli", modes=12, **kw):
     b = beam(L, n, E=E, G=G, rho=RHO, theory=theory, **{**SEC, **kw})
-    return b, modal_data(b.M, b.K, b.nodes, modes=modes)
+    return b, fe_modal_data(b.M, b.K, b.nodes, modes=modes)
 
 
 def test_cantilever_bending_converges_at_h4_in_both_planes():
@@ -82,7 +82,7 @@ def test_axial_and_torsional_frequencies():
 
 def test_free_free_drops_six_rigid_modes():
     b = beam(L, 16, E=E, G=G, rho=RHO, **SEC)
-    d = modal_data(b.M, b.K, b.nodes, bc="free", modes=4)
+    d = fe_modal_data(b.M, b.K, b.nodes, bc="free", modes=4)
     assert d.frame_node is None
     w = hz(d)
     assert w.min() > 1.0
@@ -116,10 +116,10 @@ def test_timoshenko_below_euler_bernoulli_and_equal_to_its_frequency_equation():
     for side, bound in ((0.2, (0.03, 0.2)), (0.01, (0.0, 1e-4))):   # L/h = 5 (stubby), 100 (slender)
         sec = rectangular_section(side, side)
         kw = dict(E=E, G=G, rho=RHO, A=sec["A"], Iy=sec["Iy"], Iz=sec["Iz"], J=sec["J"])
-        eb = modal_data(*_mk(beam(L, 16, **kw)), modes=2)
+        eb = fe_modal_data(*_mk(beam(L, 16, **kw)), modes=2)
         tb = beam(L, 16, theory="timoshenko", shear_area_y=sec["shear_area_y"],
                   shear_area_z=sec["shear_area_z"], **kw)
-        ti = modal_data(*_mk(tb), modes=2)
+        ti = fe_modal_data(*_mk(tb), modes=2)
         drop = 1 - ti.frequencies_hz[0] / eb.frequencies_hz[0]
         assert bound[0] < drop < bound[1], (side, drop)   # measured 0.067 (L/h 5), 4.1e-5 (L/h 100)
         ref = timoshenko_cantilever(sec["A"], sec["Iz"], sec["shear_area_y"])[0]
@@ -127,7 +127,7 @@ def test_timoshenko_below_euler_bernoulli_and_equal_to_its_frequency_equation():
         # 2.0e-5 at N = 16, 8.0e-5 at N = 8 for L/h = 5; 1.3e-7 for L/h = 100)
         assert abs(hz(ti)[0] / ref - 1) < 3e-5, (side, hz(ti)[0], ref)
         if side == 0.2:
-            coarse = modal_data(*_mk(beam(L, 8, theory="timoshenko", **kw)), modes=2)
+            coarse = fe_modal_data(*_mk(beam(L, 8, theory="timoshenko", **kw)), modes=2)
             rate = np.log2((hz(coarse)[0] / ref - 1) / (hz(ti)[0] / ref - 1))
             assert abs(rate - 2) < 0.1, rate
 
@@ -185,7 +185,7 @@ def hermite_integral(b, mode):
 
 def test_inertia_data_of_a_cantilever_against_closed_form():
     b = beam(L, 10, E=E, G=G, rho=RHO, **SEC)
-    d = modal_data(b.M, b.K, b.nodes, modes=3, export=None)
+    d = fe_modal_data(b.M, b.K, b.nodes, modes=3, export=None)
     m = RHO * SEC["A"] * L
     Ip = SEC["Iy"] + SEC["Iz"]
     assert abs(d.mass / m - 1) < 1e-12
@@ -203,20 +203,20 @@ def test_inertia_data_of_a_cantilever_against_closed_form():
     # Timoshenko adds the sections' rotary inertia rho I L about the bending axes (a rigid rotation
     # has no strain, so its interpolation is exact)
     t = beam(L, 10, E=E, G=G, rho=RHO, theory="timoshenko", **SEC)
-    dt = modal_data(t.M, t.K, t.nodes, modes=3)
+    dt = fe_modal_data(t.M, t.K, t.nodes, modes=3)
     J_timo = J_ref + RHO * L * np.diag([0.0, SEC["Iy"], SEC["Iz"]])
     assert np.allclose(dt.J.M0, J_timo, rtol=1e-12, atol=1e-12 * m * L ** 2)
 
 
 def test_exported_nodes_and_mode_selection():
     b = beam(L, 10, E=E, G=G, rho=RHO, **SEC)
-    d = modal_data(b.M, b.K, b.nodes, export=4, modes=[1, 3])
+    d = fe_modal_data(b.M, b.K, b.nodes, export=4, modes=[1, 3])
     assert [nd.id for nd in d.nodes] == [1, 4, 8, 11]
     assert d.n == 2
-    full = modal_data(b.M, b.K, b.nodes, modes=3)
+    full = fe_modal_data(b.M, b.K, b.nodes, modes=3)
     assert np.allclose(d.frequencies_hz, np.array(full.frequencies_hz)[[0, 2]])
     assert np.allclose(d.node(1).phi, 0) and np.allclose(d.node(1).psi, 0)
-    assert modal_data(b.M, b.K, b.nodes, export=[1, 11]).frame_node == 1
+    assert fe_modal_data(b.M, b.K, b.nodes, export=[1, 11]).frame_node == 1
 
 
 @pytest.mark.parametrize("kw, words", [
@@ -242,21 +242,21 @@ def test_bad_beam_input_is_named(kw, words):
 def test_bad_selection_is_named():
     b = beam(L, 2, E=E, G=G, rho=RHO, **SEC)   # 12 free DOFs
     with pytest.raises(ModelError, match=r"modes=13 .* 12 are available"):
-        modal_data(b.M, b.K, b.nodes, modes=13)
+        fe_modal_data(b.M, b.K, b.nodes, modes=13)
     with pytest.raises(ModelError, match=r"mode 20, but 12 modes are available"):
-        modal_data(b.M, b.K, b.nodes, modes=[1, 20])
+        fe_modal_data(b.M, b.K, b.nodes, modes=[1, 20])
     with pytest.raises(ModelError, match="export names node 7"):
-        modal_data(b.M, b.K, b.nodes, export=[1, 7])
+        fe_modal_data(b.M, b.K, b.nodes, export=[1, 7])
     with pytest.raises(ModelError, match="node 9"):
-        modal_data(b.M, b.K, b.nodes, bc="clamped", frame_node=9)
+        fe_modal_data(b.M, b.K, b.nodes, bc="clamped", frame_node=9)
     with pytest.raises(ModelError, match=r"the mass matrix has the shape \(12, 12\), expected \(18, 18\)"):
-        modal_data(b.M[:12, :12], b.K, b.nodes)
+        fe_modal_data(b.M[:12, :12], b.K, b.nodes)
     K = b.K.copy()
     K[3, 9] *= 1.01
     with pytest.raises(ModelError, match=r"the stiffness matrix is not symmetric: entry \((3, 9|9, 3)\)"):
-        modal_data(b.M, K, b.nodes)
+        fe_modal_data(b.M, K, b.nodes)
     with pytest.raises(ModelError, match="node_ids must be 3 different numbers"):
-        modal_data(b.M, b.K, b.nodes, node_ids=[1, 2, 2])
+        fe_modal_data(b.M, b.K, b.nodes, node_ids=[1, 2, 2])
 
 
 # --- geometric stiffening --------------------------------------------------------------------------
@@ -266,7 +266,7 @@ SOUTHWELL_1 = 1.1933   # rotating uniform cantilever, hub radius 0, first bendin
 
 def spinning_cantilever(n):
     b = beam(L, n, E=E, G=G, rho=RHO, **SEC)
-    d = modal_data(b.M, b.K, b.nodes, modes=4,
+    d = fe_modal_data(b.M, b.K, b.nodes, modes=4,
                    geometric_stiffness=lambda held: beam_geometric_stiffness(b, held))
     return b, d
 
@@ -340,13 +340,13 @@ def test_beam_modal_data_of_seed_002(tmp_path):
 
 def test_craig_bampton_reproduces_the_full_model():
     b = beam(L, 10, E=E, G=G, rho=RHO, **SEC)
-    full = np.array(modal_data(b.M, b.K, b.nodes, modes=6).frequencies_hz)
+    full = np.array(fe_modal_data(b.M, b.K, b.nodes, modes=6).frequencies_hz)
     # every fixed-interface mode kept: the basis spans the free DOFs, the frequencies are the model's
-    every = modal_data(b.M, b.K, b.nodes, modes=54, reduction="craig-bampton", boundary=[11], export=2)
+    every = fe_modal_data(b.M, b.K, b.nodes, modes=54, reduction="craig-bampton", boundary=[11], export=2)
     assert np.allclose(every.frequencies_hz[:6], full, rtol=1e-10)
     errors = []
     for n in (2, 4, 8):
-        d = modal_data(b.M, b.K, b.nodes, modes=n, reduction="craig-bampton", boundary=[11], export=4)
+        d = fe_modal_data(b.M, b.K, b.nodes, modes=n, reduction="craig-bampton", boundary=[11], export=4)
         assert d.n == 6 + n and d.modes[:2] == ["11_ux", "11_uy"] and d.modes[6] == "q01"
         errors.append(np.array(d.frequencies_hz[:4]) / full[:4] - 1)
         # the boundary coordinates are the boundary node's displacements relative to R
@@ -364,15 +364,15 @@ def test_craig_bampton_reproduces_the_full_model():
 def test_craig_bampton_bad_input_is_named():
     b = beam(L, 4, E=E, G=G, rho=RHO, **SEC)
     with pytest.raises(ModelError, match="needs held DOFs"):
-        modal_data(b.M, b.K, b.nodes, bc="free", reduction="craig-bampton", boundary=[5])
+        fe_modal_data(b.M, b.K, b.nodes, bc="free", reduction="craig-bampton", boundary=[5])
     with pytest.raises(ModelError, match="boundary node 1 has held DOFs"):
-        modal_data(b.M, b.K, b.nodes, reduction="craig-bampton", boundary=[1])
+        fe_modal_data(b.M, b.K, b.nodes, reduction="craig-bampton", boundary=[1])
     with pytest.raises(ModelError, match="boundary names node 9"):
-        modal_data(b.M, b.K, b.nodes, reduction="craig-bampton", boundary=[9])
+        fe_modal_data(b.M, b.K, b.nodes, reduction="craig-bampton", boundary=[9])
     with pytest.raises(ModelError, match="modes=20 asks for 20 fixed-interface modes, but 18 are available"):
-        modal_data(b.M, b.K, b.nodes, modes=20, reduction="craig-bampton", boundary=[5])
+        fe_modal_data(b.M, b.K, b.nodes, modes=20, reduction="craig-bampton", boundary=[5])
     with pytest.raises(ModelError, match="reduction must be"):
-        modal_data(b.M, b.K, b.nodes, reduction="guyan")
+        fe_modal_data(b.M, b.K, b.nodes, reduction="guyan")
 
 
 # --- held DOFs, repeated frequencies, frames ---------------------------------------------------------
@@ -382,14 +382,14 @@ def test_simply_supported_beam_from_a_list_of_held_dofs():
     omega_k = (k pi)^2 sqrt(E I / (rho A L^4))."""
     b = beam(L, 16, E=E, G=G, rho=RHO, **SEC)
     held = [(1, "ux"), (1, "uy"), (1, "uz"), (1, "rx"), (17, "uy"), (17, 3)]
-    d = modal_data(b.M, b.K, b.nodes, bc=held, modes=4)
+    d = fe_modal_data(b.M, b.K, b.nodes, bc=held, modes=4)
     assert d.frame_node is None
     w = hz(d)
     ref = sorted((k * np.pi) ** 2 * np.sqrt(E * I / (RHO * SEC["A"] * L ** 4))
                  for k in (1, 2) for I in (SEC["Iy"], SEC["Iz"]))
     assert np.allclose(w, ref, rtol=3e-5)       # measured 1.0e-6 (k = 1), 1.6e-5 (k = 2)
     with pytest.raises(ModelError, match="dof must be one of"):
-        modal_data(b.M, b.K, b.nodes, bc=[(1, "uw")])
+        fe_modal_data(b.M, b.K, b.nodes, bc=[(1, "uw")])
 
 
 def test_repeated_frequencies_give_one_mode_per_direction():
@@ -412,7 +412,7 @@ def test_geometric_stiffness_follows_the_beam_direction():
     by = beam(L, 6, axis=(0, 1, 0), y_axis=(-1, 0, 0), **kw)
     ks = []
     for b in (bx, by):
-        d = modal_data(b.M, b.K, b.nodes, modes=4,
+        d = fe_modal_data(b.M, b.K, b.nodes, modes=4,
                        geometric_stiffness=lambda h, b=b: beam_geometric_stiffness(b, h))
         ks.append(d.ksigma.M1[:, :, LOAD_CASES.index("w_z*w_z")])
     assert np.allclose(ks[0], ks[1], rtol=1e-10, atol=1e-10 * np.abs(ks[0]).max())

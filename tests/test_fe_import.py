@@ -6,7 +6,7 @@ import pytest
 import scipy.io
 
 from mbsfmu.errors import ModelError
-from mbsfmu.model.elastic import LOAD_CASES, beam, beam_geometric_stiffness, import_modal_data, modal_data
+from mbsfmu.model.elastic import LOAD_CASES, beam, beam_geometric_stiffness, fe_modal_data, import_modal_data
 
 E, RHO = 2.1e11, 7850.0
 SEC = dict(A=1e-4, Iy=2e-9, Iz=8e-10, J=1.5e-9)
@@ -41,7 +41,7 @@ def assert_same(a, b, rtol=1e-12):
 
 def test_files_give_the_built_in_modal_data(model, tmp_path):
     b, G = model
-    ref = modal_data(b.M, b.K, b.nodes, modes=4, export=3, geometric_stiffness=G)
+    ref = fe_modal_data(b.M, b.K, b.nodes, modes=4, export=3, geometric_stiffness=G)
     scipy.io.mmwrite(str(tmp_path / "M.mtx"), b.M, symmetry="symmetric")
     scipy.io.mmwrite(str(tmp_path / "K.mtx"), scipy.sparse.coo_matrix(b.K))
     np.savez(tmp_path / "MK.npz", M=b.M, K=b.K)

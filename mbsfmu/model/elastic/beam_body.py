@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...errors import ModelError
 from .fe_beam import beam
-from .fe_modes import held_dofs, modal_data
+from .fe_modes import fe_modal_data, held_dofs
 from .geometric_stiffness import beam_geometric_stiffness
 from .modal_data import ModalData
 
@@ -27,7 +27,7 @@ def beam_modal_data(length=1.0, *, E, rho, A, Iy, Iz, G=None, J=None, nu=0.3, th
                     axis=(0.0, 0.0, -1.0), start=(0.0, 0.0, 0.0), y_axis=None, bc="clamped", frame_node=1,
                     plane=None, damping=None, geometric_stiffening=True, reduction=None, boundary=None,
                     description=None) -> ModalData:
-    """The ModalData of a straight beam (fe_beam.beam's arguments; fe_modes.modal_data's ``bc``,
+    """The ModalData of a straight beam (fe_beam.beam's arguments; fe_modes.fe_modal_data's ``bc``,
     ``frame_node``, ``modes``, ``export``, ``reduction``, ``boundary``, ``damping``).
 
     ``plane='xy'|'yz'|'zx'`` keeps the motion in that plane of R (the beam must lie in it): the
@@ -56,6 +56,6 @@ def beam_modal_data(length=1.0, *, E, rho, A, Iy, Iz, G=None, J=None, nu=0.3, th
         description = (f"beam {length} m along {tuple(float(x) for x in b.rotation[0])}, {n_elements} "
                        f"{theory} elements, bc {bc_label}"
                        f"{'' if plane is None else ', in plane ' + plane}")
-    return modal_data(b.M, b.K, b.nodes, bc=bc, frame_node=frame_node, modes=modes, export=export,
+    return fe_modal_data(b.M, b.K, b.nodes, bc=bc, frame_node=frame_node, modes=modes, export=export,
                       reduction=reduction, boundary=boundary, damping=damping,
                       geometric_stiffness=stiffening, description=description)

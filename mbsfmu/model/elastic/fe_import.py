@@ -17,7 +17,7 @@ Inputs (each a path or an array already in memory):
   LOAD_CASES, in that order) as a list of paths/arrays, or one ``.npz`` with LOAD_CASES' names
   as keys.
 
-Boundary conditions, mode and node selection and Craig-Bampton are fe_modes.modal_data's.
+Boundary conditions, mode and node selection and Craig-Bampton are fe_modes.fe_modal_data's.
 Every bad input raises ModelError naming it: a missing or unreadable file, a matrix that is not
 square, sizes that disagree with each other or with the node count, a non-symmetric mass or
 stiffness matrix (the worst entry pair), an indefinite one (its smallest eigenvalue) — the last
@@ -33,7 +33,7 @@ import scipy.io
 import scipy.sparse
 
 from ...errors import ModelError
-from .fe_modes import modal_data
+from .fe_modes import fe_modal_data
 from .modal_data import LOAD_CASES, ModalData, check_symmetric
 
 
@@ -132,7 +132,7 @@ def import_modal_data(nodes, *, mass=None, stiffness=None, matrices=None, dofs_p
                       bc="clamped", frame_node=1, modes=3, export=None, node_ids=None, reduction=None,
                       boundary=None, damping=None, geometric_stiffness=None, description="") -> ModalData:
     """The ModalData of a user's FE model (module docstring for the inputs; the rest as
-    fe_modes.modal_data)."""
+    fe_modes.fe_modal_data)."""
     X = read_nodes(nodes)
     N = X.shape[0]
     if dofs_per_node not in (3, 6):
@@ -166,7 +166,7 @@ def import_modal_data(nodes, *, mass=None, stiffness=None, matrices=None, dofs_p
         M, K = pad_rotations(M, N), pad_rotations(K, N)
         if G is not None:
             G = [pad_rotations(g, N) for g in G]
-    return modal_data(M, K, X, bc=bc, frame_node=frame_node, modes=modes, export=export, node_ids=node_ids,
+    return fe_modal_data(M, K, X, bc=bc, frame_node=frame_node, modes=modes, export=export, node_ids=node_ids,
                       reduction=reduction, boundary=boundary, damping=damping, geometric_stiffness=G,
                       description=description)
 

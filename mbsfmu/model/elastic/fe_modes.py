@@ -232,7 +232,7 @@ def craig_bampton(M, K, held, boundary_dofs, n_modes):
     return T, lam
 
 
-def modal_data(M, K, nodes_xyz, *, bc="clamped", frame_node=1, modes=3, export=None, node_ids=None,
+def fe_modal_data(M, K, nodes_xyz, *, bc="clamped", frame_node=1, modes=3, export=None, node_ids=None,
                reduction=None, boundary=None, damping=None, geometric_stiffness=None,
                description="") -> ModalData:
     """The ModalData of an FE model (6 DOFs per node) with the boundary conditions, mode and node
