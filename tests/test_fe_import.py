@@ -122,3 +122,28 @@ def test_bad_files_are_named(model, tmp_path):
         imp(geometric_stiffness=[b.K] * 3)
     with pytest.raises(ModelError, match=r"geometric stiffness of alpha_x .* not symmetric"):
         imp(geometric_stiffness=[b.K] * 3 + [Kbad] + [b.K] * 8)
+
+
+def test_malformed_sid_files_are_named(tmp_path):
+    """Quantities of the wrong kind, a Ct with a first-order term, a frame_node that is no id:
+    each a ModelError naming the file, never a raw TypeError."""
+    import json
+
+    from mbsfmu.model.elastic import beam_modal_data
+    from mbsfmu.model.elastic import load as load_sid
+    from mbsfmu.model.elastic import save as save_sid
+
+    data = beam_modal_data(1.0, E=7e10, rho=2700.0, A=8e-5, Iy=1e-10, Iz=2e-9, n_elements=4, export=2,
+                           modes=2, plane="yz", axis=(0.0, 0.0, -1.0))
+    good = save_sid(data, tmp_path / "b.json")
+    doc = json.loads(good.read_text())
+    cases = [({"Me": 3.0}, "Me must be an object"), ({"Ke": {"M0": "stiff"}}, "malformed"),
+             ({"frame_node": "one"}, "frame_node must be a node id"),
+             ({"Ct": {**doc["Ct"], "M1": [[[0.0] * 2] * 3] * 2}}, "Ct has no terms in q"),
+             ({"modes": "q01"}, "modes must be a list")]
+    for change, words in cases:
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps({**doc, **change}))
+        with pytest.raises(ModelError, match=words) as err:
+            load_sid(bad)
+        assert "bad.json" in str(err.value)

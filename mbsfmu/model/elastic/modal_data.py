@@ -195,8 +195,12 @@ class ModalData:
                                  f"(n = {n} modes)")
             if not np.all(np.isfinite(a)):
                 raise ModelError(f"modal data: {name} has entries that are not finite")
+        if self.Ct.M1 is not None or self.Ct.M2 is not None:
+            raise ModelError("modal data: Ct has no terms in q here (Ct = int Phi^T dm is constant for a "
+                             "linear Ritz approach); remove Ct.M1/M2")
+        # J.M0 semidefinite: point masses on a line (a lumped slender beam) have no inertia about it
         for name, A, definite in (("Me", self.Me, True), ("Ke", self.Ke, False), ("De", self.De, False),
-                                  ("J.M0", self.J.M0, True)):
+                                  ("J.M0", self.J.M0, False)):
             check_symmetric(A, f"modal data: {name}", definite=definite, rtol=rtol)
         scale = max(np.abs(self.Ct.M0).max(initial=0.0), self.mass * 1e-12)
         if np.abs(np.asarray(self.mdCM.M1) - np.asarray(self.Ct.M0).T).max(initial=0.0) > rtol * scale * 1e3:
@@ -205,6 +209,8 @@ class ModalData:
         ids = [nd.id for nd in self.nodes]
         if len(set(ids)) != len(ids):
             raise ModelError(f"modal data: node ids repeat ({ids})")
+        # (that the frame node sits at R's origin with vanishing shapes is checked where the body
+        # is placed, System.flexible_body)
         if self.frame_node is not None and self.frame_node not in ids:
             raise ModelError(f"modal data: frame_node {self.frame_node!r} is not a node (nodes: {ids})")
         if self.modes and len(self.modes) != n:
@@ -425,18 +431,30 @@ def load(path) -> ModalData:
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"modal data file {str(p)!r}: a node lacks id, origin (M0, M1) or psi (M0): "
                          f"{exc}") from None
-    n = len(np.asarray(doc["Me"]["M0"]))
+    try:
+        return _from_doc(doc, nodes, taylor)
+    except ModelError as exc:
+        raise ModelError(f"modal data file {str(p)!r}: {exc}") from None
+    except (TypeError, ValueError) as exc:  # a quantity of the wrong kind (a number where a table belongs)
+        raise ModelError(f"modal data file {str(p)!r}: a quantity is malformed ({exc})") from None
+
+
+def _from_doc(doc: dict, nodes: list, taylor) -> ModalData:
+    frame_node = doc.get("frame_node")
+    if frame_node is not None and (isinstance(frame_node, bool) or not isinstance(frame_node, int)):
+        raise ModelError(f"frame_node must be a node id (a whole number) or null, got {frame_node!r}")
+    modes = doc.get("modes") or []
+    if not isinstance(modes, list) or not all(isinstance(x, str) for x in modes):
+        raise ModelError(f"modes must be a list of names, got {modes!r}")
+    n = len(taylor("Me").M0)
     data = ModalData(mass=float(doc["mass"]), mdCM=taylor("mdCM", ("M0", "M1")), J=taylor("J"),
                      Ct=taylor("Ct"), Cr=taylor("Cr"), Me=taylor("Me").M0, Ke=taylor("Ke").M0,
                      De=taylor("De").M0 if "De" in doc else np.zeros((n, n)), nodes=nodes,
-                     frame_node=doc.get("frame_node"),
+                     frame_node=frame_node,
                      ksigma=taylor("ksigma", ("M1",)) if "ksigma" in doc else None,
-                     modes=list(doc.get("modes") or []), frequencies_hz=doc.get("frequencies_hz"),
+                     modes=list(modes), frequencies_hz=doc.get("frequencies_hz"),
                      description=str(doc.get("description", "")))
-    try:
-        data.check()
-    except ModelError as exc:
-        raise ModelError(f"modal data file {str(p)!r}: {exc}") from None
+    data.check()
     return data
 
 
