@@ -61,11 +61,12 @@ def test_tends_to_the_rigid_double_pendulum_as_the_stiffness_grows():
     assert errors[2] < 1e-3
 
 
-def test_native_fmu_matches_in_process(tmp_path):
+@pytest.mark.parametrize("backend", ["native", "pythonfmu"])
+def test_both_fmu_flavours_match_in_process(tmp_path, backend):
     from fmpy import simulate_fmu
 
     model = _fdp().model()
-    fmu = mbsfmu.build_fmu(model, tmp_path / "fdp.fmu", backend="native")
+    fmu = mbsfmu.build_fmu(MODEL, tmp_path / "fdp.fmu", backend=backend)
     names = ["alpha", "phi", "P1_q01", "P2_q01"]
     r = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.01, output=names,
                      start_values={"solver_rtol": 1e-10, "solver_atol": 1e-12})

@@ -96,3 +96,19 @@ def test_tip_deflection_output_is_the_tip_nodes_y_in_the_hub_frame(flexible, tmp
                      start_values={"solver_rtol": 1e-9})
     k = int(round(5.0 / DT))
     assert abs(r["tip_deflection"][-1] - tip[k]) < 1e-6  # native FMU through fmpy against simulate
+
+
+def test_deflection_outputs_of_a_node(flexible):
+    """deflection_output gives u = Phi q of a node in R components; the model's tip_deflection
+    output is its y; both read from a Result like any signal."""
+    t, tip = flexible
+    s = load_model(MODEL)
+    names = s.deflection_output("beam_11")
+    assert names == ["beam_11.ux", "beam_11.uy", "beam_11.uz"]
+    r = mbsfmu.simulate(s, t_end=2.0, dt=DT, rtol=1e-9)
+    k = len(r.t)
+    np.testing.assert_allclose(r["beam_11.uy"], tip[:k], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(r["tip_deflection"], r["beam_11.uy"], rtol=0, atol=1e-15)
+    assert np.abs(r["beam_11.uz"]).max() == 0.0  # the motion stays in the plane
+    with pytest.raises(Exception, match="not a node of a flexible body .*beam_1, beam_11"):
+        s.deflection_output("hub")

@@ -688,6 +688,27 @@ class System:
                 f"({'xyz'[i]}, ISYS)", frame=frame, quantity=quantity, component=i)))
         return names
 
+    def deflection_output(self, node_frame: str, prefix: str | None = None) -> list[str]:
+        """Outputs ``<prefix>.ux/.uy/.uz``: the elastic displacement u = Phi q of a flexible
+        body's node (the node frame's name, e.g. ``'P1_11'``), in the components of the body's
+        frame of reference (seed 002 "Step 3 (elastic)": u = Phi(R) y_elastic).  The node's
+        position is :meth:`frame_output` of the same frame."""
+        where = f"deflection output {node_frame!r}"
+        for fb in self.flexible_bodies.values():
+            if node_frame in fb.node_frames:
+                node = fb.data.nodes[fb.node_frames.index(node_frame)]
+                q = [self.coordinates_[c].symbol for c in fb.coordinates]
+                names = []
+                for i, comp in enumerate(("ux", "uy", "uz")):
+                    u = sp.Add(*[sp.Float(float(node.phi[i, j])) * q[j] for j in range(len(q))
+                                 if node.phi[i, j] != 0])
+                    names.append(self.output(f"{prefix or node_frame}.{comp}", u,
+                                             f"elastic displacement of node {node_frame} ({'xyz'[i]}, "
+                                             f"frame {fb.frame})"))
+                return names
+        nodes = [n for fb in self.flexible_bodies.values() for n in fb.node_frames]
+        raise ModelError(f"{where}: not a node of a flexible body (nodes: {', '.join(nodes) or 'none'})")
+
     def reaction_outputs(self) -> list[str]:
         """One output ``reaction.<constraint>`` per constraint row defined so far: its Lagrange
         multiplier (M y'' + k = q + C^T lambda; for a translational loop condition the reaction

@@ -65,7 +65,23 @@ class Result:
             return self.yd[self.coordinate_names.index(name[4:-1])]
         if name == "constraint_residual" and self.has_constraints:
             return self.constraint_residual
-        raise KeyError(f"no signal {name!r} in the result (signals: {', '.join(self.columns)})")
+        outputs = [o for o in self.system.outputs.values() if o.constraint is None] \
+            if hasattr(self.system, "outputs") else []
+        names = [o.name for o in outputs]
+        if name in names:  # a user output (System.output, frame_output, deflection_output)
+            return self.output_series()[:, names.index(name)]
+        raise KeyError(f"no signal {name!r} in the result (signals: {', '.join(self.columns + names)})")
+
+    def output_series(self) -> np.ndarray:
+        """The user outputs that are expressions or frame kinematics (reactions left out), at
+        every output time: (samples, outputs), in declaration order."""
+        if getattr(self, "_outputs", None) is None:
+            n = len(self.t)
+            U = None if self.u is None else np.asarray(self.u, dtype=float).reshape(-1, n)
+            rows = [self.numeric.expression_outputs(self.t[i], self.y[:, i], self.yd[:, i],
+                                                    None if U is None else U[:, i]) for i in range(n)]
+            self._outputs = np.array(rows, dtype=float).reshape(n, -1)
+        return self._outputs
 
     @property
     def ydd(self) -> np.ndarray:
