@@ -147,3 +147,8 @@ def test_malformed_sid_files_are_named(tmp_path):
         with pytest.raises(ModelError, match=words) as err:
             load_sid(bad)
         assert "bad.json" in str(err.value)
+    for missing in ("Ke", "J", "nodes"):
+        bad = tmp_path / "missing.json"
+        bad.write_text(json.dumps({k: v for k, v in doc.items() if k != missing}))
+        with pytest.raises(ModelError, match=f"missing.json' lacks the required quantity {missing}"):
+            load_sid(bad)
