@@ -47,7 +47,11 @@ for node i,
     translation rows:  [ I,  -c_i(q)~,  Phi_i ],        c_i(q) = X_i + Phi_i q
     rotation rows:     [ 0,   I,        Psi_i ],
 
-so T = 1/2 V^T M_fe V gives Mbar(q) = B(q)^T M_fe B(q), B(q) = B0 + sum_j q_j B1_j.
+so T = 1/2 V^T M_fe V gives Mbar(q) = B(q)^T M_fe B(q), B(q) = B0 + sum_j q_j B1_j, with one
+exception: mdCM's first-order term is taken as Ct^T (the SID's definition), which the block of
+B^T M_fe B misses by the rotation rows' share when M_fe couples translations and rotations (a
+consistent beam mass; for a lumped mass the two agree).  Mbar(q) stays symmetric, and the
+equations (Euler-Poincare, exact for any such T) stay energy-conserving.
 
 The file format (:func:`save`, :func:`load`) is JSON: ``{"format": "mbsfmu-sid", "version": 1,
 "mass": m, "mdCM": {"M0": ..., "M1": ...}, "J": {...}, "Ct": {...}, "Cr": {...},
@@ -267,7 +271,8 @@ def from_fe(M_fe, K_fe, nodes_xyz, modes, *, node_ids=None, export=None, frame_n
     ``geometric_stiffness``: 12 matrices (6N square), the geometric stiffness of the stresses
     under a unit value of each load of :data:`LOAD_CASES`; projected onto the modes as ksigma.
 
-    Mbar(q) = B(q)^T M_fe B(q) (module docstring) gives every inertia quantity, Ke = Phi^T K_fe Phi.
+    Mbar(q) = B(q)^T M_fe B(q) (module docstring) gives every inertia quantity but mdCM.M1 (= Ct^T),
+    Ke = Phi^T K_fe Phi.
     """
     M_fe = np.asarray(M_fe, dtype=float)
     K_fe = np.asarray(K_fe, dtype=float)
