@@ -177,3 +177,33 @@ def test_progress_bar_shows_rate_and_time_left(monkeypatch):
     assert "sweep" in text and "4/4" in text
     assert "run/s" in text or "s/run" in text   # the rate
     assert "<" in text and "00:00" in text       # elapsed<remaining, tqdm's ETA
+
+
+@pytest.mark.parametrize("n, workers, per_run, size", [
+    (2000, 2, None, 250),      # four tasks per worker
+    (2000, 2, 0.0046, 250),    # already long enough
+    (2000, 100, None, 5),
+    (2000, 100, 0.0046, 20),   # raised towards 0.2 s per task (44 runs), but each worker gets one
+    (100000, 100, 0.0046, 250),
+    (3, 4, 1e-4, 1)])
+def test_default_batch_carries_enough_work_per_task(n, workers, per_run, size):
+    from mbsfmu.study import runner
+
+    assert runner.default_batch(n, workers, per_run) == size
+
+
+def test_first_run_sizes_the_batches_and_is_a_row(monkeypatch):
+    from mbsfmu.study import runner
+
+    seen = []
+    real = runner.default_batch
+    monkeypatch.setattr(runner, "default_batch", lambda n, w, per_run=None: seen.append((n, w, per_run))
+                        or real(n, w, per_run))
+    df = mbsfmu.sweep(CART, {"m": "0.1:0.3:5"}, t_end=0.5, metrics={"x_end": "final(x)"},
+                      scheduler="processes", workers=2)
+    assert df["run"].tolist() == list(range(5)) and (df["status"] == "ok").all()
+    (n, w, per_run), = seen
+    assert n == 4 and w == 2 and 0 < per_run == df["wall_s"].iloc[0]  # timed on run 0, here
+    fresh = mbsfmu.sweep(CART, {"m": "0.1:0.3:5"}, t_end=0.5, metrics={"x_end": "final(x)"},
+                         scheduler="synchronous")
+    assert df["x_end"].tolist() == fresh["x_end"].tolist()

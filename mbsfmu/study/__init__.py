@@ -47,7 +47,8 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     ``scheduler``: None (a local cluster of ``workers`` processes, started and closed here),
     ``'tcp://host:port'`` or a ``distributed.Client`` (that cluster), or ``'synchronous'``,
     ``'threads'``, ``'processes'`` (Dask's single-machine schedulers).  ``batch``: runs per task
-    (default: about four tasks per worker).  ``connect_timeout``: seconds to wait for a remote
+    (default: about four tasks per worker, and at least :data:`runner.MIN_TASK_SECONDS` of work
+    per task as timed on the first run, which runs here).  ``connect_timeout``: seconds to wait for a remote
     scheduler before a ParameterError.  ``progress``: a progress bar with the rate and the time
     left (tqdm) on stderr.  ``plot``: a
     file to draw the first metric in with :func:`.plot_study` (over one parameter, a heat map over
@@ -75,27 +76,39 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     todo = [(i, {c: float(v) for c, v in row.items()}) for i, row in enumerate(design.to_dict("records"))
             if i not in finished]
     n_workers = (workers or 1) if in_process else (workers or 4)
-    size = batch or runner.default_batch(len(todo), n_workers)
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         raise ParameterError(f"batch must be a whole number >= 1, got {batch!r}")
     rows = list(done)
     store = TrajectoryStore(trajectories) if trajectories is not None else None
     bar = _bar(len(design), len(done)) if progress else None
+
+    def take(batch_rows):
+        for row in batch_rows:
+            traj = row.pop(runner.TRAJECTORY, None)
+            if store is not None and traj is not None:
+                store.write(row["run"], traj)
+        if rowfile is not None:
+            rowfile.write(batch_rows)
+        rows.extend(batch_rows)
+        if bar is not None:
+            bar.update(len(batch_rows))
+
     complete = False
     try:
+        per_run = None
+        if batch is None and not in_process and len(todo) > 1:
+            # the first run here, where the target is loaded already: its time sizes the batches
+            # (runner.default_batch), and its row is a row like any other
+            first = runner.run_batch(target_, todo[:1], settings, chosen)
+            take(first)
+            todo = todo[1:]
+            per_run = first[0]["wall_s"] if first[0]["status"] == "ok" else None
+        size = batch or runner.default_batch(len(todo), n_workers, per_run)
         if todo:
             for batch_rows in runner.execute(target_, runner.batches(todo, size), settings, chosen,
                                              scheduler=scheduler, workers=workers,
                                              connect_timeout=connect_timeout):
-                for row in batch_rows:
-                    traj = row.pop(runner.TRAJECTORY, None)
-                    if store is not None and traj is not None:
-                        store.write(row["run"], traj)
-                if rowfile is not None:
-                    rowfile.write(batch_rows)
-                rows.extend(batch_rows)
-                if bar is not None:
-                    bar.update(len(batch_rows))
+                take(batch_rows)
         complete = True
     finally:
         if bar is not None:

@@ -179,9 +179,20 @@ def batches(runs: list, size: int) -> list[list]:
     return [runs[i:i + size] for i in range(0, len(runs), size)]
 
 
-def default_batch(n_runs: int, workers: int) -> int:
-    """About four batches per worker: few tasks, and the work still balances."""
-    return max(1, -(-n_runs // (4 * max(workers, 1))))
+#: the least work a task should carry (s): about 100 times Dask's overhead per task (1-2 ms
+#: measured, bench/sweep.py), so that the scheduler is not the limit even on many workers
+MIN_TASK_SECONDS = 0.2
+
+
+def default_batch(n_runs: int, workers: int, per_run: float | None = None) -> int:
+    """Runs per task: about four tasks per worker (few tasks, and the work still balances),
+    raised to MIN_TASK_SECONDS of work when one run takes ``per_run`` seconds, but never so far
+    that a worker gets no task."""
+    workers = max(workers, 1)
+    size = -(-n_runs // (4 * workers))
+    if per_run is not None and per_run > 0:
+        size = max(size, min(-(-n_runs // workers), int(-(-MIN_TASK_SECONDS // per_run))))
+    return max(1, size)
 
 
 def execute(target, tasks: list, settings, metrics, scheduler=None, workers=None,
