@@ -8,7 +8,7 @@ import pytest
 
 import mbsfmu
 from mbsfmu.errors import ModelError
-from mbsfmu.model import System, cardan, rot_y, rot_z
+from mbsfmu.model import System, cardan, rot_x, rot_y, rot_z
 from mbsfmu.model.elastic import ModalData, from_fe, save
 
 G = 9.81
@@ -437,3 +437,26 @@ def test_consistent_mass_beam_energy():
     r = mbsfmu.simulate(s, 2.0, 0.01, rtol=1e-10, atol=1e-12)
     assert np.ptp(r.y[2:], axis=1).min() > 1e-3
     assert r.relative_energy_drift() <= 1e-8
+
+
+def test_unused_node_frames_cost_nothing_until_asked_for():
+    """Frame kinematics are formed on first use: the equations of a beam with 21 exported nodes
+    touch none of them (the body's inertia lives in its modal data), an output or a force on a
+    node forms that node's kinematics (and its reference frames') when asked for."""
+    from mbsfmu.model.elastic import beam_modal_data
+
+    data = beam_modal_data(1.0, E=7e10, rho=2700.0, A=8e-5, Iy=1e-10, Iz=2e-9, n_elements=20, export=21,
+                           modes=3, plane="yz", axis=(0.0, 0.0, -1.0))
+    s = System("many_nodes")
+    a = s.coordinate("a", 0.3)
+    s.gravity([0, 0, -9.81])
+    s.flexible_body("B", rel_rot=rot_x(a), data=data)
+    eqs = s.equations()
+    eqs.M, eqs.k, eqs.q  # noqa: B018
+    assert not any(n in eqs.kinematics.frames for n in s.flexible_bodies["B"].node_frames)
+    r = eqs.frame_expanded("B_21")["position"]
+    assert "B_21" in eqs.kinematics.frames and "B_11" not in eqs.kinematics.frames
+    # the tip of the undeformed beam, 1 m down the rotated -z axis
+    at = {s.coordinates_["a"].symbol: 0.3}
+    at.update({s.coordinates_[c].symbol: 0.0 for c in s.flexible_bodies["B"].coordinates})
+    np.testing.assert_allclose([float(v.subs(at)) for v in r], [0.0, np.sin(0.3), -np.cos(0.3)], atol=1e-14)

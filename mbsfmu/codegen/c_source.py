@@ -334,9 +334,12 @@ def _tree_dynamics(rn, eqs, printer, separate=None) -> list[str]:
 
 def scleronomic(eqs) -> bool:
     """True if no frame moves with time by itself (no rheonomic velocity terms, eqs. 4-5):
-    then the kinetic energy is y'^T M y' / 2."""
-    kin = eqs.kinematics
-    return not any(any(K.vbar) or any(K.omegabar) for K in kin.frames.values())
+    then the kinetic energy is y'^T M y' / 2.  Read from the placements: a frame whose position
+    or rotation depends on t or a time parameter makes its subtree rheonomic."""
+    s = eqs.system
+    timed = {s.t} | {p.symbol for p in s.time_parameters.values()}
+    return not any((fr.position.free_symbols | fr.rotation.matrix().free_symbols) & timed
+                   for fr in list(s.frames.values())[1:])
 
 
 def _tree_energy(eqs, printer) -> list[str]:

@@ -158,7 +158,8 @@ def relative_angular_velocity(rotation, D: TimeDerivative) -> sp.Matrix:
 
 
 class Kinematics:
-    """Absolute kinematics of every frame of a system, computed once from the root out."""
+    """Absolute kinematics of the frames of a system, each computed once, from the root out,
+    when first asked for."""
 
     def __init__(self, system, w: Intermediates):
         self.system = system
@@ -181,7 +182,8 @@ class Kinematics:
             if bad:
                 raise ModelError(f"frame {fr.name!r}: its placement may depend on coordinates, "
                                  f"time, time parameters and constants only, not on {sorted(map(str, bad))}")
-            self.frames[fr.name] = self._child(self.frames[fr.ref], fr)
+        # a frame's kinematics are formed when first asked for (``self[name]``), its reference
+        # frames' before it: frames nothing uses (most nodes of a flexible body) cost nothing
 
     def _child(self, P: FrameKinematics, fr) -> FrameKinematics:
         w, D, y, yd = self.w, self.D, self.y, self.yd
@@ -241,6 +243,16 @@ class Kinematics:
         return JR, JT
 
     def __getitem__(self, name: str) -> FrameKinematics:
-        if name not in self.frames:
-            raise ModelError(f"unknown frame {name!r} (known frames: {', '.join(self.frames)})")
-        return self.frames[name]
+        K = self.frames.get(name)
+        if K is not None:
+            return K
+        frames = self.system.frames
+        if name not in frames:
+            raise ModelError(f"unknown frame {name!r} (known frames: {', '.join(frames)})")
+        chain = []
+        while name not in self.frames:
+            chain.append(name)
+            name = frames[name].ref
+        for n in reversed(chain):
+            self.frames[n] = self._child(self.frames[frames[n].ref], frames[n])
+        return self.frames[chain[0]]
