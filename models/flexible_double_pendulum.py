@@ -12,8 +12,11 @@ it bends in the plane of the swing: E = 70 GPa, rho = 2700 kg/m^3, A = 8e-5 m^2,
 m^4 (bending in y), 0.216 kg per beam, first bending frequency 3.3 Hz clamped.  Euler-Bernoulli
 elements built by :func:`mbsfmu.model.elastic.beam_modal_data`; geometric stiffening from the
 beam's axial stress under gravity and rotation (SID ksigma).  ``stiffness_scale`` multiplies E
-(the rigid double pendulum is its limit), ``geometric_stiffening=False`` leaves ksigma out (the
-equations are then conservative: T + V is constant).
+in the finite-element model (the rigid double pendulum is its limit); the constant
+``stiffness`` (an FMU parameter, default 1) multiplies the modal stiffness of both beams, the
+same thing without rebuilding the modal data, so a sweep can vary it.
+``geometric_stiffening=False`` leaves ksigma out (the equations are then conservative: T + V is
+constant).
 """
 
 from mbsfmu import System, rot_x
@@ -36,14 +39,16 @@ def beam_data(stiffness_scale: float = 1.0):
 def model(stiffness_scale: float = 1.0, geometric_stiffening: bool = True) -> System:
     s = System("flexible_double_pendulum", "Flexible Double Pendulum")
     g = s.constant("g", 9.81)
+    k = s.constant("stiffness", 1.0, "factor on both beams' modal stiffness (E x factor)", min=0.0)
     s.coordinates("alpha", "phi")
     alpha, phi = (s.coordinates_[n].symbol for n in ("alpha", "phi"))
     s.gravity([0, 0, -g])
     data = beam_data(stiffness_scale)
     s.flexible_body("P1", ref="ISYS", rel_rot=rot_x(alpha), data=data,
-                    geometric_stiffening=geometric_stiffening)
+                    geometric_stiffening=geometric_stiffening, stiffness_factor=k)
     tip = f"P1_{data.nodes[-1].id}"
-    s.flexible_body("P2", ref=tip, rel_rot=rot_x(phi), data=data, geometric_stiffening=geometric_stiffening)
+    s.flexible_body("P2", ref=tip, rel_rot=rot_x(phi), data=data, geometric_stiffening=geometric_stiffening,
+                    stiffness_factor=k)
     s.initial(alpha=0.4, phi=1.5)
     s.visual("P1", color="tab:blue")
     s.visual("P2", color="tab:orange")

@@ -99,3 +99,28 @@ def test_bad_beam_selections_are_named(bad, words):
     kw.update(bad)
     with pytest.raises(ModelError, match=words):
         beam_modal_data(1.0, **kw)
+
+
+def test_stiffness_constant_equals_a_stiffer_beam_and_sweeps():
+    """The constant ``stiffness`` scales Ke of both beams: the same equations as the modal data
+    rebuilt with E x 10 (the beam's modes do not depend on E, its stiffening neither), and a
+    sweep over it runs like any parameter."""
+    fdp = _fdp()
+    by_constant = fdp.model().equations().numeric({"stiffness": 10.0})
+    by_data = fdp.model(stiffness_scale=10.0).equations().numeric()
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        y, yd = rng.normal(size=8) * [1, 1, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3], rng.normal(size=8)
+        M1, h1 = by_constant.mass_and_force(0.0, y, yd)
+        M2, h2 = by_data.mass_and_force(0.0, y, yd)
+        # two eigensolves of the beam (K and 10 K) give the same modes to about 1e-10
+        np.testing.assert_allclose(M1, M2, rtol=1e-8, atol=1e-8 * np.abs(M2).max())
+        np.testing.assert_allclose(h1, h2, rtol=1e-8, atol=1e-8 * np.abs(h2).max())
+    df = mbsfmu.sweep(MODEL, {"stiffness": [1.0, 100.0]}, t_end=0.3, metrics={"alpha_end": "final(alpha)"},
+                      scheduler="synchronous")
+    assert (df["status"] == "ok").all(), df["message"].tolist()
+    for _, row in df.iterrows():
+        single = mbsfmu.simulate(fdp.model(), t_end=0.3, params={"stiffness": row["stiffness"]})
+        assert row["alpha_end"] == single["alpha"][-1]
+    with pytest.raises(Exception, match="stiffness_factor must be a number >= 0"):
+        System("x").flexible_body("B", data=fdp.beam_data(), stiffness_factor=-1.0)

@@ -28,8 +28,10 @@ in :mod:`.newton_euler`), the body adds
 
     M += J_z^T Mbar J_z,
     k += J_z^T (Mbar zbar' + Mbar' z + [w~ p_v; w~ p_w + v~ p_v; -dT/dq]),
-    q += J_z^T [m g_R; mdCM(q)~ g_R; Ct g_R] - E^T (Ke q + De q' + K_sigma q),   g_R = S^T g,
-    T += 1/2 z^T Mbar z,      V += -g^T (m r_R + S mdCM(q)) + 1/2 q^T Ke q.
+    q += J_z^T [m g_R; mdCM(q)~ g_R; Ct g_R] - E^T (f_K Ke q + f_D De q' + K_sigma q),   g_R = S^T g,
+    T += 1/2 z^T Mbar z,      V += -g^T (m r_R + S mdCM(q)) + 1/2 f_K q^T Ke q,
+
+with the body's stiffness and damping factors f_K, f_D (1 unless given; constants of the model).
 
 **Geometric stiffening** (``data.ksigma`` and ``geometric_stiffening``):
 K_sigma = ksigma.M0 + sum_l ksigma.M1[:, :, l] load_l over :data:`~mbsfmu.model.elastic.
@@ -249,15 +251,16 @@ class FlexibleBodyTerms:
     def elastic_forces(self) -> list:
         """-(Ke q + De q' + K_sigma q), one entry per elastic coordinate."""
         d, n, q, qd = self.data, self.n, self.q, self.qd
-        Kt = np.asarray(d.Ke, dtype=float).copy()
+        Ke = np.asarray(d.Ke, dtype=float)
+        fk, fd = self.body.stiffness_factor, self.body.damping_factor
         stiff = self.body.geometric_stiffening and d.ksigma is not None
-        if stiff and d.ksigma.M0 is not None:
-            Kt = Kt + np.asarray(d.ksigma.M0, dtype=float)
+        K0 = np.asarray(d.ksigma.M0, dtype=float) if stiff and d.ksigma.M0 is not None else np.zeros((n, n))
         out = []
         loads = self._loads() if stiff else []
         for a in range(n):
-            terms = [-_num(Kt[a, b]) * q[b] for b in range(n)]
-            terms += [-_num(d.De[a][b]) * qd[b] for b in range(n)]
+            terms = [-fk * _num(Ke[a, b]) * q[b] for b in range(n)]
+            terms += [-_num(K0[a, b]) * q[b] for b in range(n)]
+            terms += [-fd * _num(d.De[a][b]) * qd[b] for b in range(n)]
             if stiff:
                 for b in range(n):
                     Kab = sp.Add(*[_num(d.ksigma.M1[a, b, l]) * ld for l, ld in enumerate(loads)])
@@ -284,7 +287,8 @@ class FlexibleBodyTerms:
         if any(g):
             V.append(-_dot(g, _num(d.mass) * K.r + matmul(K.S, self.mdCM)))
         Ke = np.asarray(d.Ke, dtype=float)
-        V += [_num(Ke[a, b]) * q[a] * q[b] / 2 for a in range(self.n) for b in range(self.n)]
+        fk = self.body.stiffness_factor
+        V += [fk * _num(Ke[a, b]) * q[a] * q[b] / 2 for a in range(self.n) for b in range(self.n)]
         return sp.Add(*V)
 
 

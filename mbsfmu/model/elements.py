@@ -262,3 +262,5 @@ class FlexibleBody:
     coordinates: list[str]
     node_frames: list[str]
     geometric_stiffening: bool = True
+    stiffness_factor: sp.Expr = sp.S.One  # multiplies Ke (an expression of constants)
+    damping_factor: sp.Expr = sp.S.One    # multiplies De

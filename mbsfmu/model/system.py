@@ -437,7 +437,7 @@ class System:
         return name
 
     def flexible_body(self, name: str, ref: str = INERTIAL, rel_pos=None, rel_rot=None, data=None,
-                      geometric_stiffening: bool = True) -> str:
+                      geometric_stiffening: bool = True, stiffness_factor=1, damping_factor=1) -> str:
         """Add a flexible body (seed 002 "Step 2-4 (elastic)"; Schwertassek and Wallrapp's SID).
 
         ``data`` is a :class:`~mbsfmu.model.elastic.ModalData` or the path of an mbsfmu-sid
@@ -455,10 +455,23 @@ class System:
         elements, loops, outputs and bodies on a node frame keep the equations consistent.  The
         frame of ``data.frame_node`` coincides with R (its mode shapes must vanish).
         ``geometric_stiffening``: use ``data.ksigma`` (if given) as in
-        :mod:`mbsfmu.equations.flexible`.  Everything is checked before the system changes."""
+        :mod:`mbsfmu.equations.flexible`.  ``stiffness_factor``, ``damping_factor``: numbers or
+        expressions of constants multiplying the modal stiffness Ke and damping De (a constant
+        makes them FMU parameters that a sweep can vary; for a beam, scaling Ke is scaling E).
+        Everything is checked before the system changes."""
         from .elastic import modal_data as md
 
         where = f"flexible body {name!r}"
+        factors = []
+        for label, value in (("stiffness_factor", stiffness_factor), ("damping_factor", damping_factor)):
+            e = self.expr(value, f"{where}: {label}")
+            bad = e.free_symbols - {c.symbol for c in self.constants_.values()}
+            if bad:
+                raise ModelError(f"{where}: {label} may depend on constants only, not on "
+                                 f"{sorted(map(str, bad))}")
+            if e.is_number and not (e.is_real and e >= 0):
+                raise ModelError(f"{where}: {label} must be a number >= 0, got {value!r}")
+            factors.append(e)
         self._check_name(name, where, FRAMES)
         data = self._modal_data(data, where, md)
         modes = list(data.modes) if data.modes else [f"q{j + 1:02d}" for j in range(data.n)]
@@ -490,7 +503,7 @@ class System:
             self._claim(fname, f"node frame {fname!r} of {where}", FRAMES)
             self.frames[fname] = Frame(fname, name, pos, rot)
         self.flexible_bodies[name] = FlexibleBody(name, name, data, coords, node_frames,
-                                                  bool(geometric_stiffening))
+                                                  bool(geometric_stiffening), *factors)
         return name
 
     @staticmethod
