@@ -207,3 +207,17 @@ def test_first_run_sizes_the_batches_and_is_a_row(monkeypatch):
     fresh = mbsfmu.sweep(CART, {"m": "0.1:0.3:5"}, t_end=0.5, metrics={"x_end": "final(x)"},
                          scheduler="synchronous")
     assert df["x_end"].tolist() == fresh["x_end"].tolist()
+
+
+def test_worker_count_follows_the_scheduler():
+    import os
+    from types import SimpleNamespace
+
+    from mbsfmu.study import runner
+
+    cluster = SimpleNamespace(scheduler_info=lambda: {"workers": {"a": 1, "b": 2, "c": 3}})
+    assert runner.worker_count(cluster) == 3
+    assert runner.worker_count(cluster, workers=7) == 7
+    assert runner.worker_count(None) == min(os.cpu_count() or 1, 4)
+    assert runner.worker_count("synchronous") == 1
+    assert runner.worker_count("processes") == (os.cpu_count() or 1)

@@ -47,9 +47,10 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     ``scheduler``: None (a local cluster of ``workers`` processes, started and closed here),
     ``'tcp://host:port'`` or a ``distributed.Client`` (that cluster), or ``'synchronous'``,
     ``'threads'``, ``'processes'`` (Dask's single-machine schedulers).  ``batch``: runs per task
-    (default: about four tasks per worker, and at least :data:`runner.MIN_TASK_SECONDS` of work
-    per task as timed on the first run, which runs here).  ``connect_timeout``: seconds to wait for a remote
-    scheduler before a ParameterError.  ``progress``: a progress bar with the rate and the time
+    (default: about four tasks per worker, counted on the cluster, and at least
+    :data:`runner.MIN_TASK_SECONDS` of work per task as timed on the first run, which runs
+    here).  ``connect_timeout``: seconds to wait for a remote scheduler before a
+    ParameterError.  ``progress``: a progress bar with the rate and the time
     left (tqdm) on stderr.  ``plot``: a
     file to draw the first metric in with :func:`.plot_study` (over one parameter, a heat map over
     two, else a histogram); ``df.attrs['parameters']`` names the design's columns for it.
@@ -75,7 +76,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     finished = {int(r["run"]) for r in done}
     todo = [(i, {c: float(v) for c, v in row.items()}) for i, row in enumerate(design.to_dict("records"))
             if i not in finished]
-    n_workers = (workers or 1) if in_process else (workers or 4)
+    n_workers = (workers or 1) if in_process else runner.worker_count(scheduler, workers)
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         raise ParameterError(f"batch must be a whole number >= 1, got {batch!r}")
     rows = list(done)
@@ -94,7 +95,14 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
             bar.update(len(batch_rows))
 
     complete = False
+    client = None
     try:
+        if isinstance(scheduler, str) and scheduler not in runner.LOCAL_SCHEDULERS:
+            # connect first: a scheduler that does not answer fails before any run, and the
+            # cluster's worker count sizes the batches
+            client, _ = runner.connect(scheduler, workers, connect_timeout)
+            scheduler = client
+            n_workers = workers or runner.worker_count(client, None)
         per_run = None
         if batch is None and not in_process and len(todo) > 1:
             # the first run here, where the target is loaded already: its time sizes the batches
@@ -115,6 +123,8 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
             bar.close()
         if not complete and rowfile is not None:
             rowfile.close()
+        if client is not None:
+            client.close()
     df = results.frame(rows, header)
     df.attrs["parameters"] = list(design.columns)
     if rowfile is not None:

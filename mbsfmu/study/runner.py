@@ -220,6 +220,25 @@ def execute(target, tasks: list, settings, metrics, scheduler=None, workers=None
             cluster.close()
 
 
+def worker_count(scheduler, workers=None) -> int:
+    """The number of workers a sweep spreads over: ``workers`` if given, those of a
+    ``distributed.Client``, the local cluster's (as many as CPUs, at most 4), a single-machine
+    scheduler's (1 or the CPUs), else 4."""
+    if workers:
+        return workers
+    if scheduler is None:
+        return min(os.cpu_count() or 1, 4)
+    if isinstance(scheduler, str) and scheduler in LOCAL_SCHEDULERS:
+        return 1 if scheduler in ("synchronous", "sync", "single-threaded") else (os.cpu_count() or 1)
+    info = getattr(scheduler, "scheduler_info", None)
+    if callable(info):
+        try:
+            return max(1, len(info().get("workers", {})))
+        except Exception:  # a client that lost its scheduler: the runs will say so
+            return 4
+    return 4
+
+
 def connect(scheduler, workers=None, timeout: float = CONNECT_TIMEOUT):
     """(client, whether we started it) for ``scheduler``; a remote scheduler that does not
     answer within ``timeout`` seconds is a ParameterError naming its address."""
@@ -230,7 +249,7 @@ def connect(scheduler, workers=None, timeout: float = CONNECT_TIMEOUT):
     if scheduler is None:
         from distributed import LocalCluster
 
-        n = workers or min(os.cpu_count() or 1, 4)
+        n = worker_count(None, workers)
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
         return Client(cluster), True
     if isinstance(scheduler, str):
