@@ -11,13 +11,13 @@ named ones held; named ones must satisfy the constraints.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
 
 from ..errors import ConstraintError, ModelError, ParameterError
+from ..model.system import finite_number
 
 #: constraint residual above which an operating point is refused (model units)
 CONSTRAINT_TOL = 1e-8
@@ -30,12 +30,7 @@ def set_value(value, where: str):
         return value
     if isinstance(value, str):
         raise ParameterError(f"{where}: give a number or a sympy expression, not the string {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{where}: {value!r} is not a number") from None
-    if not math.isfinite(v):
-        raise ParameterError(f"{where}: {v!r} is not finite")
+    v = finite_number(value, where)
     return sp.Integer(int(v)) if v.is_integer() else sp.Float(v)
 
 
