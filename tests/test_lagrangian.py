@@ -361,6 +361,8 @@ BAD = [
      r"frame_output\(\) is not available in a LagrangianSystem.*use point_output\(\)"),
     ("body", lambda: _two_points()[0].body("B", mass=1), ModelError,
      r"body\(\) is not available.*rigid_body\(\), rod\(\) or point_mass\(\)"),
+    ("flexible body", lambda: _two_points()[0].flexible_body("B", data="beam.json"), ModelError,
+     r"flexible_body\(\) is not available in a LagrangianSystem.*use a System"),
     ("point with 3 components in 2D", lambda: _two_points()[0].point("B", initial=(1, 2, 3)), ModelError,
      r"point 'B': initial position needs 2 components, got 3"),
     ("rod end with 3 components", lambda: (lambda s: s.rod("r", s.y, [0, 0, 0], 1.0))(_two_points()[0]),

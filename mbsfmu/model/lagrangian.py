@@ -439,6 +439,9 @@ class LagrangianSystem(System):
     def frame_output(self, frame, *args, **kwargs):
         self._no_frames("frame_output", "point_output()")
 
+    def flexible_body(self, name, *args, **kwargs):
+        self._no_frames("flexible_body", "a System (flexible bodies need a frame of reference)")
+
     # ------------------------------------------------------------------ queries
     def equations(self):
         """The equations of motion from Lagrange's equations (derived once and cached until
