@@ -59,7 +59,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     in_process = isinstance(scheduler, str) and scheduler in ("synchronous", "sync", "single-threaded",
                                                               "threads")
     target_ = runner.make_target(target, in_process)
-    settable, signals = runner.target_names(target_)
+    settable = runner.settable_names(target_)
     unknown = [c for c in design.columns if c not in settable]
     if unknown:
         raise ParameterError(f"unknown parameter(s) {', '.join(map(repr, unknown))} of the sweep target "
@@ -102,7 +102,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
             # cluster's worker count sizes the batches
             client, _ = runner.connect(scheduler, workers, connect_timeout)
             scheduler = client
-            n_workers = workers or runner.worker_count(client, None)
+            n_workers = runner.worker_count(client, workers)
         per_run = None
         if batch is None and not in_process and len(todo) > 1:
             # the first run here, where the target is loaded already: its time sizes the batches

@@ -97,20 +97,15 @@ def make_target(target, in_process: bool) -> Target:
     raise ParameterError(f"sweep target must be a model file, a System or an FMU file, got {type(target)!r}")
 
 
-def target_names(target: Target) -> tuple[set, set]:
-    """(names a design may set, signals a result has) of the target, loaded in this process."""
+def settable_names(target: Target) -> set:
+    """The names a design may set on the target, loaded in this process."""
     loaded = target.load()
     if target.kind == "fmu":
-        md = loaded[1]
-        names = {v.name for v in md.modelVariables}
-        settable = {v.name for v in md.modelVariables if v.causality in ("parameter", "input")
-                    or (v.initial in ("exact", "approx") and v.causality != "independent")}
-        return settable, names
-    s = loaded
-    coords = list(s.coordinates_)
-    settable = {*s.constants_, *coords, *(f"der({c})" for c in coords), *(f"D{c}" for c in coords),
-                *s.inputs}
-    return settable, {*coords, *(f"der({c})" for c in coords), "constraint_residual", "time"}
+        return {v.name for v in loaded[1].modelVariables if v.causality in ("parameter", "input")
+                or (v.initial in ("exact", "approx") and v.causality != "independent")}
+    coords = list(loaded.coordinates_)
+    return {*loaded.constants_, *coords, *(f"der({c})" for c in coords), *(f"D{c}" for c in coords),
+            *loaded.inputs}
 
 
 def run_batch(target: Target, runs: list, settings: dict, metrics: list) -> list[dict]:
@@ -223,13 +218,15 @@ def execute(target, tasks: list, settings, metrics, scheduler=None, workers=None
 def worker_count(scheduler, workers=None) -> int:
     """The number of workers a sweep spreads over: ``workers`` if given, those of a
     ``distributed.Client``, the local cluster's (as many as CPUs, at most 4), a single-machine
-    scheduler's (1 or the CPUs), else 4."""
+    scheduler's (1 for the synchronous one whatever ``workers`` says, else the CPUs), else 4."""
+    if isinstance(scheduler, str) and scheduler in ("synchronous", "sync", "single-threaded"):
+        return 1
     if workers:
         return workers
     if scheduler is None:
         return min(os.cpu_count() or 1, 4)
     if isinstance(scheduler, str) and scheduler in LOCAL_SCHEDULERS:
-        return 1 if scheduler in ("synchronous", "sync", "single-threaded") else (os.cpu_count() or 1)
+        return os.cpu_count() or 1
     info = getattr(scheduler, "scheduler_info", None)
     if callable(info):
         try:
@@ -265,7 +262,7 @@ def connect(scheduler, workers=None, timeout: float = CONNECT_TIMEOUT):
 def _execute_local(target, tasks, settings, metrics, scheduler, workers):
     import dask
 
-    wave = 1 if scheduler in ("synchronous", "sync", "single-threaded") else (workers or os.cpu_count() or 1)
+    wave = worker_count(scheduler, workers)
     for i in range(0, len(tasks), wave):
         parts = [dask.delayed(run_batch, pure=False)(target, b, settings, metrics) for b in tasks[i:i + wave]]
         yield from dask.compute(*parts, scheduler=scheduler)
