@@ -133,6 +133,16 @@ class NumericModel:
         fn = self._fn("outputs", lambda: expression_outputs(self.eqs))
         return np.array(fn(t, y, yd, self.prm, self.u if u is None else u, self._tp_at(t)), dtype=float)
 
+    def expression_output_series(self, t, Y, YD, U=None) -> np.ndarray:
+        """:meth:`expression_outputs` for a whole time series (Y, YD of shape (f, n)): (n, outputs)."""
+        from .outputs import expression_outputs
+
+        args = self._series_args(t, Y, YD, U)
+        n = len(args[0])
+        fn = self._fn("outputs", lambda: expression_outputs(self.eqs), vectorized=True)
+        values = [np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args)]
+        return np.stack(values, axis=-1) if values else np.zeros((n, 0))
+
     def use_c_kernel(self) -> None:
         """Evaluate single states with the compiled C kernel (:mod:`mbsfmu.codegen.c_backend`) from now on.
 

@@ -76,11 +76,7 @@ class Result:
         """The user outputs that are expressions or frame kinematics (reactions left out), at
         every output time: (samples, outputs), in declaration order."""
         if getattr(self, "_outputs", None) is None:
-            n = len(self.t)
-            U = None if self.u is None else np.asarray(self.u, dtype=float).reshape(-1, n)
-            rows = [self.numeric.expression_outputs(self.t[i], self.y[:, i], self.yd[:, i],
-                                                    None if U is None else U[:, i]) for i in range(n)]
-            self._outputs = np.array(rows, dtype=float).reshape(n, -1)
+            self._outputs = self.numeric.expression_output_series(self.t, self.y, self.yd, self.u)
         return self._outputs
 
     @property
