@@ -42,13 +42,9 @@ def read(path, run: int | None = None):
         with np.load(p) as z:
             found = {int(k[4:]): z[k] for k in z.files}
     else:
-        import pandas as pd
+        from .results import read_rows  # the exact float read-back of the rows file
 
-        found = {}
-        for f in sorted(p.glob("run_*.csv")):
-            exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
-            df = pd.read_csv(f, **exact)
-            found[int(f.stem[4:])] = df.to_records(index=False)
+        found = {int(f.stem[4:]): read_rows(f).to_records(index=False) for f in sorted(p.glob("run_*.csv"))}
     if run is None:
         return found
     if run not in found:
