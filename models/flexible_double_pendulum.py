@@ -40,8 +40,7 @@ def model(stiffness_scale: float = 1.0, geometric_stiffening: bool = True) -> Sy
     s = System("flexible_double_pendulum", "Flexible Double Pendulum")
     g = s.constant("g", 9.81)
     k = s.constant("stiffness", 1.0, "factor on both beams' modal stiffness (E x factor)", min=0.0)
-    s.coordinates("alpha", "phi")
-    alpha, phi = (s.coordinates_[n].symbol for n in ("alpha", "phi"))
+    alpha, phi = s.coordinates("alpha", "phi")
     s.gravity([0, 0, -g])
     data = beam_data(stiffness_scale)
     s.flexible_body("P1", ref="ISYS", rel_rot=rot_x(alpha), data=data,
