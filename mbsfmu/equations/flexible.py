@@ -53,17 +53,13 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
+from ..model.system import linear_form
 from .kinematics import cross, matmul
 
 
 def _num(x) -> sp.Expr:
     x = float(x)
     return sp.Float(x) if x != 0.0 else sp.S.Zero
-
-
-def _lin(c0, coeffs, syms) -> sp.Expr:
-    """c0 + sum_j coeffs[j] syms[j] (numbers as Floats, zeros dropped)."""
-    return sp.Add(_num(c0), *[_num(c) * s for c, s in zip(coeffs, syms) if float(c) != 0.0])
 
 
 def _skew(v) -> sp.Matrix:
@@ -94,7 +90,7 @@ class FlexibleBodyTerms:
     def mdCM(self) -> sp.Matrix:
         """mdCM(q) = M0 + M1 q (R components)."""
         d = self.data.mdCM
-        return self.w.matrix(sp.Matrix([_lin(d.M0[i], d.M1[i], self.q) for i in range(3)]))
+        return self.w.matrix(sp.Matrix([linear_form(d.M0[i], d.M1[i], self.q) for i in range(3)]))
 
     def _J_entry(self, i, l) -> sp.Expr:
         J = self.data.J
@@ -144,7 +140,7 @@ class FlexibleBodyTerms:
         """Cr(q) = M0 + M1 q (n x 3)."""
         Cr = self.data.Cr
         M1 = np.zeros((self.n, 3, self.n)) if Cr.M1 is None else np.asarray(Cr.M1)
-        return self.w.matrix(sp.Matrix(self.n, 3, lambda a, i: _lin(Cr.M0[a][i], M1[a, i], self.q)))
+        return self.w.matrix(sp.Matrix(self.n, 3, lambda a, i: linear_form(Cr.M0[a][i], M1[a, i], self.q)))
 
     @cached_property
     def Mbar(self) -> sp.Matrix:
@@ -198,13 +194,14 @@ class FlexibleBodyTerms:
         """Mbar' z = [cdot~^T w; cdot~ v + J' w + Cr'^T q'; Cr' w], cdot = M1 q' the rate of mdCM."""
         w, n, v, om, qd = self.w, self.n, self.v, self.omega, self.qd
         d = self.data
-        cdot = w.matrix(sp.Matrix([_lin(0.0, d.mdCM.M1[i], qd) for i in range(3)]))
+        cdot = w.matrix(sp.Matrix([linear_form(0.0, d.mdCM.M1[i], qd) for i in range(3)]))
         Jdot = sp.zeros(3, 3)
         if d.J.M1 is not None or d.J.M2 is not None:
             for j in range(n):
                 Jdot += self.dJ(j) * qd[j]
             Jdot = w.matrix(Jdot)
-        Crdot = w.matrix(sp.Matrix(n, 3, lambda a, i: _lin(0.0, [self._Cr1(j)[a, i] for j in range(n)], qd)))
+        Crdot = w.matrix(sp.Matrix(n, 3, lambda a, i: linear_form(0.0, [self._Cr1(j)[a, i] for j in range(n)],
+                                                                    qd)))
         top = cross(om, cdot)
         mid = matmul(_skew(cdot), v) + matmul(Jdot, om) + matmul(Crdot.T, sp.Matrix(qd))
         bot = matmul(Crdot, om)

@@ -497,8 +497,8 @@ class System:
             if nd.id == data.frame_node:
                 pos, rot = sp.zeros(3, 1), Rotation()
             else:
-                pos = sp.Matrix([_linear(nd.origin.M0[i], nd.phi[i], syms) for i in range(3)])
-                angles = [_linear(0.0, nd.psi[i], syms) for i in range(3)]
+                pos = sp.Matrix([linear_form(nd.origin.M0[i], nd.phi[i], syms) for i in range(3)])
+                angles = [linear_form(0.0, nd.psi[i], syms) for i in range(3)]
                 rot = Rotation(tuple((ax, a) for ax, a in zip("xyz", angles) if a != 0))
             self._claim(fname, f"node frame {fname!r} of {where}", FRAMES)
             self.frames[fname] = Frame(fname, name, pos, rot)
@@ -713,8 +713,7 @@ class System:
                 q = [self.coordinates_[c].symbol for c in fb.coordinates]
                 names = []
                 for i, comp in enumerate(("ux", "uy", "uz")):
-                    u = sp.Add(*[sp.Float(float(node.phi[i, j])) * q[j] for j in range(len(q))
-                                 if node.phi[i, j] != 0])
+                    u = linear_form(0.0, node.phi[i], q)
                     names.append(self.output(f"{prefix or node_frame}.{comp}", u,
                                              f"elastic displacement of node {node_frame} ({'xyz'[i]}, "
                                              f"frame {fb.frame})"))
@@ -841,8 +840,9 @@ class System:
         return "\n".join(lines)
 
 
-def _linear(c0, c1, syms) -> sp.Expr:
-    """c0 + c1 . syms with the numbers as sympy Floats (exact zeros dropped)."""
+def linear_form(c0, c1, syms) -> sp.Expr:
+    """c0 + c1 . syms with the numbers as sympy Floats (exact zeros dropped): the modal data's
+    polynomials in the elastic coordinates (node positions, mdCM, Cr, their rates)."""
     terms = [sp.Float(float(c0))] if float(c0) != 0.0 else []
     terms += [sp.Float(float(c)) * s for c, s in zip(c1, syms) if float(c) != 0.0]
     return sp.Add(*terms)
