@@ -54,20 +54,12 @@ import numpy as np
 import sympy as sp
 
 from ..model.system import linear_form
-from .kinematics import cross, matmul
+from .kinematics import cross, dot, matmul, skew
 
 
 def _num(x) -> sp.Expr:
     x = float(x)
     return sp.Float(x) if x != 0.0 else sp.S.Zero
-
-
-def _skew(v) -> sp.Matrix:
-    return sp.Matrix([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-
-
-def _dot(a, b) -> sp.Expr:
-    return sp.Add(*[x * y for x, y in zip(a, b) if x != 0 and y != 0])
 
 
 class FlexibleBodyTerms:
@@ -150,7 +142,7 @@ class FlexibleBodyTerms:
         m = _num(d.mass)
         for i in range(3):
             M[i, i] = m
-        mc = _skew(self.mdCM)
+        mc = skew(self.mdCM)
         M[3:6, 0:3] = mc
         M[0:3, 3:6] = mc.T
         M[3:6, 3:6] = self.J
@@ -203,7 +195,7 @@ class FlexibleBodyTerms:
         Crdot = w.matrix(sp.Matrix(n, 3, lambda a, i: linear_form(0.0, [self._Cr1(j)[a, i] for j in range(n)],
                                                                     qd)))
         top = cross(om, cdot)
-        mid = matmul(_skew(cdot), v) + matmul(Jdot, om) + matmul(Crdot.T, sp.Matrix(qd))
+        mid = matmul(skew(cdot), v) + matmul(Jdot, om) + matmul(Crdot.T, sp.Matrix(qd))
         bot = matmul(Crdot, om)
         return sp.Matrix([*top, *mid, *bot])
 
@@ -213,14 +205,14 @@ class FlexibleBodyTerms:
         out = []
         for j in range(self.n):
             c = [_num(x) for x in np.asarray(d.mdCM.M1)[:, j]]
-            terms = [_dot(cross(sp.Matrix(c), v), om)]
+            terms = [dot(cross(sp.Matrix(c), v), om)]
             if d.J.M1 is not None or d.J.M2 is not None:
                 dJ = self.dJ(j)
-                terms.append(_dot(om, matmul(dJ, om)) / 2)
+                terms.append(dot(om, matmul(dJ, om)) / 2)
             Cr1 = self._Cr1(j)
             if np.any(Cr1):
                 C = sp.Matrix([[_num(x) for x in row] for row in Cr1])
-                terms.append(_dot(sp.Matrix(qd), matmul(C, om)))
+                terms.append(dot(sp.Matrix(qd), matmul(C, om)))
             out.append(self.w.aux(sp.Add(*terms)))
         return out
 
@@ -274,7 +266,7 @@ class FlexibleBodyTerms:
 
     # ------------------------------------------------------------ energies
     def kinetic_energy(self) -> sp.Expr:
-        return _dot(self.z, self.p) / 2
+        return dot(self.z, self.p) / 2
 
     def potential_energy(self) -> sp.Expr:
         """-g^T (m r_R + S mdCM(q)) + 1/2 q^T Ke q."""
@@ -282,7 +274,7 @@ class FlexibleBodyTerms:
         V = []
         g = self.system.gravity_vector
         if any(g):
-            V.append(-_dot(g, _num(d.mass) * K.r + matmul(K.S, self.mdCM)))
+            V.append(-dot(g, _num(d.mass) * K.r + matmul(K.S, self.mdCM)))
         Ke = np.asarray(d.Ke, dtype=float)
         fk = self.body.stiffness_factor
         V += [fk * _num(Ke[a, b]) * q[a] * q[b] / 2 for a in range(self.n) for b in range(self.n)]

@@ -40,6 +40,11 @@ def cross(a, b) -> sp.Matrix:
                       a[0] * b[1] - a[1] * b[0]])
 
 
+def dot(a, b) -> sp.Expr:
+    """a . b as one sum of the nonzero products (what ``(a.T * b)[0]`` gives)."""
+    return sp.Add(*[x * y for x, y in zip(a, b) if x and y])
+
+
 def matmul(A, B) -> sp.Matrix:
     """The product A B of two small symbolic matrices, entry by entry.
 

@@ -26,7 +26,7 @@ import sympy as sp
 from ..errors import ModelError, SingularMassMatrixError
 from . import flexible
 from .intermediates import Intermediates
-from .kinematics import Kinematics, cross, matmul
+from .kinematics import Kinematics, cross, dot, matmul
 
 
 def assemble(system, kin: Kinematics, w: Intermediates):
@@ -158,7 +158,7 @@ def energies(system, kin: Kinematics, w: Intermediates) -> tuple:
         m, I = body.mass, body.inertia
         wb = w.matrix(matmul(K.S.T, K.omega))
         Iw = w.matrix(matmul(I, wb))
-        T_terms.append((m * _dot(K.v, K.v) + _dot(wb, Iw)) / 2)
+        T_terms.append((m * dot(K.v, K.v) + dot(wb, Iw)) / 2)
     T_terms.append(flexible.kinetic_energy(system, kin))
     return sp.Add(*T_terms), potential_energy(system, kin, w)
 
@@ -166,7 +166,7 @@ def energies(system, kin: Kinematics, w: Intermediates) -> tuple:
 def potential_energy(system, kin: Kinematics, w: Intermediates) -> sp.Expr:
     """Potential energy of gravity and springs (the second half of :func:`energies`)."""
     g = system.gravity_vector
-    V = sp.Add(*[-(body.mass * _dot(g, kin[body.cg_frame].r)) for body in system.bodies.values()
+    V = sp.Add(*[-(body.mass * dot(g, kin[body.cg_frame].r)) for body in system.bodies.values()
                  if any(g)])
     V += flexible.potential_energy(system, kin)
     for sd in system.spring_dampers:
@@ -221,6 +221,3 @@ def _products(a, b) -> list:
     return [x * y for x, y in zip(a, b) if x and y]
 
 
-def _dot(a, b):
-    """a . b as one sum of the nonzero products (what ``(a.T * b)[0]`` gives)."""
-    return sp.Add(*_products(a, b))
