@@ -124,3 +124,9 @@ def test_stiffness_constant_equals_a_stiffer_beam_and_sweeps():
         assert row["alpha_end"] == single["alpha"][-1]
     with pytest.raises(Exception, match="stiffness_factor must be a number >= 0"):
         System("x").flexible_body("B", data=fdp.beam_data(), stiffness_factor=-1.0)
+    s = System("y")
+    a = s.coordinate("a")
+    with pytest.raises(Exception, match=r"flexible body 'B': damping_factor may depend on constants only, "
+                                        r"not on \['a'\]"):
+        s.flexible_body("B", data=fdp.beam_data(), damping_factor=a)
+    assert "B" not in s.frames and not s.flexible_bodies  # nothing half-added

@@ -221,3 +221,11 @@ def test_worker_count_follows_the_scheduler():
     assert runner.worker_count(None) == min(os.cpu_count() or 1, 4)
     assert runner.worker_count("synchronous") == 1
     assert runner.worker_count("processes") == (os.cpu_count() or 1)
+
+
+def test_trajectories_folder_that_is_a_file_is_named(tmp_path):
+    blocker = tmp_path / "runs"
+    blocker.write_text("not a folder")
+    with pytest.raises(ParameterError, match=r"trajectories '.*runs' exists and is not a folder"):
+        mbsfmu.sweep(CART, {"m": [0.1]}, t_end=0.1, trajectories=blocker, scheduler="synchronous")
+    assert blocker.read_text() == "not a folder"  # left as it was
