@@ -50,6 +50,7 @@ from pythonfmu.enums import Fmi2Status
 
 from mbsfmu.fmu.model_description import LOG_STATISTICS
 from mbsfmu.runtime.constants import MAX_STEPS_PER_CALL, METHOD_KINDS
+from mbsfmu.solver_settings import check_setting, effective_atol
 
 TIME_RTOL = 1e-9  # a communication point must match the FMU time within 1e-9 (1 + |t|)
 ENGINE_MAX_STEPS = MAX_STEPS_PER_CALL  # internal steps one fmi2DoStep may take on the engine
@@ -493,7 +494,8 @@ class _NumpyBackend:
         """One do-step's integration from (time, x) to t1: the solution and its counters."""
         from mbsfmu.integrators import integrate, integrate_projected
 
-        rtol, atol = self.values["solver_rtol"], self.values["solver_atol"]
+        rtol = self.values["solver_rtol"]
+        atol = effective_atol(self.values["solver_atol"], rtol, bool(self.numeric.m))
         max_step = hmax if hmax > 0 else math.inf
         if method in SCIPY_FALLBACK:
             sol = integrate_projected(self.form, self.x, (self.time, t1), SCIPY_FALLBACK[method], [t1],
@@ -689,7 +691,6 @@ class MbsfmuSlave(Fmi2Slave):
     def _value_problem(self, var, value):
         """Why ``value`` is no value for the parameter or input ``var`` (None if it is one)."""
         from mbsfmu.errors import ParameterError
-        from mbsfmu.solver_settings import check_setting
 
         if var.kind == "solver":
             try:

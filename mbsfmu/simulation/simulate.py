@@ -18,7 +18,7 @@ from ..formulations import make_formulation
 from ..formulations.consistent_initialization import consistent_state
 from ..integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
 from ..model.system import finite_number
-from ..solver_settings import check_setting
+from ..solver_settings import ATOL_FACTOR, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
 from .engine_run import engine_applies, run_on_engine
 from .result import Result
 from .run_monitor import RunMonitor
@@ -39,14 +39,6 @@ METHOD_DESCRIPTIONS = {
 #: the backends: the C engine and the readable numpy reference
 BACKENDS = ("c", "numpy")
 
-
-#: atol = factor * rtol when simulate() is not given atol: with constraints, and for trees
-ATOL_FACTOR = {"constrained": 0.1, "tree": 0.01}
-
-
-def default_atol(rtol: float, constrained: bool) -> float:
-    """simulate's absolute tolerance when none is given."""
-    return rtol * ATOL_FACTOR["constrained" if constrained else "tree"]
 
 
 #: the largest result simulate() allocates up front (output rows x columns x 8 bytes)
@@ -176,6 +168,8 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     cached; where a method or formulation is not in the engine, the compiled equations under the
     Python integrator), ``'numpy'`` the readable Python reference; the default (None) is ``'c'``
     wherever a C compiler is found, else ``'numpy'`` with a one-line message.
+    ``rtol``, ``atol``: tolerances; ``atol`` None (or 0) is rtol / 10 with constraints and rtol / 100
+    without (:func:`mbsfmu.solver_settings.default_atol`, the rule of every path, FMUs included).
     ``params`` overrides constants, ``initial`` the initial state, ``inputs`` maps input names
     to numbers or functions of t.  Returns a :class:`Result` on the grid 0, dt, ..., t_end.
 
@@ -218,7 +212,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
         form.record_pivot_scale(0.0, x0[:f])
         if method == "explicit":
             scipy_method = "rkstab"
-    atol = default_atol(rtol, bool(numeric.m)) if atol is None else atol
+    atol = effective_atol(atol, rtol, bool(numeric.m))
     numeric.check_state(0.0, x0[:f], x0[f:], form.inputs(0.0))
     project = form.project if numeric.m and form.projects else None
     if numeric.m and scipy_method not in SOLVERS and scipy_method != "rkstab":
@@ -282,7 +276,7 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
 def _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step, inputs,
                         options, progress, progress_every, method) -> Result:
     """The engine's run of simulate (see :mod:`.engine_run`), as a Result."""
-    atol = default_atol(rtol, bool(numeric.m)) if atol is None else atol
+    atol = effective_atol(atol, rtol, bool(numeric.m))
     f = numeric.f
     name = {"stiff": "radau5 (engine)", "DOP853": "dop853 (engine)"}.get(
         method, "rkstab" if numeric.m else "rkstab (engine)")
