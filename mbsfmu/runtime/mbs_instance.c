@@ -44,7 +44,7 @@
 #define INIT_WARN_TOL 1e-8
 
 /* Everything a saved state holds: plain data, no pointers except the integrators' work arrays
- * and RKSTAB's hook for singular positions (re-pointed on restore). */
+ * and the explicit methods' hook for singular positions (re-pointed on restore). */
 typedef struct {
     double v[NVARS];           /* values in value-reference order */
     double t;                  /* time of the last communication point */
@@ -571,9 +571,9 @@ static double inst_weak(void *ctx, double t, const double *x, double *d)
 }
 #endif
 
-/* RKSTAB's hook for singular positions (mbs_rkstab.h): the null-space formulations.  A function
- * pointer, so it is set again when a saved state is restored (a serialized state may come from
- * another process, where the function has another address). */
+/* The explicit methods' hook for singular positions (mbs_rkstab.h, mbs_dop853.h): the null-space
+ * formulations.  A function pointer, so it is set again when a saved state is restored (a
+ * serialized state may come from another process, where the function has another address). */
 static void singular_hook(mbs_instance *I)
 {
     mbs_weak_fn weak = NULL;
@@ -581,7 +581,7 @@ static void singular_hook(mbs_instance *I)
     if (I->form.kind == MBS_FORM_QR || I->form.kind == MBS_FORM_SVD)
         weak = inst_weak;
 #endif
-    I->d.rk.weak = weak;
+    I->d.rk.sing.weak = I->d.dp.sing.weak = weak;
 }
 
 static mbs_project_fn projection(const mbs_instance *I)
@@ -935,12 +935,14 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
         rc = MBS_RKSTAB_EPROJECT; /* the interpolated state is projected like every step end */
     if (rc != MBS_RKSTAB_OK) {
         char inputs[512], singular[400] = "";
+        double t_dp;
+        const double *x_dp = mbs_dop853_state(&I->d.dp, &t_dp);
         double t_int = I->d.method == MBS_METHOD_STIFF    ? I->d.rd.t_cur
-                       : I->d.method == MBS_METHOD_DOP853 ? I->d.dp.t_fsal
+                       : I->d.method == MBS_METHOD_DOP853 ? t_dp
                                                           : I->d.rk.t_fsal;
-        /* the last accepted internal state: row 0 of each method's work */
+        /* the last accepted internal state: row 0 of each method's work (DOP853: or its crossing's) */
         const double *x_int = I->d.method == MBS_METHOD_STIFF    ? I->d.rd.work
-                              : I->d.method == MBS_METHOD_DOP853 ? I->d.dp.work
+                              : I->d.method == MBS_METHOD_DOP853 ? x_dp
                                                                  : I->d.rk.work;
         if (MBS_NC > 0 &&
             (rc == MBS_RKSTAB_EUNDERFLOW || rc == MBS_RKSTAB_ETOOMANY || rc == MBS_RADAU_ENEWTON) &&
@@ -1107,7 +1109,8 @@ int mbs_inst_state_check(const void *buf)
         if (d.given[i] > 1 || !isfinite(d.x[i]))
             return 1;
     if ((d.dp.n != NX && d.dp.n != 0) || (d.dp.fsal_valid & ~1) || (d.dp.dense_valid & ~1) ||
-        (d.dp.dense_ready & ~1) || (d.rk.rho_valid & ~1))
+        (d.dp.dense_ready & ~1) || (d.rk.sing.valid & ~1) || (d.dp.sing.valid & ~1) ||
+        (d.dp.crossing & ~1))
         return 1;
     if ((d.part[0] & ~1) || d.part[1] < 0 || mbs_method_name(d.method) == NULL ||
         d.v[MBS_VR_SOLVER] != (double)d.method ||

@@ -44,4 +44,22 @@ double mbs_rk_next_step(double fac, double facmin, double facmax, double hmax, i
 double mbs_rk_hrho(int n, double h, const double *k_new, const double *k_s, const double *x_new,
                    const double *x_s);
 
+/* Singular positions (rkstab.py, weak; mbs_rk_singular in mbs_rkstab.h).  The regularity ratio of
+ * the start, once per (re)start: rho = weak(t, x, d = 0), d n doubles of scratch (nothing without
+ * the hook or once known). */
+void mbs_rk_singular_start(mbs_rk_singular *g, void *ctx, double t, const double *x, double *d, int n);
+
+/* After an accepted step that ended at t: rho_prev <- rho <- rho_new. */
+void mbs_rk_singular_accept(mbs_rk_singular *g, double t);
+
+/* The time D = t* - tc from the last accepted state (at tc) to the singular time t* predicted by
+ * linear extrapolation of the last two ratios, D = rho (tc - t_rho_prev) / (rho_prev - rho), once
+ * rho < watch and falling; HUGE_VAL where none is predicted. */
+double mbs_rk_singular_eta(const mbs_rk_singular *g, double tc, double watch);
+
+/* RKSTAB's step placement: the next step h shortened, where D <= 2.5 h, to h = D / (j + 0.55), j >= 0
+ * the smallest integer with h <= the proposal, so that t* falls 0.55 into a step, in the gap between
+ * the stages c = 3/10 and 4/5 (rho < 0.1; only ever shortening). */
+double mbs_rk_place_step(const mbs_rk_singular *g, double tc, double h);
+
 #endif /* MBS_RK_SHARED_H */

@@ -79,7 +79,7 @@ int mbs_rkstab_init(mbs_rkstab *s, int n, double *work, double rtol, double atol
 
 void mbs_rkstab_reset_fsal(mbs_rkstab *s)
 {
-    if (s != NULL) s->fsal_valid = s->dense_valid = s->rho_valid = 0;
+    if (s != NULL) s->fsal_valid = s->dense_valid = s->sing.valid = 0;
 }
 
 const char *mbs_rkstab_message(int code)
@@ -216,16 +216,16 @@ static int attempt_step(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     }
     s->nfev++;
     if (f(ctx, t_new, XN, K7) != 0) return MBS_RKSTAB_ERHS;
-    if (p != NULL && s->weak != NULL) { /* the rounding along weak constraint directions is no error */
+    if (p != NULL && s->sing.weak != NULL) { /* the rounding along weak constraint directions is no error */
         double *D = ROW(s, W_R); /* scratch: the continuous extension is stored after acceptance */
         for (i = 0; i < n; ++i) D[i] = XN[i] - ARG[i];
-        s->rho_new = s->weak(ctx, t_new, XN, D);
+        s->sing.rho_new = s->sing.weak(ctx, t_new, XN, D);
     }
     for (i = 0; i < n; ++i) {
         double ax = fabs(X[i]), axn = fabs(XN[i]);
         double e = e1 * K1[i] + 0.0 * K2[i] + e3 * K3[i] + e4 * K4[i] + e5 * K5[i] + e6 * K6[i] +
                    e7 * K7[i];
-        if (p != NULL) e = (s->weak != NULL ? ROW(s, W_R)[i] : XN[i] - ARG[i]) + e;
+        if (p != NULL) e = (s->sing.weak != NULL ? ROW(s, W_R)[i] : XN[i] - ARG[i]) + e;
         e /= s->atol + s->rtol * (ax > axn ? ax : axn);
         sumsq += e * e;
     }
@@ -305,18 +305,40 @@ static void store_dense(mbs_rkstab *s, double tc, double h)
     s->dense_valid = 1;
 }
 
-/* Singular positions: the next step h shortened so that the singular time predicted from the
- * regularity ratios at the last two accepted states falls PLACE_THETA into a step (rkstab.py
- * RKStab._place); tc is the time of the last accepted state. */
-static double place_step(const mbs_rkstab *s, double tc, double h)
+void mbs_rk_singular_start(mbs_rk_singular *g, void *ctx, double t, const double *x, double *d, int n)
+{
+    if (g->weak == NULL || g->valid) return;
+    memset(d, 0, (size_t)n * sizeof(double));
+    g->rho = g->rho_new = g->weak(ctx, t, x, d);
+    g->t_rho = t;
+    g->rho_prev = HUGE_VAL;
+    g->t_rho_prev = t;
+    g->valid = 1;
+}
+
+void mbs_rk_singular_accept(mbs_rk_singular *g, double t)
+{
+    if (g->weak == NULL || !g->valid) return;
+    g->rho_prev = g->rho;
+    g->t_rho_prev = g->t_rho;
+    g->rho = g->rho_new;
+    g->t_rho = t;
+}
+
+double mbs_rk_singular_eta(const mbs_rk_singular *g, double tc, double watch)
 {
     double D;
+    if (g->weak == NULL || !g->valid || !(g->rho < g->rho_prev && g->rho_prev < HUGE_VAL && g->rho < watch))
+        return HUGE_VAL;
+    D = g->rho * (tc - g->t_rho_prev) / (g->rho_prev - g->rho);
+    return D > 0.0 ? D : HUGE_VAL;
+}
+
+double mbs_rk_place_step(const mbs_rk_singular *g, double tc, double h)
+{
+    const double D = mbs_rk_singular_eta(g, tc, PLACE_WATCH);
     int j;
-    if (s->weak == NULL || !s->rho_valid || !(s->rho < s->rho_prev && s->rho_prev < HUGE_VAL &&
-                                              s->rho < PLACE_WATCH))
-        return h;
-    D = s->rho * (tc - s->t_rho_prev) / (s->rho_prev - s->rho);
-    if (!(D > 0.0 && D <= PLACE_REACH * h)) return h;
+    if (!(D <= PLACE_REACH * h)) return h;
     j = (int)ceil(D / h - PLACE_THETA);
     if (j < 0) j = 0;
     return D / (j + PLACE_THETA);
@@ -373,15 +395,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     }
     hmin = mbs_rk_hmin(s->hmin, tc, t_end);
     if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
-    if (s->weak != NULL && p != NULL && !s->rho_valid) { /* the regularity of the start */
-        double *D = ROW(s, W_R);
-        memset(D, 0, (size_t)n * sizeof(double));
-        s->rho = s->rho_new = s->weak(ctx, tc, X, D);
-        s->t_rho = tc;
-        s->rho_prev = HUGE_VAL;
-        s->t_rho_prev = tc;
-        s->rho_valid = 1;
-    }
+    if (p != NULL) mbs_rk_singular_start(&s->sing, ctx, tc, X, ROW(s, W_R), n); /* the start's regularity */
 
     while (tc < t_end) {
         double t_new, h_prop = h, err = 0.0;
@@ -419,12 +433,9 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             memcpy(X, ROW(s, W_XN), (size_t)n * sizeof(double));
             memcpy(ROW(s, W_K1), ROW(s, W_K7), (size_t)n * sizeof(double));
             h = h_next;
-            if (s->weak != NULL && p != NULL && s->rho_valid) {
-                s->rho_prev = s->rho;
-                s->t_rho_prev = s->t_rho;
-                s->rho = s->rho_new;
-                s->t_rho = tc;
-                h = place_step(s, tc, h);
+            if (p != NULL) {
+                mbs_rk_singular_accept(&s->sing, tc);
+                h = mbs_rk_place_step(&s->sing, tc, h);
             }
         } else {
             double q = pow(err, EXPO1) / SAFETY;
@@ -432,7 +443,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             s->reject_last = 1;
             last_nonfinite = 0;
             h = h / (q < 1.0 / FACMIN ? q : 1.0 / FACMIN);
-            if (p != NULL) h = place_step(s, tc, h);
+            if (p != NULL) h = mbs_rk_place_step(&s->sing, tc, h);
         }
     }
 
