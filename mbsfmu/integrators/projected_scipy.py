@@ -73,6 +73,8 @@ class ProjectedScipy(Stepper):
         X = np.empty((len(ts), self.x0.size))
         for i, t in enumerate(ts):
             X[i] = dense(t)
+            if not np.all(np.isfinite(X[i])):  # DOP853's interpolant has stages of its own
+                raise SimulationError(f"{self.method}: the dense output is not finite at t={t:.6g}")
             if self.project is not None:
                 X[i] = self.project(t, X[i])
                 self.nproj += 1

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ParameterError, SimulationError
+from ..errors import ParameterError
 
 __all__ = ["Stepper", "StepperResult", "sample", "check_output_times"]
 
@@ -162,8 +162,9 @@ def sample(stepper: Stepper, t_eval=None, monitor=None) -> StepperResult:
     times within the interval; None: every accepted step, including t0).
 
     ``monitor(t, h, h_rho)`` is called after every accepted step (progress, stiffness
-    diagnostic); what it raises propagates.  A SimulationError or KeyboardInterrupt raised
-    during the steps carries ``partial = (t, x)``: the output points reached so far."""
+    diagnostic); what it raises propagates.  Any exception raised during the steps (a
+    SimulationError of the method, an error of the right-hand side or projection, a
+    KeyboardInterrupt) carries ``partial = (t, x)``: the output points reached so far."""
     t_eval = check_output_times(t_eval, stepper.t0, stepper.t1)
     stepper.start()
     record = _Record(t_eval, stepper.t0, stepper.x0)
@@ -173,7 +174,7 @@ def sample(stepper: Stepper, t_eval=None, monitor=None) -> StepperResult:
             record.step(stepper)
             if monitor is not None:
                 monitor(stepper.t, stepper.h, stepper.h_rho)
-    except (SimulationError, KeyboardInterrupt) as exc:
+    except BaseException as exc:  # the method's failure, the model's, Ctrl-C: keep what was computed
         exc.partial = record.partial()
         raise
     t, x = record.complete(stepper.x)

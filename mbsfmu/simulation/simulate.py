@@ -21,6 +21,7 @@ from ..model.system import finite_number
 from ..solver_settings import ATOL_FACTOR, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
 from .engine_run import engine_applies, run_on_engine
 from .result import Result
+from .run_failure import run_failure
 from .run_monitor import RunMonitor
 
 #: Method aliases on the numpy backend: an explicit method and a stiff (implicit) one.  For systems
@@ -251,14 +252,9 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
         raise SimulationInterrupted(
             f"{system.name}: interrupted at t={partial.t[-1]:.6g} of {grid[-1]:g} s; "
             "the result so far is in .result", partial) from exc
-    except SimulationError as exc:
-        note = form.singularity_note(stepper.t, stepper.x[:f]) if numeric.m else ""
-        if note:  # a singular position: say so (the engine's failed runs say the same)
-            partial = getattr(exc, "partial", (None, None))
-            exc = SimulationError(f"{exc}; {note}")
-            exc.partial = partial
-        exc.result = _partial(exc, result, str(exc))
-        raise exc
+    except Exception as exc:  # every failure: a SimulationError with .result (run_failure.py)
+        failure = run_failure(exc, system, form, stepper, scipy_method, lambda e, why: _partial(e, result, why))
+        raise failure from failure.__cause__
     T, X = sol.t, sol.x
     stats.update(nfev=sol.nfev, nproj=sol.nproj, naccept=sol.naccept, nreject=sol.nreject,
                  njev=sol.extra.get("njev", 0))
