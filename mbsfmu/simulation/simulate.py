@@ -253,7 +253,8 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
             f"{system.name}: interrupted at t={partial.t[-1]:.6g} of {grid[-1]:g} s; "
             "the result so far is in .result", partial) from exc
     except Exception as exc:  # every failure: a SimulationError with .result (run_failure.py)
-        failure = run_failure(exc, system, form, stepper, scipy_method, lambda e, why: _partial(e, result, why))
+        failure = run_failure(exc, system, form, stepper, scipy_method,
+                              lambda e, why: _partial(e, result, why))
         raise failure from failure.__cause__
     T, X = sol.t, sol.x
     stats.update(nfev=sol.nfev, nproj=sol.nproj, naccept=sol.naccept, nreject=sol.nreject,
