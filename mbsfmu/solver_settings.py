@@ -143,6 +143,8 @@ def check_setting(name: str, value, api: bool = False) -> float:
         return _check_choice(s, value, api)
     label = s.api_name if api else s.name
     try:
+        if isinstance(value, bool):  # True is 1 to float(), not a tolerance anybody means
+            raise TypeError
         v = float(value)
     except (TypeError, ValueError):
         raise ParameterError(f"{label} must be a number, got {value!r}") from None

@@ -22,13 +22,14 @@ step's end point and slope), which is why it is sampled before ``stabilize``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["Stepper", "StepperResult", "sample", "check_output_times"]
+__all__ = ["Stepper", "StepperResult", "sample", "check_output_times", "check_settings"]
 
 
 @dataclass
@@ -106,6 +107,52 @@ def check_output_times(t_eval, t0: float, t1: float) -> np.ndarray | None:
     if t_eval.size and (t_eval[0] < t0 or t_eval[-1] > t1):
         raise ParameterError(f"t_eval must lie within t_span [{t0}, {t1}], got [{t_eval[0]}, {t_eval[-1]}]")
     return t_eval
+
+
+def check_settings(x0, t_span, rtol, atol, first_step, max_step, max_steps, min_step):
+    """The settings of a stepper, checked: (x0 as a float array, t0, t1, rtol, atol (rtol / 10 where
+    None; a scalar or one value per state), first_step, max_step, max_steps, min_step (default
+    1e-14 (t1 - t0))); a ParameterError names the first bad one."""
+    x0 = np.array(x0, dtype=float)
+    if x0.ndim != 1 or x0.size == 0:
+        raise ParameterError(f"x0 must be a non-empty 1-D array, got shape {x0.shape}")
+    if not np.all(np.isfinite(x0)):
+        raise ParameterError(f"x0 is not finite at indices {np.flatnonzero(~np.isfinite(x0)).tolist()}")
+    try:
+        t0, t1 = (float(v) for v in t_span)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"t_span must be two numbers (t0, t1), got {t_span!r}") from exc
+    if not (math.isfinite(t0) and math.isfinite(t1)):
+        raise ParameterError(f"t_span must be finite, got {t_span!r}")
+    if not t1 > t0:
+        raise ParameterError(f"t_span must satisfy t1 > t0 (forward integration only), got ({t0}, {t1})")
+    rtol = float(rtol)
+    if not (rtol > 0 and math.isfinite(rtol)):
+        raise ParameterError(f"rtol must be positive and finite, got {rtol}")
+    if atol is None:
+        atol = rtol / 10
+    atol = np.asarray(atol, dtype=float)
+    if atol.ndim > 1 or (atol.ndim == 1 and atol.shape != x0.shape):
+        raise ParameterError(f"atol must be a scalar or have shape {x0.shape}, got shape {atol.shape}")
+    if not np.all(np.isfinite(atol)) or np.any(atol < 0):
+        raise ParameterError("atol must be finite and non-negative")
+    if atol.ndim == 0:
+        atol = float(atol)
+    max_step = float(max_step)
+    if not max_step > 0:
+        raise ParameterError(f"max_step must be positive, got {max_step}")
+    if first_step is not None:
+        first_step = float(first_step)
+        if not (first_step > 0 and math.isfinite(first_step)):
+            raise ParameterError(f"first_step must be positive and finite, got {first_step}")
+    if int(max_steps) < 1:
+        raise ParameterError(f"max_steps must be at least 1, got {max_steps}")
+    if min_step is None:
+        min_step = 1e-14 * (t1 - t0)
+    min_step = float(min_step)
+    if not min_step >= 0:
+        raise ParameterError(f"min_step must be non-negative, got {min_step}")
+    return x0, t0, t1, rtol, atol, first_step, max_step, int(max_steps), min_step
 
 
 class _Record:

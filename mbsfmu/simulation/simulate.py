@@ -14,8 +14,8 @@ import time
 import numpy as np
 
 from ..errors import ConstraintError, ParameterError, SimulationError, SimulationInterrupted
-from ..formulations import make_formulation
-from ..formulations.consistent_initialization import consistent_state
+from ..formulations import check_formulation_name, check_options, make_formulation
+from ..formulations.consistent_initialization import consistent_state, fixed_names
 from ..integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
 from ..model.system import finite_number
 from ..solver_settings import ATOL_FACTOR, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
@@ -190,13 +190,17 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     max_step = check_setting("max_step", max_step, api=True)
     if progress is not None and not callable(progress):
         raise ParameterError(f"progress must be a function progress(t, t_end), got {progress!r}")
+    if finite_number(progress_every, "progress_every") < 0:
+        raise ParameterError(f"progress_every must be a number of seconds >= 0, got {progress_every!r}")
+    fixed = fixed_names(fixed)
     grid = output_grid(t_end, dt, 2 * len(system.coordinates_) + 1 + len(system.inputs))
     eqs = system.equations()
     numeric = eqs.numeric(params)
     backend = default_backend() if backend is None else backend
     if backend not in BACKENDS:
         raise ParameterError(f"unknown backend {backend!r}; use 'numpy' or 'c'")
-    form = make_formulation(formulation, numeric, inputs, **(formulation_options or {}))
+    form = make_formulation(formulation, numeric, inputs, **check_options(
+        check_formulation_name(formulation), formulation_options, bool(numeric.m)))
     x0 = initial_state(system, initial)
     f = numeric.f
     given = [k if not k.startswith("D") or k in system.coordinates_ else f"der({k[1:]})"
