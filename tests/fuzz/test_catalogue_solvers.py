@@ -169,3 +169,22 @@ def test_the_default_atol_is_the_rule_on_every_path(cart_fmu):
     assert float(var.start) == 0.0 and "0 = derived from the relative tolerance" in var.description
     assert mbsfmu.simulate(CART, 0.01, rtol=1e-10).stats["atol"] == 1e-10 * 0.01
     assert mbsfmu.simulate(SLIDER, 0.01, rtol=1e-10, atol=0).stats["atol"] == 1e-10 * 0.1
+
+
+def test_the_importers_tolerance_is_solver_rtol(cart_fmu):
+    """fmi2SetupExperiment's tolerance (fmpy's relative_tolerance, a sweep's rtol) is solver_rtol's
+    value unless solver_rtol is set, so such a run equals simulate at that rtol bit for bit (it
+    was ignored: the FMU ran at 1e-8); one outside solver_rtol's range is a warning naming it."""
+    import fmpy
+
+    ref = mbsfmu.simulate(CART, 0.5, 0.01, rtol=1e-10)
+    r = fmpy.simulate_fmu(str(cart_fmu), stop_time=0.5, output_interval=0.01, relative_tolerance=1e-10)
+    assert np.array_equal(np.array([r["x"], r["theta"]]), ref.y)
+    r = fmpy.simulate_fmu(str(cart_fmu), stop_time=0.5, output_interval=0.01, relative_tolerance=1e-4,
+                          start_values={"solver_rtol": 1e-10})
+    assert np.array_equal(np.array([r["x"], r["theta"]]), ref.y)
+    logged = []
+    fmpy.simulate_fmu(str(cart_fmu), stop_time=0.5, output_interval=0.01, relative_tolerance=0.5,
+                      logger=lambda *args: logged.append(args[-1].decode()))
+    assert any("the tolerance is not taken (solver_rtol = 0.5 is outside its range [1e-14, 0.1])" in m
+               for m in logged), logged
