@@ -90,3 +90,38 @@ def test_an_input_function_that_raises_keeps_its_result():
     with pytest.raises(mbsfmu.SimulationError, match=r"cart_pendulum: DOP853 failed after t=.*KeyError") as i:
         mbsfmu.simulate(MODELS / "cart_pendulum.py", 1.0, 0.01, inputs={"F": force}, backend="numpy")
     assert i.value.result.t[-1] >= 0.45
+
+
+def test_a_collapsed_step_size_ends_the_run_with_the_place():
+    """The N = 10 four-bar with the unstabilized 'dae' and DOP853 at rtol 1e-10 creeps towards the
+    flat position at t = 1.2412 with accepted steps of 5e-13 s, never arriving (before: the
+    engine's run did not return for an hour, 1e7 steps per output step); now 10 000 accepted
+    steps in a row shorter than 1e-12 of the interval end it, naming the singular position, within
+    seconds, with the result so far."""
+    s = mbsfmu.load_model(MODELS / "four_bar_natural.py", N=10)
+    with pytest.raises(mbsfmu.SimulationError, match=r"the step size collapsed \(10000 accepted steps in a "
+                       r"row shorter than 1e-12 of the interval\).*at t=1.2412.*nearly singular") as info:
+        mbsfmu.simulate(s, 10.0, 0.01, rtol=1e-10, method="DOP853", formulation="dae")
+    assert 1.2 <= info.value.result.t[-1] <= 1.25
+
+
+def test_the_collapse_rule_is_the_same_in_both_implementations():
+    import re
+
+    from mbsfmu.runtime import source_dir
+    from mbsfmu.runtime.constants import COLLAPSE
+
+    text = (source_dir() / "mbs_rk_shared.h").read_text()
+    assert float(re.search(r"#define MBS_RK_COLLAPSE_RATIO (\S+)", text).group(1)) == COLLAPSE["ratio"]
+    assert int(re.search(r"#define MBS_RK_COLLAPSE_STEPS (\d+)", text).group(1)) == COLLAPSE["steps"]
+    from mbsfmu.integrators.stepper import Stepper, sample
+
+    class Creeping(Stepper):  # approaches t = 1 by halving the distance: never arrives
+        t0, t1, t, h, x0, x = 0.0, 1.0, 0.0, 0.0, np.zeros(1), np.zeros(1)
+
+        def step(self):
+            self.h = (1.0 - self.t) / 2 if self.t < 0.99 else 1e-13
+            self.t += self.h
+
+    with pytest.raises(mbsfmu.SimulationError, match=r"Creeping: the step size collapsed \(10000"):
+        sample(Creeping())

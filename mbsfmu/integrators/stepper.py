@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, SimulationError
+from ..runtime.constants import COLLAPSE
 
 __all__ = ["Stepper", "StepperResult", "sample", "check_output_times", "check_settings"]
 
@@ -209,15 +210,24 @@ def sample(stepper: Stepper, t_eval=None, monitor=None) -> StepperResult:
     times within the interval; None: every accepted step, including t0).
 
     ``monitor(t, h, h_rho)`` is called after every accepted step (progress, stiffness
-    diagnostic); what it raises propagates.  Any exception raised during the steps (a
+    diagnostic); what it raises propagates.  A run whose step size collapses (COLLAPSE['steps']
+    accepted steps in a row shorter than COLLAPSE['ratio'] of the interval, as in the engine)
+    ends with a SimulationError.  Any exception raised during the steps (a
     SimulationError of the method, an error of the right-hand side or projection, a
     KeyboardInterrupt) carries ``partial = (t, x)``: the output points reached so far."""
     t_eval = check_output_times(t_eval, stepper.t0, stepper.t1)
     stepper.start()
     record = _Record(t_eval, stepper.t0, stepper.x0)
+    h_collapse, short = COLLAPSE["ratio"] * (stepper.t1 - stepper.t0), 0
     try:
         while not stepper.finished:
             stepper.step()
+            short = short + 1 if stepper.h < h_collapse else 0
+            if short >= COLLAPSE["steps"]:  # creeping towards a point it never reaches
+                raise SimulationError(
+                    f"{type(stepper).__name__}: the step size collapsed ({short} accepted steps in a row "
+                    f"shorter than {COLLAPSE['ratio']:g} of the interval) at t={stepper.t:.9g}: the "
+                    "solution is not smooth here")
             record.step(stepper)
             if monitor is not None:
                 monitor(stepper.t, stepper.h, stepper.h_rho)

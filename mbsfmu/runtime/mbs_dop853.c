@@ -303,7 +303,8 @@ static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     int n, rc = MBS_RKSTAB_OK, last_nonfinite = 0;
     double *X, *K1, *K13, *XN;
     double tc, h, hmin, span;
-    long nattempt = 0;
+    long nattempt = 0, short_run = 0; /* accepted steps in a row below h_collapse */
+    double h_collapse;
 
     if (s == NULL || f == NULL || t == NULL || x == NULL || s->work == NULL || s->n < 1)
         return MBS_RKSTAB_EARG;
@@ -330,6 +331,7 @@ static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     }
     hmin = mbs_rk_hmin(s->hmin, tc, t_end);
     if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
+    h_collapse = MBS_RK_COLLAPSE_RATIO * ((isfinite(t_clip) ? t_clip : t_end) - tc);
     if (p != NULL && s->sing.weak != NULL && !s->sing.valid) { /* the start's regularity */
         s->dense_ready = 0; /* row R5 as scratch */
         mbs_rk_singular_start(&s->sing, ctx, tc, X, ROW(s, W_R5), n);
@@ -340,6 +342,7 @@ static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
         int clipped = 0, outcome;
 
         if (max_steps > 0 && nattempt >= max_steps) { rc = MBS_RKSTAB_ETOOMANY; break; }
+        if (short_run >= MBS_RK_COLLAPSE_STEPS) { rc = MBS_RKSTAB_ECOLLAPSE; break; }
         if (h < hmin) { rc = last_nonfinite ? MBS_RKSTAB_ENONFINITE : MBS_RKSTAB_EUNDERFLOW; break; }
         if (p != NULL && s->sing.weak != NULL) { /* a singular time ahead: RKSTAB crosses it */
             const double D = mbs_rk_singular_eta(&s->sing, tc, CROSS_WATCH);
@@ -379,6 +382,7 @@ static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             s->reject_last = 0;
             last_nonfinite = 0;
             s->naccept++;
+            short_run = h < h_collapse ? short_run + 1 : 0;
             stiffness_estimate(s, h);
             if (dense && t_new >= t_end) {
                 memcpy(ROW(s, W_XOLD), X, (size_t)n * sizeof(double));

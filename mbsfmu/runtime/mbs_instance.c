@@ -945,7 +945,8 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
                               : I->d.method == MBS_METHOD_DOP853 ? x_dp
                                                                  : I->d.rk.work;
         if (MBS_NC > 0 &&
-            (rc == MBS_RKSTAB_EUNDERFLOW || rc == MBS_RKSTAB_ETOOMANY || rc == MBS_RADAU_ENEWTON) &&
+            (rc == MBS_RKSTAB_EUNDERFLOW || rc == MBS_RKSTAB_ETOOMANY || rc == MBS_RADAU_ENEWTON ||
+             rc == MBS_RKSTAB_ECOLLAPSE) &&
             mbs_form_singularity(&I->form, t_int, x_int, 0, MBS_SINGULAR_PIVOT_LOW, MBS_SINGULAR_PIVOT_HIGH,
                                  mbs_row_names, singular + 2, sizeof singular - 2))
             memcpy(singular, "; ", 2);

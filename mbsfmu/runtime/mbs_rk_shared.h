@@ -8,6 +8,15 @@
 
 #include "mbs_rkstab.h"
 
+/* A collapsed step size (MBS_RKSTAB_ECOLLAPSE): this many accepted steps in a row, each shorter
+ * than this fraction of the call's horizon (the stop time t_clip where it is finite, else t_end,
+ * minus the start of the call), end the call.  Such a run could not finish in 1e12 steps; it is
+ * typically creeping towards a point where the solution is not smooth (an unstabilized
+ * formulation at a singular position of the mechanism), each step accepted, never arriving.
+ * The reference steppers apply the same rule (mbsfmu/integrators/stepper.py, COLLAPSE). */
+#define MBS_RK_COLLAPSE_RATIO 1e-12
+#define MBS_RK_COLLAPSE_STEPS 10000
+
 /* sqrt(1/n sum (v_i / scale_i)^2) */
 double mbs_rk_rms(const double *v, const double *scale, int n);
 

@@ -92,6 +92,8 @@ const char *mbs_rkstab_message(int code)
     case MBS_RKSTAB_ERHS: return "the right-hand side reported a failure";
     case MBS_RKSTAB_EPROJECT: return "the projection reported a failure";
     case MBS_RKSTAB_ENONFINITE: return "non-finite values (state, right-hand side or projection)";
+    case MBS_RKSTAB_ECOLLAPSE: return "the step size collapsed (10000 accepted steps in a row shorter than "
+                                      "1e-12 of the interval): the solution is not smooth here";
     case MBS_RKSTAB_EHMAX: return "the step-size limit (max_internal_step) is below the smallest step "
                                   "the integrator can resolve here";
     default: return "unknown error code";
@@ -372,7 +374,8 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     int n, rc = MBS_RKSTAB_OK, last_nonfinite = 0;
     double *X;
     double tc, h, hmin, span;
-    long nattempt = 0;
+    long nattempt = 0, short_run = 0; /* accepted steps in a row below h_collapse */
+    double h_collapse;
 
     if (s == NULL || f == NULL || t == NULL || x == NULL || s->work == NULL || s->n < 1)
         return MBS_RKSTAB_EARG;
@@ -395,6 +398,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     }
     hmin = mbs_rk_hmin(s->hmin, tc, t_end);
     if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
+    h_collapse = MBS_RK_COLLAPSE_RATIO * ((isfinite(t_clip) ? t_clip : t_end) - tc);
     if (p != NULL) mbs_rk_singular_start(&s->sing, ctx, tc, X, ROW(s, W_R), n); /* the start's regularity */
 
     while (tc < t_end) {
@@ -402,6 +406,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
         int clipped = 0, outcome;
 
         if (max_steps > 0 && nattempt >= max_steps) { rc = MBS_RKSTAB_ETOOMANY; break; }
+        if (short_run >= MBS_RK_COLLAPSE_STEPS) { rc = MBS_RKSTAB_ECOLLAPSE; break; }
         if (h < hmin) { rc = last_nonfinite ? MBS_RKSTAB_ENONFINITE : MBS_RKSTAB_EUNDERFLOW; break; }
         nattempt++;
         if (tc + 1.01 * h >= t_clip) {
@@ -427,6 +432,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             s->reject_last = 0;
             last_nonfinite = 0;
             s->naccept++;
+            short_run = h < h_collapse ? short_run + 1 : 0;
             stiffness_estimate(s, h);
             if (dense) store_dense(s, tc, h);
             tc = t_new;

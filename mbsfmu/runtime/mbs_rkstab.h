@@ -63,6 +63,8 @@ typedef struct {
 #define MBS_RKSTAB_ENONFINITE (-6) /* non-finite x or f(t, x) at the start of a call, or step size
                                       underflow after steps that produced non-finite values */
 #define MBS_RKSTAB_EHMAX (-7)      /* hmax is below the smallest step the call can take (hmin) */
+#define MBS_RKSTAB_ECOLLAPSE (-10) /* MBS_RK_COLLAPSE_STEPS accepted steps in a row shorter than
+                                      MBS_RK_COLLAPSE_RATIO of the call's horizon (mbs_rk_shared.h) */
 
 /* Size (number of doubles) of the work array for n states. */
 #define MBS_RKSTAB_WORK_SIZE(n) (16 * (n))
