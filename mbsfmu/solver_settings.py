@@ -83,7 +83,7 @@ class SolverSetting:
 SOLVER_SETTINGS = (
     SolverSetting("solver_rtol", "rtol", 1e-8, 1e-14, 0.1,
                   "relative tolerance of the internal integrator", "RTOL"),
-    SolverSetting("solver_atol", "atol", 0.0, 1e-30, 1.0,
+    SolverSetting("solver_atol", "atol", 0.0, 0.0, 1.0,
                   f"absolute tolerance of the internal integrator; 0 = {ATOL_RULE}", "ATOL",
                   zero_means="derived from rtol", zero_in_api=True),
     SolverSetting("max_internal_step", "max_step", 0.0, 1e-10, math.inf,
@@ -109,11 +109,12 @@ def values_text(s: SolverSetting) -> str:
 
 def range_text(s: SolverSetting, api: bool = False) -> str:
     """'[1e-14, 0.1]', or for a step limit '0 (no limit) or [1e-10, inf)' (FMU parameter) and
-    '[1e-10, inf]' (simulate's keyword, whose default inf means no limit)."""
+    '[1e-10, inf]' (simulate's keyword, whose default inf means no limit), for atol
+    '0 (derived from rtol) or (0, 1]'."""
     if s.choices:
         return values_text(s)
     hi = ("inf]" if api else "inf)") if math.isinf(s.high) else f"{s.high:g}]"
-    text = f"[{s.low:g}, {hi}"
+    text = f"{'(' if s.zero_means and s.low == 0 else '['}{s.low:g}, {hi}"  # 0 itself means zero_means
     return f"0 ({s.zero_means}) or {text}" if s.zero_means and (s.zero_in_api or not api) else text
 
 

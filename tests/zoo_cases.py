@@ -388,7 +388,9 @@ CASES = [
     Case("cart_pendulum", "cart_pendulum.py", {}, 10.0, 2.0, 0.01, _cart_pendulum, numpy_ci=1.0),
     Case("slider_crank", "slider_crank.py", {}, 10.0, 2.0, 0.01, _slider_crank, numpy_ci=0.5),
     Case("slider_crank_natural", "slider_crank_natural.py", {}, 10.0, 2.0, 0.01, _slider_crank, numpy_ci=0.5),
-    Case("four_bar", "four_bar.py", {}, 10.0, 2.0, 0.01, _four_bar, numpy_ci=0.5),
+    # near a change point (a + c within 1 cm of b + d) the motion is sensitive: the error of RKSTAB at
+    # rtol 1e-10 grows to 1e-6 (relative) over 10 s and falls with the tolerance (7e-9 at 1e-12)
+    Case("four_bar", "four_bar.py", {}, 10.0, 2.0, 0.01, _four_bar, bound=1e-5, numpy_ci=0.5),
     Case("four_bar_change_point_natural", "four_bar_change_point_natural.py", {}, 3.0, 2.0, 0.01,
          _four_bar_change_point, numpy_ci=0.5),
     Case("four_bar_natural N=2", "four_bar_natural.py", {"N": 2}, 10.0, 2.0, 0.01, _four_bar_natural,

@@ -360,9 +360,9 @@ static int solver_setting_problem(mbs_instance *I, unsigned vr, double value)
         snprintf(h, sizeof h, "inf)");
     else
         snprintf(h, sizeof h, "%s]", mbs_format_double(hi, g, sizeof g));
-    snprintf(I->msg, sizeof I->msg, "%s = %s is outside its range %s%s%s[%s, %s", mbs_names[vr],
+    snprintf(I->msg, sizeof I->msg, "%s = %s is outside its range %s%s%s%s%s, %s", mbs_names[vr],
              mbs_format_double(value, g, sizeof g), zero ? "0 (" : "", zero ? zero : "", zero ? ") or " : "",
-             l, h);
+             zero && lo == 0.0 ? "(" : "[", l, h); /* 0 itself means `zero` */
     return 1;
 }
 
