@@ -58,7 +58,7 @@ def formulations(system) -> list[str]:
 def kind(exc: BaseException) -> str:
     """The first words of an error message that say what happened (for the table)."""
     text = str(exc).split(": ", 1)[-1]
-    for key in ("step size underflow", "singular", "redundant", "not converge", "non-finite",
+    for key in ("step size underflow", "collapsed", "singular", "redundant", "not converge", "non-finite",
                 "cannot take", "maximum number of steps", "projection"):
         if key in text:
             return key
