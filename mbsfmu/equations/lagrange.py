@@ -100,8 +100,10 @@ def gravity_terms(system) -> list[sp.Expr]:
 
 def inertia_terms(system, D: TimeDerivative) -> tuple[sp.Matrix, sp.Matrix]:
     """M = d2T/dy'dy' and k = d/dt(dT/dy')|_(y''=0) - dT/dy, term by term; a coordinate whose
-    velocity is in no term of T is a SingularMassMatrixError naming it, a mass matrix that
-    depends on the velocities a ModelError."""
+    velocity is in no term of T and that is in no constraint is a SingularMassMatrixError
+    naming it, a mass matrix that depends on the velocities a ModelError.  A coordinate
+    without mass that constraints fix is allowed (M singular, the augmented system regular:
+    :mod:`.mass_regularity`)."""
     f = len(system.y)
     iy = {s: j for j, s in enumerate(system.y)}
     iyd = {s: j for j, s in enumerate(system.yd)}
@@ -118,12 +120,16 @@ def inertia_terms(system, D: TimeDerivative) -> tuple[sp.Matrix, sp.Matrix]:
         for i, dTdy in _partials(T, iy).items():
             k_terms[i].append(-dTdy)
     M = sp.Matrix(f, f, lambda i, j: sp.Add(*M_terms[i][j]))
-    unmoved = [str(system.y[j]) for j in range(f) if not any(M[:, j])]
-    if unmoved:
+    constrained = set().union(*(h.expression.free_symbols for h in system.holonomic),
+                              *(h.expression.free_symbols for h in system.nonholonomic))
+    free = [str(system.y[j]) for j in range(f) if not any(M[:, j])
+            and not {system.y[j], system.yd[j]} & constrained]
+    if free:
         raise SingularMassMatrixError(
             f"{system.name}: the mass matrix is singular: the velocity of coordinate(s) "
-            + ", ".join(map(repr, unmoved)) + " appears in no term of the kinetic energy T "
-            "(give the point a mass: point_mass(), rod(), rigid_body() or kinetic_energy())")
+            + ", ".join(map(repr, free)) + " appears in no term of the kinetic energy T and "
+            "in no constraint, so nothing determines its motion (give the point a mass: "
+            "point_mass(), rod(), rigid_body() or kinetic_energy(), or constrain it)")
     moving = M.free_symbols & set(system.yd)
     if moving:
         raise ModelError(f"{system.name}: the kinetic energy is not quadratic in the velocities: "

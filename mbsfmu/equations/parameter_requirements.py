@@ -248,12 +248,18 @@ def _probe_nonzero(eqs) -> dict[str, str]:
         num.prm[:] = default
 
 
-def _singular_text(num, v) -> str:
-    """Why the (reduced) mass matrix is singular, naming the coordinates of its null vector v."""
+def motion_text(num, v) -> str:
+    """"coordinate 'x'" or "a combined motion of 'x', 'y'": the coordinates that carry the
+    motion v (components above a tenth of the largest, largest first)."""
     a = np.abs(v)
     order = [i for i in np.argsort(-a) if a[i] > 0.1 * a.max()]
     moving = ", ".join(repr(num.coordinate_names[i]) for i in order)
-    motion = f"coordinate {moving}" if len(order) == 1 else f"a combined motion of {moving}"
+    return f"coordinate {moving}" if len(order) == 1 else f"a combined motion of {moving}"
+
+
+def _singular_text(num, v) -> str:
+    """Why the (reduced) mass matrix is singular, naming the coordinates of its null vector v."""
+    motion = motion_text(num, v)
     if num.m:
         return (f"the mass matrix reduced by the constraints is singular ({motion} would move "
                 "no mass)")

@@ -611,6 +611,22 @@ class System:
         self.holonomic.append(el)
         return name
 
+    def rates(self, coordinates):
+        """The rate symbols D<q> of coordinates, to write nonholonomic constraints, outputs or
+        energies with: ``s.rates(x)`` for one coordinate (its symbol or name) is the symbol
+        Dx; a list, tuple or column vector of coordinates (a natural-coordinate point) gives
+        the same shape of rates."""
+        if isinstance(coordinates, (sp.MatrixBase, list, tuple)):
+            out = [self.rates(q) for q in coordinates]
+            return sp.Matrix(out).reshape(*coordinates.shape) if isinstance(
+                coordinates, sp.MatrixBase) else type(coordinates)(out)
+        name = coordinates.name if isinstance(coordinates, sp.Symbol) else coordinates
+        if not isinstance(name, str) or name not in self.coordinates_ or (
+                isinstance(coordinates, sp.Symbol) and coordinates != self.coordinates_[name].symbol):
+            raise ModelError(f"rates(): {coordinates!r} is not a coordinate of {self.name!r} "
+                             f"(coordinates: {', '.join(self.coordinates_) or 'none'})")
+        return self.coordinates_[name].velocity
+
     def nonholonomic_constraint(self, name: str, expression) -> str:
         """A nonholonomic constraint A(y, t) y' + a(y, t) = 0 given as the expression
         A y' + a in the rates ``D<coordinate>`` (seed 004 sec. 3.5, eq. 3.75), e.g. a knife
