@@ -38,7 +38,14 @@ import sympy as sp
 
 from ..errors import ModelError, RedundantConstraintWarning
 from .elements import Body, EnergyTerm, Mass, PointForce, PointSpringDamper
-from .natural_coordinates import RigidElement, cross2, dot, thin_rod_kinetic_energy
+from .natural_coordinates import (
+    RigidElement,
+    dot,
+    form_kinetic_energy,
+    perp,
+    point_mass_form,
+    rod_form,
+)
 from .system import FORCES, FRAMES, System, check_differentiable, check_mass_properties, finite_number, t
 
 #: relative tolerances: of the identity check of element constraints (values at random points),
@@ -67,7 +74,7 @@ class LagrangianSystem(System):
         self.gravity_field = sp.zeros(dim, 1)
         self.pvs: dict[str, sp.Matrix] = {}            # declared points and vectors by name
         self.elements: dict[str, tuple] = {}           # rigid elements: (RigidElement, P0, e)
-        self._gradients: dict[str, dict] = {}          # constraint -> {coordinate: dc/dy}
+        self._gradients: dict = {}                     # constraint -> parts of dc/dy
 
     # ------------------------------------------------------------------ checked expressions
     def _symbols_of(self, *kinds: str) -> set:
@@ -356,23 +363,36 @@ class LagrangianSystem(System):
         m = self._mass(mass, where)
         self._claim(name, where, FRAMES)
         pd = self.velocity(p)
-        self._element(name, m * dot(pd, pd) / 2, Mass(name, m, p))
+        self._element(name, m * dot(pd, pd) / 2, Mass(name, m, p), point_mass_form(m, p))
         return name
 
-    def rod(self, name: str, a, b, mass, length=None) -> str:
-        """A thin uniform rod (mass >= 0) from ``a`` to ``b`` (seed 003 sec. 2.4): T = m/6
-        (A'^2 + A'.B' + B'^2), its weight at the midpoint and, with ``length`` (> 0), the
-        distance constraint ``<name>_length``: |a - b|^2 - length^2 = 0 (rigidity, sec. 2.5)."""
+    def rod(self, name: str, a, b, mass, length=None, inertia=None) -> str:
+        """A slender rod (mass >= 0) from ``a`` to ``b``: thin and uniform (seed 003 sec. 2.4:
+        T = m/6 (A'^2 + A'.B' + B'^2)), or with ``inertia`` J >= 0, its moment of inertia about
+        its centre across it (T = m/2 |C'|^2 + J/2 |B' - A'|^2 / l^2, no spin about its axis,
+        as seed 003 sec. 6.3's rods; needs ``length``; for a rod given by its moment J_a about
+        the end a, J = J_a - m l^2 / 4); its weight at the midpoint; with ``length`` (> 0) the
+        distance constraint ``<name>_length``: |a - b|^2 - length^2 = 0 (sec. 2.5)."""
         where = f"rod {name!r}"
         self._check_name(name, where, FRAMES)
         pa, pb = self.pv(a, where + " end a"), self.pv(b, where + " end b")
         m = self._mass(mass, where)
         ell = None if length is None else self._length(length, where)
+        J = None
+        if inertia is not None:
+            if ell is None:
+                raise ModelError(f"{where}: a rod with an inertia needs its length (T has J |B' - "
+                                 "A'|^2 / l^2)")
+            J = self._constant_expr(inertia, where + " inertia")
+            value = self._at_start(J)
+            if value is not None and value < 0:
+                raise ModelError(f"{where}: the moment of inertia must be >= 0, got {_shown(J, value)}")
         self._claim(name, where, FRAMES)
-        self._element(name, thin_rod_kinetic_energy(m, self.velocity(pa), self.velocity(pb)),
-                      Mass(name, m, (pa + pb) / 2))
+        form = rod_form(m, pa, pb, J, ell)
+        self._element(name, form_kinetic_energy(form, [self.velocity(pa), self.velocity(pb)]),
+                      Mass(name, m, (pa + pb) / 2), form)
         if ell is not None:
-            self._rigidity(name, "length", dot(pa - pb, pa - pb) - ell**2)
+            self._rigidity(name, "length", pa - pb, pa - pb, ell**2)
         return name
 
     def rigid_body(self, name: str, mass, points, vectors=(), cg=None, inertia=0,
@@ -434,10 +454,10 @@ class LagrangianSystem(System):
         self._claim(name, where, FRAMES)
         self.elements[name] = (elem, glob[0], e)
         self._element(name, elem.kinetic_energy(self.velocity(glob[0]), e, ed),
-                      Mass(name, m, elem.cg_position(glob[0], e)))
+                      Mass(name, m, elem.cg_position(glob[0], e)), elem.kinetic_form(glob[0], e))
         if rigid:
-            for label, expr in elem.rigidity(e):
-                self._rigidity(name, label, expr)
+            for label, u, v, r in elem.rigidity(e):
+                self._rigidity(name, label, u, v, r)
         return name
 
     def _check_mass_properties(self, name: str, m, I3: sp.Matrix) -> None:
@@ -488,19 +508,21 @@ class LagrangianSystem(System):
                              f"{', '.join(self.elements) or 'none'}")
         return self.elements[element]
 
-    def _element(self, name, T, mass: Mass) -> None:
-        self.energy_terms.append(EnergyTerm(name, "T", T))
+    def _element(self, name, T, mass: Mass, form) -> None:
+        self.energy_terms.append(EnergyTerm(name, "T", T, form))
         self.masses.append(mass)
         self._changed()
 
-    def _rigidity(self, element: str, label: str, expr) -> str | None:
-        """Add the constraint ``<element>_<label>`` made by an element, unless the same one
-        (or its negative) exists; warn if it depends on the existing ones at the start."""
+    def _rigidity(self, element: str, label: str, u, v, r) -> str | None:
+        """Add the constraint ``<element>_<label>``: u . v - r = 0 made by an element, unless
+        the same one (or its negative) exists; warn if it depends on the existing ones at the
+        start."""
         name = f"{element}_{label}"
+        expr = dot(u, v) - r
         if self._identical(expr) is not None:
             return None
         others = self._dependence(expr)
-        self.constraint(name, expr)
+        self._product(name, u, v, r)
         if others is not None:
             warnings.warn(RedundantConstraintWarning(
                 f"{self.name}: the constraint {name!r} that {self._names[FRAMES][element]} adds "
@@ -537,32 +559,54 @@ class LagrangianSystem(System):
                     return h.name
         return None
 
-    def _gradient(self, name: str, expr) -> dict:
-        """{coordinate: dc/dy} of a constraint (cached by name)."""
-        if name not in self._gradients:
-            self._gradients[name] = {q: sp.diff(expr, q) for q in self.y if q in expr.free_symbols}
-        return self._gradients[name]
+    def _gradient_row(self, key, expr, values: dict) -> np.ndarray | None:
+        """dc/dy of the constraint expression ``expr`` at ``values`` (None if a symbol has no
+        value there or c is not finite), by complex steps: dc/dy_j = Im c(y + i h e_j) / h with
+        h = 1e-30, exact to rounding for the analytic expressions a constraint may hold (its
+        non-smooth functions are refused, a Piecewise is differentiated symbolically); one
+        vectorized evaluation of c lambdified once (kept under ``key``)."""
+        if key not in self._gradients:
+            syms = sorted(expr.free_symbols, key=str)
+            self._gradients[key] = (syms, sp.lambdify(syms, expr, "numpy"))
+        syms, fn = self._gradients[key]
+        if any(x not in values for x in syms):
+            return None
+        index = {q: j for j, q in enumerate(self.y)}
+        moving = [k for k, x in enumerate(syms) if x in index]
+        row = np.zeros(len(index))
+        if not moving:
+            return row
+        if expr.has(sp.Piecewise):
+            for k in moving:
+                value = _number(sp.diff(expr, syms[k]).xreplace(values))
+                if value is None:
+                    return None
+                row[index[syms[k]]] = value
+            return row
+        h = 1e-30
+        args = []
+        for k, x in enumerate(syms):
+            arg = np.full(len(moving), complex(values[x]))
+            if k in moving:
+                arg[moving.index(k)] += 1j * h
+            args.append(arg)
+        with np.errstate(all="ignore"):
+            out = np.broadcast_to(np.asarray(fn(*args), dtype=complex), (len(moving),))
+        for m, k in enumerate(moving):
+            row[index[syms[k]]] = out[m].imag / h
+        return row if np.all(np.isfinite(row)) and np.all(np.isfinite(out.real)) else None
 
     def _dependence(self, expr) -> list[str] | None:
-        """None if the gradient of the constraint ``expr`` at the initial configuration (the
+        """None if the gradient of the new constraint ``expr`` at the initial configuration (the
         symbols as in :meth:`_start_values`, constants without default 0.7) is independent of
         those of the holonomic constraints already there, else the names of those it is a
-        combination of ([] for a zero gradient).  Numerical: the distance of the new gradient
-        from the span of the others, relative to its length, against REDUNDANT_RTOL."""
+        combination of ([] for a zero gradient): the numerical rank of the constraint Jacobian
+        at the start, not a symbolic comparison.  The distance of the new gradient from the
+        span of the others, relative to its length, is compared with REDUNDANT_RTOL."""
         values = self._start_values()
         values.update({c.symbol: 0.7 for c in self.constants_.values() if c.value is None})
-        index = {q: j for j, q in enumerate(self.y)}
-
-        def row(grad):
-            r = np.zeros(len(index))
-            for q, d in grad.items():
-                v = _number(d.xreplace(values))
-                if v is None:
-                    return None
-                r[index[q]] = v
-            return r
-
-        g = row({q: sp.diff(expr, q) for q in self.y if q in expr.free_symbols})
+        g = self._gradient_row(None, sp.sympify(expr), values)
+        self._gradients.pop(None, None)
         if g is None:
             return None
         scale = float(np.abs(g).max())
@@ -570,7 +614,7 @@ class LagrangianSystem(System):
             return []
         rows, names = [], []
         for h in self.holonomic:
-            r = row(self._gradient(h.name, h.expression))
+            r = self._gradient_row(h.name, h.expression, values)
             if r is not None and r.any():
                 rows.append(r)
                 names.append(h.name)
@@ -616,17 +660,24 @@ class LagrangianSystem(System):
         where = f"distance constraint {name!r}"
         pa, pb = self.pv(a, where), self.pv(b, where)
         ell = self._length(length, where)
-        return self.constraint(name, dot(pa - pb, pa - pb) - ell**2)
+        return self._product(name, pa - pb, pa - pb, ell**2)
+
+    def _product(self, name: str, u, v, r) -> str:
+        """The constraint u . v - r = 0 (u, v point or vector expressions, r of constants and
+        time), kept with its factors so that its rows come from the kinematics of u and v."""
+        self.constraint(name, dot(u, v) - r)
+        self.holonomic[-1].product = (sp.Matrix(u), sp.Matrix(v), sp.sympify(r))
+        return name
 
     def perpendicular(self, name: str, u, v) -> str:
         """u . v = 0 (seed 003 sec. 2.5, a right angle kept between two vectors)."""
         where = f"perpendicularity constraint {name!r}"
-        return self.constraint(name, dot(self.pv(u, where), self.pv(v, where)))
+        return self._product(name, self.pv(u, where), self.pv(v, where), 0)
 
     def unit_length(self, name: str, u) -> str:
         """u . u - 1 = 0 (a unit vector)."""
         pu = self.pv(u, f"unit-length constraint {name!r}")
-        return self.constraint(name, dot(pu, pu) - 1)
+        return self._product(name, pu, pu, 1)
 
     def prismatic(self, name: str, p, u, q, v=None, normals=None) -> list[str]:
         """A prismatic joint (seed 003 sec. 2.5): the point ``q`` of the second element stays
@@ -646,19 +697,19 @@ class LagrangianSystem(System):
         if self.dim == 2:
             if normals is not None:
                 raise ModelError(f"{where}: normals are for 3D joints only")
-            names.append(self.constraint(f"{name}_line", cross2(pq - pp, pu)))
+            names.append(self._product(f"{name}_line", perp(pq - pp), pu, 0))
             if pvv is not None:
-                names.append(self.constraint(f"{name}_parallel", cross2(pu, pvv)))
+                names.append(self._product(f"{name}_parallel", perp(pu), pvv, 0))
             return names
         if normals is None or len(normals) != 2:
             raise ModelError(f"{where}: a 3D prismatic joint needs normals=(n1, n2), two vectors of "
                              "the first element perpendicular to u")
         ns = [self.pv(n, where + " normal") for n in normals]
         for i, n in enumerate(ns, 1):
-            names.append(self.constraint(f"{name}_n{i}", dot(pq - pp, n)))
+            names.append(self._product(f"{name}_n{i}", pq - pp, n, 0))
         if pvv is not None:
             for i, n in enumerate(ns, 1):
-                names.append(self.constraint(f"{name}_v{i}", dot(pvv, n)))
+                names.append(self._product(f"{name}_v{i}", pvv, n, 0))
         return names
 
     # ------------------------------------------------------------------ outputs

@@ -54,6 +54,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import ModelError
+from .elements import KineticForm
 
 
 def dot(a, b) -> sp.Expr:
@@ -74,6 +75,33 @@ def cross2(a, b) -> sp.Expr:
 def thin_rod_kinetic_energy(mass, ad, bd) -> sp.Expr:
     """T = m/6 (A'^2 + A'.B' + B'^2) of a thin uniform rod with end velocities A', B'."""
     return mass * (dot(ad, ad) + dot(ad, bd) + dot(bd, bd)) / 6
+
+
+def rod_form(mass, a, b, inertia=None, length=None) -> KineticForm:
+    """A slender rod's T as the quadratic form of its ends A, B.  Thin and uniform (``inertia``
+    None): metric m/6 [[2, 1], [1, 2]], T = m/6 (A'^2 + A'.B' + B'^2).  With the moment of
+    inertia J about its centre across the rod (no spin about its axis, as seed 003 sec. 6.3's
+    rods): T = m/2 |(A' + B')/2|^2 + J/2 |B' - A'|^2 / l^2, metric
+    [[m/4 + J/l^2, m/4 - J/l^2], [m/4 - J/l^2, m/4 + J/l^2]] (J = m l^2 / 12 is the thin rod)."""
+    if inertia is None:
+        metric = mass * sp.Matrix([[2, 1], [1, 2]]) / 6
+    else:
+        s, d = mass / 4, inertia / length**2
+        metric = sp.Matrix([[s + d, s - d], [s - d, s + d]])
+    return KineticForm([sp.Matrix(a), sp.Matrix(b)], metric)
+
+
+def form_kinetic_energy(form: KineticForm, velocities) -> sp.Expr:
+    """T = 1/2 sum_ab metric_ab x_a' . x_b' of a form, given the velocities x_a'."""
+    G = form.metric
+    n = G.shape[0]
+    return sp.Add(*[G[a, b] * dot(velocities[a], velocities[b]) for a in range(n) for b in range(n)
+                    if G[a, b] != 0]) / 2
+
+
+def point_mass_form(mass, p) -> KineticForm:
+    """T = m |p'|^2 / 2 as a quadratic form."""
+    return KineticForm([sp.Matrix(p)], sp.Matrix([[mass]]))
 
 
 def cross(a, b) -> sp.Matrix:
@@ -177,11 +205,32 @@ class RigidElement:
                         terms.append(self.G[k, j] * dot(wd[k], wd[j]) / 2)
         return sp.Add(*terms)
 
-    def rigidity(self, e) -> list[tuple[str, sp.Expr]]:
-        """(label, e_k . e_l - E_k . E_l) for k <= l: the element keeps its shape."""
+    def kinetic_form(self, p0, e) -> KineticForm:
+        """Eq. (2) as a quadratic form in (P0', w_1', ...): metric [[m, m cg^T], [m cg, G]] (in
+        2D G = diag(g, 0): R e_1 enters only through the centre of gravity); the third vector
+        of a three-PV element is the cross product of the first two."""
+        m, n = self.mass, len(self.c)
+        metric = sp.zeros(n + 1, n + 1)
+        metric[0, 0] = m
+        for k, ck in enumerate(self.c):
+            metric[0, k + 1] = metric[k + 1, 0] = m * ck
+        if self.dim == 2:
+            metric[1, 1] = self.g
+        else:
+            metric[1:, 1:] = self.G
+        vectors = [sp.Matrix(p0), *[sp.Matrix(v) for v in e]]
+        if self.dim == 2:
+            vectors.append(perp(e[0]))
+        elif self.crossed:
+            vectors.append(("cross", 1, 2))
+        return KineticForm(vectors, metric)
+
+    def rigidity(self, e) -> list[tuple]:
+        """(label, e_k, e_l, E_k . E_l) for k <= l: the constraints e_k . e_l - E_k . E_l = 0
+        that keep the element's shape."""
         out = []
         n = len(self.basis)
         for k in range(n):
             for j in range(k, n):
-                out.append((f"e{k + 1}e{j + 1}", dot(e[k], e[j]) - dot(self.basis[k], self.basis[j])))
+                out.append((f"e{k + 1}e{j + 1}", e[k], e[j], dot(self.basis[k], self.basis[j])))
         return out
