@@ -136,6 +136,13 @@ class LagrangianSystem(System):
             return value.applyfunc(lambda e: D(e, without_ydd=True))
         return D(self.expr(value, "velocity()"), without_ydd=True)
 
+    def rates(self, coordinates):
+        """The rate symbols D<q> (see :meth:`System.rates`); here also of a point or vector
+        given by its name: ``s.rates("A")`` is the column (DA_x, DA_y(, DA_z))."""
+        if isinstance(coordinates, str) and coordinates in self.pvs:
+            coordinates = self.pvs[coordinates]
+        return super().rates(coordinates)
+
     def _changed(self) -> None:
         self._equations = None
 
