@@ -206,15 +206,25 @@ class LagrangianSystem(System):
         where a symbol has no value (a constant without default, a time parameter given by
         functions) or the term is not quadratic (the derivation reports that)."""
         rates = [v for v in self.yd if v in T.free_symbols]
-        H = sp.hessian(T, rates)
-        if H.free_symbols & set(rates):
-            return
         configurations = (("the initial configuration", self._start_values()),
                           ("a random configuration", self._start_values(np.random.default_rng(3))))
         for at, values in configurations:
-            A = _numeric_matrix(H.xreplace(values))
-            if A is None:
+            # the numbers first: the Hessian of a numeric quadratic polynomial is cheap
+            Tn = T.xreplace({k: v for k, v in values.items() if k not in set(rates)})
+            if Tn.free_symbols - set(rates):
                 return
+            poly = Tn.as_poly(*rates)
+            if poly is None or poly.total_degree() > 2:
+                return
+            A = np.zeros((len(rates), len(rates)))    # T = 1/2 y'^T A y' + ...
+            for monom, coeff in poly.terms():
+                c = _number(coeff)
+                if c is None:
+                    return
+                if sum(monom) == 2:
+                    i, j = [k for k, e in enumerate(monom) for _ in range(e)]
+                    A[i, j] += c if i != j else 2 * c
+                    A[j, i] += c if i != j else 0.0
             w, V = np.linalg.eigh(0.5 * (A + A.T))
             tol = DEFINITE_RTOL * max(float(np.abs(w).max()), 1e-300)
             if w[0] >= -tol:
@@ -223,9 +233,10 @@ class LagrangianSystem(System):
                     else "negative semi-definite")
             v = np.abs(V[:, 0])
             moving = [str(r)[1:] for r, a in zip(rates, v) if a > 0.1 * v.max()]
-            motion = (f"coordinate {moving[0]!r}" if len(moving) == 1 else
-                      "the combined motion of " + ", ".join(map(repr, moving)))
-            raise ModelError(f"{where} is {kind} in the velocities: moving {motion} gives T < 0 "
+            motion = ("every motion" if kind == "negative definite" else
+                      f"moving coordinate {moving[0]!r}" if len(moving) == 1 else
+                      f"moving the coordinates {', '.join(map(repr, moving))} together")
+            raise ModelError(f"{where} is {kind} in the velocities: {motion} gives T < 0 "
                              f"(eigenvalue {w[0]:.3g} of its mass matrix d2T/dy'dy' at {at}); a "
                              "kinetic energy must be >= 0 for every motion")
 
