@@ -11,7 +11,9 @@ set between steps); each failure names the parameter and its value:
    inertia: symmetric, positive semi-definite, and its principal moments satisfy the triangle
    inequality J1 + J2 >= J3.  Both are semi-definiteness conditions: J >= 0, and
    (tr J / 2) E - J >= 0 (its eigenvalues are (J1 + J2 - J3) / 2 and permutations);
-3. **parameters the dynamics need non-zero**: a constant whose value 0 makes the mass matrix
+3. **parameters the dynamics need non-zero**: a constant the model declares so (a
+   LagrangianSystem's distance lengths: ``nonzero_parameters``), or a constant whose value 0
+   makes the mass matrix
    reduced to the mechanism's degrees of freedom, N^T M N with N a basis of the null space of the
    constraint Jacobian C (seed 000 eqs. 11-18: the coordinate-partitioning reduction), singular,
    or makes C lose rank, where its default value does neither.  Found by a numerical probe at
@@ -130,15 +132,19 @@ def _derive(eqs) -> ParameterRequirements:
             req.bounds[c.name] = (c.min, c.max)
     req.bodies = body_checks(s)
     req.nonzero = _probe_nonzero(eqs)
+    # what the model itself knows must not be 0 (a LagrangianSystem's distance lengths)
+    for name, why in getattr(s, "nonzero_parameters", {}).items():
+        req.nonzero.setdefault(name, why)
     return req
 
 
 def body_checks(system) -> list[BodyCheck]:
-    """One BodyCheck per body whose mass or inertia depends on constants (bodies with numeric
-    mass properties were checked when they were declared)."""
+    """One BodyCheck per body (and per element with mass of a LagrangianSystem) whose mass or
+    inertia depends on constants (those with numeric mass properties were checked when they
+    were declared)."""
     names = list(system.constants_)
     out = []
-    for body in system.bodies.values():
+    for body in [*system.bodies.values(), *getattr(system, "masses", ())]:
         J = body.inertia
         exprs = [sp.sympify(e) for e in (body.mass, J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2],
                                          J[2, 2])]

@@ -237,11 +237,16 @@ class EnergyTerm:
 @dataclass
 class Mass:
     """A mass m whose centre of gravity is at the position ``cg`` (a vector expression of the
-    coordinates): its weight enters V as -m g.cg once gravity is set."""
+    coordinates): its weight enters V as -m g.cg once gravity is set.  ``inertia`` is the
+    element's inertia tensor about its centre of gravity (zero for a point mass, (0, J, J) for
+    a rod, the polar moment J as diag(J/2, J/2, J) for a planar body), for the parameter checks
+    that a body's mass properties get (:func:`mbsfmu.equations.parameter_requirements.
+    body_checks`)."""
 
     name: str
     mass: sp.Expr
     cg: sp.Matrix
+    inertia: sp.Matrix = field(default_factory=lambda: sp.zeros(3, 3))
 
 
 @dataclass

@@ -64,7 +64,7 @@ class LagrangianSystem(System):
 
     def __init__(self, name: str, title: str = "", dim: int = 3):
         super().__init__(name, title)
-        if dim not in (2, 3):
+        if isinstance(dim, bool) or dim not in (2, 3) or not isinstance(dim, int):
             raise ModelError(f"system {name!r}: dim must be 2 or 3, got {dim!r}")
         self.dim = dim
         self.energy_terms: list[EnergyTerm] = []
@@ -75,6 +75,7 @@ class LagrangianSystem(System):
         self.pvs: dict[str, sp.Matrix] = {}            # declared points and vectors by name
         self.elements: dict[str, tuple] = {}           # rigid elements: (RigidElement, P0, e)
         self._gradients: dict = {}                     # constraint -> parts of dc/dy
+        self.nonzero_parameters: dict[str, str] = {}   # constant -> why it must not be 0
 
     # ------------------------------------------------------------------ checked expressions
     def _symbols_of(self, *kinds: str) -> set:
@@ -165,6 +166,9 @@ class LagrangianSystem(System):
 
     def _pv_coordinates(self, name, initial, velocity, guess, where) -> sp.Matrix:
         def numbers(values, what):
+            if isinstance(values, (str, bytes)) or (values is not None and not hasattr(values, "__len__")):
+                raise ModelError(f"{where}: {what} needs {self.dim} numbers (a list or array), got "
+                                 f"{values!r}")
             values = list(values) if values is not None else [0.0] * self.dim
             if len(values) != self.dim:
                 raise ModelError(f"{where}: {what} needs {self.dim} components, got {len(values)}")
@@ -199,12 +203,15 @@ class LagrangianSystem(System):
         self.energy_terms.append(EnergyTerm(name, "T", e))
         self._changed()
 
-    def _check_kinetic_energy(self, T: sp.Expr, where: str) -> None:
-        """A ModelError unless the mass matrix d2T/dy'dy' of the term T is positive
-        semi-definite at the initial configuration and at one random configuration (the other
-        symbols at their defaults, t = 0), naming the motion that would have T < 0.  Skipped
-        where a symbol has no value (a constant without default, a time parameter given by
-        functions) or the term is not quadratic (the derivation reports that)."""
+    def _check_kinetic_energy(self, T: sp.Expr, where: str, kind: str = "T") -> None:
+        """A ModelError unless the matrix d2T/dy'dy' of the term T (of ``kind`` "T", a kinetic
+        energy, or "R", a Rayleigh function) is positive semi-definite at the initial
+        configuration and at one random configuration (the other symbols at their defaults,
+        t = 0), naming the motion that would have T < 0.  Skipped where a symbol has no value
+        (a constant without default, a time parameter given by functions) or the term is not
+        quadratic in the velocities (the derivation reports that for T; R may be any function)."""
+        matrix, what = (("mass matrix", "a kinetic energy") if kind == "T" else
+                        ("damping matrix", "a Rayleigh function (R < 0 feeds energy in)"))
         rates = [v for v in self.yd if v in T.free_symbols]
         configurations = (("the initial configuration", self._start_values()),
                           ("a random configuration", self._start_values(np.random.default_rng(3))))
@@ -229,16 +236,16 @@ class LagrangianSystem(System):
             tol = DEFINITE_RTOL * max(float(np.abs(w).max()), 1e-300)
             if w[0] >= -tol:
                 continue
-            kind = ("negative definite" if w[-1] < -tol else "indefinite" if w[-1] > tol
-                    else "negative semi-definite")
+            definite = ("negative definite" if w[-1] < -tol else "indefinite" if w[-1] > tol
+                        else "negative semi-definite")
             v = np.abs(V[:, 0])
             moving = [str(r)[1:] for r, a in zip(rates, v) if a > 0.1 * v.max()]
-            motion = ("every motion" if kind == "negative definite" else
+            motion = ("every motion" if definite == "negative definite" else
                       f"moving coordinate {moving[0]!r}" if len(moving) == 1 else
                       f"moving the coordinates {', '.join(map(repr, moving))} together")
-            raise ModelError(f"{where} is {kind} in the velocities: {motion} gives T < 0 "
-                             f"(eigenvalue {w[0]:.3g} of its mass matrix d2T/dy'dy' at {at}); a "
-                             "kinetic energy must be >= 0 for every motion")
+            raise ModelError(f"{where} is {definite} in the velocities: {motion} gives {kind} < 0 "
+                             f"(eigenvalue {w[0]:.3g} of its {matrix} d2{kind}/dy'dy' at {at}); "
+                             f"{what} must be >= 0 for every motion")
 
     def _start_values(self, rng=None) -> dict:
         """Numbers for the declared symbols: the coordinates at their initial values (with
@@ -302,6 +309,7 @@ class LagrangianSystem(System):
         if not e.free_symbols & set(self.yd):
             raise ModelError(f"{where}: {e} depends on no velocity (R must be a function of the "
                              "velocities)")
+        self._check_kinetic_energy(e, where, "R")
         self.energy_terms.append(EnergyTerm(name, "R", e))
         self._changed()
 
@@ -337,25 +345,45 @@ class LagrangianSystem(System):
         pa, pb = self.pv(a, where + " end a"), self.pv(b, where + " end b")
         if pa == pb:
             raise ModelError(f"{where}: both ends are the same point")
-        el = PointSpringDamper(name, pa, pb, *(self._constant_expr(v, where) for v in
-                                               (stiffness, damping, rest_length)))
+        el = PointSpringDamper(
+            name, pa, pb, self._constant_expr(stiffness, f"{where} stiffness"),
+            self._nonnegative(damping, where, "damping", " (a negative damping feeds energy in: "
+                              "R = d L'^2 / 2 must be >= 0)"),
+            self._nonnegative(rest_length, where, "rest length", " (a length)"))
         self._claim(name, where, FORCES)
         self.point_springs.append(el)
         return name
 
     def _constant_expr(self, value, where) -> sp.Expr:
+        """A checked property (mass, length, stiffness, ...): an expression of constants and
+        time; a number must be finite and real."""
         e = self.expr(value, where)
         self._refuse(e, where, ("y", "yd", "u"), "a property may depend on constants and time only")
+        if e.has(sp.nan, sp.zoo, sp.oo, -sp.oo) or (e.is_number and e.is_real is False):
+            raise ModelError(f"{where}: {value!r} is not a finite real number")
+        return e
+
+    def _nonnegative(self, value, where: str, what: str, why: str) -> sp.Expr:
+        """A checked property that must be >= 0 where it has a value at the start."""
+        e = self._constant_expr(value, f"{where} {what}")
+        v = self._at_start(e)
+        if v is not None and v < 0:
+            raise ModelError(f"{where}: the {what} must be >= 0, got {_shown(e, v)}{why}")
         return e
 
     def _mass(self, value, where: str) -> sp.Expr:
-        """A checked mass: an expression of constants and time, >= 0 where it has a value at
-        the start (a negative mass makes the kinetic energy indefinite)."""
-        m = self._constant_expr(value, where + " mass")
+        """A checked mass: an expression of constants, positive where it has a value at the
+        start (a negative mass makes the kinetic energy indefinite; an element without mass
+        adds nothing)."""
+        m = self._constant_expr(value, f"{where} mass")
+        if m.has(t) or m.free_symbols & {p.symbol for p in self.time_parameters.values()}:
+            raise ModelError(f"{where}: the mass may depend on constants only, not on time")
         v = self._at_start(m)
-        if v is not None and v < 0:
-            raise ModelError(f"{where}: the mass must be >= 0, got {_shown(m, v)} (a negative mass "
-                             "gives a kinetic energy that is negative for some motion)")
+        if v is not None and not v > 0:
+            raise ModelError(f"{where}: mass must be positive, got {_shown(m, v)} (a negative mass "
+                             "gives a kinetic energy that is negative for some motion; an element "
+                             "without mass adds nothing: leave it out, a massless link is a "
+                             "distance())")
         return m
 
     def _length(self, value, where: str) -> sp.Expr:
@@ -369,6 +397,15 @@ class LagrangianSystem(System):
                              "the constraint without a gradient; two points that coincide are one "
                              "shared point)")
         return ell
+
+    def _length_parameters(self, ell: sp.Expr, where: str) -> None:
+        """Record the constants whose value 0 makes the length ``ell`` 0 (the parameter checks
+        refuse them: ``nonzero_parameters``); called once the element is added."""
+        start = self._start_values()
+        for c in self.constants_.values():
+            if c.symbol in ell.free_symbols and _number(ell.xreplace({**start, c.symbol: 0})) == 0:
+                self.nonzero_parameters.setdefault(c.name, f"with {c.name} = 0 the length of {where} "
+                                                   "is 0 (the constraint has no gradient)")
 
     # ------------------------------------------------------------------ elements
     def point_mass(self, name: str, point, mass) -> str:
@@ -394,6 +431,8 @@ class LagrangianSystem(System):
         where = f"rod {name!r}"
         self._check_name(name, where, FRAMES)
         pa, pb = self.pv(a, where + " end a"), self.pv(b, where + " end b")
+        if pa == pb:
+            raise ModelError(f"{where}: both ends are the same point")
         m = self._mass(mass, where)
         ell = None if length is None else self._length(length, where)
         J = None
@@ -401,16 +440,15 @@ class LagrangianSystem(System):
             if ell is None:
                 raise ModelError(f"{where}: a rod with an inertia needs its length (T has J |B' - "
                                  "A'|^2 / l^2)")
-            J = self._constant_expr(inertia, where + " inertia")
-            value = self._at_start(J)
-            if value is not None and value < 0:
-                raise ModelError(f"{where}: the moment of inertia must be >= 0, got {_shown(J, value)}")
+            J = self._nonnegative(inertia, where, "moment of inertia", "")
         self._claim(name, where, FRAMES)
         form = rod_form(m, pa, pb, J, ell)
         self._element(name, form_kinetic_energy(form, [self.velocity(pa), self.velocity(pb)]),
-                      Mass(name, m, (pa + pb) / 2), form)
+                      Mass(name, m, (pa + pb) / 2, sp.diag(0, J, J) if J is not None else sp.zeros(3, 3)),
+                      form)
         if ell is not None:
             self._rigidity(name, "length", pa - pb, pa - pb, ell**2)
+            self._length_parameters(ell, where)
         return name
 
     def rigid_body(self, name: str, mass, points, vectors=(), cg=None, inertia=0,
@@ -437,6 +475,10 @@ class LagrangianSystem(System):
         ``rigid=False`` and the constraints the element needs, e.g. :meth:`distance`)."""
         where = f"rigid body {name!r}"
         self._check_name(name, where, FRAMES)
+        if not isinstance(rigid, bool):
+            raise ModelError(f"{where}: rigid must be True or False, got {rigid!r}")
+        if not isinstance(points, (list, tuple)) or not isinstance(vectors, (list, tuple)):
+            raise ModelError(f"{where}: points and vectors are lists of (global, local) pairs")
         points, vectors = list(points), list(vectors)
         if not points:
             raise ModelError(f"{where}: needs at least one point (its reference point)")
@@ -446,23 +488,19 @@ class LagrangianSystem(System):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ModelError(f"{where}: each {kind} is a pair (global {kind}, local coordinates)")
             glob.append(self.pv(pair[0], f"{where} {kind} {i}"))
-            loc = self.pv(pair[1], f"{where} local coordinates of {kind} {i}")
-            self._refuse(sp.Matrix(loc), where, ("y",), "local coordinates are constants")
+            loc = self._local(pair[1], f"{where} local coordinates of {kind} {i}")
             local.append(loc)
             labels.append(f"{self._label(glob[-1], f'{kind} {i}')} (local {tuple(loc)})")
         m = self._constant_expr(mass, where + " mass")
         X0 = local[0]
         cg = X0 if cg is None else self.pv(cg, where + " cg")
         if self.dim == 2:
-            J = self._constant_expr(inertia, where + " inertia")
-            value = self._at_start(J)
-            if value is not None and value < 0:
-                raise ModelError(f"{where}: the polar moment of inertia must be >= 0, got "
-                                 f"{_shown(J, value)}")
+            J = self._nonnegative(inertia, where, "polar moment of inertia", "")
             self._check_mass_properties(name, m, sp.zeros(3, 3))
         else:
             none = isinstance(inertia, (int, float)) and inertia == 0
             J = self._matrix3(sp.zeros(3, 3) if none else inertia, where + " inertia")
+            J = J.applyfunc(lambda x: self._constant_expr(x, where + " inertia"))
             self._check_mass_properties(name, m, J)
         n_pts = len(points)
         basis = [local[k] - X0 for k in range(1, n_pts)] + local[n_pts:]
@@ -471,8 +509,9 @@ class LagrangianSystem(System):
         ed = [self.velocity(v) for v in e]
         self._claim(name, where, FRAMES)
         self.elements[name] = (elem, glob[0], e)
+        tensor = sp.diag(J / 2, J / 2, J) if self.dim == 2 else J
         self._element(name, elem.kinetic_energy(self.velocity(glob[0]), e, ed),
-                      Mass(name, m, elem.cg_position(glob[0], e)), elem.kinetic_form(glob[0], e))
+                      Mass(name, m, elem.cg_position(glob[0], e), tensor), elem.kinetic_form(glob[0], e))
         if rigid:
             for label, u, v, r in elem.rigidity(e):
                 self._rigidity(name, label, u, v, r)
@@ -509,13 +548,22 @@ class LagrangianSystem(System):
         where a force acts, in an output, in a constraint, or as a basic point of another
         element (a joint there)."""
         elem, p0, e = self._element_of(element, "body_point")
-        return elem.point(p0, e, self.pv(local, f"body_point({element!r}) local position"))
+        return elem.point(p0, e, self._local(local, f"body_point({element!r}) local position"))
 
     def body_vector(self, element: str, local) -> sp.Matrix:
         """The global components of the vector fixed in the rigid element ``element`` with
         local components ``local`` (sum_k c_k w_k, c = E^-1 U): an axis of the element."""
         elem, _, e = self._element_of(element, "body_vector")
-        return elem.direction(e, self.pv(local, f"body_vector({element!r}) local components"))
+        return elem.direction(e, self._local(local, f"body_vector({element!r}) local components"))
+
+    def _local(self, value, where: str) -> sp.Matrix:
+        """Local coordinates: ``dim`` expressions of constants only."""
+        loc = self.pv(value, where)
+        self._refuse(loc, where, ("y",), "local coordinates are constants")
+        if loc.has(t) or any(x.free_symbols & {p.symbol for p in self.time_parameters.values()}
+                             for x in loc):
+            raise ModelError(f"{where}: local coordinates are constants, not functions of time")
+        return loc
 
     def _element_of(self, element, command: str):
         if element not in self.elements:
@@ -677,8 +725,12 @@ class LagrangianSystem(System):
         (checked where it has a value: a number, or constants with defaults)."""
         where = f"distance constraint {name!r}"
         pa, pb = self.pv(a, where), self.pv(b, where)
+        if pa == pb:
+            raise ModelError(f"{where}: both ends are the same point")
         ell = self._length(length, where)
-        return self._product(name, pa - pb, pa - pb, ell**2)
+        self._product(name, pa - pb, pa - pb, ell**2)
+        self._length_parameters(ell, where)
+        return name
 
     def _product(self, name: str, u, v, r) -> str:
         """The constraint u . v - r = 0 (u, v point or vector expressions, r of constants and

@@ -256,6 +256,7 @@ class System:
         A rate that is not given starts at 0 as a guess: the consistent initialization of a
         constrained system may change it without a warning (see :meth:`initial_guess`)."""
         dname, ddname = "D" + str(name), "D2" + str(name)
+        self._check_name(name, f"coordinate {name!r}", SYMBOLS, fmu=True)  # its own name first
         for n in (dname, ddname):
             if n in self._names[SYMBOLS]:
                 raise ModelError(f"duplicate name {n!r}: needed for the rates of coordinate {name!r} "
