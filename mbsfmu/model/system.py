@@ -26,6 +26,7 @@ from __future__ import annotations
 import keyword
 import math
 import numbers
+import re
 from collections.abc import Callable
 
 import sympy as sp
@@ -168,9 +169,10 @@ class System:
             else:
                 e = sp.sympify(value)
         except (sp.SympifyError, TypeError, SyntaxError) as exc:
-            raise ModelError(f"{where}: cannot read {value!r} as an expression ({exc})") from None
+            raise ModelError(f"{where}: cannot read {value!r} as an expression ({exc})"
+                             + self._sympy_names(value)) from None
         if not isinstance(e, sp.Expr):
-            raise ModelError(f"{where}: {value!r} is not a scalar expression")
+            raise ModelError(f"{where}: {value!r} is not a scalar expression" + self._sympy_names(value))
         known = set(self._namespace.values())
         unknown = [s for s in e.free_symbols if s not in known]
         if unknown:
@@ -180,6 +182,19 @@ class System:
                 "coordinates(), time_parameter() or input() and use the returned symbols"
             )
         return e
+
+    def _sympy_names(self, value) -> str:
+        """'; zeta is a sympy function, ...' for the undeclared names in a string that sympy
+        reads as its own functions (zeta, gamma, beta, ...), else ''."""
+        if not isinstance(value, str):
+            return ""
+        names = sorted({n for n in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", value)
+                        if n not in self._namespace and callable(getattr(sp, n, None))})
+        if not names:
+            return ""
+        return (f"; {', '.join(names)} {'is a sympy function' if len(names) == 1 else 'are sympy functions'}"
+                ", not a declared symbol: declare it with constants(), coordinates(), "
+                "time_parameter() or input() (or choose another name) and use the returned symbol")
 
     def vector(self, value, where: str) -> sp.Matrix:
         if value is None:
