@@ -33,18 +33,22 @@ import sys
 import time
 import warnings
 
+import numpy as np
+import sympy as sp
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import mbsfmu  # noqa: E402
+from mbsfmu import LagrangianSystem  # noqa: E402
+from mbsfmu.natural import dot  # noqa: E402
+from mbsfmu.runtime.engine import engine_module  # noqa: E402
+from models.five_link_natural import B0, BS0, BT0, L_XY, P0, ROD_INERTIA, ROD_MASS, F  # noqa: E402
 
 
 def user_model():
     """The five-link suspension as a user writes it (see the module docstring)."""
-    import numpy as np
-    import sympy as sp
-
-    from mbsfmu import LagrangianSystem
-    from mbsfmu.natural import dot
-    from models.five_link_natural import B0, BS0, BT0, F, L_XY, P0, ROD_INERTIA, ROD_MASS
-
     s = LagrangianSystem("five_link_user", dim=3)
     g, = s.constants(g=9.81)
     s.gravity([0, 0, -g])
@@ -77,14 +81,11 @@ def user_model():
 
 
 def file_model():
-    import mbsfmu
-
     return mbsfmu.load_model(ROOT / "models" / "five_link_natural.py")
 
 
 def measure(form: str, engine: bool) -> dict:
     """One form's times (run in this process)."""
-    sys.path.insert(0, str(ROOT))
     make = user_model if form == "user" else file_model
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -96,8 +97,6 @@ def measure(form: str, engine: bool) -> dict:
         out = {"model": t1 - t0, "equations": t2 - t1, "constraints": s.constraint_names,
                "warnings": [str(w.message) for w in caught]}
         if engine:
-            from mbsfmu.runtime.engine import engine_module
-
             engine_module(s)
             out["engine"] = time.perf_counter() - t2
         del eqs

@@ -347,9 +347,9 @@ class LagrangianSystem(System):
             raise ModelError(f"{where}: both ends are the same point")
         el = PointSpringDamper(
             name, pa, pb, self._constant_expr(stiffness, f"{where} stiffness"),
-            self._nonnegative(damping, where, "damping", " (a negative damping feeds energy in: "
+            self._property(damping, where, "damping", " (a negative damping feeds energy in: "
                               "R = d L'^2 / 2 must be >= 0)"),
-            self._nonnegative(rest_length, where, "rest length", " (a length)"))
+            self._property(rest_length, where, "rest length", " (a length)"))
         self._claim(name, where, FORCES)
         self.point_springs.append(el)
         return name
@@ -363,40 +363,33 @@ class LagrangianSystem(System):
             raise ModelError(f"{where}: {value!r} is not a finite real number")
         return e
 
-    def _nonnegative(self, value, where: str, what: str, why: str) -> sp.Expr:
-        """A checked property that must be >= 0 where it has a value at the start."""
+    def _property(self, value, where: str, what: str, why: str = "", strict: bool = False) -> sp.Expr:
+        """A checked property (:meth:`_constant_expr`) that must be >= 0 (``strict``: > 0)
+        where it has a value at the start; ``why`` ends the message."""
         e = self._constant_expr(value, f"{where} {what}")
         v = self._at_start(e)
-        if v is not None and v < 0:
-            raise ModelError(f"{where}: the {what} must be >= 0, got {_shown(e, v)}{why}")
+        if v is not None and (v <= 0 if strict else v < 0):
+            raise ModelError(f"{where}: the {what} must be {'positive' if strict else '>= 0'}, got "
+                             f"{_shown(e, v)}{why}")
         return e
 
     def _mass(self, value, where: str) -> sp.Expr:
         """A checked mass: an expression of constants, positive where it has a value at the
         start (a negative mass makes the kinetic energy indefinite; an element without mass
         adds nothing)."""
-        m = self._constant_expr(value, f"{where} mass")
+        m = self._property(value, where, "mass", " (a negative mass gives a kinetic energy that is "
+                           "negative for some motion; an element without mass adds nothing: leave "
+                           "it out, a massless link is a distance())", strict=True)
         if m.has(t) or m.free_symbols & {p.symbol for p in self.time_parameters.values()}:
             raise ModelError(f"{where}: the mass may depend on constants only, not on time")
-        v = self._at_start(m)
-        if v is not None and not v > 0:
-            raise ModelError(f"{where}: mass must be positive, got {_shown(m, v)} (a negative mass "
-                             "gives a kinetic energy that is negative for some motion; an element "
-                             "without mass adds nothing: leave it out, a massless link is a "
-                             "distance())")
         return m
 
     def _length(self, value, where: str) -> sp.Expr:
         """A checked length: an expression of constants and time, > 0 where it has a value at
         the start."""
-        ell = self._constant_expr(value, where + " length")
-        v = self._at_start(ell)
-        if v is not None and not v > 0:
-            raise ModelError(f"{where}: the length must be positive, got {_shown(ell, v)} (|a - b| = "
-                             "length has no solution for a negative length, and a length 0 leaves "
-                             "the constraint without a gradient; two points that coincide are one "
-                             "shared point)")
-        return ell
+        return self._property(value, where, "length", " (|a - b| = length has no solution for a "
+                              "negative length, and a length 0 leaves the constraint without a "
+                              "gradient; two points that coincide are one shared point)", strict=True)
 
     def _length_parameters(self, ell: sp.Expr, where: str) -> None:
         """Record the constants whose value 0 makes the length ``ell`` 0 (the parameter checks
@@ -440,7 +433,7 @@ class LagrangianSystem(System):
             if ell is None:
                 raise ModelError(f"{where}: a rod with an inertia needs its length (T has J |B' - "
                                  "A'|^2 / l^2)")
-            J = self._nonnegative(inertia, where, "moment of inertia", "")
+            J = self._property(inertia, where, "moment of inertia", "")
         self._claim(name, where, FRAMES)
         form = rod_form(m, pa, pb, J, ell)
         self._element(name, form_kinetic_energy(form, [self.velocity(pa), self.velocity(pb)]),
@@ -495,7 +488,7 @@ class LagrangianSystem(System):
         X0 = local[0]
         cg = X0 if cg is None else self.pv(cg, where + " cg")
         if self.dim == 2:
-            J = self._nonnegative(inertia, where, "polar moment of inertia", "")
+            J = self._property(inertia, where, "polar moment of inertia", "")
             self._check_mass_properties(name, m, sp.zeros(3, 3))
         else:
             none = isinstance(inertia, (int, float)) and inertia == 0
