@@ -132,11 +132,11 @@ BUILD_CASES = [
      r"gravity: a point or vector of 2 components is needed, got 3"),
     # elements: masses, lengths, inertias
     ("point mass negative", lambda s: s.point_mass("pm", A(s), -1.0), ModelError,
-     r"point mass 'pm': mass must be positive, got -1"),
+     r"point mass 'pm': the mass must be positive, got -1"),
     ("point mass zero", lambda s: s.point_mass("pm", A(s), 0), ModelError,
-     r"point mass 'pm': mass must be positive, got 0 .*leave it out, a massless link is a distance\(\)"),
+     r"point mass 'pm': the mass must be positive, got 0 .*leave it out, a massless link is a distance\(\)"),
     ("point mass default negative", lambda s: s.point_mass("pm", A(s), s.constant("mm", -2.0)), ModelError,
-     r"point mass 'pm': mass must be positive, got mm = -2 \(its value at the start\)"),
+     r"point mass 'pm': the mass must be positive, got mm = -2 \(its value at the start\)"),
     ("point mass nan", lambda s: s.point_mass("pm", A(s), math.nan), ModelError,
      r"point mass 'pm' mass: nan is not a finite real number"),
     ("point mass complex", lambda s: s.point_mass("pm", A(s), 1j), ModelError, r"'pm' mass: 1j is not a "
