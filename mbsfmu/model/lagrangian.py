@@ -18,11 +18,21 @@ generation, the C engine and both FMU flavours take a LagrangianSystem unchanged
 
 Natural-coordinate building blocks (seed 003 ch. 2): :meth:`point` and :meth:`unit_vector`
 declare the coordinates of a point or vector (a point shared by two elements is a revolute or
-spherical joint); :meth:`rod`, :meth:`rigid_body` and :meth:`point_mass` add elements with a
-constant mass matrix and their weight; :meth:`distance`, :meth:`perpendicular`,
-:meth:`unit_length` and :meth:`prismatic` add constraints; :meth:`spring_damper` and
-:meth:`point_force` act between or at points.  Points are sympy column vectors of expressions
-(``dim`` components); a fixed point is any list of numbers or constants.
+spherical joint); :meth:`rod`, :meth:`rigid_body` (from two PVs in 2D, three or four in 3D)
+and :meth:`point_mass` add elements and their weight; :meth:`body_point` and
+:meth:`body_vector` give a point or axis fixed in a rigid element; :meth:`distance`,
+:meth:`perpendicular`, :meth:`unit_length` and :meth:`prismatic` add constraints;
+:meth:`spring_damper` and :meth:`point_force` act between or at points; :meth:`rates` gives
+the rate symbols D<q> of a point or coordinate (the helpers dot, cross, perp, cross2 are in
+:mod:`mbsfmu.natural`).  Points are sympy column vectors of expressions (``dim``
+components); a fixed point is any list of numbers or constants.
+
+Everything is checked when it is declared and a refused declaration leaves no trace: masses
+positive, inertias possible, lengths positive, damping >= 0, a user's T and R positive
+semi-definite (the motion with T < 0 is named), constraints twice differentiable.  An
+element's constraint identical to an existing one is left out; one that depends on the
+existing ones at the initial configuration is added with a RedundantConstraintWarning.
+Points and elements share one namespace (the frames' of a System), springs and forces another.
 
 Frames do not exist here (only ISYS): outputs are expressions (:meth:`point_output` gives a
 point's coordinates and velocity), and the frame-based commands (``body``, ``frame``, ``loop``,
