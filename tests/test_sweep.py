@@ -35,7 +35,7 @@ def test_rows_equal_single_simulate_runs_bit_for_bit():
         for name, v in want.items():
             assert row[name] == v, (name, row["run"])  # tolerance 0: the same run, bit for bit
     # the model was loaded (derived, compiled) once in this process for all six runs
-    assert runner.LOAD_COUNT[f"model:{runner.make_target(CART, True).path}"] == 1
+    assert runner.LOAD_COUNT[runner.make_target(CART, True).key] == 1
 
 
 def test_designs_size_bounds_and_seed():
