@@ -96,7 +96,9 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
                              f"message, wall_s (clash: {', '.join(clash)})")
     if any(results.CHECKSUM == c for c in header):
         raise ParameterError(f"{results.CHECKSUM!r} is the rows file's own column; name the metric otherwise")
-    defined = definition.of_sweep(target_, loaded, entries, design, chosen, keep)
+    # a System's digest from the caller's object (a worker's copy is unpickled, the digest is not)
+    defined = definition.of_sweep(target_, target if target_.kind == "system" else loaded, entries, design,
+                                  chosen, keep)
     rowfile = (results.RowFile(out, header, design, defined, resume, retry_failed)
                if out is not None else None)
     store = TrajectoryStore(trajectories) if trajectories is not None else None

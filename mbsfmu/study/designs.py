@@ -219,6 +219,6 @@ def table(source) -> pd.DataFrame:
     for c in df.columns:
         rows = np.nonzero(~np.isfinite(df[c].to_numpy()))[0]
         if rows.size:
-            raise ParameterError(f"design table: column {c!r} row {rows[0]} is {df[c].iat[rows[0]]!r}, not a "
-                                 "finite number")
+            bad = float(df[c].iat[rows[0]])
+            raise ParameterError(f"design table: column {c!r} row {rows[0]} is {bad!r}, not a finite number")
     return df

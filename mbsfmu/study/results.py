@@ -98,6 +98,11 @@ class RowFile:
         if resume not in RESUME:
             raise ParameterError(f"resume must be one of {', '.join(map(repr, RESUME))}, got {resume!r}")
         self.target = pathlib.Path(path)
+        folder = self.target.parent if str(self.target.parent) else pathlib.Path(".")
+        if self.target.is_dir():
+            raise ParameterError(f"out {str(path)!r} is a folder; give a file name")
+        if not folder.is_dir():
+            raise ParameterError(f"out {str(path)!r}: the folder {str(folder)!r} does not exist")
         self.parquet = self.target.suffix.lower() == ".parquet"
         self.path = self.target.with_name(self.target.name + ".partial.csv") if self.parquet else self.target
         self.definition_path = definition.path_of(self.target)

@@ -100,7 +100,7 @@ class TrajectoryStore:
         runs = {}
         if self.path.exists():
             try:
-                with np.load(self.path) as z:
+                with open(self.path, "rb") as fh, np.load(fh) as z:
                     runs.update({k: z[k] for k in z.files})
             except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
                 kept = self.path.with_name(self.path.name + ".damaged")
