@@ -245,21 +245,27 @@ import sys
 sys.path.insert(0, {root!r})
 import mbsfmu
 from mbsfmu.study import definition
+print(definition.digest(lambda r: r["theta"][-1] * 2.0))
 print(definition.digest(mbsfmu.load_model({model!r})))
 """
 
 
-def test_a_system_digest_is_the_same_in_another_process_and_changes_with_the_model():
+def test_digests_are_the_same_in_another_process_and_change_with_the_model():
     root = os.getcwd()
-    digests = set()
+    digests, lambdas = set(), set()
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         out = subprocess.run([sys.executable, "-c", PROBE.format(root=root, model=CART)], capture_output=True,
                              text=True, env=env, cwd=root, timeout=120)
         assert out.returncode == 0, out.stderr
+        lambdas.add(out.stdout.split()[-2])
         digests.add(out.stdout.split()[-1])
     here = mbsfmu.load_model(CART)
     assert digests == {definition.digest(here)}
+    # a lambda metric by its name and byte code: the same in both processes, another for another body
+    assert len(lambdas) == 1
+    double, triple = (lambda r: r["theta"][-1] * 2.0), (lambda r: r["theta"][-1] * 3.0)
+    assert definition.digest(double) != definition.digest(triple)
     mbsfmu.simulate(here, t_end=0.1)  # derived, compiled: caches are no part of the definition
     assert definition.digest(here) in digests
     here.constants_["g"].value = 9.80

@@ -24,9 +24,10 @@ holds: its public attributes, recursively, in their (insertion) order, sympy exp
 bookkeeping derived from the others (``System._equations``, the name registry) and are left
 out.  The text is the same in every process (no ``id``, no hash-seed-dependent order: sets are
 sorted), and it changes with any change of the model.  A function is identified by its module,
-qualified name and source text, its default arguments and the numbers, strings and functions
-it closes over; a global variable it reads, or the content of a list or object it closes over,
-is not seen.
+qualified name and source text (a lambda, whose source is the whole statement around it, and a
+function without source by its byte code, constants and names, which are the same for one
+Python version), its default arguments and the numbers, strings and functions it closes over;
+a global variable it reads, or the content of a list or object it closes over, is not seen.
 """
 
 from __future__ import annotations
@@ -100,16 +101,23 @@ def _canonical(value, path: tuple) -> str:
 def _function_text(fn, path: tuple) -> str:
     func = getattr(fn, "__func__", fn)
     try:
-        source = inspect.getsource(func)
+        # a lambda's source is the whole statement around it (a change beside it would count)
+        source = _code_text(func.__code__) if func.__name__ == "<lambda>" else inspect.getsource(func)
     except (OSError, TypeError):  # defined where no source is kept: its byte code instead
-        code = func.__code__
-        source = f"code:{code.co_code.hex()}:{code.co_consts!r}:{code.co_names!r}"
+        source = _code_text(func.__code__)
     cells = [c.cell_contents for c in (func.__closure__ or ()) if _filled(c) and _constant(c.cell_contents)]
     parts = [f"{func.__module__}.{func.__qualname__}", source, _canonical(func.__defaults__, path),
              _canonical(func.__kwdefaults__, path), _canonical(cells, path)]
     if inspect.ismethod(fn):
         parts.append(_canonical(fn.__self__, path))
     return "function(" + "|".join(parts) + ")"
+
+
+def _code_text(code) -> str:
+    """A code object as text: its byte code, constants (nested code objects likewise) and
+    names; the same in every process of one Python version."""
+    consts = ", ".join(_code_text(c) if inspect.iscode(c) else repr(c) for c in code.co_consts)
+    return f"code({code.co_code.hex()}; {consts}; {code.co_names!r}; {code.co_varnames!r})"
 
 
 def _constant(value) -> bool:
