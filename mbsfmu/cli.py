@@ -313,6 +313,8 @@ def cmd_sweep(args) -> int:
                resume=args.resume, retry_failed=args.retry_failed)
     failed = int((df["status"] != "ok").sum())
     r = df.attrs["resume"]
+    for old, new in r["moved"]:
+        print(f"moved {old} aside to {new} (--resume restart)")
     if r["taken"] or r["damaged"] or r["retried"]:
         print(f"resumed {args.out}: {r['taken']} rows taken from the file ({r['failed_taken']} failed), "
               f"{r['ran']} runs run ({len(r['damaged'])} damaged rows and {len(r['retried'])} failed rows "

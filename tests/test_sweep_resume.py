@@ -105,7 +105,7 @@ def test_each_damage_is_named_with_its_reason(tmp_path):
     with pytest.warns(StudyWarning) as caught:
         got = mbsfmu.sweep(CART, DESIGN, out=out, **OPTIONS)
     text = str(caught[0].message)
-    assert "rows.csv line 2: run '-1' is not a whole number" in text
+    assert "rows.csv line 2: run -1 is not a run of the design (0 to 3)" in text
     assert "rows.csv line 3: run '1.5' is not a whole number" in text
     assert "rows.csv line 5: status 'okay' is neither ok nor failed" in text
     assert "rows.csv line 6: cut off (the file ends inside it)" in text
@@ -132,7 +132,7 @@ def test_failed_rows_are_taken_with_a_warning_and_retried_on_request(tmp_path, c
             again = mbsfmu.sweep(CART, DESIGN, out=out, **options)
     assert (again["status"] == "failed").all()
     assert again.attrs["resume"] == {"file": str(out), "taken": 4, "failed_taken": 4, "ran": 0, "damaged": [],
-                                     "retried": []}
+                                     "retried": [], "moved": []}
     assert "4 row(s) taken from the file (4 failed), 0 run(s) to run" in caplog.text
     with warnings.catch_warnings():
         warnings.simplefilter("error", StudyWarning)  # nothing to warn about now
@@ -155,6 +155,12 @@ def test_cli_says_what_it_took_and_retries_failed_rows(tmp_path, capsys):
     assert "mbsfmu: warning: " in captured.err and "--retry-failed" in captured.err
     assert main([*args, "--retry-failed"]) == 0
     assert "0 damaged rows and 1 failed rows run again" in capsys.readouterr().out
+    longer = [a if a != "0.3" else "3" for a in args]
+    assert main(longer) == 2 and "t_end: 0.3 in rows.csv, 3.0 now" in capsys.readouterr().err
+    assert main([*longer, "--resume", "restart"]) == 0
+    assert f"moved {out} aside to {tmp_path / 'rows.old-1.csv'}" in capsys.readouterr().out
+    assert main([*args, "--resume", "keep"]) == 0  # the t_end = 3 rows, kept on purpose under t_end = 0.3
+    assert "2 rows taken from the file (1 failed), 0 runs run" in capsys.readouterr().out
 
 
 def test_a_finished_file_is_in_run_order(tmp_path):

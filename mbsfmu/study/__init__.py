@@ -122,6 +122,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
         if rowfile is not None:
             for old, new in rowfile.open(store.paths if store is not None else ()):
                 log.info("%s moved aside to %s", old, new)
+                report["moved"].append((str(old), str(new)))
         if store is not None:
             store.open()
         bar = _bar(len(design), len(done)) if progress else None
@@ -177,7 +178,7 @@ def _resume_report(rowfile, out, done: list, to_run: int) -> dict:
     failed = [r["run"] for r in done if r["status"] != "ok"]
     report = {"file": None if out is None else str(out), "taken": len(done), "failed_taken": len(failed),
               "ran": to_run, "damaged": list(rowfile.problems) if rowfile is not None else [],
-              "retried": list(rowfile.retried) if rowfile is not None else []}
+              "retried": list(rowfile.retried) if rowfile is not None else [], "moved": []}
     if rowfile is None:
         return report
     name = str(out)

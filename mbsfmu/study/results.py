@@ -129,6 +129,7 @@ class RowFile:
             self.retried = sorted(r["run"] for r in sound if r["status"] == "failed")
             sound = [r for r in sound if r["status"] != "failed"]
         self._rewrite = self._rewrite or bool(self.problems or self.retried)
+        self.problems.sort(key=_place)
         self.done = sorted(sound, key=lambda r: r["run"])
 
     # ---------------------------------------------------------------- reading
@@ -315,10 +316,10 @@ class RowFile:
 def _parse(fields: dict, header: list[str], design: pd.DataFrame) -> tuple[dict | None, str]:
     """A row's values from its texts, or (None, what is wrong)."""
     run_text = fields["run"]
-    if not _WHOLE.fullmatch(run_text):
+    if not _WHOLE.fullmatch(run_text.lstrip("-")):
         return None, f"run {run_text!r} is not a whole number"
     run = int(run_text)
-    if run >= len(design):
+    if not 0 <= run < len(design):
         return None, f"run {run} is not a run of the design (0 to {len(design) - 1})"
     row = {"run": run}
     status = fields["status"]
@@ -347,6 +348,12 @@ def _parse(fields: dict, header: list[str], design: pd.DataFrame) -> tuple[dict 
         return None, f"wall_s = {fields['wall_s']!r} is not a time"
     row.update(status=status, message=message, wall_s=wall)
     return row, ""
+
+
+def _place(problem: str) -> tuple:
+    """('FILE', N) of 'FILE line N: ...' (or 'FILE row N: ...'), to list problems in file order."""
+    where = problem.split(":", 1)[0].rsplit(" ", 2)
+    return where[0], int(where[-1]) if len(where) == 3 and where[-1].isdigit() else 0
 
 
 def _checked(fields: dict, header: list[str]) -> bool:
