@@ -186,6 +186,37 @@ def test_a_finished_file_is_in_run_order(tmp_path):
             assert back[c].tolist() == first[c].tolist()
 
 
+def test_a_parquet_study_stopped_with_a_row_cut_off_keeps_its_sound_rows(tmp_path):
+    """Rows grow in OUT.partial.csv until a Parquet study ends: a cut-off row there is run again,
+    the sound ones stay on disk also if the resumed call is stopped again."""
+    stop = [False]
+
+    def x_end(result):
+        if stop[0]:
+            raise KeyboardInterrupt
+        return float(result["x"][-1])
+
+    options = {**OPTIONS, "metrics": {"x_end": x_end}}
+    want = mbsfmu.sweep(CART, DESIGN, out=tmp_path / "fresh.csv", **options)
+    out, partial = tmp_path / "rows.parquet", tmp_path / "rows.parquet.partial.csv"
+    lines = _lines(tmp_path / "fresh.csv")
+    partial.write_text("".join([lines[0], lines[2], lines[1], lines[3][:30]]))  # runs 1, 0 and a cut-off 2
+    definition_file = tmp_path / "rows.parquet.definition.json"
+    definition_file.write_bytes((tmp_path / "fresh.csv.definition.json").read_bytes())
+    stop[0] = True
+    with pytest.warns(StudyWarning, match=r"rows.parquet.partial.csv line 4: cut off"):
+        with pytest.raises(KeyboardInterrupt):
+            mbsfmu.sweep(CART, DESIGN, out=out, **options)
+    assert read_rows(partial)["run"].tolist() == [0, 1]  # rewritten without the cut-off row, none lost
+    stop[0] = False
+    got = mbsfmu.sweep(CART, DESIGN, out=out, **options)
+    _same(got, want)
+    assert got.attrs["resume"]["taken"] == 2 and got.attrs["resume"]["ran"] == 2
+    assert pd.read_parquet(out)["run"].tolist() == [0, 1, 2, 3] and not partial.exists()
+    again = mbsfmu.sweep(CART, DESIGN, out=out, retry_failed=True, **options)  # nothing failed: none run
+    assert again.attrs["resume"]["taken"] == 4 and again.attrs["resume"]["ran"] == 0
+
+
 def test_rows_of_the_earlier_format_are_kept_on_purpose(tmp_path):
     """A rows file written before definitions and checksums (no OUT.definition.json) is refused,
     unless resume='keep': then its rows are taken, checked as rows, and rewritten with checksums."""

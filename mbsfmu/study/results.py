@@ -265,9 +265,12 @@ class RowFile:
             "format": definition.FORMAT, "rows": self.target.name, "definition": self.entries,
             "earlier": self.earlier})
         if self._rewrite or not self.path.exists() or self.path.stat().st_size == 0:
-            if self.parquet and self.target.exists() and self._rewrite:
-                self._write_parquet(frame(self.done, self.header))
-            _atomic_text(self.path, self._text([] if self.parquet else self.done))
+            rows = self.done
+            if self.parquet and self.target.exists():  # the Parquet file holds the rows, the CSV none
+                if self._rewrite:
+                    self._write_parquet(frame(self.done, self.header))
+                rows = []
+            _atomic_text(self.path, self._text(rows))
         self._file = open(self.path, "a", newline="", encoding="utf-8")
         return moved
 
