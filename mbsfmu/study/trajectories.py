@@ -106,7 +106,7 @@ class TrajectoryStore:
                 kept = self.path.with_name(self.path.name + ".damaged")
                 self.path.replace(kept)
                 warnings.warn(f"trajectories {str(self.path)!r} cannot be read ({exc}): moved aside to "
-                              f"{kept.name!r}; it holds none of this sweep's runs", StudyWarning,
+                              f"{kept.name!r}; the runs it held are not in the new one", StudyWarning,
                               stacklevel=3)
         for f in sorted(self.folder.glob("run_*.npy")):
             try:
