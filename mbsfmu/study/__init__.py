@@ -76,8 +76,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     design = _design(design)
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         raise ParameterError(f"batch must be a whole number >= 1, got {batch!r}")
-    if resume not in results.RESUME:
-        raise ParameterError(f"resume must be one of {', '.join(map(repr, results.RESUME))}, got {resume!r}")
+    results.check_resume(resume)
     if plot is not None:
         plots.check_path(plot)
     in_process = isinstance(scheduler, str) and scheduler in ("synchronous", "sync", "single-threaded",

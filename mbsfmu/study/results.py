@@ -56,6 +56,12 @@ def columns(parameters, metrics) -> list[str]:
     return ["run", *parameters, *metrics, *STATUS_COLUMNS]
 
 
+def check_resume(resume) -> str:
+    if resume not in RESUME:
+        raise ParameterError(f"resume must be one of {', '.join(map(repr, RESUME))}, got {resume!r}")
+    return resume
+
+
 def checksum(fields: list[str]) -> str:
     """The CRC-32 (8 hex digits) of a row's fields as written."""
     return f"{zlib.crc32(chr(31).join(fields).encode('utf-8', 'surrogatepass')):08x}"
@@ -95,8 +101,7 @@ class RowFile:
 
     def __init__(self, path, header: list[str], design: pd.DataFrame, entries: dict, resume: str = "check",
                  retry_failed: bool = False):
-        if resume not in RESUME:
-            raise ParameterError(f"resume must be one of {', '.join(map(repr, RESUME))}, got {resume!r}")
+        check_resume(resume)
         self.target = pathlib.Path(path)
         folder = self.target.parent if str(self.target.parent) else pathlib.Path(".")
         if self.target.is_dir():
@@ -207,9 +212,9 @@ class RowFile:
 
     def _check_definition(self, has_rows: bool) -> None:
         """Refuse rows of another definition (or of none) unless resume='keep'."""
-        stored = definition.read(self.definition_path)
         if not has_rows:
             return
+        stored = definition.read(self.definition_path)
         name = self.target.name
         if stored is None:
             if self.resume == "keep":
