@@ -89,12 +89,6 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     settings, fixed, entries = _settings(target_, loaded, t_end, dt, rtol, simulate_kwargs, chosen, design,
                                          settable, trajectories is not None)
     header = results.columns(list(design.columns), [m.name for m in chosen])
-    if len(set(header)) != len(header):
-        clash = sorted({c for c in header if header.count(c) > 1})
-        raise ParameterError(f"metric names must differ from each other, the parameters and run, status, "
-                             f"message, wall_s (clash: {', '.join(clash)})")
-    if any(results.CHECKSUM == c for c in header):
-        raise ParameterError(f"{results.CHECKSUM!r} is the rows file's own column; name the metric otherwise")
     # a System's digest from the caller's object (a worker's copy is unpickled, the digest is not)
     defined = definition.of_sweep(target_, target if target_.kind == "system" else loaded, entries, design,
                                   chosen, keep)

@@ -52,8 +52,16 @@ _WHOLE = re.compile(r"[0-9]+")
 
 
 def columns(parameters, metrics) -> list[str]:
-    """The columns of a study's rows in order (the CSV adds :data:`CHECKSUM`)."""
-    return ["run", *parameters, *metrics, *STATUS_COLUMNS]
+    """The columns of a study's rows in order (the CSV adds :data:`CHECKSUM`); names that clash
+    are a ParameterError."""
+    header = ["run", *parameters, *metrics, *STATUS_COLUMNS]
+    if len(set(header)) != len(header):
+        clash = sorted({c for c in header if header.count(c) > 1})
+        raise ParameterError(f"metric names must differ from each other, the parameters and run, status, "
+                             f"message, wall_s (clash: {', '.join(clash)})")
+    if CHECKSUM in header:
+        raise ParameterError(f"{CHECKSUM!r} is the rows file's own column; name the metric otherwise")
+    return header
 
 
 def check_resume(resume) -> str:
