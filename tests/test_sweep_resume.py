@@ -372,3 +372,15 @@ def test_trajectory_files_are_written_atomically(tmp_path, monkeypatch, name):
     store.finish()
     kept = trajectories.read(tmp_path / name, 0)
     assert all(np.array_equal(np.asarray(kept[c], dtype=float), traj[c]) for c in traj.dtype.names)
+
+
+def test_a_grown_design_table_keeps_its_rows_on_purpose(tmp_path):
+    out = tmp_path / "rows.csv"
+    first = mbsfmu.sweep(CART, pd.DataFrame({"m": [0.1, 0.2]}), out=out, **OPTIONS)
+    grown = pd.DataFrame({"m": [0.1, 0.2, 0.3]})
+    with pytest.raises(ParameterError, match=r"design: 2 runs, sha256 \w+ in rows.csv, 3 runs, "):
+        mbsfmu.sweep(CART, grown, out=out, **OPTIONS)
+    df = mbsfmu.sweep(CART, grown, out=out, resume="keep", **OPTIONS)
+    assert df.attrs["resume"]["taken"] == 2 and df.attrs["resume"]["ran"] == 1
+    _same(df.iloc[:2], first)
+    assert df["x_end"][2] == mbsfmu.simulate(CART, t_end=0.3, params={"m": 0.3})["x"][-1]
