@@ -252,19 +252,6 @@ def test_fixed_values_are_merged_with_every_run(tmp_path):
     assert entries["inputs"]["F"].startswith("function test_sweep_resume.test_fixed_values_are_merged")
 
 
-def test_fmu_start_values_are_merged_with_every_run(tmp_path):
-    from fmpy import simulate_fmu
-
-    fmu = mbsfmu.build_fmu(CART, tmp_path / "cart.fmu", backend="native")
-    df = mbsfmu.sweep(fmu, {"m": [0.1, 0.25]}, t_end=0.5, dt=0.01, start_values={"l": 0.6},
-                      metrics={"x_end": "final(x)", "f": lambda r: r["theta"][-1]}, scheduler="synchronous")
-    assert (df["status"] == "ok").all(), df["message"].tolist()
-    for _, row in df.iterrows():
-        r = simulate_fmu(str(fmu), start_values={"m": row["m"], "l": 0.6}, stop_time=0.5,
-                         output_interval=0.01)
-        assert row["x_end"] == r["x"][-1] and row["f"] == r["theta"][-1]  # bit for bit
-
-
 def test_a_model_file_edited_between_sweeps_is_loaded_again(tmp_path):
     """In one process (a notebook), the same path with new content is a new model: the runs use it
     and the definition sees it."""

@@ -433,3 +433,16 @@ def test_a_refused_resume_leaves_the_rows_as_they_were(tmp_path):
     assert (tmp_path / "o.old-1.csv").read_bytes() == text  # the old rows, moved aside with their definition
     assert json.loads((tmp_path / "o.old-1.csv.definition.json").read_text())["definition"]["t_end"] == 3.0
     assert again["th"].tolist() != rows["th"].tolist()  # run to t_end = 3 now
+
+
+def test_fmu_start_values_are_merged_with_every_run(fmu):
+    """The fixed values of an FMU target (start_values=) are merged with every run's."""
+    from fmpy import simulate_fmu
+
+    df = mbsfmu.sweep(fmu, {"m": [0.1, 0.25]}, t_end=0.5, dt=0.01, start_values={"l": 0.6},
+                      metrics={"x_end": "final(x)", "f": lambda r: r["theta"][-1]}, scheduler="synchronous")
+    assert (df["status"] == "ok").all(), df["message"].tolist()
+    for _, row in df.iterrows():
+        r = simulate_fmu(str(fmu), start_values={"m": row["m"], "l": 0.6}, stop_time=0.5,
+                         output_interval=0.01)
+        assert row["x_end"] == r["x"][-1] and row["f"] == r["theta"][-1]  # bit for bit
