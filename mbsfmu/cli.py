@@ -12,6 +12,7 @@
 
     mbsfmu sweep TARGET --param NAME=START:STOP:N|NAME=v1,v2,... [--design factorial|lhs|sobol|montecarlo
                  --samples N --seed S] [--metric NAME=KIND(SIGNAL) ...] --t-end T --out FILE.csv
+                 [--resume check|restart|keep] [--retry-failed]
                  [--scheduler ADDR] [--workers N] [--batch B] [--plot FILE.png]
     mbsfmu animate MODEL.py --out FILE.html|FILE.gif [--t-end T] [--dt D] [--set NAME=VALUE ...]
     mbsfmu animate RESULT.csv --model MODEL.py --out FILE.html|FILE.gif [--set CONSTANT=VALUE ...]
@@ -308,8 +309,16 @@ def cmd_sweep(args) -> int:
     show = sys.stderr.isatty() if args.progress is None else args.progress
     df = sweep(args.target, design, t_end=args.t_end, dt=args.dt, rtol=args.rtol, metrics=metrics or None,
                out=out, scheduler=args.scheduler, workers=args.workers, batch=args.batch, progress=show,
-               plot=plot, trajectories=args.trajectories, connect_timeout=args.connect_timeout)
+               plot=plot, trajectories=args.trajectories, connect_timeout=args.connect_timeout,
+               resume=args.resume, retry_failed=args.retry_failed)
     failed = int((df["status"] != "ok").sum())
+    r = df.attrs["resume"]
+    for old, new in r["moved"]:
+        print(f"moved {old} aside to {new} (--resume restart)")
+    if r["taken"] or r["damaged"] or r["retried"]:
+        print(f"resumed {args.out}: {r['taken']} rows taken from the file ({r['failed_taken']} failed), "
+              f"{r['ran']} runs run ({len(r['damaged'])} damaged rows and {len(r['retried'])} failed rows "
+              "run again)")
     print(f"{len(df)} runs ({failed} failed) -> {args.out}" + (f", plot -> {args.plot}" if plot else ""))
     return 0
 
@@ -434,7 +443,13 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--dt", type=float, default=None, help="output interval [s]")
     pw.add_argument("--rtol", type=float, default=None, help="relative tolerance")
     pw.add_argument("--out", required=True,
-                    help="CSV (or .parquet) of the rows; an existing one is resumed")
+                    help="CSV (or .parquet) of the rows; an existing one is resumed: its sound rows are "
+                    "taken if they come from the same sweep definition (OUT.definition.json)")
+    pw.add_argument("--resume", choices=["check", "restart", "keep"], default="check",
+                    help="rows of another definition in --out: check refuses them (default), restart moves "
+                    "them aside (OUT -> NAME.old-N.csv) and starts over, keep keeps them on purpose")
+    pw.add_argument("--retry-failed", action="store_true",
+                    help="run the failed rows of --out again (default: they are taken as they are)")
     pw.add_argument("--trajectories", metavar="DIR|FILE.npz", default=None,
                     help="also keep every run's trajectory: one CSV per run in DIR, or one .npz file")
     pw.add_argument("--connect-timeout", type=float, default=10.0,

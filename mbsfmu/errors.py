@@ -41,3 +41,9 @@ class StiffnessWarning(UserWarning):
 class ConstraintError(MbsError, ValueError):
     """Constraints that cannot be satisfied, redundant constraints a formulation cannot take,
     or a singular configuration of the constraint Jacobian."""
+
+
+class StudyWarning(UserWarning):
+    """A parameter study went on past something the user should know: rows of its file run again
+    because they were damaged, failed rows taken from the file, a trajectory file that cannot be
+    read."""

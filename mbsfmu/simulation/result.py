@@ -7,6 +7,21 @@ import csv
 import numpy as np
 
 
+def output_names(system) -> list[str]:
+    """The user outputs a Result gives by name (expressions and frame kinematics; reactions,
+    which need the multipliers, are left out), in declaration order."""
+    outputs = getattr(system, "outputs", {})
+    return [o.name for o in outputs.values() if o.constraint is None]
+
+
+def signal_names(system) -> list[str]:
+    """Every name ``result[name]`` knows for a run of ``system``: time, the coordinates, their
+    rates der(NAME), constraint_residual for a constrained model, and the user outputs."""
+    coords = list(system.coordinates_)
+    return (["time", *coords, *(f"der({n})" for n in coords)]
+            + (["constraint_residual"] if system.constrained else []) + output_names(system))
+
+
 class Result:
     """Simulation output on the output grid.
 
@@ -65,9 +80,7 @@ class Result:
             return self.yd[self.coordinate_names.index(name[4:-1])]
         if name == "constraint_residual" and self.has_constraints:
             return self.constraint_residual
-        outputs = [o for o in self.system.outputs.values() if o.constraint is None] \
-            if hasattr(self.system, "outputs") else []
-        names = [o.name for o in outputs]
+        names = output_names(self.system)
         if name in names:  # a user output (System.output, frame_output, deflection_output)
             return self.output_series()[:, names.index(name)]
         raise KeyError(f"no signal {name!r} in the result (signals: {', '.join(self.columns + names)})")

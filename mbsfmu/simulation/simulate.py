@@ -158,6 +158,28 @@ def check_rank(formulation, t, y):
     return rank
 
 
+def check_settings(system, t_end, dt, method, rtol, atol, max_step, backend, progress=None) -> tuple:
+    """simulate's checks of its settings, before any work (a sweep makes them once before its
+    runs): the method, the tolerances and step limit (:mod:`mbsfmu.solver_settings`), the
+    progress callback, the output grid of ``t_end`` and ``dt`` (its size included) and the
+    backend.  Returns (the integrator's method name, rtol, atol, max_step, the grid, the
+    backend); a bad setting is a ParameterError naming it."""
+    scipy_method = METHODS.get(method, method) if isinstance(method, str) else method
+    if scipy_method not in SCIPY_METHODS and scipy_method != "rkstab":
+        raise ParameterError(f"unknown method {method!r}; use 'explicit', 'stiff', 'rkstab' or "
+                             f"one of {', '.join(SCIPY_METHODS)}")
+    rtol = check_setting("rtol", rtol, api=True)
+    atol = None if atol is None else check_setting("atol", atol, api=True)
+    max_step = check_setting("max_step", max_step, api=True)
+    if progress is not None and not callable(progress):
+        raise ParameterError(f"progress must be a function progress(t, t_end), got {progress!r}")
+    grid = output_grid(t_end, dt, 2 * len(system.coordinates_) + 1 + len(system.inputs))
+    backend = default_backend() if backend is None else backend
+    if backend not in BACKENDS:
+        raise ParameterError(f"unknown backend {backend!r}; use 'numpy' or 'c'")
+    return scipy_method, rtol, atol, max_step, grid, backend
+
+
 def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              rtol: float = 1e-8, atol: float | None = None, params: dict | None = None,
              initial: dict | None = None, inputs: dict | None = None,
@@ -186,21 +208,10 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     ``.result``, the Result up to the last output point reached (``result.partial`` is true).
     The arguments are checked before any work: a bad one raises ParameterError naming it."""
     system = _system_of(model)
-    scipy_method = METHODS.get(method, method) if isinstance(method, str) else method
-    if scipy_method not in SCIPY_METHODS and scipy_method != "rkstab":
-        raise ParameterError(f"unknown method {method!r}; use 'explicit', 'stiff', 'rkstab' or "
-                             f"one of {', '.join(SCIPY_METHODS)}")
-    rtol = check_setting("rtol", rtol, api=True)
-    atol = None if atol is None else check_setting("atol", atol, api=True)
-    max_step = check_setting("max_step", max_step, api=True)
-    if progress is not None and not callable(progress):
-        raise ParameterError(f"progress must be a function progress(t, t_end), got {progress!r}")
-    grid = output_grid(t_end, dt, 2 * len(system.coordinates_) + 1 + len(system.inputs))
+    scipy_method, rtol, atol, max_step, grid, backend = check_settings(
+        system, t_end, dt, method, rtol, atol, max_step, backend, progress)
     eqs = system.equations()
     numeric = eqs.numeric(params)
-    backend = default_backend() if backend is None else backend
-    if backend not in BACKENDS:
-        raise ParameterError(f"unknown backend {backend!r}; use 'numpy' or 'c'")
     form = make_formulation(formulation, numeric, inputs, **(formulation_options or {}))
     x0 = initial_state(system, initial)
     f = numeric.f

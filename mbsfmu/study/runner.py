@@ -42,6 +42,8 @@ class Target:
         self.local = system  # the System itself, for schedulers in this process
         token = payload if payload is not None else str(path).encode()
         self.key = f"{kind}:{hashlib.sha1(token).hexdigest()}" if payload is not None else f"{kind}:{path}"
+        if path is not None:  # a file edited between two sweeps is loaded again, not taken from _LOADED
+            self.key += f":{hashlib.sha1(pathlib.Path(path).read_bytes()).hexdigest()}"
 
     def __getstate__(self):
         return {"kind": self.kind, "path": self.path, "payload": self.payload, "key": self.key,
