@@ -300,13 +300,14 @@ def _probe_nonzero(eqs) -> dict[str, str]:
         num.prm[:] = default
 
 
-def moving_coordinates(names, v) -> str:
-    """"coordinate 'theta'" or "a combined motion of 'x', 'theta'": the coordinates of ``names``
-    that the vector ``v`` moves (entries above a tenth of its largest), largest first."""
-    a = np.abs(np.asarray(v, dtype=float))
+def moving_coordinates(names, v, what: str = "coordinate") -> str:
+    """"coordinate 'theta'" or "a combined motion of 'x', 'theta'": the coordinates (or other
+    ``what``) of ``names`` that the vector ``v`` (real or complex) moves (entries above a tenth
+    of its largest), largest first."""
+    a = np.abs(np.asarray(v))
     order = [i for i in np.argsort(-a) if a[i] > 0.1 * a.max()]
     moving = ", ".join(repr(names[i]) for i in order)
-    return f"coordinate {moving}" if len(order) == 1 else f"a combined motion of {moving}"
+    return f"{what} {moving}" if len(order) == 1 else f"a combined motion of {moving}"
 
 
 def singular_mass_text(names, v, constrained: bool) -> str:

@@ -232,8 +232,8 @@ def check_symmetric(A, what: str, definite: bool | None, rtol: float = 1e-8) -> 
     asym = np.abs(A - A.T).max(initial=0.0)
     if asym > rtol * max(scale, 1e-300):
         i, j = np.unravel_index(np.argmax(np.abs(A - A.T)), A.shape)
-        raise ModelError(f"{what} is not symmetric: entry ({i}, {j}) is {A[i, j]!r}, "
-                         f"({j}, {i}) is {A[j, i]!r}")
+        raise ModelError(f"{what} is not symmetric: entry ({i}, {j}) is {float(A[i, j])!r}, "
+                         f"({j}, {i}) is {float(A[j, i])!r}")
     if A.size == 0 or definite is None:
         return
     ev = np.linalg.eigvalsh((A + A.T) / 2)
