@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import ParameterError
+from ..model import matrices
 
 
 def flag(value, where: str) -> bool:
@@ -88,25 +89,7 @@ def name_list(value, where: str, known, what: str) -> list[str]:
 
 def real_array(value, where: str) -> np.ndarray:
     """The numbers of ``value`` as a float array: real (no bool, complex or text), finite."""
-    try:
-        a = np.asarray(value)
-    except ValueError:  # ragged nested lists
-        raise ParameterError(f"{where} must be a table of numbers (rows of equal length), "
-                             f"got {value!r}") from None
-    entries = a.ravel().tolist() if a.dtype.kind == "O" else []
-    if a.dtype.kind in "US" or any(isinstance(x, (str, bytes)) for x in entries):
-        raise ParameterError(f"{where} must hold numbers, not text: {value!r}")
-    if a.dtype.kind == "b" or any(isinstance(x, (bool, np.bool_)) for x in entries):
-        raise ParameterError(f"{where} must hold numbers, not True/False: {value!r}")
-    if a.dtype.kind == "c" or any(isinstance(x, complex) for x in entries):
-        raise ParameterError(f"{where} must be real, got complex entries: {value!r}")
-    try:
-        a = a.astype(float)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{where} must hold numbers, got {value!r}") from None
-    if not np.all(np.isfinite(a)):
-        raise ParameterError(f"{where} has entries that are not finite: {value!r}")
-    return a
+    return matrices.real_array(value, where, error=ParameterError)
 
 
 def frequencies(value, where: str, allow_zero: bool = False) -> np.ndarray:

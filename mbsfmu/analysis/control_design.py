@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..equations.parameter_requirements import moving_coordinates
-from ..errors import ModelError, ParameterError
-from ..model.elastic.modal_data import check_symmetric
+from ..errors import ParameterError
+from ..model.matrices import check_symmetric
 from . import arguments
 from .linear_model import Linearization
 
@@ -75,10 +75,7 @@ def _weight(W, size: int, names, where: str, definite: bool) -> np.ndarray:
     if W.shape != (size, size):
         raise ParameterError(f"{where} must be {size}x{size} or {size} diagonal entries (one per "
                              f"{', '.join(names)}), got the shape {W.shape}")
-    try:
-        check_symmetric(W, where, definite=definite, rtol=WEIGHT_RTOL)
-    except ModelError as exc:
-        raise ParameterError(str(exc)) from None
+    check_symmetric(W, where, definite=definite, rtol=WEIGHT_RTOL, error=ParameterError)
     return W
 
 
