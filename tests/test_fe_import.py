@@ -137,7 +137,8 @@ def test_malformed_sid_files_are_named(tmp_path):
                            modes=2, plane="yz", axis=(0.0, 0.0, -1.0))
     good = save_sid(data, tmp_path / "b.json")
     doc = json.loads(good.read_text())
-    cases = [({"Me": 3.0}, "Me must be an object"), ({"Ke": {"M0": "stiff"}}, 'Ke.M0 is "stiff", not a number'),
+    cases = [({"Me": 3.0}, "Me must be an object"),
+             ({"Ke": {"M0": "stiff"}}, 'Ke.M0 is "stiff", not a number'),
              ({"frame_node": "one"}, r"frame_node: 'one' is not a node id \(a whole number >= 0\)"),
              ({"Ct": {**doc["Ct"], "M1": [[[0.0] * 2] * 3] * 2}}, "Ct has no terms in q"),
              ({"modes": "q01"}, "modes must be a list")]

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..equations.parameter_requirements import moving_coordinates
 from ..errors import ParameterError
-from ..model.matrices import check_symmetric
+from ..model.matrices import check_symmetric, real_array
 from . import arguments
 from .linear_model import Linearization
 
@@ -197,17 +197,10 @@ def _poles(poles, lin, B) -> np.ndarray:
     """The requested poles, checked: finite numbers (complex ones with their conjugates), one per
     state, none repeated more often than rank(B) (what one state feedback can place)."""
     n = len(lin.states)
-    try:
-        p = np.asarray(poles)
-    except ValueError:
-        p = np.asarray([None])
-    entries = p.ravel().tolist()
-    if p.dtype.kind not in "iufc" or any(isinstance(x, (bool, np.bool_)) for x in entries):
+    p = real_array(poles, "place: poles", error=ParameterError, allow_complex=True)
+    if p.ndim != 1:
         raise ParameterError(f"place: poles must be a list of numbers (complex ones in conjugate "
                              f"pairs), got {poles!r}")
-    p = np.atleast_1d(p.astype(complex))
-    if p.ndim != 1 or not np.all(np.isfinite(p)):
-        raise ParameterError(f"place: poles must be a list of finite numbers, got {poles!r}")
     if p.size != n:
         raise ParameterError(f"place: {p.size} pole(s) for {n} states ({', '.join(lin.states)}); "
                              f"give {n}")

@@ -12,10 +12,11 @@ import numpy as np
 from ..errors import ModelError
 
 
-def real_array(value, what: str, error=ModelError, finite: bool = True) -> np.ndarray:
-    """The numbers of ``value`` as a float array; ``error`` if it is missing (None), ragged,
-    holds text, True/False or complex numbers, or (with ``finite``) entries that are not
-    finite (naming the first one)."""
+def real_array(value, what: str, error=ModelError, finite: bool = True,
+               allow_complex: bool = False) -> np.ndarray:
+    """The numbers of ``value`` as a float array (complex with ``allow_complex``); ``error`` if
+    it is missing (None), ragged, holds text, True/False or (unless allowed) complex numbers, or
+    (with ``finite``) entries that are not finite (naming the first one)."""
     if value is None:
         raise error(f"{what} is missing")
     kinds = _leaf_kinds(value)
@@ -30,10 +31,11 @@ def real_array(value, what: str, error=ModelError, finite: bool = True) -> np.nd
         raise error(f"{what} must hold numbers, not text: {_short(value)}")
     if a.dtype.kind == "b" or any(issubclass(k, (bool, np.bool_)) for k in kinds):
         raise error(f"{what} must hold numbers, not True/False: {_short(value)}")
-    if a.dtype.kind == "c" or any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
+    if not allow_complex and (a.dtype.kind == "c"
+                              or any(issubclass(k, (complex, np.complexfloating)) for k in kinds)):
         raise error(f"{what} must be real, got complex entries: {_short(value)}")
     try:
-        a = a.astype(float)
+        a = a.astype(complex if allow_complex else float)
     except (TypeError, ValueError):
         raise error(f"{what} must hold numbers, got {_short(value)}") from None
     if finite and not np.all(np.isfinite(a)):
