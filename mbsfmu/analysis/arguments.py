@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..model import matrices
+from ..output_path import check_output_path
 
 
 def flag(value, where: str) -> bool:
@@ -108,12 +109,7 @@ def plot_path(path, where: str) -> pathlib.Path:
     format matplotlib writes (checked before the work, so nothing computed is thrown away)."""
     if not isinstance(path, (str, pathlib.PurePath)) or str(path) == "":
         raise ParameterError(f"{where} must be a file name, got {path!r}")
-    p = pathlib.Path(path)
-    folder = p.parent if str(p.parent) else pathlib.Path(".")
-    if p.is_dir():
-        raise ParameterError(f"{where} {str(path)!r} is a directory; give a file name")
-    if not folder.is_dir():
-        raise ParameterError(f"{where} {str(path)!r}: the directory {str(folder)!r} does not exist")
+    p = check_output_path(str(path), where)
     from matplotlib.figure import Figure
 
     formats = Figure().canvas.get_supported_filetypes()
