@@ -192,11 +192,12 @@ def cmd_linearize(args) -> int:
     import json
 
     from .analysis import linearize
+    from .analysis.arguments import plot_path
     from .model.loader import load_model
 
     for opt in ("bode", "modes"):
         if getattr(args, opt):
-            check_output_path(getattr(args, opt), f"--{opt}")
+            plot_path(getattr(args, opt), f"--{opt}")  # folder and image format, before the work
     system = load_model(args.model)
     params, initial, inputs = _parse_sets(args.set, system)
     if initial or inputs:

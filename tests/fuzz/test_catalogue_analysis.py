@@ -12,6 +12,7 @@ linearization the method cases share).
 import functools
 import math
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -510,7 +511,30 @@ def test_bad_input_is_named(call, exc, pattern, tmp_path):
     assert not list(tmp_path.glob("*.png"))  # a refused plot writes nothing
 
 
+CLI_CASES = [
+    ("cli constant zero", ["--at", "x=0", "theta=0", "--set", "l=0"],
+     r"mbsfmu: error: linearize: parameter 'l' = 0 is not allowed: with l = 0 the mass matrix is singular"),
+    ("cli bode format", ["--at", "x=0", "theta=0", "--inputs", "F", "--bode", "{tmp}/b.xyz"],
+     r"mbsfmu: error: --bode '.*b.xyz': the ending '.xyz' is no image format"),
+    ("cli not an equilibrium", ["--at", "theta=1", "--equilibrium"],
+     r"mbsfmu: error: linearize: the operating point \(x=0, theta=1\) is not an equilibrium"),
+]
+
+
+@pytest.mark.parametrize("args, pattern", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
+def test_cli(args, pattern, tmp_path):
+    """The CLI passes the same messages on, exit status 2, and checks a plot's path first."""
+    import subprocess
+    import sys
+
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    res = subprocess.run([sys.executable, "-m", "mbsfmu", "linearize", str(CART), *args], capture_output=True,
+                         text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 2, res.stderr
+    assert re.search(pattern, res.stderr), res.stderr
+
+
 def test_catalogue_size():
     """The count reported in issue 23's closing note."""
-    assert (len(LINEARIZE_CASES), len(METHOD_CASES), len(CONTROL_CASES)) == (70, 54, 51)
+    assert (len(LINEARIZE_CASES), len(METHOD_CASES), len(CONTROL_CASES), len(CLI_CASES)) == (70, 54, 51, 3)
     assert len({c[0] for c in CASES}) == len(CASES)
