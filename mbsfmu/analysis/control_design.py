@@ -8,6 +8,13 @@ to a plant's outputs by name (``gain.block()`` is the runner's ``StateFeedback``
 * ``dlqr``: the plant discretized with a zero-order hold at ``period`` (Ad, Bd), minimizing
   Σ xᵀQx + uᵀRu;  K = (R + BdᵀPBd)⁻¹ BdᵀPAd with the discrete Riccati equation for P.
 * ``place``: K with eig(A - BK) = ``poles`` (scipy.signal.place_poles).
+
+What each needs is checked first, and a ParameterError names what is missing: Q = Qᵀ >= 0 and
+R = Rᵀ > 0 of the right sizes; for the Riccati equations a stabilizing solution, which exists
+when every mode that is not stable (Re λ >= 0, or |λ| >= 1 for the discrete plant) can be moved
+by the inputs, rank [A - λI, B] = n (Hautus test), and Q sees every mode on the stability
+boundary, rank [A - λI; Q] = n there; for ``place`` every mode movable, one pole per state,
+complex ones in conjugate pairs (the gain is real) and none more often than rank B.
 """
 
 from __future__ import annotations
@@ -85,9 +92,8 @@ RANK_RTOL = 1e-9
 
 
 def _weights(lin, Q, R, where):
-    A, B = lin.A, lin.B
-    return (_weight(Q, A.shape[0], lin.states, f"{where}: Q", definite=False),
-            _weight(R, B.shape[1], lin.inputs, f"{where}: R", definite=True))
+    return (_weight(Q, len(lin.states), lin.states, f"{where}: Q", definite=False),
+            _weight(R, len(lin.inputs), lin.inputs, f"{where}: R", definite=True))
 
 
 def _rank_deficient(M) -> np.ndarray | None:
@@ -99,11 +105,19 @@ def _rank_deficient(M) -> np.ndarray | None:
     return None
 
 
+def _unit_columns(M) -> np.ndarray:
+    """M with each nonzero column scaled to length 1 (an input's or a weight's scale does not
+    change what it reaches or sees, but would the rank tests' tolerance)."""
+    norms = np.linalg.norm(M, axis=0)
+    return M / np.where(norms > 0, norms, 1.0)
+
+
 def _unreachable_modes(A, B, which) -> list[tuple[complex, np.ndarray]]:
     """(eigenvalue, w) of the modes of A for which ``which(eigenvalue)`` holds and that the
     inputs cannot move (Hautus test: rank [A - lambda I, B] < n, w^H [A - lambda I, B] = 0)."""
     out = []
     n = A.shape[0]
+    B = _unit_columns(B)
     for lam in np.unique(np.round(np.linalg.eigvals(A), 12)):
         if which(lam):
             w = _rank_deficient(np.hstack([A - lam * np.eye(n), B]))
@@ -131,8 +145,10 @@ def _check_stabilizable(lin, A, B, Q, where, unstable, on_boundary):
         raise ParameterError(f"{where}: {_mode_text(lam, w, lin)} is not stable and the inputs "
                              f"{list(lin.inputs)} cannot move it: no state feedback stabilizes it")
     n = A.shape[0]
+    Q = _unit_columns(Q)
     for lam in np.unique(np.round(np.linalg.eigvals(A), 12)):
         if on_boundary(lam):
+            # rank [A - lambda I; Q] < n: a v with (A - lambda I) v = 0 and Q v = 0
             w = _rank_deficient(np.vstack([A - lam * np.eye(n), Q]).T)
             if w is not None:
                 raise ParameterError(f"{where}: Q gives no weight to {_mode_text(lam, w, lin)}, which "
