@@ -468,9 +468,9 @@ def save(data: ModalData, path) -> pathlib.Path:
            "mdCM": data.mdCM.to_json(), "J": data.J.to_json(), "Ct": data.Ct.to_json(),
            "Cr": data.Cr.to_json(), "Me": {"M0": np.asarray(data.Me).tolist()},
            "Ke": {"M0": np.asarray(data.Ke).tolist()}, "De": {"M0": np.asarray(data.De).tolist()},
-           "nodes": [{"id": nd.id, "origin": nd.origin.to_json(), "psi": {"M0": np.asarray(nd.psi).tolist()}}
-                     for nd in data.nodes],
-           "frame_node": data.frame_node, "modes": list(data.modes)}
+           "nodes": [{"id": int(nd.id), "origin": nd.origin.to_json(),
+                      "psi": {"M0": np.asarray(nd.psi).tolist()}} for nd in data.nodes],
+           "frame_node": None if data.frame_node is None else int(data.frame_node), "modes": list(data.modes)}
     if data.ksigma is not None:
         doc["ksigma"] = data.ksigma.to_json()
     if data.frequencies_hz is not None:
