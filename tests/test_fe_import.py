@@ -139,7 +139,7 @@ def test_malformed_sid_files_are_named(tmp_path):
     doc = json.loads(good.read_text())
     cases = [({"Me": 3.0}, "Me must be an object"),
              ({"Ke": {"M0": "stiff"}}, 'Ke.M0 is "stiff", not a number'),
-             ({"frame_node": "one"}, r"frame_node: 'one' is not a node id \(a whole number >= 0\)"),
+             ({"frame_node": "one"}, r'frame_node: "one" is not a node id \(a whole number >= 0\)'),
              ({"Ct": {**doc["Ct"], "M1": [[[0.0] * 2] * 3] * 2}}, "Ct has no terms in q"),
              ({"modes": "q01"}, "modes must be a list")]
     for change, words in cases:

@@ -265,10 +265,12 @@ def _mode_count(tables: dict, modes, frequencies) -> tuple[int, str]:
     return n, ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
-def node_id(value, where: str) -> int:
-    """A node id: a whole number >= 0 (not True/False, not 4.7, not '2'), as int."""
+def node_id(value, where: str, in_json: bool = False) -> int:
+    """A node id: a whole number >= 0 (not True/False, not 4.7, not '2'), as int; the message
+    shows the value as written in Python, or in JSON (``in_json``: true, null, "2")."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ModelError(f"{where}: {value!r} is not a node id (a whole number >= 0)")
+        shown = json.dumps(value) if in_json else repr(value)
+        raise ModelError(f"{where}: {shown} is not a node id (a whole number >= 0)")
     return int(value)
 
 
@@ -525,10 +527,10 @@ def _from_doc(doc: dict) -> ModalData:
                          f"{', '.join(KEYS)})")
     mass = doc["mass"]
     if isinstance(mass, bool) or not isinstance(mass, (int, float)):
-        raise ModelError(f"mass must be a number, got {mass!r}")
+        raise ModelError(f"mass must be a number, got {json.dumps(mass)}")
     frame_node = doc.get("frame_node")
     if frame_node is not None:
-        node_id(frame_node, "frame_node")
+        node_id(frame_node, "frame_node", in_json=True)
     description = doc.get("description", "")
     if not isinstance(description, str):
         raise ModelError(f"description must be a text, got {description!r}")
@@ -560,7 +562,7 @@ def _node(entry, k: int) -> Node:
         raise ModelError(f"{where} must have the keys id, origin and psi"
                          + (f"; it lacks {', '.join(missing)}" if missing else "")
                          + (f"; unknown: {', '.join(map(repr, unknown))}" if unknown else ""))
-    nid = node_id(entry["id"], f"{where}.id")
+    nid = node_id(entry["id"], f"{where}.id", in_json=True)
     origin = _terms(entry["origin"], f"node {nid} origin", ("M0", "M1"))
     psi = _terms(entry["psi"], f"node {nid} psi", ("M0",))
     if "M1" not in origin:
