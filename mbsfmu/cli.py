@@ -27,15 +27,14 @@ before the run; a run that fails or is interrupted (Ctrl-C) writes what it compu
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import sys
-import tempfile
 import warnings
 
 from .errors import MbsError, ParameterError
 from .fmu.build import build_defaults
 from .formulations import DEFAULT_FORMULATION, FORMULATIONS
+from .output_path import check_output_path
 from .simulation.simulate import ATOL_FACTOR, BACKENDS, METHOD_DESCRIPTIONS, SCIPY_METHODS, simulate_defaults
 from .solver_settings import SOLVERS
 
@@ -84,26 +83,6 @@ def cmd_info(args) -> int:
     print(f"  equations: M {f}x{f}, k {f}x1, q {f}x1 over {len(eqs.intermediates)} "
           "intermediate variables")
     return 0
-
-
-def check_output_path(path: str, option: str) -> pathlib.Path:
-    """The path of an output file, checked before any work: its folder exists and is writable,
-    and it is not itself a folder."""
-    p = pathlib.Path(path)
-    folder = p.parent if str(p.parent) else pathlib.Path(".")
-    if p.is_dir():
-        raise ParameterError(f"{option} {path!r} is a directory; give a file name")
-    if not folder.is_dir():
-        raise ParameterError(f"{option} {path!r}: the directory {str(folder)!r} does not exist")
-    try:  # a real write (os.access says yes to root on a read-only file system)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".mbsfmu-probe-"):
-            pass
-    except OSError as exc:
-        raise ParameterError(f"{option} {path!r}: cannot write in {str(folder)!r} "
-                             f"({exc.strerror})") from None
-    if p.exists() and not os.access(p, os.W_OK):
-        raise ParameterError(f"{option} {path!r}: the file exists and is not writable")
-    return p
 
 
 def partial_path(path: pathlib.Path) -> pathlib.Path:
@@ -214,11 +193,12 @@ def cmd_linearize(args) -> int:
     import json
 
     from .analysis import linearize
+    from .analysis.arguments import plot_path
     from .model.loader import load_model
 
     for opt in ("bode", "modes"):
         if getattr(args, opt):
-            check_output_path(getattr(args, opt), f"--{opt}")
+            plot_path(getattr(args, opt), f"--{opt}")  # folder and image format, before the work
     system = load_model(args.model)
     params, initial, inputs = _parse_sets(args.set, system)
     if initial or inputs:

@@ -80,7 +80,7 @@ struct mbs_instance {
     double form_split_y[MBS_ONE(F)];
     double tp[MBS_ONE(MBS_NTP)];
     mbs_param_rules rules;
-    double mj_work[MBS_ONE(7 * MBS_NBODYCHECK)];
+    double mj_work[MBS_ONE(7 * MBS_NBODYCHECK + MBS_NFACTORCHECK)];
     int (*input_fn)(void *, double, double *);
     void *input_ctx;
     int (*tp_fn)(void *, double, double *);
@@ -158,6 +158,11 @@ static void log_switches(mbs_instance *I);
 #define MASS_FN mbs_mass_properties
 #else
 #define MASS_FN NULL
+#endif
+#if MBS_NFACTORCHECK > 0
+#define FACTOR_FN mbs_factor_values
+#else
+#define FACTOR_FN NULL
 #endif
 #if MBS_NIC > 0
 #define IC_FN mbs_initial_conditions
@@ -305,6 +310,11 @@ static void setup_rules(mbs_instance *I)
     r->body_prm_start = mbs_body_prm_start;
     r->body_prm = mbs_body_prm;
     r->mass_properties = MASS_FN;
+    r->nfactor = MBS_NFACTORCHECK;
+    r->factor_requirement = mbs_factor_requirement;
+    r->factor_prm_start = mbs_factor_prm_start;
+    r->factor_prm = mbs_factor_prm;
+    r->factor_values = FACTOR_FN;
 }
 
 void mbs_inst_init(mbs_instance *I)
