@@ -22,7 +22,6 @@ from mbsfmu.runner.udp_protocol import SEQUENCE_MODULUS, ProtocolError, pack, un
 from .math_blocks import period, port_names, real
 
 _HALF = SEQUENCE_MODULUS // 2
-_LITTLE = sys.byteorder == "little"
 #: how many of the most recent missing sequence numbers a receiver remembers, so that a packet
 #: arriving after a newer one can be told apart from a duplicate (and taken off the loss count)
 GAP_WINDOW = 4096
@@ -31,6 +30,10 @@ _RECV_SIZE = 65536
 #: receive buffer to every received datagram (socket(7)); the socket module may not name it
 SO_RXQ_OVFL = getattr(socket, "SO_RXQ_OVFL", 40)
 _OVFL_SPACE = socket.CMSG_SPACE(4)
+#: Linux: getsockopt(SOL_SOCKET, SO_MEMINFO) reads the socket's memory counters (sock_diag.h), the
+#: ninth of them (SK_MEMINFO_DROPS) the same cumulative drop count, at any time, no datagram needed
+SO_MEMINFO = getattr(socket, "SO_MEMINFO", 55)
+_MEMINFO_DROPS = 8
 
 
 def _port(name: str, value, *, zero_ok: bool) -> int:
@@ -155,9 +158,12 @@ class UdpReceive(Block):
         ``rcvbuf`` (bytes) asks the kernel for that receive buffer (SO_RCVBUF); what it granted
         is :attr:`rcvbuf_granted` (Linux doubles the request and has a floor).  A burst that
         does not fit is dropped by the kernel before the block sees it.  ``kernel_dropped``
-        counts those datagrams exactly where the platform reports them (Linux SO_RXQ_OVFL: the
-        count arrives with the next datagram received), and their sequence numbers count as
-        ``lost`` as soon as a later packet arrives, like any gap.
+        counts those datagrams exactly where the platform reports them: on Linux the kernel's
+        count is read at every sample, after the queue is drained, and once more when the block
+        stops (SO_MEMINFO), so a burst with no packet after it is counted by the next sample or
+        at the end of the run (on older kernels the count arrives with the next datagram,
+        SO_RXQ_OVFL).  Their sequence numbers count as ``lost`` as soon as a later packet
+        arrives, like any gap (a tail that no packet follows is in ``kernel_dropped`` only).
     Lateness and policy
         ``late`` counts the samples at which no fresh packet arrived within ``timeout``.  A new
         packet older than ``max_age`` (seconds of simulation time; ``None``: no limit) still
@@ -233,7 +239,8 @@ class UdpReceive(Block):
         self.peer: tuple[str, int] | None = None  # where the last well-formed packet came from
         self._missing: dict[int, None] = {}  # recent skipped sequence numbers, oldest first
         self._last_error: str | None = None
-        self._ovfl = 0  # the kernel's cumulative drop count at the last datagram
+        self._ovfl = 0  # the kernel's cumulative drop count when it was last read
+        self._kernel_counts = None  # how it is read: "meminfo", "datagram" or None (not at all)
 
     @property
     def address(self) -> tuple[str, int] | None:
@@ -256,8 +263,8 @@ class UdpReceive(Block):
             sock.setblocking(False)
             if self.rcvbuf is not None:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.rcvbuf)
-            self._kernel_counts = _enable_drop_count(sock)
             sock.bind((self.host, self.port))
+            self._kernel_counts = _drop_count_source(sock)
         except OSError as e:
             sock.close()
             raise BlockError(f"UdpReceive: cannot bind {self.host}:{self.port}: {e}") from e
@@ -315,25 +322,33 @@ class UdpReceive(Block):
         sock = self._sock
         while True:
             try:
-                if self._kernel_counts:
+                if self._kernel_counts == "datagram":
                     data, anc, _, peer = sock.recvmsg(_RECV_SIZE, _OVFL_SPACE)
-                    self._count_kernel_drops(anc)
+                    for level, kind, value in anc:
+                        if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(value) >= 4:
+                            self._count_kernel_drops(int.from_bytes(value[:4], sys.byteorder))
                 else:
                     data, peer = sock.recvfrom(_RECV_SIZE)
             except (BlockingIOError, InterruptedError):
-                return fresh
+                break
             except OSError as e:  # e.g. ICMP port unreachable reported on Windows
                 self._last_error = str(e)
-                return fresh
+                break
             fresh = self._accept(data, peer, t) or fresh
+        self._poll_kernel_drops()
+        return fresh
 
-    def _count_kernel_drops(self, ancillary) -> None:
+    def _poll_kernel_drops(self) -> None:
+        """Read the kernel's drop count now, where it can be read without a datagram."""
+        if self._kernel_counts == "meminfo" and self._sock is not None:
+            total = _meminfo_drops(self._sock)
+            if total is not None:
+                self._count_kernel_drops(total)
+
+    def _count_kernel_drops(self, total: int) -> None:
         """Add the kernel's new drops (its count is cumulative per socket, modulo 2^32)."""
-        for level, kind, data in ancillary:
-            if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(data) >= 4:
-                total = int.from_bytes(data[:4], "little" if _LITTLE else "big")
-                self.counters["kernel_dropped"] += (total - self._ovfl) % SEQUENCE_MODULUS
-                self._ovfl = total
+        self.counters["kernel_dropped"] += (total - self._ovfl) % SEQUENCE_MODULUS
+        self._ovfl = total
 
     def _sample(self, t: float) -> None:
         first, self._first = self._first, False
@@ -369,6 +384,9 @@ class UdpReceive(Block):
         return self._values
 
     def stop(self):
+        """Close the socket, after a last reading of the kernel's drop count (the datagrams
+        dropped since the last sample count too)."""
+        self._poll_kernel_drops()
         sock, self._sock = self._sock, None
         _close(sock)
 
@@ -376,15 +394,29 @@ class UdpReceive(Block):
         return None
 
 
-def _enable_drop_count(sock) -> bool:
-    """Ask the kernel to report its drops with each datagram (Linux); False where it cannot."""
+def _meminfo_drops(sock) -> int | None:
+    """The kernel's cumulative count of datagrams dropped on ``sock`` (Linux SO_MEMINFO), or
+    None where the platform does not report it so."""
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, SO_MEMINFO, 4 * 16)
+    except OSError:
+        return None
+    end = 4 * (_MEMINFO_DROPS + 1)
+    return int.from_bytes(raw[end - 4:end], sys.byteorder) if len(raw) >= end else None
+
+
+def _drop_count_source(sock) -> str | None:
+    """How the kernel's drop count of ``sock`` is read: 'meminfo' (at any time, Linux >= 4.11),
+    'datagram' (with each datagram received, SO_RXQ_OVFL) or None (not reported)."""
+    if _meminfo_drops(sock) is not None:
+        return "meminfo"
     if not hasattr(sock, "recvmsg"):
-        return False
+        return None
     try:
         sock.setsockopt(socket.SOL_SOCKET, SO_RXQ_OVFL, 1)
     except OSError:
-        return False
-    return True
+        return None
+    return "datagram"
 
 
 __all__ = ["UdpSend", "UdpReceive", "ProtocolError"]
