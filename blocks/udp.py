@@ -17,7 +17,7 @@ import sys
 import time
 
 from mbsfmu.runner.block import Block, BlockError
-from mbsfmu.runner.udp_protocol import SEQUENCE_MODULUS, ProtocolError, pack, unpack
+from mbsfmu.runner.udp_protocol import MAX_VALUES, SEQUENCE_MODULUS, ProtocolError, pack, unpack
 
 from .math_blocks import period, port_names, real
 
@@ -43,10 +43,27 @@ def _port(name: str, value, *, zero_ok: bool) -> int:
     return value
 
 
+def _ports(kind: str, names) -> tuple[str, ...]:
+    """Port names, at most the MAX_VALUES values one datagram carries."""
+    names = port_names(kind, names)
+    if len(names) > MAX_VALUES:
+        raise BlockError(f"{kind}: {len(names)} ports, more than the {MAX_VALUES} values one datagram "
+                         "carries")
+    return names
+
+
 def _host(name: str, value) -> str:
     if not isinstance(value, str) or not value:
         raise BlockError(f"{name} must be a host name or IPv4 address string, got {value!r}")
     return value
+
+
+def _is_real(v) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _close(sock: socket.socket | None) -> None:
@@ -70,7 +87,7 @@ class UdpSend(Block):
     def __init__(self, host: str, port: int, inputs=("u",), *, sample_time=None, bind=None):
         self.host = _host("UdpSend host", host)
         self.port = _port("UdpSend port", port, zero_ok=False)
-        self.inputs = port_names("UdpSend inputs", inputs)
+        self.inputs = _ports("UdpSend inputs", inputs)
         self.outputs = ()
         self.sample_time = period(sample_time)
         if bind is not None:
@@ -112,7 +129,13 @@ class UdpSend(Block):
             raise BlockError(f"UdpSend to {self._peer()}: update before start (or after stop)")
         if len(u) != len(self.inputs):
             raise BlockError(f"UdpSend to {self._peer()}: {len(u)} input values for ports {self.inputs}")
-        data = pack(self._seq, t, u)
+        try:
+            data = pack(self._seq, t, u)
+        except (TypeError, ValueError) as e:  # a value that is not a number
+            bad = next((f"{p} = {v!r}" for p, v in zip(self.inputs, u) if not _is_real(v)), str(e))
+            raise BlockError(f"UdpSend to {self._peer()}: input {bad} is not a number") from None
+        except ProtocolError as e:  # a time stamp that is not finite
+            raise ProtocolError(f"UdpSend to {self._peer()}: sequence {self._seq} at t={t!r}: {e}") from None
         try:
             self._sock.sendto(data, (self.host, self.port))
         except OSError as e:
@@ -185,16 +208,21 @@ class UdpReceive(Block):
                 "kernel_dropped")
     #: receive buffer sizes accepted (bytes)
     RCVBUF_RANGE = (256, 1 << 30)
+    #: the longest wait for one sample's packet (s): longer is a hang, not a timeout
+    MAX_TIMEOUT = 3600.0
 
     def __init__(self, port: int, outputs=("y",), *, host: str = "127.0.0.1", timeout: float = 0.0,
                  policy: str = "hold", initial=0.0, max_age=None, sample_time=None, rcvbuf=None):
         self.port = _port("UdpReceive port", port, zero_ok=True)
         self.host = _host("UdpReceive host", host)
-        self.outputs = port_names("UdpReceive outputs", outputs)
+        self.outputs = _ports("UdpReceive outputs", outputs)
         self.inputs = ()
         self.timeout = real("UdpReceive timeout", timeout)
         if self.timeout < 0.0:
             raise BlockError(f"UdpReceive timeout must be >= 0 seconds, got {timeout!r}")
+        if self.timeout > self.MAX_TIMEOUT:
+            raise BlockError(f"UdpReceive timeout must be at most {self.MAX_TIMEOUT:g} seconds (the wait of "
+                             f"one sample; longer is a hang), got {timeout!r}")
         if policy not in self.POLICIES:
             raise BlockError(f"UdpReceive policy must be one of {self.POLICIES}, got {policy!r}")
         self.policy = policy

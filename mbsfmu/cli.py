@@ -30,17 +30,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import pathlib
 import signal
 import sys
-import tempfile
 import threading
 import warnings
 
 from .errors import MbsError, ParameterError, Terminated, stop_reason
 from .fmu.build import build_defaults
 from .formulations import DEFAULT_FORMULATION, FORMULATIONS
+from .output_files import check_output_path, partial_path
 from .simulation.simulate import ATOL_FACTOR, BACKENDS, METHOD_DESCRIPTIONS, SCIPY_METHODS, simulate_defaults
 from .solver_settings import SOLVERS
 
@@ -138,31 +137,6 @@ def cmd_info(args) -> int:
     return 0
 
 
-def check_output_path(path: str, option: str) -> pathlib.Path:
-    """The path of an output file, checked before any work: its folder exists and is writable,
-    and it is not itself a folder."""
-    p = pathlib.Path(path)
-    folder = p.parent if str(p.parent) else pathlib.Path(".")
-    if p.is_dir():
-        raise ParameterError(f"{option} {path!r} is a directory; give a file name")
-    if not folder.is_dir():
-        raise ParameterError(f"{option} {path!r}: the directory {str(folder)!r} does not exist")
-    try:  # a real write (os.access says yes to root on a read-only file system)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".mbsfmu-probe-"):
-            pass
-    except OSError as exc:
-        raise ParameterError(f"{option} {path!r}: cannot write in {str(folder)!r} "
-                             f"({exc.strerror})") from None
-    if p.exists() and not os.access(p, os.W_OK):
-        raise ParameterError(f"{option} {path!r}: the file exists and is not writable")
-    return p
-
-
-def partial_path(path: pathlib.Path) -> pathlib.Path:
-    """Where a partial result goes: out.csv -> out.partial.csv (never over a complete result)."""
-    return path.with_name(f"{path.stem}.partial{path.suffix or '.csv'}")
-
-
 class _ProgressBar:
     """A tqdm bar over simulated time on stderr (the simulate(progress=...) callback)."""
 
@@ -180,6 +154,20 @@ class _ProgressBar:
         self.bar.close()
 
 
+def plot_path(path: str, inputs=()) -> pathlib.Path:
+    """A --plot file, checked before any work as an output file whose suffix names an image
+    format matplotlib writes (.png, .pdf, .svg, ...)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    p = check_output_path(path, "--plot", inputs)
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    if p.suffix.lower().lstrip(".") not in kinds:
+        what = f"{p.suffix!r} is not an image format" if p.suffix else "no suffix says the image format"
+        raise ParameterError(f"--plot {path!r}: {what}; end the name in one of "
+                             f"{', '.join('.' + k for k in sorted(kinds))}")
+    return p
+
+
 def _simulate_keeping(system, keep: pathlib.Path, progress, hint: str = "", **options):
     """simulate(system, **options), or, when the run fails or is stopped (Ctrl-C, SIGTERM), the
     rows it computed written to ``keep`` and the exit status to return (2, 130 or 143) after
@@ -195,24 +183,33 @@ def _simulate_keeping(system, keep: pathlib.Path, progress, hint: str = "", **op
         if exc.result is None:
             raise
         _SIGTERM.stopping = True  # what was computed is written before the command ends
-        exc.result.to_csv(keep)
         if isinstance(exc, SimulationInterrupted):
             how, status = stopped_status(exc)
         else:
             how, status = f"error: {exc}", 2
-        print(f"mbsfmu: {how}\nmbsfmu: partial result up to t={exc.result.t[-1]:.6g} s "
-              f"({len(exc.result.t)} rows) written to {keep}" + (f"\nmbsfmu: {hint}" if hint else ""),
+        what = f"partial result up to t={exc.result.t[-1]:.6g} s ({len(exc.result.t)} rows)"
+        written = _write_csv(exc.result, keep)
+        print(f"mbsfmu: {how}\nmbsfmu: {what} {written}" + (f"\nmbsfmu: {hint}" if hint else ""),
               file=sys.stderr)
         return status
+
+
+def _write_csv(result, path: pathlib.Path) -> str:
+    """Write ``result`` to ``path``: 'written to PATH', or why it could not be written."""
+    try:
+        result.to_csv(path)
+    except OSError as exc:
+        return f"could not be written to {path} ({exc.strerror or exc})"
+    return f"written to {path}"
 
 
 def cmd_simulate(args) -> int:
     from .model.loader import load_model
     from .simulation.run_clock import timing_text
 
-    out = check_output_path(args.out, "--out")
+    out = check_output_path(args.out, "--out", [("model file", args.model)])
     if args.plot:
-        check_output_path(args.plot, "--plot")
+        plot_path(args.plot, [("model file", args.model), ("--out file", args.out)])
     system = load_model(args.model)
     params, initial, inputs = _parse_sets(args.set, system)
     show = sys.stderr.isatty() if args.progress is None else args.progress
@@ -449,8 +446,8 @@ def _keep_samples(res, kind: str, keep: pathlib.Path, why: str) -> None:
     if kind != ".py":
         return
     _SIGTERM.stopping = True
-    res.to_csv(keep)
-    print(f"mbsfmu: {why}; the {len(res.t)} simulated samples (to t={res.t[-1]:g} s) are in {keep}",
+    written = _write_csv(res, keep)
+    print(f"mbsfmu: {why}; the {len(res.t)} simulated samples (to t={res.t[-1]:g} s) {written}",
           file=sys.stderr)
 
 

@@ -10,6 +10,7 @@ import pathlib
 import numpy as np
 
 from ..errors import ParameterError
+from ..output_files import check_output_path
 from . import render
 from .scene import Scene, build_scene
 
@@ -83,12 +84,14 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
 def check_options(path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
                   size: float = 5.0, samples: int | None = None) -> None:
     """A ParameterError for options of :func:`animate` that cannot work, checked before any
-    simulation or drawing: the file suffix, ``every`` (a positive integer), ``fps`` (None or in
-    (0, FPS_MAX]), ``dpi`` and ``size`` (positive, at most MAX_PIXELS pixels a side) and, given
-    the number of output ``samples``, that there is one to draw and at most MAX_FRAMES frames."""
+    simulation or drawing: the file (a writable file name with a known suffix), ``every`` (a
+    positive integer), ``fps`` (None or in (0, FPS_MAX]), ``dpi`` and ``size`` (positive, at most
+    MAX_PIXELS pixels a side) and, given the number of output ``samples``, that there is one to
+    draw and at most MAX_FRAMES frames."""
     if not isinstance(every, numbers.Integral) or isinstance(every, bool) or every < 1:
         raise ParameterError(f"animate: every must be a positive integer, got {every!r}")
     if path is not None:
+        check_output_path(path, "animate: path")
         render.animation_format(path)
     for name, v in (("fps", fps), ("dpi", dpi), ("size", size)):
         if v is not None:
@@ -104,9 +107,9 @@ def check_options(path=None, fps: float | None = None, every: int = 1, dpi: floa
             raise ParameterError("animate: the result has no samples")
         if frames > MAX_FRAMES:
             n = -(-samples // MAX_FRAMES)
-            raise ParameterError(f"animate: {samples} samples give {frames} frames, more than {MAX_FRAMES}; "
-                                 f"keep every n-th sample with n >= {n} (every=, --every) or use a longer "
-                                 "output interval")
+            of = f" (one in {every} of {samples} samples)" if every > 1 else ""
+            raise ParameterError(f"animate: {frames} frames{of} are more than {MAX_FRAMES}; keep every n-th "
+                                 f"sample with n >= {n} (every=, --every) or use a longer output interval")
 
 
 def _positive(name, v) -> None:

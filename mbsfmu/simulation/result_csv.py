@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import pathlib
 
 import numpy as np
@@ -26,6 +27,8 @@ def read_columns(path, needed: list[str], owner: str) -> dict[str, np.ndarray]:
     """The columns ``needed`` of the CSV file ``path`` as float arrays, checked (see the module
     docstring); the first of them is the time, which must increase strictly.  ``owner`` (e.g.
     "model 'cart'") is what the columns belong to, named when some are missing."""
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"result CSV: a file name is needed, got {path!r}")
     name = f"result CSV {str(path)!r}"
     try:
         raw = pathlib.Path(path).read_bytes()
