@@ -24,18 +24,36 @@ class SimulationError(MbsError, RuntimeError):
     result = None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception in the main thread (the ``mbsfmu`` command does this):
+    a KeyboardInterrupt, so every path that keeps what it computed on Ctrl-C keeps it on
+    SIGTERM too; only the exit status (143 instead of 130) and the wording differ."""
+
+
+def stop_reason(exc: BaseException) -> str:
+    """How a run was stopped, in words: 'terminated (SIGTERM)' or 'interrupted (Ctrl-C)'."""
+    return "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted (Ctrl-C)"
+
+
 class SimulationInterrupted(KeyboardInterrupt):
-    """A run stopped by Ctrl-C (KeyboardInterrupt); ``result`` holds what was computed up to
-    then (a partial Result).  A KeyboardInterrupt, so scripts still stop unless they catch it."""
+    """A run stopped by Ctrl-C (KeyboardInterrupt) or SIGTERM (:class:`Terminated`, then its
+    ``__cause__``); ``result`` holds what was computed up to then (a partial Result).  A
+    KeyboardInterrupt, so scripts still stop unless they catch it."""
 
     def __init__(self, message: str, result=None):
         super().__init__(message)
         self.result = result
 
+    @property
+    def terminated(self) -> bool:
+        """True if the run was stopped by SIGTERM rather than Ctrl-C."""
+        return isinstance(self.__cause__, Terminated)
+
 
 class StiffnessWarning(UserWarning):
-    """The explicit method's step size collapsed relative to the interval: the model is
-    probably stiff; method='stiff' takes far fewer steps."""
+    """The explicit method's step is limited by stability, not accuracy (Hairer's estimate
+    h |lambda| stays near its stability boundary): the model is stiff; method='stiff' takes far
+    fewer steps."""
 
 
 class ConstraintError(MbsError, ValueError):

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import pathlib
 from collections.abc import Mapping
 
 import numpy as np
 
 from ..errors import ParameterError
 from ..model import matrices
-from ..output_path import check_output_path
 
 
 def flag(value, where: str) -> bool:
@@ -104,17 +102,3 @@ def frequencies(value, where: str, allow_zero: bool = False) -> np.ndarray:
     return f
 
 
-def plot_path(path, where: str) -> pathlib.Path:
-    """The path of a plot to write: a file name (str or path) in an existing folder, with a
-    format matplotlib writes (checked before the work, so nothing computed is thrown away)."""
-    if not isinstance(path, (str, pathlib.PurePath)) or str(path) == "":
-        raise ParameterError(f"{where} must be a file name, got {path!r}")
-    p = check_output_path(str(path), where)
-    from matplotlib.figure import Figure
-
-    formats = Figure().canvas.get_supported_filetypes()
-    fmt = p.suffix[1:].lower()
-    if fmt not in formats:
-        raise ParameterError(f"{where} {str(path)!r}: the ending {p.suffix or '(none)'!r} is no image "
-                             f"format matplotlib writes ({', '.join(sorted(formats))})")
-    return p

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
+from ..output_files import plot_path
 from . import arguments
 
 
@@ -157,7 +158,7 @@ def _pairs(lin, pairs) -> list[tuple[str, str]]:
 
 def bode(lin, path, pairs=None, frequencies_hz=None):
     """Magnitude (dB) and phase (deg) over frequency (Hz) for each (input, output) pair, PNG."""
-    target = arguments.plot_path(path, "bode: path")
+    target = plot_path(path, "bode: path")
     pairs = _pairs(lin, pairs)
     for u, z in pairs or [(None, None)]:  # no pair at all: a model without inputs or outputs
         _pair(lin, u, z, "bode")
@@ -245,7 +246,7 @@ def plot_modes(lin, path, count: int = 6):
     """One panel per mode (up to ``count``): for a model with frames the mechanism at the
     operating point (grey) and displaced along the mode (blue, scaled to a fifth of its size)
     in the plane where it spreads most; otherwise the real part of the shape by coordinate."""
-    target = arguments.plot_path(path, "plot_modes: path")
+    target = plot_path(path, "plot_modes: path")
     count = arguments.count(count, "plot_modes: count")
     ms = modes(lin)[:count]
     if not ms:
