@@ -12,7 +12,7 @@
 
     mbsfmu sweep TARGET --param NAME=START:STOP:N|NAME=v1,v2,... [--design factorial|lhs|sobol|montecarlo
                  --samples N --seed S] [--metric NAME=KIND(SIGNAL) ...] --t-end T --out FILE.csv
-                 [--scheduler ADDR] [--workers N] [--batch B] [--plot FILE.png]
+                 [--scheduler ADDR] [--workers N] [--batch B] [--cluster-timeout S] [--plot FILE.png]
     mbsfmu animate MODEL.py --out FILE.html|FILE.gif [--t-end T] [--dt D] [--set NAME=VALUE ...]
     mbsfmu animate RESULT.csv --model MODEL.py --out FILE.html|FILE.gif [--set CONSTANT=VALUE ...]
                  [--fps F] [--every N] [--dpi D]
@@ -308,7 +308,8 @@ def cmd_sweep(args) -> int:
     show = sys.stderr.isatty() if args.progress is None else args.progress
     df = sweep(args.target, design, t_end=args.t_end, dt=args.dt, rtol=args.rtol, metrics=metrics or None,
                out=out, scheduler=args.scheduler, workers=args.workers, batch=args.batch, progress=show,
-               plot=plot, trajectories=args.trajectories, connect_timeout=args.connect_timeout)
+               plot=plot, trajectories=args.trajectories, connect_timeout=args.connect_timeout,
+               cluster_timeout=args.cluster_timeout)
     failed = int((df["status"] != "ok").sum())
     print(f"{len(df)} runs ({failed} failed) -> {args.out}" + (f", plot -> {args.plot}" if plot else ""))
     return 0
@@ -439,6 +440,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also keep every run's trajectory: one CSV per run in DIR, or one .npz file")
     pw.add_argument("--connect-timeout", type=float, default=10.0,
                     help="seconds to wait for a --scheduler address (default 10)")
+    pw.add_argument("--cluster-timeout", type=float, default=60.0,
+                    help="seconds without any worker (or scheduler) after which the sweep ends with an "
+                    "error, the finished rows written (default 60)")
     pw.add_argument("--scheduler", default=None,
                     help="Dask scheduler address tcp://HOST:PORT, or synchronous, threads, processes "
                     "(default: a local cluster of worker processes)")

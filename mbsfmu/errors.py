@@ -24,6 +24,19 @@ class SimulationError(MbsError, RuntimeError):
     result = None
 
 
+class SweepError(MbsError, RuntimeError):
+    """A parameter sweep ended before all its runs because the cluster could not go on: the
+    scheduler went away, no worker was left, or a task failed outside any run.  ``rows`` (also
+    ``result``) holds every row that finished, a DataFrame like the one ``sweep`` returns; with
+    ``out`` they are written there too."""
+
+    rows = None
+
+    @property
+    def result(self):
+        return self.rows
+
+
 class SimulationInterrupted(KeyboardInterrupt):
     """A run stopped by Ctrl-C (KeyboardInterrupt); ``result`` holds what was computed up to
     then (a partial Result).  A KeyboardInterrupt, so scripts still stop unless they catch it."""
