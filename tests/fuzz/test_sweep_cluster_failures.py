@@ -19,29 +19,13 @@ import pandas as pd
 import pytest
 
 import mbsfmu
-from mbsfmu.errors import ParameterError, SweepError
-from mbsfmu.study.cli_cluster import CliCluster
+from mbsfmu.errors import SweepError
 from mbsfmu.study.results import read_rows
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CART = str(ROOT / "models" / "cart_pendulum.py")
 #: what "ends" means here: far above the few seconds each case takes, far below a hang
 BOUND = 120
-
-
-@pytest.fixture
-def start_cluster(tmp_path, request):
-    def start(**options):
-        c = CliCluster(tmp_path, n_workers=2, pythonpath=ROOT, **options)
-        request.addfinalizer(c.stop)  # always, even when the start-up fails
-        try:
-            c.client = c.connect()
-        except ParameterError as exc:
-            pytest.fail(str(exc))
-        request.addfinalizer(lambda: c.client.close(timeout=5))
-        return c
-
-    return start
 
 
 def _slow_final_x():
@@ -94,8 +78,8 @@ def _ended_with_rows(call, out, design, pattern):
     return info.value, took
 
 
-def test_scheduler_killed_mid_sweep_ends_the_sweep_at_once(start_cluster, tmp_path):
-    cluster = start_cluster()
+def test_scheduler_killed_mid_sweep_ends_the_sweep_at_once(start_cli_cluster, tmp_path):
+    cluster = start_cli_cluster()
     out = tmp_path / "rows.csv"
     design = {"m": [0.1 + 0.02 * i for i in range(12)]}
     killer = _kill_when_rows(out, 2, lambda: cluster.procs[0].kill())  # the scheduler, SIGKILL
@@ -114,8 +98,8 @@ def test_scheduler_killed_mid_sweep_ends_the_sweep_at_once(start_cluster, tmp_pa
     _same_as_synchronous(df, design)
 
 
-def test_all_workers_killed_mid_sweep_ends_after_cluster_timeout(start_cluster, tmp_path):
-    cluster = start_cluster()
+def test_all_workers_killed_mid_sweep_ends_after_cluster_timeout(start_cli_cluster, tmp_path):
+    cluster = start_cli_cluster()
     out = tmp_path / "rows.csv"
     design = {"m": [0.1 + 0.02 * i for i in range(12)]}
 
@@ -134,11 +118,11 @@ def test_all_workers_killed_mid_sweep_ends_after_cluster_timeout(start_cluster, 
     assert took > 2  # it waited cluster_timeout for a worker to come back
 
 
-def test_a_run_that_kills_its_worker_is_a_failed_row(start_cluster, tmp_path):
+def test_a_run_that_kills_its_worker_is_a_failed_row(start_cli_cluster, tmp_path):
     """Two runs of one batch each crash their worker process with SIGSEGV (a worker with a nanny,
     which starts a new worker process): each becomes a failed row naming it, and the other runs
     of the batch and of the sweep run as usual (Dask's default allowed-failures, 3)."""
-    cluster = start_cluster(nanny=True)
+    cluster = start_cli_cluster(nanny=True)
     out = tmp_path / "rows.csv"
     thetas = [0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45]
     poisoned = {0.15, 0.25}
