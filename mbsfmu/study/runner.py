@@ -385,8 +385,8 @@ class ClusterSweep:
                     rest = []
         finally:
             if self.client.status == "running":  # else every call waits for a reconnection
-                for fut in self.pending:
-                    fut.cancel()
+                if self.pending:
+                    self.client.cancel(list(self.pending))
                 failures.Journal.drop(self.client, self.token)
 
     def submit(self, runs: list, name: str | None = None) -> None:
@@ -407,6 +407,9 @@ class ClusterSweep:
 
         from distributed.scheduler import KilledWorker
 
+        if fut.status not in ("finished", "error", "cancelled"):
+            self.track(fut, name, runs)  # its result was lost with a worker: computed again
+            return None
         try:
             rows = fut.result(timeout=self.timeout)
         except KilledWorker as exc:

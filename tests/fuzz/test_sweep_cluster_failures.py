@@ -153,3 +153,28 @@ def test_a_run_that_kills_its_worker_is_a_failed_row(start_cli_cluster, tmp_path
     written = read_rows(out).sort_values("run").reset_index(drop=True)
     assert written["run"].tolist() == list(range(8))
     assert written["status"].tolist() == df["status"].tolist()
+
+
+def test_a_crashing_run_that_leaves_no_worker_is_named(start_cli_cluster, tmp_path):
+    """Workers without a nanny are not replaced: the crashing run takes both down (the second
+    time on a retry that noted the run), and the sweep ends after cluster_timeout naming it."""
+    cluster = start_cli_cluster()
+    out = tmp_path / "rows.csv"
+
+    def crash_on_run_2(result):
+        if result["theta"][0] == 0.2:
+            import ctypes
+
+            ctypes.string_at(0)
+        return result["x"][-1]
+
+    start = time.monotonic()
+    pattern = (rf"the Dask cluster at {cluster.address} has had no worker for 2 s \(cluster_timeout, 2 "
+               r"before\): \d runs did not finish \(runs .*\); worker processes died while running run 2 "
+               r"\(theta=0.2\)")
+    with pytest.raises(SweepError, match=pattern) as info:
+        mbsfmu.sweep(CART, {"theta": [0.1, 0.15, 0.2, 0.25]}, t_end=0.5, metrics={"x_end": crash_on_run_2},
+                     out=out, scheduler=cluster.address, batch=4, cluster_timeout=2)
+    assert time.monotonic() - start < BOUND
+    assert all(w.poll() is not None for w in cluster.workers)
+    assert info.value.rows.empty and read_rows(out).empty
