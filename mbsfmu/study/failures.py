@@ -4,14 +4,17 @@ scheduler that goes away, a cluster without workers.
 **A run that kills its worker** (a segmentation fault, ``os._exit``, the out-of-memory killer)
 takes the task of its batch with it, and Dask gives the task to another worker.  Each task keeps
 a small :class:`Journal` on the scheduler (``Client.set_metadata``, which outlives any worker):
-its first attempt only counts itself; an attempt after a worker died while running the task
-(a retry) notes each run before starting it.  When a retry dies too, the next attempt finds the
-run it was at and gives it a ``failed`` row instead of running it again; the other runs of the
-batch run as usual.  So a poisoned run costs two worker processes (a killed worker alone, e.g. a
-machine lost, costs nothing: the retry runs the whole batch).  A cluster whose scheduler gives
-up on a task sooner (``distributed.scheduler.allowed-failures`` < 2) raises ``KilledWorker``;
-the sweep then runs that batch's runs one per task, and a single run whose task is killed is a
-``failed`` row (:func:`killed_row`).
+every attempt counts itself and notes when it loads the target (the first task of a worker
+process); an attempt after a worker died while running the task (a retry) also notes each run
+before starting it.  When a retry dies too, the next attempt finds the run it was at and gives
+it a ``failed`` row instead of running it again; the other runs of the batch run as usual.  So
+a poisoned run costs two worker processes, while a killed worker alone (a machine lost) costs
+nothing: the retry runs the whole batch.  A target whose loading killed two workers ends the
+sweep.  A cluster whose scheduler gives up on a task sooner
+(``distributed.scheduler.allowed-failures`` < 2; Dask's default is 3) fails the task with
+``KilledWorker``; the sweep then takes the journal's word for the runs it names and runs the
+batch's other runs one per task, and a single run whose task is killed is a ``failed`` row
+(:func:`killed_row`).  The journals cost two calls to the scheduler per task.
 
 **The sweep as a whole** ends with :class:`~mbsfmu.errors.SweepError` when it cannot go on: the
 scheduler connection is lost, the cluster has had no worker for ``cluster_timeout`` seconds
@@ -141,8 +144,9 @@ def died_alone(exc) -> str:
 
 
 class ClusterWatch:
-    """Ends a sweep whose cluster cannot run it: :meth:`check` raises SweepError once the
-    scheduler has had no worker, or has not answered, for ``timeout`` seconds running."""
+    """Ends a sweep whose cluster cannot run it: :meth:`check` (called while no task ends)
+    raises SweepError once the scheduler has had no worker, or has not answered, for
+    ``timeout`` seconds in a row."""
 
     def __init__(self, client, timeout: float, address: str):
         self.client, self.timeout, self.address = client, timeout, address

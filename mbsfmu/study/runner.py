@@ -169,7 +169,7 @@ def check_scheduler(scheduler) -> None:
     if scheduler is None or (isinstance(scheduler, str) and scheduler in LOCAL_SCHEDULERS):
         return
     if isinstance(scheduler, str):
-        m = ADDRESS.fullmatch(scheduler.strip())
+        m = ADDRESS.fullmatch(scheduler)
         if not m or (m["scheme"] or "tcp").lower() not in SCHEMES or not 0 < int(m["port"]) < 65536:
             raise ParameterError(f"scheduler {scheduler!r} is not a Dask scheduler: give {forms}")
         return
