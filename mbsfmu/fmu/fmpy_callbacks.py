@@ -67,7 +67,11 @@ def _dispatch(env, instance, status, category, message):
 
 def _point_proxy_at_dispatcher() -> None:
     from fmpy.fmi2 import fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
-    from fmpy.logging import addLoggerProxy
+
+    try:
+        from fmpy.logging import addLoggerProxy
+    except Exception:  # fmpy without its proxy library (some platforms): nothing is recorded
+        return
 
     if not _DISPATCHER:
         _DISPATCHER.append(fmi2CallbackLoggerTYPE(_dispatch))
