@@ -15,6 +15,7 @@ from .errors import (
            SimulationInterrupted,
            SingularMassMatrixError,
            StiffnessWarning,
+           SweepError,
 )
 from .model import INERTIAL, LagrangianSystem, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
@@ -42,4 +43,4 @@ __all__ = ["System", "LagrangianSystem", "derive", "linearize", "simulate", "swe
            "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
            "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",
-           "SingularMassMatrixError", "ConstraintError"]
+           "SingularMassMatrixError", "ConstraintError", "SweepError"]

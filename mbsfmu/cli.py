@@ -13,7 +13,7 @@
     mbsfmu sweep TARGET --param NAME=START:STOP:N|NAME=v1,v2,... [--design factorial|lhs|sobol|montecarlo
                  --samples N --seed S] [--metric NAME=KIND(SIGNAL) ...] --t-end T --out FILE.csv
                  [--resume check|restart|keep] [--retry-failed]
-                 [--scheduler ADDR] [--workers N] [--batch B] [--plot FILE.png]
+                 [--scheduler ADDR] [--workers N] [--batch B] [--cluster-timeout S] [--plot FILE.png]
     mbsfmu animate MODEL.py --out FILE.html|FILE.gif [--t-end T] [--dt D] [--set NAME=VALUE ...]
     mbsfmu animate RESULT.csv --model MODEL.py --out FILE.html|FILE.gif [--set CONSTANT=VALUE ...]
                  [--fps F] [--every N] [--dpi D]
@@ -340,7 +340,7 @@ def cmd_sweep(args) -> int:
     from .study import designs, sweep
 
     out = check_output_path(args.out, "--out")
-    plot = check_output_path(args.plot, "--plot") if args.plot else None
+    plot = plot_path(args.plot, "--plot", [("--out file", args.out)]) if args.plot else None
     params = _parse_params(args.param, args.design)
     if args.design == "factorial":
         design = designs.factorial(params)
@@ -360,7 +360,7 @@ def cmd_sweep(args) -> int:
     df = sweep(args.target, design, t_end=args.t_end, dt=args.dt, rtol=args.rtol, metrics=metrics or None,
                out=out, scheduler=args.scheduler, workers=args.workers, batch=args.batch, progress=show,
                plot=plot, trajectories=args.trajectories, connect_timeout=args.connect_timeout,
-               resume=args.resume, retry_failed=args.retry_failed)
+               resume=args.resume, retry_failed=args.retry_failed, cluster_timeout=args.cluster_timeout)
     failed = int((df["status"] != "ok").sum())
     r = df.attrs["resume"]
     for old, new in r["moved"]:
@@ -537,6 +537,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also keep every run's trajectory: one CSV per run in DIR, or one .npz file")
     pw.add_argument("--connect-timeout", type=float, default=10.0,
                     help="seconds to wait for a --scheduler address (default 10)")
+    pw.add_argument("--cluster-timeout", type=float, default=60.0,
+                    help="seconds without any worker (or scheduler) after which the sweep ends with an "
+                    "error, the finished rows written (default 60)")
     pw.add_argument("--scheduler", default=None,
                     help="Dask scheduler address tcp://HOST:PORT, or synchronous, threads, processes "
                     "(default: a local cluster of worker processes)")

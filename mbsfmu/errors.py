@@ -35,6 +35,19 @@ def stop_reason(exc: BaseException) -> str:
     return "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted (Ctrl-C)"
 
 
+class SweepError(MbsError, RuntimeError):
+    """A parameter sweep ended before all its runs because the cluster could not go on: the
+    scheduler went away, no worker was left, or a task failed outside any run.  ``rows`` (also
+    ``result``) holds every row that finished, a DataFrame like the one ``sweep`` returns; with
+    ``out`` they are written there too."""
+
+    rows = None
+
+    @property
+    def result(self):
+        return self.rows
+
+
 class SimulationInterrupted(KeyboardInterrupt):
     """A run stopped by Ctrl-C (KeyboardInterrupt) or SIGTERM (:class:`Terminated`, then its
     ``__cause__``); ``result`` holds what was computed up to then (a partial Result).  A

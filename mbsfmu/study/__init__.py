@@ -13,15 +13,17 @@ import warnings
 
 import pandas as pd
 
-from ..errors import ParameterError, StudyWarning
+from ..errors import ParameterError, StudyWarning, SweepError
+from ..output_files import plot_path
 from ..simulation.result import signal_names
-from . import checks, definition, designs, metrics, plots, results, runner, trajectories
+from . import checks, definition, designs, failures, metrics, plots, results, runner, trajectories
 from .designs import factorial, latin_hypercube, monte_carlo, sobol, table
 from .plots import plot_study
 from .trajectories import TrajectoryStore
 
 __all__ = ["sweep", "plot_study", "factorial", "latin_hypercube", "sobol", "monte_carlo", "table", "designs",
-           "metrics", "plots", "results", "runner", "trajectories", "checks", "definition", "StudyWarning"]
+           "metrics", "plots", "results", "runner", "trajectories", "checks", "definition", "failures",
+           "StudyWarning"]
 
 log = logging.getLogger("mbsfmu.study")
 #: damaged rows and failed runs listed one by one in a warning, at most
@@ -30,7 +32,8 @@ MAX_LISTED = 20
 
 def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None, out=None, scheduler=None,
           batch=None, workers=None, progress=False, plot=None, trajectories=None,
-          connect_timeout=runner.CONNECT_TIMEOUT, resume="check", retry_failed=False,
+          connect_timeout=runner.CONNECT_TIMEOUT, cluster_timeout=runner.CLUSTER_TIMEOUT, resume="check",
+          retry_failed=False,
           **simulate_kwargs) -> pd.DataFrame:
     """Run ``target`` once per row of ``design`` and return one row per run.
 
@@ -66,19 +69,21 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     ``'tcp://host:port'`` or a ``distributed.Client`` (that cluster), or ``'synchronous'``,
     ``'threads'``, ``'processes'`` (Dask's single-machine schedulers).  ``batch``: runs per task
     (default: about four tasks per worker, counted on the cluster, and at least
-    :data:`runner.MIN_TASK_SECONDS` of work per task as timed on the first run, which runs
-    here).  ``connect_timeout``: seconds to wait for a remote scheduler before a
-    ParameterError.  ``progress``: a progress bar with the rate and the time
-    left (tqdm) on stderr.  ``plot``: a
+    :data:`runner.MIN_TASK_SECONDS` of work per task as timed on the first run to come back
+    from a worker).  ``connect_timeout``: seconds to wait for a remote scheduler before a
+    ParameterError.  On a cluster a run that kills its worker process is a failed row; a
+    scheduler that goes away, or a cluster without any worker for ``cluster_timeout`` seconds
+    (default 60), ends the sweep with :class:`~mbsfmu.errors.SweepError`, whose ``rows`` are
+    every row that finished (written to ``out`` too); see :mod:`.failures`.  ``progress``: a
+    progress bar with the rate and the time left (tqdm) on stderr.  ``plot``: a
     file to draw the first metric in with :func:`.plot_study` (over one parameter, a heat map over
     two, else a histogram); ``df.attrs['parameters']`` names the design's columns for it.
     """
+    runner.check_options(scheduler, workers, batch, connect_timeout, cluster_timeout)
     design = _design(design)
-    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
-        raise ParameterError(f"batch must be a whole number >= 1, got {batch!r}")
     results.check_resume(resume)
     if plot is not None:
-        plots.check_path(plot)
+        plot_path(plot, "plot", [("rows file", out)])
     in_process = isinstance(scheduler, str) and scheduler in ("synchronous", "sync", "single-threaded",
                                                               "threads")
     target_ = runner.make_target(target, in_process)
@@ -100,14 +105,12 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     todo = [(i, {**fixed, **{c: float(v) for c, v in row.items()}})
             for i, row in enumerate(design.to_dict("records")) if i not in finished]
     report = _resume_report(rowfile, out, done, len(todo))
-    n_workers = (workers or 1) if in_process else runner.worker_count(scheduler, workers)
     client = None
     if isinstance(scheduler, str) and scheduler not in runner.LOCAL_SCHEDULERS and todo:
         # connect first: a scheduler that does not answer fails before any run (and before any
         # file is written), and the cluster's worker count sizes the batches
         client, _ = runner.connect(scheduler, workers, connect_timeout)
         scheduler = client
-        n_workers = runner.worker_count(client, workers)
     rows = list(done)
     complete = False
     bar = None
@@ -131,28 +134,21 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
             if bar is not None:
                 bar.update(len(batch_rows))
 
-        per_run = None
-        if batch is None and not in_process and len(todo) > 1:
-            # the first run here, where the target is loaded already: its time sizes the batches
-            # (runner.default_batch), and its row is a row like any other
-            first = runner.run_batch(target_, todo[:1], settings, chosen)
-            take(first)
-            todo = todo[1:]
-            per_run = first[0]["wall_s"] if first[0]["status"] == "ok" else None
-        size = batch or runner.default_batch(len(todo), n_workers, per_run)
         if todo:
-            for batch_rows in runner.execute(target_, runner.batches(todo, size), settings, chosen,
-                                             scheduler=scheduler, workers=workers,
-                                             connect_timeout=connect_timeout):
+            for batch_rows in runner.execute(target_, todo, settings, chosen, scheduler=scheduler,
+                                             workers=workers, batch=batch, connect_timeout=connect_timeout,
+                                             cluster_timeout=cluster_timeout):
                 take(batch_rows)
         complete = True
+    except SweepError as exc:  # the cluster could not go on: the error carries every finished row
+        raise failures.attach_rows(exc, results.frame(rows, header), rowfile and rowfile.path) from None
     finally:
         if bar is not None:
             bar.close()
         if not complete and rowfile is not None:
             rowfile.close()
         if client is not None:
-            client.close()
+            runner.close_client(client)
     df = results.frame(rows, header)
     df.attrs["parameters"] = list(design.columns)
     df.attrs["resume"] = report

@@ -74,22 +74,6 @@ def plot_study(df: pd.DataFrame, path=None, *, metric: str | None = None, params
     return ax
 
 
-def check_path(path) -> pathlib.Path:
-    """A plot's path, checked before a study runs: its folder exists and matplotlib writes its
-    format (the file's suffix)."""
-    from matplotlib.figure import Figure
-
-    p = pathlib.Path(path)
-    folder = p.parent if str(p.parent) else pathlib.Path(".")
-    if not folder.is_dir():
-        raise ParameterError(f"plot {str(p)!r}: the folder {str(folder)!r} does not exist")
-    formats = Figure().canvas.get_supported_filetypes()
-    if p.suffix.lower().lstrip(".") not in formats:
-        raise ParameterError(f"plot {str(p)!r}: give a file name ending in one of "
-                             f"{', '.join('.' + f for f in sorted(formats))}")
-    return p
-
-
 def _is_grid(df, params) -> bool:
     if len(params) != 2 or df.empty:
         return False

@@ -21,7 +21,8 @@ by mbsfmu before definitions were kept) is refused the same way unless ``resume=
 A row counts as done only if it is sound: complete (a last line without its newline was cut off
 while being written), its checksum right, ``run`` a whole number of the design, appearing once,
 its parameter values bit for bit the design's for that run, status ``ok`` (every metric a
-number, no message) or ``failed`` (no metric, a message), ``wall_s`` a time.  Any other row is
+number, no message) or ``failed`` (no metric, a message), ``wall_s`` a time (empty in a failed
+row whose run took its worker process down).  Any other row is
 run again, with a warning naming the file, the line and what is wrong; ``retry_failed=True``
 runs the failed rows again too.  When rows are dropped the file is rewritten at once
 (atomically: a temporary file, then a rename), and a finished study rewrites it in run order.
@@ -360,7 +361,9 @@ def _parse(fields: dict, header: list[str], design: pd.DataFrame) -> tuple[dict 
     if (status == "ok") != (message == ""):
         return None, ("a row with status ok has a message" if message else "a failed row has no message")
     wall = _float(fields["wall_s"])
-    if wall is None or not (wall >= 0 and np.isfinite(wall)):
+    if status == "failed" and fields["wall_s"] == "":
+        wall = None  # a run that took its worker process down: no time was measured
+    elif wall is None or not (wall >= 0 and np.isfinite(wall)):
         return None, f"wall_s = {fields['wall_s']!r} is not a time"
     row.update(status=status, message=message, wall_s=wall)
     return row, ""
