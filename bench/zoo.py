@@ -5,8 +5,8 @@ default formulation ('qr') and the default method (RKSTAB; Radau IIA, ``method='
 the flyball governor):
 
 * ``simulate`` on the C engine: accepted and rejected steps, CPU of the engine's run over the
-  grid (``stats["cpu_seconds"]``: wall time of the engine run, instance set-up and
-  consistent initialization included), the largest constraint residual
+  grid (``stats["cpu_seconds"]``: CPU time of the integration only; compilation, instance set-up
+  and consistent initialization are ``stats["setup_seconds"]``), the largest constraint residual
   on the grid, the relative energy drift (conservative models only), and the significant
   correct digits at the end, SCD = -log10(max_i |q_i - q_ref,i| / max_i |q_ref,i|) against a
   tight run (DOP853 at rtol 1e-12; Radau at 1e-12 for the flyball).  This is the norm-wise

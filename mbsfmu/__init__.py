@@ -17,6 +17,7 @@ from .errors import (
     SimulationInterrupted,
     SingularMassMatrixError,
     StiffnessWarning,
+    SweepError,
 )
 from .model import INERTIAL, LagrangianSystem, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
@@ -44,4 +45,5 @@ __all__ = ["System", "LagrangianSystem", "derive", "linearize", "simulate", "swe
            "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
            "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",
-           "SingularMassMatrixError", "ConstraintError", "RedundantConstraintWarning", "natural"]
+           "SingularMassMatrixError", "ConstraintError", "SweepError", "RedundantConstraintWarning",
+           "natural"]

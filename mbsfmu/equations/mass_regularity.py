@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .parameter_requirements import PROBE_SINGULAR_RTOL, _mass_matrix, _null_space, motion_text
+from .parameter_requirements import PROBE_SINGULAR_RTOL, _mass_matrix, _null_space, moving_coordinates
 
 
 def mass_problem(numeric, y) -> tuple[str, str]:
@@ -40,13 +40,14 @@ def mass_problem(numeric, y) -> tuple[str, str]:
         return "the mass matrix is not finite", "the mass matrix is not finite"
     w, V = np.linalg.eigh(0.5 * (M + M.T))
     scale = max(float(np.abs(w).max()), 1e-300)
+    names = numeric.coordinate_names
     if w[0] < -PROBE_SINGULAR_RTOL * scale:
-        why = (f"the mass matrix is not positive semi-definite ({motion_text(numeric, V[:, 0])} "
+        why = (f"the mass matrix is not positive semi-definite ({moving_coordinates(names, V[:, 0])} "
                "would have a negative kinetic energy)")
         return why, why
     if w[0] > PROBE_SINGULAR_RTOL * scale:
         return "", ""
-    singular = f"the mass matrix is singular ({motion_text(numeric, V[:, 0])} would move no mass)"
+    singular = f"the mass matrix is singular ({moving_coordinates(names, V[:, 0])} would move no mass)"
     N, _ = _null_space(numeric, y)
     if N is None:
         return singular, "the constraint Jacobian is not finite"
@@ -57,7 +58,7 @@ def mass_problem(numeric, y) -> tuple[str, str]:
     if wr[0] > PROBE_SINGULAR_RTOL * max(float(np.abs(wr).max()), 1e-300):
         return singular, ""
     return singular, (f"the mass matrix reduced by the constraints is singular "
-                      f"({motion_text(numeric, N @ Vr[:, 0])} would move no mass and no "
+                      f"({moving_coordinates(names, N @ Vr[:, 0])} would move no mass and no "
                       "constraint fixes it)")
 
 

@@ -478,6 +478,9 @@ class System:
         from .elastic import modal_data as md
 
         where = f"flexible body {name!r}"
+        if not isinstance(geometric_stiffening, bool):
+            raise ModelError(f"{where}: geometric_stiffening must be True or False, got "
+                             f"{geometric_stiffening!r}")
         factors = []
         for label, value in (("stiffness_factor", stiffness_factor), ("damping_factor", damping_factor)):
             e = self.expr(value, f"{where}: {label}")

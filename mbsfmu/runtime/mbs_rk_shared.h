@@ -44,4 +44,11 @@ double mbs_rk_next_step(double fac, double facmin, double facmax, double hmax, i
 double mbs_rk_hrho(int n, double h, const double *k_new, const double *k_s, const double *x_new,
                    const double *x_s);
 
+/* The count of stability-limited steps (hrho above threshold; threshold 0: none are counted)
+ * after one more accepted step: a step above adds one; steps below the threshold restart the
+ * count once there are gap of them in a row (gap <= 1: every one), so that a single low value
+ * of the noisy estimate between stability-limited steps does not hide a stiff run.  *below
+ * counts the steps below the threshold in a row. */
+int mbs_rk_stiff_count(int run, int *below, double hrho, double threshold, int gap);
+
 #endif /* MBS_RK_SHARED_H */
