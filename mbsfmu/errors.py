@@ -69,6 +69,12 @@ class StiffnessWarning(UserWarning):
     fewer steps."""
 
 
+class RedundantConstraintWarning(UserWarning):
+    """A constraint an element adds depends on the constraints already there (at the initial
+    configuration): only the formulations that take redundant constraints ('qr', 'svd') will
+    run the model."""
+
+
 class ConstraintError(MbsError, ValueError):
     """Constraints that cannot be satisfied, redundant constraints a formulation cannot take,
     or a singular configuration of the constraint Jacobian."""

@@ -15,10 +15,11 @@ set between steps); each failure names the parameter and its value:
    depend on constants are >= 0: they multiply Ke and De, which the modal data's check keeps
    positive semidefinite, so a negative factor would make the body's elastic modes unstable or
    feed energy into them (0 is allowed: a body without elastic stiffness or damping);
-4. **parameters the dynamics need non-zero**: a constant whose value 0 makes the mass matrix
-   reduced to the mechanism's degrees of freedom, N^T M N with N a basis of the null space of the
-   constraint Jacobian C (seed 000 eqs. 11-18: the coordinate-partitioning reduction), singular,
-   or makes C lose rank, where its default value does neither.  Found by a numerical probe at
+4. **parameters the dynamics need non-zero**: a constant the model declares so (a
+   LagrangianSystem's distance lengths: ``nonzero_parameters``), or a constant whose value 0
+   makes the mass matrix reduced to the mechanism's degrees of freedom, N^T M N with N a basis
+   of the null space of the constraint Jacobian C (seed 000 eqs. 11-18: the coordinate-
+   partitioning reduction), singular, or makes C lose rank, where its default value does neither.  Found by a numerical probe at
    the model's initial configuration and one random configuration (both must show it), e.g. the
    crank length of a slider-crank (with r = 0 the crank angle moves no mass and no constraint
    fixes it).
@@ -167,15 +168,19 @@ def _derive(eqs) -> ParameterRequirements:
     req.bodies = body_checks(s)
     req.factors = factor_checks(s)
     req.nonzero = _probe_nonzero(eqs)
+    # what the model itself knows must not be 0 (a LagrangianSystem's distance lengths)
+    for name, why in getattr(s, "nonzero_parameters", {}).items():
+        req.nonzero.setdefault(name, why)
     return req
 
 
 def body_checks(system) -> list[BodyCheck]:
-    """One BodyCheck per body whose mass or inertia depends on constants (bodies with numeric
-    mass properties were checked when they were declared)."""
+    """One BodyCheck per body (and per element with mass of a LagrangianSystem) whose mass or
+    inertia depends on constants (those with numeric mass properties were checked when they
+    were declared)."""
     names = list(system.constants_)
     out = []
-    for body in system.bodies.values():
+    for body in [*system.bodies.values(), *getattr(system, "masses", ())]:
         J = body.inertia
         exprs = [sp.sympify(e) for e in (body.mass, J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2],
                                          J[2, 2])]

@@ -99,9 +99,10 @@ class Engine:
             raise ParameterError(f"unknown formulation {self.formulation!r}; choose one of "
                                  f"{', '.join(ENGINE_FORMULATIONS)}")
         if self.sizes["nc"]:
-            from ..formulations import check_nonholonomic
+            from ..formulations import check_nonholonomic, check_regular_mass
 
             check_nonholonomic(system, self.formulation)
+            check_regular_mass(system, self.formulation)
         opts = self._engine_options(dict(options or {}))
         if method not in constants.METHOD_KINDS:
             raise ParameterError(f"unknown engine method {method!r}; choose one of "
