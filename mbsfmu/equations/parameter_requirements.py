@@ -19,8 +19,9 @@ set between steps); each failure names the parameter and its value:
    LagrangianSystem's distance lengths: ``nonzero_parameters``), or a constant whose value 0
    makes the mass matrix reduced to the mechanism's degrees of freedom, N^T M N with N a basis
    of the null space of the constraint Jacobian C (seed 000 eqs. 11-18: the coordinate-
-   partitioning reduction), singular, or makes C lose rank, where its default value does neither.  Found by a numerical probe at
-   the model's initial configuration and one random configuration (both must show it), e.g. the
+   partitioning reduction), singular, or makes C lose rank, where its default value does
+   neither.  Found by a numerical probe at the model's initial configuration and one random
+   configuration (both must show it), e.g. the
    crank length of a slider-crank (with r = 0 the crank angle moves no mass and no constraint
    fixes it).
 
