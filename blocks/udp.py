@@ -17,12 +17,11 @@ import sys
 import time
 
 from mbsfmu.runner.block import Block, BlockError
-from mbsfmu.runner.udp_protocol import SEQUENCE_MODULUS, ProtocolError, pack, unpack
+from mbsfmu.runner.udp_protocol import MAX_VALUES, SEQUENCE_MODULUS, ProtocolError, pack, unpack
 
 from .math_blocks import period, port_names, real
 
 _HALF = SEQUENCE_MODULUS // 2
-_LITTLE = sys.byteorder == "little"
 #: how many of the most recent missing sequence numbers a receiver remembers, so that a packet
 #: arriving after a newer one can be told apart from a duplicate (and taken off the loss count)
 GAP_WINDOW = 4096
@@ -31,6 +30,10 @@ _RECV_SIZE = 65536
 #: receive buffer to every received datagram (socket(7)); the socket module may not name it
 SO_RXQ_OVFL = getattr(socket, "SO_RXQ_OVFL", 40)
 _OVFL_SPACE = socket.CMSG_SPACE(4)
+#: Linux: getsockopt(SOL_SOCKET, SO_MEMINFO) reads the socket's memory counters (sock_diag.h), the
+#: ninth of them (SK_MEMINFO_DROPS) the same cumulative drop count, at any time, no datagram needed
+SO_MEMINFO = getattr(socket, "SO_MEMINFO", 55)
+_MEMINFO_DROPS = 8
 
 
 def _port(name: str, value, *, zero_ok: bool) -> int:
@@ -40,10 +43,27 @@ def _port(name: str, value, *, zero_ok: bool) -> int:
     return value
 
 
+def _ports(kind: str, names) -> tuple[str, ...]:
+    """Port names, at most the MAX_VALUES values one datagram carries."""
+    names = port_names(kind, names)
+    if len(names) > MAX_VALUES:
+        raise BlockError(f"{kind}: {len(names)} ports, more than the {MAX_VALUES} values one datagram "
+                         "carries")
+    return names
+
+
 def _host(name: str, value) -> str:
     if not isinstance(value, str) or not value:
         raise BlockError(f"{name} must be a host name or IPv4 address string, got {value!r}")
     return value
+
+
+def _is_real(v) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _close(sock: socket.socket | None) -> None:
@@ -67,7 +87,7 @@ class UdpSend(Block):
     def __init__(self, host: str, port: int, inputs=("u",), *, sample_time=None, bind=None):
         self.host = _host("UdpSend host", host)
         self.port = _port("UdpSend port", port, zero_ok=False)
-        self.inputs = port_names("UdpSend inputs", inputs)
+        self.inputs = _ports("UdpSend inputs", inputs)
         self.outputs = ()
         self.sample_time = period(sample_time)
         if bind is not None:
@@ -109,7 +129,13 @@ class UdpSend(Block):
             raise BlockError(f"UdpSend to {self._peer()}: update before start (or after stop)")
         if len(u) != len(self.inputs):
             raise BlockError(f"UdpSend to {self._peer()}: {len(u)} input values for ports {self.inputs}")
-        data = pack(self._seq, t, u)
+        try:
+            data = pack(self._seq, t, u)
+        except (TypeError, ValueError) as e:  # a value that is not a number
+            bad = next((f"{p} = {v!r}" for p, v in zip(self.inputs, u) if not _is_real(v)), str(e))
+            raise BlockError(f"UdpSend to {self._peer()}: input {bad} is not a number") from None
+        except ProtocolError as e:  # a time stamp that is not finite
+            raise ProtocolError(f"UdpSend to {self._peer()}: sequence {self._seq} at t={t!r}: {e}") from None
         try:
             self._sock.sendto(data, (self.host, self.port))
         except OSError as e:
@@ -155,9 +181,12 @@ class UdpReceive(Block):
         ``rcvbuf`` (bytes) asks the kernel for that receive buffer (SO_RCVBUF); what it granted
         is :attr:`rcvbuf_granted` (Linux doubles the request and has a floor).  A burst that
         does not fit is dropped by the kernel before the block sees it.  ``kernel_dropped``
-        counts those datagrams exactly where the platform reports them (Linux SO_RXQ_OVFL: the
-        count arrives with the next datagram received), and their sequence numbers count as
-        ``lost`` as soon as a later packet arrives, like any gap.
+        counts those datagrams exactly where the platform reports them: on Linux the kernel's
+        count is read at every sample, after the queue is drained, and once more when the block
+        stops (SO_MEMINFO), so a burst with no packet after it is counted by the next sample or
+        at the end of the run (on older kernels the count arrives with the next datagram,
+        SO_RXQ_OVFL).  Their sequence numbers count as ``lost`` as soon as a later packet
+        arrives, like any gap (a tail that no packet follows is in ``kernel_dropped`` only).
     Lateness and policy
         ``late`` counts the samples at which no fresh packet arrived within ``timeout``.  A new
         packet older than ``max_age`` (seconds of simulation time; ``None``: no limit) still
@@ -179,16 +208,21 @@ class UdpReceive(Block):
                 "kernel_dropped")
     #: receive buffer sizes accepted (bytes)
     RCVBUF_RANGE = (256, 1 << 30)
+    #: the longest wait for one sample's packet (s): longer is a hang, not a timeout
+    MAX_TIMEOUT = 3600.0
 
     def __init__(self, port: int, outputs=("y",), *, host: str = "127.0.0.1", timeout: float = 0.0,
                  policy: str = "hold", initial=0.0, max_age=None, sample_time=None, rcvbuf=None):
         self.port = _port("UdpReceive port", port, zero_ok=True)
         self.host = _host("UdpReceive host", host)
-        self.outputs = port_names("UdpReceive outputs", outputs)
+        self.outputs = _ports("UdpReceive outputs", outputs)
         self.inputs = ()
         self.timeout = real("UdpReceive timeout", timeout)
         if self.timeout < 0.0:
             raise BlockError(f"UdpReceive timeout must be >= 0 seconds, got {timeout!r}")
+        if self.timeout > self.MAX_TIMEOUT:
+            raise BlockError(f"UdpReceive timeout must be at most {self.MAX_TIMEOUT:g} seconds (the wait of "
+                             f"one sample; longer is a hang), got {timeout!r}")
         if policy not in self.POLICIES:
             raise BlockError(f"UdpReceive policy must be one of {self.POLICIES}, got {policy!r}")
         self.policy = policy
@@ -233,7 +267,8 @@ class UdpReceive(Block):
         self.peer: tuple[str, int] | None = None  # where the last well-formed packet came from
         self._missing: dict[int, None] = {}  # recent skipped sequence numbers, oldest first
         self._last_error: str | None = None
-        self._ovfl = 0  # the kernel's cumulative drop count at the last datagram
+        self._ovfl = 0  # the kernel's cumulative drop count when it was last read
+        self._kernel_counts = None  # how it is read: "meminfo", "datagram" or None (not at all)
 
     @property
     def address(self) -> tuple[str, int] | None:
@@ -256,8 +291,8 @@ class UdpReceive(Block):
             sock.setblocking(False)
             if self.rcvbuf is not None:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.rcvbuf)
-            self._kernel_counts = _enable_drop_count(sock)
             sock.bind((self.host, self.port))
+            self._kernel_counts = _drop_count_source(sock)
         except OSError as e:
             sock.close()
             raise BlockError(f"UdpReceive: cannot bind {self.host}:{self.port}: {e}") from e
@@ -315,25 +350,33 @@ class UdpReceive(Block):
         sock = self._sock
         while True:
             try:
-                if self._kernel_counts:
+                if self._kernel_counts == "datagram":
                     data, anc, _, peer = sock.recvmsg(_RECV_SIZE, _OVFL_SPACE)
-                    self._count_kernel_drops(anc)
+                    for level, kind, value in anc:
+                        if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(value) >= 4:
+                            self._count_kernel_drops(int.from_bytes(value[:4], sys.byteorder))
                 else:
                     data, peer = sock.recvfrom(_RECV_SIZE)
             except (BlockingIOError, InterruptedError):
-                return fresh
+                break
             except OSError as e:  # e.g. ICMP port unreachable reported on Windows
                 self._last_error = str(e)
-                return fresh
+                break
             fresh = self._accept(data, peer, t) or fresh
+        self._poll_kernel_drops()
+        return fresh
 
-    def _count_kernel_drops(self, ancillary) -> None:
+    def _poll_kernel_drops(self) -> None:
+        """Read the kernel's drop count now, where it can be read without a datagram."""
+        if self._kernel_counts == "meminfo" and self._sock is not None:
+            total = _meminfo_drops(self._sock)
+            if total is not None:
+                self._count_kernel_drops(total)
+
+    def _count_kernel_drops(self, total: int) -> None:
         """Add the kernel's new drops (its count is cumulative per socket, modulo 2^32)."""
-        for level, kind, data in ancillary:
-            if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(data) >= 4:
-                total = int.from_bytes(data[:4], "little" if _LITTLE else "big")
-                self.counters["kernel_dropped"] += (total - self._ovfl) % SEQUENCE_MODULUS
-                self._ovfl = total
+        self.counters["kernel_dropped"] += (total - self._ovfl) % SEQUENCE_MODULUS
+        self._ovfl = total
 
     def _sample(self, t: float) -> None:
         first, self._first = self._first, False
@@ -369,6 +412,9 @@ class UdpReceive(Block):
         return self._values
 
     def stop(self):
+        """Close the socket, after a last reading of the kernel's drop count (the datagrams
+        dropped since the last sample count too)."""
+        self._poll_kernel_drops()
         sock, self._sock = self._sock, None
         _close(sock)
 
@@ -376,15 +422,29 @@ class UdpReceive(Block):
         return None
 
 
-def _enable_drop_count(sock) -> bool:
-    """Ask the kernel to report its drops with each datagram (Linux); False where it cannot."""
+def _meminfo_drops(sock) -> int | None:
+    """The kernel's cumulative count of datagrams dropped on ``sock`` (Linux SO_MEMINFO), or
+    None where the platform does not report it so."""
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, SO_MEMINFO, 4 * 16)
+    except OSError:
+        return None
+    end = 4 * (_MEMINFO_DROPS + 1)
+    return int.from_bytes(raw[end - 4:end], sys.byteorder) if len(raw) >= end else None
+
+
+def _drop_count_source(sock) -> str | None:
+    """How the kernel's drop count of ``sock`` is read: 'meminfo' (at any time, Linux >= 4.11),
+    'datagram' (with each datagram received, SO_RXQ_OVFL) or None (not reported)."""
+    if _meminfo_drops(sock) is not None:
+        return "meminfo"
     if not hasattr(sock, "recvmsg"):
-        return False
+        return None
     try:
         sock.setsockopt(socket.SOL_SOCKET, SO_RXQ_OVFL, 1)
     except OSError:
-        return False
-    return True
+        return None
+    return "datagram"
 
 
 __all__ = ["UdpSend", "UdpReceive", "ProtocolError"]

@@ -4,17 +4,20 @@ Pipeline: model (System or LagrangianSystem) -> equations (M, k, q) -> formulati
 -> codegen -> FMU; analysis (linearize, modes, control design) works on the equations.
 """
 
+from . import natural
 from .analysis import linearize
 from .equations import derive
 from .errors import (
-           ConstraintError,
-           MbsError,
-           ModelError,
-           ParameterError,
-           SimulationError,
-           SimulationInterrupted,
-           SingularMassMatrixError,
-           StiffnessWarning,
+    ConstraintError,
+    MbsError,
+    ModelError,
+    ParameterError,
+    RedundantConstraintWarning,
+    SimulationError,
+    SimulationInterrupted,
+    SingularMassMatrixError,
+    StiffnessWarning,
+    SweepError,
 )
 from .model import INERTIAL, LagrangianSystem, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
@@ -42,4 +45,5 @@ __all__ = ["System", "LagrangianSystem", "derive", "linearize", "simulate", "swe
            "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
            "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",
-           "SingularMassMatrixError", "ConstraintError"]
+           "SingularMassMatrixError", "ConstraintError", "SweepError", "RedundantConstraintWarning",
+           "natural"]

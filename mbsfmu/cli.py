@@ -12,29 +12,35 @@
 
     mbsfmu sweep TARGET --param NAME=START:STOP:N|NAME=v1,v2,... [--design factorial|lhs|sobol|montecarlo
                  --samples N --seed S] [--metric NAME=KIND(SIGNAL) ...] --t-end T --out FILE.csv
-                 [--scheduler ADDR] [--workers N] [--batch B] [--plot FILE.png]
+                 [--resume check|restart|keep] [--retry-failed]
+                 [--scheduler ADDR] [--workers N] [--batch B] [--cluster-timeout S] [--plot FILE.png]
     mbsfmu animate MODEL.py --out FILE.html|FILE.gif [--t-end T] [--dt D] [--set NAME=VALUE ...]
     mbsfmu animate RESULT.csv --model MODEL.py --out FILE.html|FILE.gif [--set CONSTANT=VALUE ...]
                  [--fps F] [--every N] [--dpi D]
 
 ``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
 (``der(alpha)=1`` or ``Dalpha=1``) and constant input values.  The output paths are checked
-before the run; a run that fails or is interrupted (Ctrl-C) writes what it computed to
-``<out>.partial.csv`` and exits with 2 or 130.
+before the run.  A refused input or a failed run exits with 2, Ctrl-C with 130 and SIGTERM with
+143 (128 + the signal's number; SIGTERM stops a command exactly as Ctrl-C does).  A simulation
+that fails or is stopped writes what it computed to ``<out>.partial.csv`` (``animate``: the
+samples it simulated, also when drawing them fails or is stopped); ``sweep`` keeps every finished
+row in its ``--out`` file and shuts its local Dask cluster down.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import contextlib
 import pathlib
+import signal
 import sys
-import tempfile
+import threading
 import warnings
 
-from .errors import MbsError, ParameterError
+from .errors import MbsError, ParameterError, Terminated, stop_reason
 from .fmu.build import build_defaults
 from .formulations import DEFAULT_FORMULATION, FORMULATIONS
+from .output_files import check_output_path, partial_path, plot_path
 from .simulation.simulate import ATOL_FACTOR, BACKENDS, METHOD_DESCRIPTIONS, SCIPY_METHODS, simulate_defaults
 from .solver_settings import SOLVERS
 
@@ -46,6 +52,53 @@ _METHOD_HELP = "; ".join([*(f"{n}{' (default)' if n == _DEFAULTS['method'] else 
 _FORMULATION_HELP = "for models with loops: " + ", ".join(
     n + (" (default)" if n == DEFAULT_FORMULATION else "") for n in FORMULATIONS)
 _BUILD_DEFAULTS = build_defaults()
+#: exit status of a command stopped by a signal: 128 + its number, as a shell reports it
+EXIT_INTERRUPTED = 128 + int(signal.SIGINT)  # Ctrl-C: 130
+EXIT_TERMINATED = 128 + int(signal.SIGTERM)  # 143
+#: simulated time of ``mbsfmu animate MODEL.py`` without --t-end [s]
+ANIMATE_T_END = 5.0
+
+
+class _SigtermAsInterrupt:
+    """While a command runs, SIGTERM raises :class:`~mbsfmu.errors.Terminated` (a
+    KeyboardInterrupt) in the main thread, so a command stopped by a process manager, a batch
+    system or ``kill`` keeps what it computed exactly as on Ctrl-C.  Only the first SIGTERM
+    raises: one that arrives while the command is already stopping (after a first SIGTERM, or
+    while a KeyboardInterrupt unwinds: writing what was computed, shutting a cluster down) is
+    ignored so that this work is not cut short.  SIGKILL still ends the process at once."""
+
+    def __init__(self):
+        self.stopping = False
+
+    def __call__(self, signum, frame):
+        if self.stopping or isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            return
+        self.stopping = True
+        raise Terminated(f"signal {signum} (SIGTERM)")
+
+    @contextlib.contextmanager
+    def installed(self):
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signal handlers belong to the main thread; elsewhere SIGTERM keeps its default
+            return
+        self.stopping = False
+        old = signal.signal(signal.SIGTERM, self)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, old)
+
+
+_SIGTERM = _SigtermAsInterrupt()
+
+
+def stopped_status(exc: KeyboardInterrupt) -> tuple[str, int]:
+    """(how, exit status) of a command stopped by Ctrl-C or SIGTERM (also when the
+    KeyboardInterrupt, e.g. a SimulationInterrupted, was raised from a Terminated)."""
+    cause = exc if isinstance(exc, Terminated) else exc.__cause__
+    if isinstance(cause, Terminated):
+        return stop_reason(cause), EXIT_TERMINATED
+    return stop_reason(exc), EXIT_INTERRUPTED
 
 
 def _parse_sets(items, system):
@@ -85,31 +138,6 @@ def cmd_info(args) -> int:
     return 0
 
 
-def check_output_path(path: str, option: str) -> pathlib.Path:
-    """The path of an output file, checked before any work: its folder exists and is writable,
-    and it is not itself a folder."""
-    p = pathlib.Path(path)
-    folder = p.parent if str(p.parent) else pathlib.Path(".")
-    if p.is_dir():
-        raise ParameterError(f"{option} {path!r} is a directory; give a file name")
-    if not folder.is_dir():
-        raise ParameterError(f"{option} {path!r}: the directory {str(folder)!r} does not exist")
-    try:  # a real write (os.access says yes to root on a read-only file system)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".mbsfmu-probe-"):
-            pass
-    except OSError as exc:
-        raise ParameterError(f"{option} {path!r}: cannot write in {str(folder)!r} "
-                             f"({exc.strerror})") from None
-    if p.exists() and not os.access(p, os.W_OK):
-        raise ParameterError(f"{option} {path!r}: the file exists and is not writable")
-    return p
-
-
-def partial_path(path: pathlib.Path) -> pathlib.Path:
-    """Where a partial result goes: out.csv -> out.partial.csv (never over a complete result)."""
-    return path.with_name(f"{path.stem}.partial{path.suffix or '.csv'}")
-
-
 class _ProgressBar:
     """A tqdm bar over simulated time on stderr (the simulate(progress=...) callback)."""
 
@@ -127,34 +155,57 @@ class _ProgressBar:
         self.bar.close()
 
 
-def cmd_simulate(args) -> int:
+def _simulate_keeping(system, keep: pathlib.Path, progress, hint: str = "", **options):
+    """simulate(system, **options), or, when the run fails or is stopped (Ctrl-C, SIGTERM), the
+    rows it computed written to ``keep`` and the exit status to return (2, 130 or 143) after
+    saying so on stderr; ``hint`` is a line on what to do with the file."""
     from .errors import SimulationError, SimulationInterrupted
-    from .model.loader import load_model
     from .simulation import simulate
 
-    out = check_output_path(args.out, "--out")
+    try:
+        return simulate(system, progress=progress, **options)
+    except (SimulationError, SimulationInterrupted) as exc:
+        if progress is not None:
+            progress.close()
+        if exc.result is None:
+            raise
+        _SIGTERM.stopping = True  # what was computed is written before the command ends
+        if isinstance(exc, SimulationInterrupted):
+            how, status = stopped_status(exc)
+        else:
+            how, status = f"error: {exc}", 2
+        what = f"partial result up to t={exc.result.t[-1]:.6g} s ({len(exc.result.t)} rows)"
+        written = _write_csv(exc.result, keep)
+        print(f"mbsfmu: {how}\nmbsfmu: {what} {written}" + (f"\nmbsfmu: {hint}" if hint else ""),
+              file=sys.stderr)
+        return status
+
+
+def _write_csv(result, path: pathlib.Path) -> str:
+    """Write ``result`` to ``path``: 'written to PATH', or why it could not be written."""
+    try:
+        result.to_csv(path)
+    except OSError as exc:
+        return f"could not be written to {path} ({exc.strerror or exc})"
+    return f"written to {path}"
+
+
+def cmd_simulate(args) -> int:
+    from .model.loader import load_model
+    from .simulation.run_clock import timing_text
+
+    out = check_output_path(args.out, "--out", [("model file", args.model)])
     if args.plot:
-        check_output_path(args.plot, "--plot")
+        plot_path(args.plot, "--plot", [("model file", args.model), ("--out file", args.out)])
     system = load_model(args.model)
     params, initial, inputs = _parse_sets(args.set, system)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bar = _ProgressBar(args.t_end, system.name) if show else None
-    try:
-        res = simulate(system, t_end=args.t_end, dt=args.dt, method=args.method, rtol=args.rtol,
-                       atol=args.atol, params=params, initial=initial, inputs=inputs,
-                       formulation=args.formulation, backend=args.backend, progress=bar)
-    except (SimulationError, SimulationInterrupted) as exc:
-        if bar is not None:
-            bar.close()
-        if exc.result is None:
-            raise
-        keep = partial_path(out)
-        exc.result.to_csv(keep)
-        interrupted = isinstance(exc, SimulationInterrupted)
-        print(f"mbsfmu: {'interrupted' if interrupted else f'error: {exc}'}\n"
-              f"mbsfmu: partial result up to t={exc.result.t[-1]:.6g} s ({len(exc.result.t)} rows) "
-              f"written to {keep}", file=sys.stderr)
-        return 130 if interrupted else 2
+    res = _simulate_keeping(system, partial_path(out), bar, t_end=args.t_end, dt=args.dt, method=args.method,
+                            rtol=args.rtol, atol=args.atol, params=params, initial=initial, inputs=inputs,
+                            formulation=args.formulation, backend=args.backend)
+    if isinstance(res, int):
+        return res
     if bar is not None:
         bar.close()
     res.to_csv(out)
@@ -166,7 +217,7 @@ def cmd_simulate(args) -> int:
         extra = (f", formulation {st['formulation']}, max constraint residual "
                  f"{res.constraint_residual.max():.2e}")
     print(f"{system.name}: {len(res.t)} rows -> {args.out} ({st['method']}, {st['nfev']} "
-          f"evaluations, {st['cpu_seconds']:.3f} s{extra})")
+          f"evaluations, {timing_text(st)}{extra})")
     return 0
 
 
@@ -217,7 +268,7 @@ def cmd_linearize(args) -> int:
 
     for opt in ("bode", "modes"):
         if getattr(args, opt):
-            check_output_path(getattr(args, opt), f"--{opt}")
+            plot_path(getattr(args, opt), f"--{opt}")  # folder and image format, before the work
     system = load_model(args.model)
     params, initial, inputs = _parse_sets(args.set, system)
     if initial or inputs:
@@ -289,7 +340,7 @@ def cmd_sweep(args) -> int:
     from .study import designs, sweep
 
     out = check_output_path(args.out, "--out")
-    plot = check_output_path(args.plot, "--plot") if args.plot else None
+    plot = plot_path(args.plot, "--plot", [("--out file", args.out)]) if args.plot else None
     params = _parse_params(args.param, args.design)
     if args.design == "factorial":
         design = designs.factorial(params)
@@ -308,23 +359,38 @@ def cmd_sweep(args) -> int:
     show = sys.stderr.isatty() if args.progress is None else args.progress
     df = sweep(args.target, design, t_end=args.t_end, dt=args.dt, rtol=args.rtol, metrics=metrics or None,
                out=out, scheduler=args.scheduler, workers=args.workers, batch=args.batch, progress=show,
-               plot=plot, trajectories=args.trajectories, connect_timeout=args.connect_timeout)
+               plot=plot, trajectories=args.trajectories, connect_timeout=args.connect_timeout,
+               resume=args.resume, retry_failed=args.retry_failed, cluster_timeout=args.cluster_timeout)
     failed = int((df["status"] != "ok").sum())
+    r = df.attrs["resume"]
+    for old, new in r["moved"]:
+        print(f"moved {old} aside to {new} (--resume restart)")
+    if r["taken"] or r["damaged"] or r["retried"]:
+        print(f"resumed {args.out}: {r['taken']} rows taken from the file ({r['failed_taken']} failed), "
+              f"{r['ran']} runs run ({len(r['damaged'])} damaged rows and {len(r['retried'])} failed rows "
+              "run again)")
     print(f"{len(df)} runs ({failed} failed) -> {args.out}" + (f", plot -> {args.plot}" if plot else ""))
     return 0
 
 
 def cmd_animate(args) -> int:
-    """Animate a model (simulated here first) or a result CSV with its model."""
-    from .animation.render import animation_format
+    """Animate a model (simulated here first) or a result CSV with its model.
+
+    A model that is simulated here keeps its samples: when the simulation fails or is stopped,
+    or drawing the animation fails or is stopped, the samples go to ``<out stem>.partial.csv``
+    (a result CSV: ``mbsfmu animate`` draws it with ``--model``); nothing is drawn from a
+    simulation that did not finish."""
+    from .animation import check_options
     from .animation.scene import check_drawable
     from .model.loader import load_model
-    from .simulation import Result, simulate
+    from .simulation import Result
+    from .simulation.simulate import output_grid
 
     out = check_output_path(args.out, "--out")
-    animation_format(out)
+    check_options(out, args.fps, args.every, args.dpi)
     source = pathlib.Path(args.source)
     kind = source.suffix.lower()
+    keep = partial_path(out.with_suffix(".csv"))
     if kind == ".csv":
         if not args.model:
             raise ParameterError(f"animate {args.source}: a result CSV needs its model: --model MODEL.py")
@@ -340,18 +406,44 @@ def cmd_animate(args) -> int:
     elif kind == ".py":
         if args.model:
             raise ParameterError(f"animate: --model is for a result CSV; {args.source} is the model")
-        if args.t_end is None:
-            raise ParameterError("animate: give --t-end T to simulate the model")
+        t_end = ANIMATE_T_END if args.t_end is None else args.t_end
+        check_options(samples=len(output_grid(t_end, args.dt)), every=args.every)
         system = load_model(args.source)
         check_drawable(system)
         params, initial, inputs = _parse_sets(args.set, system)
-        res = simulate(system, t_end=args.t_end, dt=args.dt, method=args.method, params=params,
-                       initial=initial, inputs=inputs, backend=args.backend)
+        hint = (f"draw it with: mbsfmu animate {keep} --model {args.source} --out "
+                f"{partial_path(out)}")
+        res = _simulate_keeping(system, keep, None, hint, t_end=t_end, dt=args.dt, method=args.method,
+                                params=params, initial=initial, inputs=inputs, backend=args.backend)
+        if isinstance(res, int):
+            return res
     else:
         raise ParameterError(f"animate: {args.source!r} is neither a model (.py) nor a result CSV (.csv)")
-    anim = res.animate(out, fps=args.fps, every=args.every, dpi=args.dpi)
+    try:
+        if kind == ".py":
+            print(f"mbsfmu: {system.name}: simulated {len(res.t)} samples to t={res.t[-1]:g} s; drawing "
+                  f"{out}", file=sys.stderr, flush=True)
+        anim = res.animate(out, fps=args.fps, every=args.every, dpi=args.dpi)
+    except OSError as exc:
+        _keep_samples(res, kind, keep, "the animation was not written")
+        raise ParameterError(f"--out {args.out!r}: writing the animation failed "
+                             f"({exc.strerror or exc})") from None
+    except BaseException:
+        _keep_samples(res, kind, keep, "the animation was not written")
+        raise
     print(f"{system.name}: {len(anim)} frames ({anim.fps:g} per second) -> {args.out}")
     return 0
+
+
+def _keep_samples(res, kind: str, keep: pathlib.Path, why: str) -> None:
+    """The samples of a model simulated by ``animate`` written to ``keep`` when drawing them
+    failed or was stopped (those of a result CSV are in that file already)."""
+    if kind != ".py":
+        return
+    _SIGTERM.stopping = True
+    written = _write_csv(res, keep)
+    print(f"mbsfmu: {why}; the {len(res.t)} simulated samples (to t={res.t[-1]:g} s) {written}",
+          file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -434,11 +526,20 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--dt", type=float, default=None, help="output interval [s]")
     pw.add_argument("--rtol", type=float, default=None, help="relative tolerance")
     pw.add_argument("--out", required=True,
-                    help="CSV (or .parquet) of the rows; an existing one is resumed")
+                    help="CSV (or .parquet) of the rows; an existing one is resumed: its sound rows are "
+                    "taken if they come from the same sweep definition (OUT.definition.json)")
+    pw.add_argument("--resume", choices=["check", "restart", "keep"], default="check",
+                    help="rows of another definition in --out: check refuses them (default), restart moves "
+                    "them aside (OUT -> NAME.old-N.csv) and starts over, keep keeps them on purpose")
+    pw.add_argument("--retry-failed", action="store_true",
+                    help="run the failed rows of --out again (default: they are taken as they are)")
     pw.add_argument("--trajectories", metavar="DIR|FILE.npz", default=None,
                     help="also keep every run's trajectory: one CSV per run in DIR, or one .npz file")
     pw.add_argument("--connect-timeout", type=float, default=10.0,
                     help="seconds to wait for a --scheduler address (default 10)")
+    pw.add_argument("--cluster-timeout", type=float, default=60.0,
+                    help="seconds without any worker (or scheduler) after which the sweep ends with an "
+                    "error, the finished rows written (default 60)")
     pw.add_argument("--scheduler", default=None,
                     help="Dask scheduler address tcp://HOST:PORT, or synchronous, threads, processes "
                     "(default: a local cluster of worker processes)")
@@ -455,7 +556,8 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--model", help="the model file of a result CSV")
     pa.add_argument("--out", required=True,
                     help="FILE.html (self-contained page with a player) or FILE.gif")
-    pa.add_argument("--t-end", type=float, default=None, help="end time [s] of the simulation (model file)")
+    pa.add_argument("--t-end", type=float, default=None,
+                    help=f"end time [s] of the simulation of a model file (default {ANIMATE_T_END:g})")
     pa.add_argument("--dt", type=float, default=0.04,
                     help="output interval [s], one animation frame each (default 0.04: 25 per second)")
     pa.add_argument("--method", default=_DEFAULTS["method"], help="integration method, as for simulate")
@@ -479,18 +581,24 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def main(argv=None) -> int:
     """Run a command; a refused input or a failed run prints 'mbsfmu: error: ...' and returns
-    2, Ctrl-C returns 130 (after writing what was computed, for simulate)."""
+    2, Ctrl-C returns 130 and SIGTERM 143, after keeping what was computed (simulate and
+    animate: the partial CSV; sweep: the finished rows in its --out file)."""
     args = build_parser().parse_args(argv)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _SIGTERM.installed():
             warnings.showwarning = _show_warning
             return args.func(args)
     except MbsError as exc:
         print(f"mbsfmu: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("mbsfmu: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        how, status = stopped_status(exc)
+        note = ""
+        if args.command == "sweep":
+            note = (f"\nmbsfmu: the rows of the runs that finished are in {args.out}; the same command "
+                    "runs the others")
+        print(f"mbsfmu: {how}{note}", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

@@ -29,6 +29,27 @@ def cache(tmp_path_factory):
         os.environ["MBSFMU_CACHE"] = old
 
 
+@pytest.fixture
+def start_cli_cluster(tmp_path, request):
+    """``start(n_workers=2, **options)``: a real Dask cluster (a scheduler and workers started
+    as separate processes, :class:`mbsfmu.study.cli_cluster.CliCluster`, logs in ``tmp_path``),
+    connected (its ``.client``), and stopped at the end of the test even if the start fails."""
+    from mbsfmu.errors import ParameterError
+    from mbsfmu.study.cli_cluster import CliCluster
+
+    def start(n_workers=2, **options):
+        c = CliCluster(tmp_path, n_workers=n_workers, pythonpath=ROOT, **options)
+        request.addfinalizer(c.stop)
+        try:
+            c.client = c.connect()
+        except ParameterError as exc:
+            pytest.fail(str(exc))
+        request.addfinalizer(lambda: c.client.close(timeout=5))
+        return c
+
+    return start
+
+
 # ---------------------------------------------------------------- leaving the test process
 # Twice in about ten full runs on the CI machine the process aborted with glibc's "corrupted
 # double-linked list" *after* pytest had reported every test as passed, with no Python stack

@@ -267,7 +267,6 @@ def test_cli_bad_input_exits_2_with_a_clear_message(tmp_path, capsys):
          "does not match model 'cart_pendulum': missing column(s) x, theta, der(x), der(theta)"),
         (["animate", str(csv), "--out", out], "a result CSV needs its model: --model MODEL.py"),
         (["animate", str(csv), "--model", DP, "--out", str(tmp_path / "a.mp4")], "unknown suffix '.mp4'"),
-        (["animate", DP, "--out", out], "give --t-end T"),
         (["animate", str(csv), "--model", DP, "--set", "alpha=1", "--out", out],
          "--set takes constants only"),
         (["animate", str(tmp_path / "x.txt"), "--out", out], "neither a model (.py) nor a result CSV"),

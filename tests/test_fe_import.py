@@ -137,8 +137,9 @@ def test_malformed_sid_files_are_named(tmp_path):
                            modes=2, plane="yz", axis=(0.0, 0.0, -1.0))
     good = save_sid(data, tmp_path / "b.json")
     doc = json.loads(good.read_text())
-    cases = [({"Me": 3.0}, "Me must be an object"), ({"Ke": {"M0": "stiff"}}, "malformed"),
-             ({"frame_node": "one"}, "frame_node must be a node id"),
+    cases = [({"Me": 3.0}, "Me must be an object"),
+             ({"Ke": {"M0": "stiff"}}, 'Ke.M0 is "stiff", not a number'),
+             ({"frame_node": "one"}, r'frame_node: "one" is not a node id \(a whole number >= 0\)'),
              ({"Ct": {**doc["Ct"], "M1": [[[0.0] * 2] * 3] * 2}}, "Ct has no terms in q"),
              ({"modes": "q01"}, "modes must be a list")]
     for change, words in cases:
@@ -152,3 +153,21 @@ def test_malformed_sid_files_are_named(tmp_path):
         bad.write_text(json.dumps({k: v for k, v in doc.items() if k != missing}))
         with pytest.raises(ModelError, match=f"missing.json' lacks the required quantity {missing}"):
             load_sid(bad)
+
+
+def test_numpy_integer_node_ids_are_saved_as_json_numbers(tmp_path):
+    """Node ids are whole numbers (numpy's integers too): save writes them as JSON numbers and
+    load gives the same ids and frame node."""
+    import dataclasses
+
+    from mbsfmu.model.elastic import beam_modal_data
+    from mbsfmu.model.elastic import load as load_sid
+    from mbsfmu.model.elastic import save as save_sid
+
+    data = beam_modal_data(1.0, E=7e10, rho=2700.0, A=8e-5, Iy=1e-10, Iz=2e-9, n_elements=4, export=3,
+                           modes=2, plane="yz", axis=(0.0, 0.0, -1.0))
+    nodes = [dataclasses.replace(nd, id=np.int64(nd.id)) for nd in data.nodes]
+    numpy_ids = dataclasses.replace(data, nodes=nodes, frame_node=np.int64(data.frame_node))
+    back = load_sid(save_sid(numpy_ids, tmp_path / "ids.json"))
+    assert [nd.id for nd in back.nodes] == [1, 3, 5] and back.frame_node == 1
+    np.testing.assert_array_equal(back.Me, data.Me)

@@ -370,7 +370,8 @@ BAD = [
     ("rigid body with 3 PVs in 2D", lambda: _rigid([(0, 0), (1, 0), (1, 1)]), ModelError,
      r"rigid body 'b': a 2D rigid element needs 2 basic points"),
     ("degenerate rigid body", lambda: _rigid([(1, 1), (1, 1)]), ModelError,
-     r"rigid body 'b': the basic points and vectors are degenerate"),
+     r"rigid body 'b': the basic points and vectors 'A' \(local \(1, 1\)\), point 1 \(local "
+     r"\(1, 1\)\) are degenerate"),
     ("dim", lambda: LagrangianSystem("d", dim=4), ModelError, r"dim must be 2 or 3, got 4"),
     ("3D prismatic without normals",
      lambda: (lambda s: s.prismatic("slide", [0, 0, 0], [1, 0, 0], s.point("Q", (1, 0, 0))))(

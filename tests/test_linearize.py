@@ -419,3 +419,17 @@ def test_A_against_central_differences_of_the_engine_slider_crank_moving(crank, 
     A, f0 = _reduced_fd(s, lin)
     assert np.max(np.abs(lin.A - A)) < 1e-6 * max(1.0, np.max(np.abs(A))), (lin.A, A)
     np.testing.assert_allclose(lin.drift, f0, rtol=1e-9, atol=1e-9)
+
+
+def test_mass_matrix_entry_that_is_a_lone_constant():
+    """A mass on a spring, M = [[m]]: the check of M at the point substituted the constant's
+    number into the lone symbol m, which sympy returns as a Python float (no free_symbols; this
+    used to end in an AttributeError).  f_n = sqrt(k/m)/(2 pi) = 1/pi for m = 2, k = 8."""
+    s = mbsfmu.System("mass_on_a_spring")
+    m, k = s.constants(m=2.0, k=8.0)
+    x, = s.coordinates("x")
+    s.body("B", rel_pos=[x, 0, 0], mass=m, inertia=[0, 0, 0])
+    s.generalized_force("spring", "x", -k * x)
+    lin = mbsfmu.linearize(s, at={"x": 0})
+    assert lin.M0 == sp.Matrix([[m]]) and lin.K == sp.Matrix([[k]])
+    assert lin.modes()[0].frequency_hz == pytest.approx(1 / np.pi, rel=1e-12)

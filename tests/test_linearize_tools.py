@@ -84,6 +84,24 @@ def test_lqr_dlqr_and_place_stabilize(lin):
     np.testing.assert_allclose(k.K, Kc, rtol=1e-8)
 
 
+def test_lqr_checks_do_not_refuse_a_weakly_actuated_plant(lin):
+    """The Hautus tests before the Riccati equation scale B's columns and Q: a force 1e-8 as
+    effective (F scaled) and a tiny Q still give scipy's gain, K scaled back by 1e8 (K = R⁻¹BᵀP
+    with B -> 1e-8 B and R -> 1e-16 R gives the same closed loop)."""
+    import dataclasses
+
+    from scipy.linalg import solve_continuous_are
+
+    num = lin.numeric()
+    weak = dataclasses.replace(num, F=num.F * 1e-8)
+    Q, R = np.diag([1e-6, 1e-4, 1e-6, 1e-6]), np.array([[1e-17]])
+    k = lqr(weak, Q, R)
+    P = solve_continuous_are(weak.A, weak.B, Q, R)
+    np.testing.assert_allclose(k.K, np.linalg.solve(R, weak.B.T @ P), rtol=1e-9)
+    strong = lqr(num, Q, R * 1e16)
+    np.testing.assert_allclose(k.K * 1e-8, strong.K, rtol=1e-6)
+
+
 @pytest.fixture(scope="module")
 def fmu(cart, tmp_path_factory):
     return mbsfmu.build_fmu(cart, tmp_path_factory.mktemp("fmu") / "cart_pendulum.fmu")

@@ -445,20 +445,72 @@ def _free_system(cls=System):
     return s
 
 
+NOT_LINEAR = r"'nh': .* is not linear in the rates: "
+
+
 @pytest.mark.parametrize("cls", [System, LagrangianSystem])
 @pytest.mark.parametrize("expr,pattern", [
-    ("Dx**2 + Dy", r"nonholonomic constraint 'nh': .* is not linear in the rates \(its second "
-                   r"derivative by Dx\^2 is 2\)"),
-    ("Dx*Dy", r"'nh': .* not linear in the rates .*Dx\*Dy"),
-    ("sin(Dx)", r"'nh': .* not linear in the rates"),
+    ("Dx**2 + Dy", NOT_LINEAR + r"its term Dx\*\*2 is of degree 2 in the rate Dx"),
+    ("Dx*Dy", NOT_LINEAR + r"its term Dx\*Dy is a product of the rates Dx \* Dy"),
+    ("sin(Dx)", NOT_LINEAR + r"the rate Dx appears inside sin\(Dx\)"),
+    # issue 23: each of these passed the sampled check (or crashed it) and was then violated
+    ("Abs(Dx) + Dy", NOT_LINEAR + r"the rate Dx appears inside Abs\(Dx\)"),
+    ("sign(Dx)*Dx + Dy", NOT_LINEAR + r"the rate Dx appears inside sign\(Dx\)"),
+    ("Heaviside(Dy) + Dx", NOT_LINEAR + r"the rate Dy appears inside Heaviside\(Dy\)"),
+    ("Max(Dx, 0) + Dy", NOT_LINEAR + r"the rate Dx appears inside Max\(0, Dx\)"),
+    ("Min(Dx, Dy)", NOT_LINEAR + r"the rates Dx, Dy appear inside Min\(Dx, Dy\)"),
+    ("1e-10*Dx**2 + Dy", NOT_LINEAR + r"its term 1\.0e-10\*Dx\*\*2 is of degree 2 in the rate Dx"),
+    ("Piecewise((Dx**2, x > 0), (Dx, True)) + Dy", NOT_LINEAR + r"its term Dx\*\*2 is of degree 2 in "
+                                                   r"the rate Dx"),
+    ("Piecewise((Dx, Dy > 0), (-Dx, True))", NOT_LINEAR + r"the rates Dx, Dy appear inside Piecewise"),
+    ("Dx/(1 + Dy)", NOT_LINEAR + r"the rate Dy appears inside the denominator Dy \+ 1"),
+    ("sqrt(Dx**2 + Dy**2)", NOT_LINEAR + r"the rates Dx, Dy appear inside sqrt\(Dx\*\*2 \+ Dy\*\*2\)"),
     ("x - y", r"'nh': x - y contains no rate D<coordinate>; .*holonomic constraint: use "
               r"constraint\(\)"),
+    # linear in the rates, but b'' = d/dt (A y' + a) would hold an impulse
+    ("sign(x)*Dx + Dy", r"'nh': sign\(x\) is not differentiable enough: its derivative by x is "
+                        r"2\*DiracDelta\(x\).*b'' = d/dt \(A y' \+ a\)"),
+    ("Heaviside(x - 1)*Dx + Dy", r"'nh': Heaviside\(x - 1\) is not differentiable enough: its "
+                                 r"derivative by x is DiracDelta\(x - 1\)"),
 ])
 def test_bad_nonholonomic_expressions(cls, expr, pattern):
+    """Linearity in the rates is decided on the expression's structure (a polynomial of degree
+    <= 1 in them), so a term scaled by 1e-10, a branch that is quadratic on one side only and
+    the non-smooth functions are refused at declaration, naming the constraint and the rate;
+    nothing is added."""
     s = _free_system(cls)
     with pytest.raises(ModelError, match=pattern):
         s.nonholonomic_constraint("nh", expr)
-    assert "nh" not in s.constraint_names
+    assert "nh" not in s.constraint_names and not s.nonholonomic
+
+
+@pytest.mark.parametrize("expr", ["Piecewise((Dx, x > 0), (2*Dx, True)) + Dy", "Abs(x)*Dx + Dy",
+                                  "Max(x, 0)*Dx + Dy", "Dx/y + sin(x)*Dy + 3", "(Dx + Dy)**2 - Dx**2 "
+                                  "- 2*Dx*Dy - Dy**2 + Dx"])
+def test_linear_in_the_rates_with_any_coefficients_passes(expr):
+    """A and a may be any (differentiable) functions of the coordinates, also non-smooth ones
+    with a continuous derivative; a Piecewise whose conditions hold no rate is linear if each
+    branch is."""
+    s = _free_system()
+    s.nonholonomic_constraint("nh", expr)
+    assert s.constraint_names == ["nh"]
+
+
+def test_a_refused_piecewise_quadratic_constraint_was_violated_in_the_run():
+    """Why the sampled check was not enough (issue 23): the constraint Dy - Dx^2 for x > 0 and
+    Dy - Dx elsewhere, taken as linear, is violated by the run; with the same constraint
+    written linearly on both sides (Dy - 2 Dx, Dy - Dx) it holds to rounding."""
+    s = _free_system()
+    x, y = s.y
+    Dx, Dy = s.yd
+    with pytest.raises(ModelError, match=r"'bad'.*degree 2 in the rate Dx"):
+        s.nonholonomic_constraint("bad", sp.Piecewise((Dy - Dx**2, x > 0), (Dy - Dx, True)))
+    s.initial(x=0.1, Dx=1.0, Dy=2.0)
+    s.body("B", rel_pos=[x, y, 0], mass=1.0, inertia=[1, 1, 1])
+    s.nonholonomic_constraint("good", sp.Piecewise((Dy - 2 * Dx, x > 0), (Dy - Dx, True)))
+    res = mbsfmu.simulate(s, 0.5, 0.05, backend="numpy")
+    assert np.max(res.constraint_residual) < 1e-10
+    assert abs(res["y"][-1] - 2 * 0.5) < 1e-9  # y' = 2 x' with x' = 1 (no force acts)
 
 
 def test_acceleration_and_input_refused():
@@ -471,8 +523,8 @@ def test_acceleration_and_input_refused():
 
 
 def test_linear_with_unsimplified_zero_second_derivative_passes():
-    """x' (sin^2 y + cos^2 y) y' - x' y' is linear (its second derivative is zero, but not as
-    printed): accepted by the numerical check of the unsimplified form."""
+    """x' (sin^2 y + cos^2 y) y' - x' y' is linear (the coefficient of x' y' is zero, but not as
+    printed): accepted because that coefficient simplifies to 0."""
     s = _free_system()
     Dx, Dy = s.yd
     y = s.y[1]

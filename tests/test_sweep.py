@@ -35,7 +35,7 @@ def test_rows_equal_single_simulate_runs_bit_for_bit():
         for name, v in want.items():
             assert row[name] == v, (name, row["run"])  # tolerance 0: the same run, bit for bit
     # the model was loaded (derived, compiled) once in this process for all six runs
-    assert runner.LOAD_COUNT[f"model:{runner.make_target(CART, True).path}"] == 1
+    assert runner.LOAD_COUNT[runner.make_target(CART, True).key] == 1
 
 
 def test_designs_size_bounds_and_seed():
@@ -69,7 +69,12 @@ def test_bad_input_before_any_run(tmp_path):
         mbsfmu.sweep(CART, {"mass": [1.0]}, t_end=0.1, scheduler="synchronous")
     with pytest.raises(ParameterError, match="unknown kind 'median'"):
         mbsfmu.sweep(CART, {"m": [0.1]}, t_end=0.1, metrics={"q": "median(x)"}, scheduler="synchronous")
-    df = mbsfmu.sweep(CART, {"m": [0.1]}, t_end=0.1, metrics={"q": "max(zz)"}, scheduler="synchronous")
+    with pytest.raises(ParameterError, match=r"metric 'q' = max\(zz\): no signal 'zz' in 'cart_pendulum'"):
+        mbsfmu.sweep(CART, {"m": [0.1]}, t_end=0.1, metrics={"q": "max(zz)"}, out=tmp_path / "q.csv",
+                     scheduler="synchronous")
+    assert not list(tmp_path.iterdir())  # refused before the runs: nothing written
+    df = mbsfmu.sweep(CART, {"m": [0.1]}, t_end=0.1, metrics={"q": lambda r: r["zz"][-1]},
+                      scheduler="synchronous")
     assert df["status"][0] == "failed" and "metric 'q'" in df["message"][0] and "run 0" in df["message"][0]
 
 
@@ -109,7 +114,8 @@ def test_interrupted_sweep_resumes_without_rerunning(tmp_path):
     fresh = mbsfmu.sweep(CART, design, t_end=0.5, metrics={"x_end": "final(x)"}, scheduler="synchronous")
     assert df["x_end"].tolist() == fresh["x_end"].tolist()  # read back from the CSV bit for bit
     assert len(pd.read_csv(out)) == 6
-    with pytest.raises(ParameterError, match="another design"):
+    with pytest.raises(ParameterError, match=r"another sweep definition:\n  design: 6 runs, sha256 \w+ in "
+                                             r"rows.csv, 6 runs, sha256 \w+ now"):
         mbsfmu.sweep(CART, {"m": "0.2:0.3:6"}, t_end=0.5, metrics={"x_end": counted}, out=out,
                      scheduler="synchronous")
 

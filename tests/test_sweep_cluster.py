@@ -11,8 +11,6 @@ import pandas as pd
 import pytest
 
 import mbsfmu
-from mbsfmu.errors import ParameterError
-from mbsfmu.study.cli_cluster import CliCluster
 from mbsfmu.study.results import read_rows
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -21,17 +19,10 @@ METRICS = {"x_final": "final(x)", "theta_max": "max(theta)", "theta_rms": "rms(t
 
 
 @pytest.fixture
-def cluster(tmp_path, request):
+def cluster(start_cli_cluster):
     """A scheduler and two single-threaded workers without nanny (the worker is the process we
     start, so killing it loses the worker), each in its own process group."""
-    c = CliCluster(tmp_path, n_workers=2, pythonpath=ROOT)
-    request.addfinalizer(c.stop)  # always, even when the start-up fails
-    try:
-        c.client = c.connect()
-    except ParameterError as exc:
-        pytest.fail(str(exc))
-    request.addfinalizer(lambda: c.client.close(timeout=5))
-    return c
+    return start_cli_cluster()
 
 
 def _rows(df):

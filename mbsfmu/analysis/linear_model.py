@@ -22,7 +22,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import sympy as sp
 
-from ..errors import ParameterError
+from ..equations.parameter_requirements import moving_coordinates
+from ..errors import ParameterError, SingularMassMatrixError
+from . import arguments
+from .operating_point import check_constants
 
 
 @dataclass
@@ -125,17 +128,38 @@ class Linearization:
     # ------------------------------------------------------------------ numbers
     def to_numeric(self, params: dict | None = None, **values) -> Linearization:
         """The same linearization with numbers: constants from ``params`` (by name; defaults for
-        the others), other symbols (symbolic set values) from ``values`` by name."""
+        the others), other symbols (symbolic set values) from ``values`` by name.
+
+        Checked first (ParameterError naming the culprit): every name is a constant or a symbol
+        of this result still free (not one substituted when linearizing), every value a finite
+        real number, and the constants meet the model's requirements as in ``simulate`` (a mass
+        matrix singular with them names the constant); a mass matrix that is singular with the
+        values is a SingularMassMatrixError naming the motion that moves no mass."""
+        params = arguments.mapping(params, "to_numeric: params")
         if not self.symbolic:
+            if params or values:
+                raise ParameterError(
+                    f"to_numeric: the linearization of {self.system_name!r} is numeric already (its "
+                    f"constants were substituted); linearize again with params={{...}} to change "
+                    f"{', '.join(sorted([*params, *values]))}")
             return self
         by_name = {str(s): v for s, v in self.constants.items() if v is not None}
         known_constants = {str(s) for s in self.constants}
-        for k, v in (params or {}).items():
+        for k, v in params.items():
+            if k in self.substituted:
+                raise ParameterError(f"to_numeric: constant {k!r} was substituted when linearizing "
+                                     f"({k} = {self.substituted[k]}); linearize again to change it")
             if k not in known_constants:
                 raise ParameterError(f"to_numeric: unknown constant {k!r} "
                                      f"(constants: {', '.join(sorted(known_constants))})")
-            by_name[k] = v
-        by_name.update(values)
+            by_name[k] = arguments.real_number(v, f"to_numeric: params {k!r}")
+        free = {str(s) for s in self.free_symbols} - known_constants
+        for k, v in values.items():
+            if k not in free:
+                raise ParameterError(f"to_numeric: {k!r} is no symbol of this linearization "
+                                     f"(symbolic set values: {', '.join(sorted(free)) or 'none'}; "
+                                     "constants go in params)")
+            by_name[k] = arguments.real_number(v, f"to_numeric: {k}")
         subs = {}
         missing = []
         for s in self.free_symbols:
@@ -146,12 +170,26 @@ class Linearization:
         if missing:
             raise ParameterError(f"to_numeric: no value for {sorted(missing)}; give them as "
                                  "to_numeric(params, name=value)")
+        if params and self.system is not None:
+            consts = {str(s): by_name.get(str(s)) for s in self.constants}
+            for k, v in self.substituted.items():
+                consts[k] = float(v) if sp.sympify(v).is_number else None
+            if all(v is not None for v in consts.values()):
+                check_constants(self.system, consts, "to_numeric")
 
         def num(M):
             M = sp.Matrix(M).xreplace(subs)
             return np.array(M.evalf(), dtype=float).reshape(M.shape)
 
-        return replace(self, J=num(self.J), M0=num(self.M0), D=num(self.D), K=num(self.K),
+        J, M0 = num(self.J), num(self.M0)
+        singular = mass_singularity(M0, J, self.coordinates)
+        if singular:
+            what, motion, cond = singular
+            used = ", ".join(f"{s} = {v}" for s, v in subs.items())
+            raise SingularMassMatrixError(f"to_numeric: {self.system_name}: {what} is singular with "
+                                          f"{used} (condition number {cond:.1e}): {motion} would "
+                                          "move no mass")
+        return replace(self, J=J, M0=M0, D=num(self.D), K=num(self.K),
                        F=num(self.F), Cy=num(self.Cy), Cyd=num(self.Cyd), Du=num(self.Du),
                        acceleration=num(self.acceleration), velocity=num(self.velocity),
                        point={k: _number(v, subs) for k, v in self.point.items()})
@@ -265,6 +303,25 @@ class Linearization:
             "equilibrium": bool(lin.equilibrium),
             "modes": [m.as_dict() for m in modes(lin)],
         }
+
+
+#: a (reduced) mass matrix with a condition number above this is singular
+SINGULAR_MASS_COND = 1e12
+
+
+def mass_singularity(M, J, coordinates) -> tuple[str, str, float] | None:
+    """None if the mass matrix M (numbers, in the independent coordinates) is regular, else
+    ("the mass matrix" or "the mass matrix reduced by the constraints", the motion of its null
+    vector mapped to every coordinate by δy = J δy_i as in "coordinate 'a'", its condition
+    number)."""
+    M = np.asarray(M, dtype=float)
+    cond = np.linalg.cond(M) if M.size else 1.0
+    if np.isfinite(cond) and cond <= SINGULAR_MASS_COND:
+        return None
+    w, V = np.linalg.eigh(0.5 * (M + M.T))
+    v = np.asarray(J, dtype=float) @ V[:, int(np.argmin(np.abs(w)))]
+    what = "the mass matrix" + (" reduced by the constraints" if M.shape[0] < len(coordinates) else "")
+    return what, moving_coordinates(coordinates, v), float(cond)
 
 
 def _number(v, subs):

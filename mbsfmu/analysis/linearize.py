@@ -58,13 +58,11 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ConstraintError, ModelError, ParameterError, SingularMassMatrixError
-from .linear_model import Linearization
-from .operating_point import complete_coordinates, operating_point
+from . import arguments
+from .linear_model import Linearization, mass_singularity
+from .operating_point import check_constants, complete_coordinates, constant_values, operating_point
 from .taylor import PointDerivatives
 from .velocity_transformation import choose_independent, velocity_transformation
-
-#: a reduced mass matrix with a condition number above this is singular at the point
-SINGULAR_MASS_COND = 1e12
 
 
 def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbolic: bool = True,
@@ -80,19 +78,36 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
     and :meth:`Linearization.to_numeric` gives numbers.  ``independent``: names of the
     independent coordinates of a constrained system (default: the column-pivoted QR of C).
     ``equilibrium=True``: the point must be one (ẏ0 = 0 and ÿ0 = 0 within ``tol``, checked with
-    the constants' values), else ParameterError; the ÿ0 terms are then left out.
+    the constants' values), else ParameterError; the ÿ0 terms are then left out.  ``tol`` (>= 0)
+    is also the tolerance of the velocity constraints at a moving point.
+
+    Every argument is checked before any work (ParameterError naming it); constants given in
+    ``params`` or ``at`` must meet the model's requirements as in ``simulate`` (a constant with
+    which the mass matrix is singular, a body's mass or inertia, declared bounds), and a mass
+    matrix singular at the point is a SingularMassMatrixError naming the motion that moves no
+    mass there.
 
     Returns a :class:`Linearization`: ``M0, D, K, F`` of eq. (1)/(2) and the state space
     ``A, B, C`` and ``ss.D`` of eq. (3) with named states, inputs and outputs."""
-    from ..simulation.simulate import _system_of
-
+    symbolic = arguments.flag(symbolic, "linearize: symbolic")
+    equilibrium = arguments.flag(equilibrium, "linearize: equilibrium")
+    tol = arguments.nonnegative(tol, "linearize: tol")
+    at = arguments.mapping(at, "linearize: at")
+    params = arguments.mapping(params, "linearize: params")
     system = _system_of(system)
     eqs = system.equations()
     if eqs.n_constraints > eqs.n_holonomic:
         raise ModelError(f"{system.name}: linearize does not handle nonholonomic constraints yet")
     coords = list(system.coordinates_)
-    in_names = _input_names(system, inputs)
+    in_names = (list(system.inputs) if inputs is None else
+                arguments.name_list(inputs, "linearize: inputs", system.inputs, "input"))
+    if independent is not None:
+        independent = arguments.name_list(independent, "linearize: independent", coords, "coordinate")
     op = operating_point(system, at, params, symbolic)
+    given = [n for n in system.constants_ if n in params or n in at]
+    values = constant_values(system, op) if given else None
+    if values is not None:
+        check_constants(system, values, "linearize")
     complete_coordinates(system, eqs, op)
     at_point = PointDerivatives(eqs.intermediates, op.substitution(system),
                                 [*system.y, *system.yd, *(system.inputs[n].symbol for n in in_names)])
@@ -139,7 +154,7 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
         P["Ou"] = alg.matrix(at_point.jacobian(out_exprs, u))
 
     Mr = J.T @ M0 @ J
-    _check_mass(system, op, alg, Mr, names)
+    _check_mass(system, op, alg, Mr, J, coords, given)
     rest = all(v == 0 for v in op.yd.values())
     moving = bool(mh) and not rest
     if moving:
@@ -153,7 +168,7 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
         hr = J.T @ h0
     zdd0 = alg.zeros(len(ind), 1) if alg.is_zero(hr) else alg.solve(Mr, hr)
     if equilibrium:
-        _check_equilibrium(system, op, alg, zdd0, names, hr)
+        _check_equilibrium(system, op, alg, zdd0, names, hr, tol)
         zdd0 = alg.zeros(len(ind), 1)
     ydd0 = J @ zdd0 + gamma0 if moving else J @ zdd0
     if not alg.is_zero(ydd0):
@@ -281,7 +296,15 @@ def _outputs(system, eqs, outputs, independent_hint):
     if outputs is None:
         hint = independent_hint or []
         outputs = [*hint, *(f"der({n})" for n in hint)]
-    outputs = [outputs] if isinstance(outputs, str) else list(outputs)
+    given = outputs
+    try:
+        outputs = [outputs] if isinstance(outputs, str) else list(outputs)
+    except TypeError:
+        raise ParameterError(f"linearize: outputs must be a name or a list of names, got {given!r}") \
+            from None
+    for name in outputs:
+        if not isinstance(name, str):
+            raise ParameterError(f"linearize: outputs: {name!r} is not a name (a string)")
     result = []
     for name in outputs:
         if name in exprs:
@@ -302,33 +325,41 @@ def _outputs(system, eqs, outputs, independent_hint):
                                  f"(outputs: {', '.join(known)})")
     canonical = [f"der({n[1:]})" if n.startswith("D") and n[1:] in system.coordinates_ else n
                  for n in outputs]
+    twice = sorted({n for n in canonical if canonical.count(n) > 1})
+    if twice:
+        raise ParameterError(f"linearize: outputs: {', '.join(map(repr, twice))} given more than once")
     return canonical, result
 
 
-def _input_names(system, inputs) -> list[str]:
-    if inputs is None:
-        return list(system.inputs)
-    inputs = [inputs] if isinstance(inputs, str) else list(inputs)
-    bad = [n for n in inputs if n not in system.inputs]
-    if bad:
-        raise ParameterError(f"linearize: unknown input(s) {bad} of {system.name!r} "
-                             f"(inputs: {', '.join(system.inputs) or 'none'})")
-    return inputs
+def _system_of(model):
+    """The System (or LagrangianSystem) of a model, its Equations or a model file (simulate's
+    reading of a model, with linearize's message for anything else)."""
+    from ..simulation.simulate import _system_of as system_of
+
+    try:
+        return system_of(model)
+    except TypeError:
+        raise ParameterError(f"linearize: the model must be a System, its equations or the path of a "
+                             f"model file, got {type(model).__name__} {model!r}") from None
 
 
-def _check_mass(system, op, alg, Mr, names) -> None:
-    Mn = alg.numbers(Mr, op)
-    if Mn is None:
+def _check_mass(system, op, alg, Mr, J, coords, given) -> None:
+    """SingularMassMatrixError when the (reduced) mass matrix is singular at the point, naming
+    the motion that moves no mass there (:func:`.linear_model.mass_singularity`) and the
+    constants the user set."""
+    Mn, Jn = alg.numbers(Mr, op), alg.numbers(J, op)
+    if Mn is None or Jn is None:
         return
-    cond = np.linalg.cond(Mn) if Mn.size else 1.0
-    if not np.isfinite(cond) or cond > SINGULAR_MASS_COND:
-        raise SingularMassMatrixError(
-            f"{system.name}: the mass matrix in the coordinates {names} is singular at the operating "
-            f"point ({_point_text(op)}; condition number {cond:.1e}): a coordinate that moves no mass "
-            "there")
+    singular = mass_singularity(Mn, Jn, coords)
+    if singular:
+        what, motion, cond = singular
+        with_constants = "".join(f", {n} = {op.constants[n]}" for n in given if n in op.constants)
+        raise SingularMassMatrixError(f"{system.name}: {what} is singular at the operating point "
+                                      f"({_point_text(op)}{with_constants}; condition number "
+                                      f"{cond:.1e}): {motion} would move no mass there")
 
 
-def _check_equilibrium(system, op, alg, zdd0, names, hr) -> None:
+def _check_equilibrium(system, op, alg, zdd0, names, hr, tol) -> None:
     moving = _nonzero(op.yd)
     if moving:
         raise ParameterError(f"linearize: the operating point is not an equilibrium: velocities "
@@ -339,7 +370,7 @@ def _check_equilibrium(system, op, alg, zdd0, names, hr) -> None:
                              "values to check the point (give params or numeric set values)")
     a = a.ravel()
     worst = int(np.argmax(np.abs(a))) if a.size else 0
-    if a.size and abs(a[worst]) > 1e-8:
+    if a.size and abs(a[worst]) > tol:
         forces = alg.numbers(hr, op).ravel()
         raise ParameterError(
             f"linearize: the operating point ({_point_text(op)}) is not an equilibrium: the "

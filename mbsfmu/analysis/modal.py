@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
+from ..output_files import plot_path
+from . import arguments
 
 
 @dataclass
@@ -83,33 +85,51 @@ def modal_table(lin) -> str:
     return "\n".join(lines)
 
 
-def _index(names, name, what):
-    try:
-        return list(names).index(name)
-    except ValueError:
-        raise ParameterError(f"unknown {what} {name!r} (known: {', '.join(names)})") from None
+def _pair(lin, input, output, where: str) -> tuple[int, int]:
+    """(input index, output index) of a pair of names; ParameterError naming a bad one, or a
+    model without inputs or outputs."""
+    if not lin.inputs:
+        raise ParameterError(f"{where}: the linear model of {lin.system_name!r} has no inputs "
+                             "(linearize with inputs=[...])")
+    if not lin.outputs:
+        raise ParameterError(f"{where}: the linear model of {lin.system_name!r} has no outputs "
+                             "(linearize with outputs=[...] or leave outputs out for the states)")
+    out = []
+    for name, names, what in ((input, lin.inputs, "input"), (output, lin.outputs, "output")):
+        if not isinstance(name, str):
+            raise ParameterError(f"{where}: the {what} must be a name (a string), got {name!r}")
+        if name not in names:
+            raise ParameterError(f"{where}: unknown {what} {name!r} (known: {', '.join(names)})")
+        out.append(list(names).index(name))
+    return out[0], out[1]
 
 
 def transfer_function(lin, input: str, output: str):
     """(num, den) of δz_output/δu_input in descending powers of s."""
     from scipy.signal import ss2tf
 
-    j = _index(lin.inputs, input, "input")
-    i = _index(lin.outputs, output, "output")
+    j, i = _pair(lin, input, output, "transfer_function")
     num, den = ss2tf(lin.A, lin.B, lin.C, lin.Du, input=j)
     num = np.trim_zeros(np.where(np.abs(num[i]) < 1e-12 * max(1.0, np.max(np.abs(num[i]))), 0.0,
                                  num[i]), "f")
     return (num if num.size else np.zeros(1)), den
 
 
-def frequency_response(lin, input: str, output: str, frequencies_hz) -> np.ndarray:
-    """G(j 2π f) for each frequency (complex array)."""
-    j = _index(lin.inputs, input, "input")
-    i = _index(lin.outputs, output, "output")
+def frequency_response(lin, input: str, output: str, frequencies_hz, where="frequency_response"):
+    """G(j 2π f) for each frequency (complex array); a frequency at a pole (an eigenvalue j 2π f
+    of A, where G is infinite) is a ParameterError naming it."""
+    j, i = _pair(lin, input, output, where)
+    fs = arguments.frequencies(frequencies_hz, f"{where}: frequencies_hz", allow_zero=True)
     A, B, C, D = lin.A, lin.B[:, j], lin.C[i, :], lin.Du[i, j]
     eye = np.eye(len(A))
-    return np.array([C @ np.linalg.solve(2j * math.pi * f * eye - A, B) + D
-                     for f in np.atleast_1d(frequencies_hz)])
+    out = []
+    for f in fs:
+        try:
+            out.append(C @ np.linalg.solve(2j * math.pi * f * eye - A, B) + D)
+        except np.linalg.LinAlgError:
+            raise ParameterError(f"{where}: {f:g} Hz is a pole of the linear model (an eigenvalue "
+                                 f"j 2π·{f:g} of A): the response is infinite there") from None
+    return np.array(out)
 
 
 def _default_frequencies(lin) -> np.ndarray:
@@ -119,18 +139,39 @@ def _default_frequencies(lin) -> np.ndarray:
     return np.logspace(math.log10(lo), math.log10(hi), 400)
 
 
+def _pairs(lin, pairs) -> list[tuple[str, str]]:
+    """The (input, output) pairs of a Bode plot, each checked (default: every pair)."""
+    if pairs is None:
+        return [(u, z) for u in lin.inputs for z in lin.outputs]
+    if isinstance(pairs, (str, bytes)):
+        raise ParameterError(f"bode: pairs must be a list of (input, output) pairs, got {pairs!r}")
+    try:
+        pairs = [tuple(p) for p in pairs]
+    except TypeError:
+        raise ParameterError(f"bode: pairs must be a list of (input, output) pairs, got {pairs!r}") \
+            from None
+    if not pairs or any(len(p) != 2 or isinstance(p, str) for p in pairs):
+        raise ParameterError(f"bode: pairs must be a non-empty list of (input, output) pairs, "
+                             f"got {pairs!r}")
+    return pairs
+
+
 def bode(lin, path, pairs=None, frequencies_hz=None):
     """Magnitude (dB) and phase (deg) over frequency (Hz) for each (input, output) pair, PNG."""
+    target = plot_path(path, "bode: path")
+    pairs = _pairs(lin, pairs)
+    for u, z in pairs or [(None, None)]:  # no pair at all: a model without inputs or outputs
+        _pair(lin, u, z, "bode")
+    f = (_default_frequencies(lin) if frequencies_hz is None
+         else arguments.frequencies(frequencies_hz, "bode: frequencies_hz"))
+    responses = [frequency_response(lin, u, z, f, where="bode") for u, z in pairs]
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pairs = pairs or [(u, z) for u in lin.inputs for z in lin.outputs]
-    f = _default_frequencies(lin) if frequencies_hz is None else np.asarray(frequencies_hz, float)
     fig, (ax_m, ax_p) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
-    for u, z in pairs:
-        G = frequency_response(lin, u, z, f)
+    for (u, z), G in zip(pairs, responses):
         mag = 20 * np.log10(np.maximum(np.abs(G), 1e-300))
         ax_m.semilogx(f, mag, label=f"{u} → {z}")
         ax_p.semilogx(f, np.degrees(np.unwrap(np.angle(G))))
@@ -142,7 +183,7 @@ def bode(lin, path, pairs=None, frequencies_hz=None):
     for ax in (ax_m, ax_p):
         ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(target, dpi=100)
     plt.close(fig)
     return path
 
@@ -205,14 +246,17 @@ def plot_modes(lin, path, count: int = 6):
     """One panel per mode (up to ``count``): for a model with frames the mechanism at the
     operating point (grey) and displaced along the mode (blue, scaled to a fifth of its size)
     in the plane where it spreads most; otherwise the real part of the shape by coordinate."""
+    target = plot_path(path, "plot_modes: path")
+    count = arguments.count(count, "plot_modes: count")
+    ms = modes(lin)[:count]
+    if not ms:
+        raise ParameterError(f"plot_modes: the linear model of {lin.system_name!r} has no modes "
+                             "(no degrees of freedom)")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ms = modes(lin)[:count]
-    if not ms:
-        raise ParameterError("plot_modes: the linear model has no modes")
     geometry = frame_positions(lin)
     if geometry is not None:
         fig, axes = plt.subplots(1, len(ms), figsize=(3.2 * len(ms) + 0.4, 3.6), squeeze=False)
@@ -222,7 +266,7 @@ def plot_modes(lin, path, count: int = 6):
             ax.set_title(f"f_n = {m.frequency_hz:.4g} Hz{zeta}", fontsize="small")
         fig.suptitle(f"{lin.system_name}: mode shapes")
         fig.tight_layout()
-        fig.savefig(path, dpi=100)
+        fig.savefig(target, dpi=100)
         plt.close(fig)
         return path
     fig, axes = plt.subplots(len(ms), 1, figsize=(7, 1.9 * len(ms) + 0.6), squeeze=False)
@@ -235,6 +279,6 @@ def plot_modes(lin, path, count: int = 6):
         ax.set_ylim(-1.1, 1.1)
     fig.suptitle(f"{lin.system_name}: mode shapes")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(target, dpi=100)
     plt.close(fig)
     return path

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
+from ..equations.parameter_requirements import parameter_requirements
 from ..errors import ConstraintError, ModelError, ParameterError
 from ..model.system import finite_number
 
@@ -25,11 +26,18 @@ CONSTRAINT_TOL = 1e-8
 
 def set_value(value, where: str):
     """A set value as sympy: integers and integral floats exact, other floats as Float,
-    sympy expressions unchanged; non-finite numbers refused."""
+    sympy expressions unchanged; non-finite, complex and boolean values refused (a sympy number
+    too: nan, zoo, oo, I)."""
     if isinstance(value, sp.Basic):
+        if not isinstance(value, sp.Expr):
+            raise ParameterError(f"{where}: give a number or a sympy expression, not {value!r}")
+        if value.is_number and not (value.is_extended_real and value.is_finite):
+            raise ParameterError(f"{where}: {value} is not a finite real number")
         return value
     if isinstance(value, str):
         raise ParameterError(f"{where}: give a number or a sympy expression, not the string {value!r}")
+    if isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{where}: give a number or a sympy expression, not {value!r}")
     v = finite_number(value, where)
     return sp.Integer(int(v)) if v.is_integer() else sp.Float(v)
 
@@ -62,7 +70,7 @@ class OperatingPoint:
     def numeric(self, expr):
         """``expr`` (already at the point) as a float with the constants' numbers, or None when
         other symbols remain (a symbolic set value)."""
-        e = sp.sympify(expr).xreplace(self.numbers)
+        e = sp.sympify(sp.sympify(expr).xreplace(self.numbers))  # a lone symbol becomes a float
         if e.free_symbols:
             return None
         return float(e)
@@ -84,8 +92,20 @@ class OperatingPoint:
 
 
 def operating_point(system, at, params, symbolic: bool) -> OperatingPoint:
-    """Parse ``at`` (see the module docstring) and ``params`` into an OperatingPoint."""
+    """Parse ``at`` (see the module docstring) and ``params`` (constants only) into an
+    OperatingPoint."""
     at = dict(at or {})
+    params = dict(params or {})
+    for name in params:
+        if name not in system.constants_:
+            raise ParameterError(
+                f"linearize: params: {name!r} is not a constant of {system.name!r} (constants: "
+                f"{', '.join(system.constants_) or 'none'}); set values of coordinates, velocities, "
+                "inputs and t go in at=")
+    both = [n for n in params if n in at]
+    if both:
+        raise ParameterError(f"linearize: {', '.join(map(repr, both))} given in both params and at; "
+                             "give each value once")
     y = {n: None for n in system.coordinates_}
     yd = {n: sp.S.Zero for n in system.coordinates_}
     u = {n: set_value(i.default, f"input {n!r}") for n, i in system.inputs.items()}
@@ -95,8 +115,8 @@ def operating_point(system, at, params, symbolic: bool) -> OperatingPoint:
     tps = {}
     for p in system.time_parameters.values():
         tps[p.name], tps["D" + p.name], tps["D2" + p.name] = p.symbol, p.velocity, p.acceleration
-    for name, value in {**(params or {}), **at}.items():
-        where = f"operating point {name}"
+    for name, value in {**params, **at}.items():
+        where = f"linearize: {'params' if name in params else 'at'} {name!r}"
         if name in system.coordinates_:
             y[name] = set_value(value, where)
         elif name.startswith("der(") and name.endswith(")") and name[4:-1] in system.coordinates_:
@@ -106,7 +126,7 @@ def operating_point(system, at, params, symbolic: bool) -> OperatingPoint:
         elif name in system.inputs:
             u[name] = set_value(value, where)
         elif name in system.constants_:
-            constants[name] = set_value(value, f"constant {name}")
+            constants[name] = set_value(value, where)
         elif name in tps:
             tp_values[tps[name]] = set_value(value, where)
         elif name == "t":
@@ -128,6 +148,30 @@ def operating_point(system, at, params, symbolic: bool) -> OperatingPoint:
     op = OperatingPoint(y, yd, u, t, constants, tp_values, numbers)
     _time_parameters(system, op)
     return op
+
+
+def constant_values(system, op: OperatingPoint) -> dict | None:
+    """name -> float of every constant (the set value, else the default), or None when one is
+    symbolic or has no value."""
+    values = {}
+    for name, c in system.constants_.items():
+        v = op.constants.get(name, c.value)
+        v = op.numeric(v) if v is not None else None
+        if v is None:
+            return None
+        values[name] = v
+    return values
+
+
+def check_constants(system, values: dict, where: str) -> None:
+    """The constants' values (name -> float, every constant) against the model's requirements
+    (:mod:`mbsfmu.equations.parameter_requirements`, as ``simulate`` checks them): a
+    ParameterError starting with ``where`` names the parameter and its value, e.g. a constant
+    with which the mass matrix is singular."""
+    try:
+        parameter_requirements(system.equations()).check(values)
+    except ParameterError as exc:
+        raise ParameterError(f"{where}: {exc}") from None
 
 
 def _time_parameters(system, op: OperatingPoint) -> None:
@@ -201,15 +245,9 @@ def _constraint_function(system, eqs, op: OperatingPoint):
     """y -> (c, C) with numbers for everything but the coordinates (None when not possible)."""
     from ..equations.numeric_model import NumericModel
 
-    params = {}
-    for name, c in system.constants_.items():
-        v = op.constants.get(name, c.value)
-        v = op.numeric(v) if v is not None else None
-        if v is None:
-            return None
-        params[name] = v
+    params = constant_values(system, op)
     tn = op.numeric(op.t)
-    if tn is None:
+    if params is None or tn is None:
         return None
     num = NumericModel(eqs, params, check=False)
     mh = eqs.n_holonomic

@@ -10,11 +10,18 @@ import pathlib
 import numpy as np
 
 from ..errors import ParameterError
+from ..output_files import check_output_path
 from . import render
 from .scene import Scene, build_scene
 
 #: frames per second of the default playback speed are kept in this range
 FPS_RANGE = (1.0, 30.0)
+#: the fastest playback asked for (a GIF counts frame durations in hundredths of a second)
+FPS_MAX = 100.0
+#: the most animation frames drawn into one file (each is an image of its own)
+MAX_FRAMES = 10_000
+#: the largest image side in pixels (dpi x size)
+MAX_PIXELS = 4000
 
 
 class Animation:
@@ -42,8 +49,7 @@ class Animation:
     def write(self, path, dpi: float = 80, size: float = 5.0) -> pathlib.Path:
         """Write the animation: ``.html`` (a self-contained page with a player) or ``.gif``;
         ``dpi`` and ``size`` (inches, the figure is square) set the image size."""
-        for name, v in (("dpi", dpi), ("size", size)):
-            _positive(name, v)
+        check_options(path, dpi=dpi, size=size)
         return render.write(self.scene, path, self.fps, dpi, size)
 
     def __repr__(self) -> str:
@@ -59,14 +65,9 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
     ``every``: keep every n-th output sample (default all: one animation frame per sample).
     ``fps``: playback frames per second; the default plays in real time, 1 / (dt every), kept
     within 1-30 frames per second."""
-    if not isinstance(every, numbers.Integral) or isinstance(every, bool) or every < 1:
-        raise ParameterError(f"animate: every must be a positive integer, got {every!r}")
-    if path is not None:
-        render.animation_format(path)  # refuse an unknown suffix before any work
+    check_options(path, fps, every, dpi, size, samples=len(result.t))  # before any work
     keep = slice(None, None, int(every))
     t = np.asarray(result.t)[keep]
-    if len(t) == 0:
-        raise ParameterError("animate: the result has no samples")
     if fps is None:
         step = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
         real_time = round(1.0 / step, 6) if step > 0 else FPS_RANGE[1]  # 20, not 19.999999999999996
@@ -78,6 +79,37 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
     if path is not None:
         anim.write(path, dpi=dpi, size=size)
     return anim
+
+
+def check_options(path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
+                  size: float = 5.0, samples: int | None = None) -> None:
+    """A ParameterError for options of :func:`animate` that cannot work, checked before any
+    simulation or drawing: the file (a writable file name with a known suffix), ``every`` (a
+    positive integer), ``fps`` (None or in (0, FPS_MAX]), ``dpi`` and ``size`` (positive, at most
+    MAX_PIXELS pixels a side) and, given the number of output ``samples``, that there is one to
+    draw and at most MAX_FRAMES frames."""
+    if not isinstance(every, numbers.Integral) or isinstance(every, bool) or every < 1:
+        raise ParameterError(f"animate: every must be a positive integer, got {every!r}")
+    if path is not None:
+        check_output_path(path, "animate: path")
+        render.animation_format(path)
+    for name, v in (("fps", fps), ("dpi", dpi), ("size", size)):
+        if v is not None:
+            _positive(name, v)
+    if fps is not None and fps > FPS_MAX:
+        raise ParameterError(f"animate: fps must be at most {FPS_MAX:g} frames per second, got {fps!r}")
+    if dpi * size > MAX_PIXELS:
+        raise ParameterError(f"animate: dpi {dpi:g} x size {size:g} in = {dpi * size:.0f} pixels a side, "
+                             f"more than {MAX_PIXELS}; choose a smaller dpi")
+    if samples is not None:
+        frames = -(-samples // int(every))
+        if frames == 0:
+            raise ParameterError("animate: the result has no samples")
+        if frames > MAX_FRAMES:
+            n = -(-samples // MAX_FRAMES)
+            of = f" (one in {every} of {samples} samples)" if every > 1 else ""
+            raise ParameterError(f"animate: {frames} frames{of} are more than {MAX_FRAMES}; keep every n-th "
+                                 f"sample with n >= {n} (every=, --every) or use a longer output interval")
 
 
 def _positive(name, v) -> None:

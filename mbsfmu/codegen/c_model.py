@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import uuid
 
+from ..equations.parameter_requirements import factor_checks
 from ..errors import ModelError
 from ..runtime import constants
 from .c_source import constrained_split, generate_c_functions, sizes
@@ -137,17 +138,23 @@ def _initialization_tables(system) -> list[str]:
 
 def _parameter_rule_tables(system, eqs) -> list[str]:
     """The tables of mbs_param_rules (mbs_parameters.h): declared bounds of the constants and
-    inputs, the bodies whose mass properties are checked with the constants they use, and the
-    reasons why constants must not be zero."""
+    inputs, the bodies whose mass properties and the flexible-body factors that are checked,
+    each with the constants it uses, and the reasons why constants must not be zero."""
     from ..equations.parameter_requirements import parameter_requirements
 
     req = parameter_requirements(eqs)
     consts = list(system.constants_.values())
     names = [c.name for c in consts]
-    starts, flat = [0], []
-    for b in req.bodies:
-        flat += [names.index(n) for n in b.parameters]
-        starts.append(len(flat))
+
+    def used(checks):  # offsets (len(checks) + 1) into the flat list of parameter indices
+        starts, flat = [0], []
+        for check in checks:
+            flat += [names.index(n) for n in check.parameters]
+            starts.append(len(flat))
+        return starts, flat
+
+    starts, flat = used(req.bodies)
+    f_starts, f_flat = used(req.factors)
     inputs = list(system.inputs.values())
     why = ", ".join(c_string(req.nonzero[n]) if n in req.nonzero else "NULL" for n in names)
     return [
@@ -158,6 +165,10 @@ def _parameter_rule_tables(system, eqs) -> list[str]:
         if req.bodies else "const char *const mbs_body_check_names[1] = {NULL};",
         _table("int", "mbs_body_prm_start", starts, str),
         _table("int", "mbs_body_prm", flat, str),
+        _table("char *const", "mbs_factor_requirement", [c_string(fc.requirement) for fc in req.factors],
+               str) if req.factors else "const char *const mbs_factor_requirement[1] = {NULL};",
+        _table("int", "mbs_factor_prm_start", f_starts, str),
+        _table("int", "mbs_factor_prm", f_flat, str),
         _table("double", "mbs_u_min", [u.min for u in inputs], _c_double),
         _table("double", "mbs_u_max", [u.max for u in inputs], _c_double),
     ]
@@ -222,6 +233,7 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
         f"#define MBS_NOUT_EXPR {sum(1 for v in src if v >= 0)}",
         f"#define MBS_NREACT {sum(1 for v in src if v < 0)}",
         f"#define MBS_NBODYCHECK {len(_parameter_body_count(system, eqs))}",
+        f"#define MBS_NFACTORCHECK {len(factor_checks(system))}",
         f"#define MBS_TP_FUNCTION {int(tp_native)}",
         f"#define MBS_HAS_ABA {int(bool(aba))}",
         f"#define MBS_NSHARED {_shared_count(eqs)}",

@@ -16,6 +16,9 @@ same order as :class:`~mbsfmu.equations.numeric_model.NumericModel` uses:
 * ``mass_properties``: m, J11, J12, J13, J22, J23, J33 of each body whose mass properties depend
   on constants (``MBS_NBODYCHECK`` bodies, :func:`~mbsfmu.equations.parameter_requirements.
   body_checks`), for the parameter checks of the native FMU
+* ``factor_values``: the value of each flexible-body stiffness or damping factor that depends
+  on constants (``MBS_NFACTORCHECK``, :func:`~mbsfmu.equations.parameter_requirements.
+  factor_checks`), for the same checks
 * ``outputs``: the user outputs that are expressions or frame kinematics (``MBS_NOUT_EXPR``
   of the ``MBS_NOUT`` user outputs; the others are multipliers), ``outputs_du``: their
   derivatives by the inputs (row-major), ``force_du``: d(q - k)/du (f x nu, only for models with
@@ -37,7 +40,7 @@ import sympy as sp
 from sympy.printing.c import C99CodePrinter, get_math_macros
 
 from ..equations.outputs import expression_input_jacobian, expression_outputs, force_input_jacobian
-from ..equations.parameter_requirements import body_checks
+from ..equations.parameter_requirements import body_checks, factor_checks
 from ..equations.python_source import argument_symbols
 from ..errors import ModelError
 from ..runtime import constants
@@ -83,6 +86,7 @@ def output_groups(eqs, with_dynamics: bool = True, with_energy: bool = True) -> 
         "outputs_du": list(expression_input_jacobian(eqs)),
         "force_du": list(force_input_jacobian(eqs)),
         "mass_properties": [e for b in body_checks(eqs.system) for e in b.expressions],
+        "factor_values": [fc.expression for fc in factor_checks(eqs.system)],
     }
 
 
@@ -486,5 +490,6 @@ def generate_c(eqs) -> str:
                                     f"#define MBS_NOUT {len(system.outputs)}",
                                     f"#define MBS_NOUT_EXPR {len(groups['outputs'])}",
                                     f"#define MBS_NBODYCHECK {len(groups['mass_properties']) // 7}",
+                                    f"#define MBS_NFACTORCHECK {len(groups['factor_values'])}",
                                     f"#define MBS_TP_FUNCTION {int(tp_fn)}"])
     return "\n".join(lines) + "\n" + functions

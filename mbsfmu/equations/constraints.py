@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .kinematics import Kinematics, TimeDerivative, cross
+from .kinematics import Kinematics, TimeDerivative, cross, expression_kinematics, time_partial
 
 _CYCLIC = {"x": ("y", "z"), "y": ("z", "x"), "z": ("x", "y")}
 _AXIS = {"x": 0, "y": 1, "z": 2}
@@ -84,6 +84,25 @@ def holonomic_rows(h, system, D: TimeDerivative):
     return [(c, C, b1, b2)]
 
 
+def product_rows(h, system, D: TimeDerivative, w):
+    """Row (c, C, b', b'') of a constraint c = u . v - r(t) (``h.product``) from the
+    kinematics of u and v (intermediate variables, :func:`.kinematics.expression_kinematics`):
+
+        C = v^T J_u + u^T J_v,   b' = u_t . v + u . v_t - r',
+        b'' = a0_u . v + 2 u' . v' + u . a0_v - r''
+
+    (u_t the partial time derivative, a0 the acceleration at y'' = 0): the same as
+    :func:`holonomic_rows` of the expression, without differentiating its product."""
+    u, v, r = h.product
+    xu, Ju, vu, au = expression_kinematics(u, system, D, w)
+    xv, Jv, vv, av = expression_kinematics(v, system, D, w)
+    c = _dot(xu, xv) - r
+    C = (xv.T * Ju + xu.T * Jv)
+    b1 = _dot(time_partial(u, system), xv) + _dot(xu, time_partial(v, system)) - D(r)
+    b2 = _dot(au, xv) + 2 * _dot(vu, vv) + _dot(xu, av) - D(D(r))
+    return [(c, C, b1, b2)]
+
+
 def nonholonomic_rows(h, system, D: TimeDerivative):
     """Row (None, A, a, A' y' + a') of a nonholonomic constraint given as the expression
     A y' + a (linear in y', checked by the model): no position-level row."""
@@ -102,7 +121,10 @@ def constraint_equations(system, kin: Kinematics, w):
     for lp in system.loops:
         rows += loop_constraints(lp, kin, w)
     for h in system.holonomic:
-        rows += holonomic_rows(h, system, kin.D)
+        if getattr(h, "product", None) is not None:
+            rows += product_rows(h, system, kin.D, w)
+        else:
+            rows += holonomic_rows(h, system, kin.D)
     for h in getattr(system, "nonholonomic", ()):
         rows += nonholonomic_rows(h, system, kin.D)
     f = len(system.y)

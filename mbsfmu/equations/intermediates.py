@@ -22,6 +22,9 @@ class Intermediates:
         self.definitions: dict[sp.Symbol, sp.Expr] = {}
         self._expanded: dict[sp.Symbol, sp.Expr] = {}
         self._by_definition: dict[sp.Expr, sp.Symbol] = {}
+        #: quantities derived from the definitions, kept so that each is derived once per
+        #: derivation (the kinematics of a point expression: kinematics.expression_kinematics)
+        self.memo: dict = {}
 
     def __len__(self) -> int:
         return len(self.symbols)

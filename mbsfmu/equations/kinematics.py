@@ -261,3 +261,28 @@ class Kinematics:
         for n in reversed(chain):
             self.frames[n] = self._child(self.frames[frames[n].ref], frames[n])
         return self.frames[chain[0]]
+
+
+def expression_kinematics(vec, system, D: TimeDerivative, w) -> tuple:
+    """(x, J, x', x'' at y'' = 0) of a vector expression x(y, t) of the coordinates and time (a
+    natural-coordinate point or vector), as intermediate variables, J = dx/dy; derived once per
+    derivation (kept in ``w.memo``)."""
+    key = ("expression_kinematics", tuple(vec))
+    if key not in w.memo:
+        vel = D(vec, without_ydd=True)
+        w.memo[key] = (w.matrix(vec), w.matrix(jacobian(vec, system.y)), w.matrix(vel),
+                       w.matrix(D(vel, without_ydd=True)))
+    return w.memo[key]
+
+
+def time_partial(expr, system):
+    """The partial derivative of an expression (or matrix) by time at fixed coordinates: through
+    t and the time parameters (p -> D<p>, D<p> -> D2<p>)."""
+    if isinstance(expr, sp.MatrixBase):
+        return expr.applyfunc(lambda e: time_partial(e, system))
+    out = sp.diff(expr, system.t)
+    for p in system.time_parameters.values():
+        for sym, dsym in ((p.symbol, p.velocity), (p.velocity, p.acceleration)):
+            if sym in expr.free_symbols:
+                out += sp.diff(expr, sym) * dsym
+    return out

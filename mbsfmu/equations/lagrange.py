@@ -32,7 +32,16 @@ from ..errors import ModelError, SingularMassMatrixError
 from .constraints import constraint_equations
 from .derive import Equations
 from .intermediates import Intermediates
-from .kinematics import Kinematics, TimeDerivative, jacobian
+from .kinematics import (
+    Kinematics,
+    TimeDerivative,
+    cross,
+    dot,
+    expression_kinematics,
+    jacobian,
+    matmul,
+    skew,
+)
 
 
 @dataclass
@@ -78,7 +87,7 @@ def derive_lagrange(system) -> LagrangeEquations:
     w = Intermediates()
     kin = Kinematics(system, w)  # only ISYS: the constraint rows need its time derivative
     D = kin.D
-    M, k = inertia_terms(system, D)
+    M, k = inertia_terms(system, D, w)
     q = applied_terms(system, D, w)
     T, V = energies(system, w)
     c, C, b1, b2 = constraint_equations(system, kin, w)
@@ -98,10 +107,39 @@ def gravity_terms(system) -> list[sp.Expr]:
     return [-m.mass * sum((gi * ri for gi, ri in zip(g, m.cg)), sp.S.Zero) for m in system.masses]
 
 
-def inertia_terms(system, D: TimeDerivative) -> tuple[sp.Matrix, sp.Matrix]:
-    """M = d2T/dy'dy' and k = d/dt(dT/dy')|_(y''=0) - dT/dy, term by term; a coordinate whose
-    velocity is in no term of T is a SingularMassMatrixError naming it, a mass matrix that
-    depends on the velocities a ModelError."""
+def form_kinematics(form, system, D: TimeDerivative, w: Intermediates,
+                    full: bool = True) -> list[tuple]:
+    """(x, J, v, a0) of every vector of a :class:`~mbsfmu.model.elements.KineticForm`: the
+    vector, its Jacobian dx/dy, its velocity x' and its acceleration at y'' = 0, as
+    intermediate variables (for a cross product J and a0 None unless ``full``).  A vector expression is
+    differentiated; a cross product x = x_i x x_j by the product rule (J = x_i~ J_j - x_j~ J_i,
+    x' = x_i' x x_j + x_i x x_j', a0 = a0_i x x_j + 2 x_i' x x_j' + x_i x a0_j), so nothing
+    larger than its factors is differentiated."""
+    out = []
+    for vec in form.vectors:
+        if isinstance(vec, tuple):
+            (xi, Ji, vi, ai), (xj, Jj, vj, aj) = out[vec[1]], out[vec[2]]
+            x = w.matrix(cross(xi, xj))
+            v = w.matrix(cross(vi, xj) + cross(xi, vj))
+            J = a0 = None
+            if full:
+                J = w.matrix(matmul(skew(xi), Jj) - matmul(skew(xj), Ji))
+                a0 = w.matrix(cross(ai, xj) + 2 * cross(vi, vj) + cross(xi, aj))
+        else:
+            x, J, v, a0 = expression_kinematics(vec, system, D, w)
+        out.append((x, J, v, a0))
+    return out
+
+
+def inertia_terms(system, D: TimeDerivative, w: Intermediates) -> tuple[sp.Matrix, sp.Matrix]:
+    """M = d2T/dy'dy' and k = d/dt(dT/dy')|_(y''=0) - dT/dy, term by term; an element's term
+    from its quadratic form T = 1/2 sum_ab G_ab x_a' . x_b' (x_a = x_a(y, t)), for which
+    Lagrange's equations are sum_ab G_ab J_a^T x_b'' (the dT/dy terms cancel the J_a'^T
+    ones), so M = sum_ab G_ab J_a^T J_b and k = sum_ab G_ab J_a^T a0_b; a user's term by
+    differentiating it.  A coordinate whose velocity is in no term of T and that is in no
+    constraint is a SingularMassMatrixError naming it, a mass matrix that depends on the
+    velocities a ModelError.  A coordinate without mass that constraints fix is allowed (M
+    singular, the augmented system regular: :mod:`.mass_regularity`)."""
     f = len(system.y)
     iy = {s: j for j, s in enumerate(system.y)}
     iyd = {s: j for j, s in enumerate(system.yd)}
@@ -109,6 +147,21 @@ def inertia_terms(system, D: TimeDerivative) -> tuple[sp.Matrix, sp.Matrix]:
     k_terms = [[] for _ in range(f)]
     for term in system.energy_terms:
         if term.kind != "T":
+            continue
+        if term.form is not None:
+            kin = form_kinematics(term.form, system, D, w)
+            G = term.form.metric
+            for a, (_, Ja, _, _) in enumerate(kin):
+                for b, (_, Jb, _, a0b) in enumerate(kin):
+                    if G[a, b] == 0:
+                        continue
+                    Mab, kab = matmul(Ja.T, Jb), matmul(Ja.T, a0b)
+                    for i in range(f):
+                        if kab[i]:
+                            k_terms[i].append(G[a, b] * kab[i])
+                        for j in range(f):
+                            if Mab[i, j]:
+                                M_terms[i][j].append(G[a, b] * Mab[i, j])
             continue
         T = term.expression
         for i, p in _partials(T, iyd).items():      # p_i = dT/dy'_i
@@ -118,12 +171,16 @@ def inertia_terms(system, D: TimeDerivative) -> tuple[sp.Matrix, sp.Matrix]:
         for i, dTdy in _partials(T, iy).items():
             k_terms[i].append(-dTdy)
     M = sp.Matrix(f, f, lambda i, j: sp.Add(*M_terms[i][j]))
-    unmoved = [str(system.y[j]) for j in range(f) if not any(M[:, j])]
-    if unmoved:
+    constrained = set().union(*(h.expression.free_symbols for h in system.holonomic),
+                              *(h.expression.free_symbols for h in system.nonholonomic))
+    free = [str(system.y[j]) for j in range(f) if not any(M[:, j])
+            and not {system.y[j], system.yd[j]} & constrained]
+    if free:
         raise SingularMassMatrixError(
             f"{system.name}: the mass matrix is singular: the velocity of coordinate(s) "
-            + ", ".join(map(repr, unmoved)) + " appears in no term of the kinetic energy T "
-            "(give the point a mass: point_mass(), rod(), rigid_body() or kinetic_energy())")
+            + ", ".join(map(repr, free)) + " appears in no term of the kinetic energy T and "
+            "in no constraint, so nothing determines its motion (give the point a mass: "
+            "point_mass(), rod(), rigid_body() or kinetic_energy(), or constrain it)")
     moving = M.free_symbols & set(system.yd)
     if moving:
         raise ModelError(f"{system.name}: the kinetic energy is not quadratic in the velocities: "
@@ -171,7 +228,16 @@ def applied_terms(system, D: TimeDerivative, w: Intermediates) -> sp.Matrix:
 def energies(system, w: Intermediates) -> tuple[sp.Expr, sp.Expr]:
     """(T, V): the kinetic energy and the potential of the conservative forces (gravity, the
     user's V terms, springs)."""
-    T = sp.Add(*[t.expression for t in system.energy_terms if t.kind == "T"])
+    T = sp.S.Zero
+    for term in system.energy_terms:
+        if term.kind == "T" and term.form is not None:
+            G = term.form.metric
+            v = [vel for _, _, vel, _ in form_kinematics(term.form, system, TimeDerivative(system), w,
+                                                         full=False)]
+            T += sp.Add(*[G[a, b] * dot(v[a], v[b]) for a in range(len(v)) for b in range(len(v))
+                          if G[a, b] != 0]) / 2
+        elif term.kind == "T":
+            T += term.expression
     V = sp.Add(*[t.expression for t in system.energy_terms if t.kind == "V"], *gravity_terms(system))
     for sd in system.point_springs:
         if sd.stiffness != 0:

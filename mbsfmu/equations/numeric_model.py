@@ -232,9 +232,16 @@ class NumericModel:
         try:
             np.linalg.cholesky(M)
         except np.linalg.LinAlgError:
-            raise SingularMassMatrixError(self._where(
-                "mass matrix is not positive definite (a singular configuration, or a "
-                "coordinate that moves no mass)", t, y)) from None
+            if not self.m:
+                raise SingularMassMatrixError(self._where(
+                    "mass matrix is not positive definite (a singular configuration, or a "
+                    "coordinate that moves no mass)", t, y)) from None
+            # with constraints M may be singular where they fix the motions without mass
+            from .mass_regularity import mass_problem
+
+            _, why = mass_problem(self, y)
+            if why:
+                raise SingularMassMatrixError(self._where(why.replace("the ", "", 1), t, y)) from None
 
     def _where(self, what, t, y):
         state = ", ".join(f"{n}={v:.6g}" for n, v in zip(self.coordinate_names, y))

@@ -1,6 +1,6 @@
 """What the parameter values of a model must satisfy, found once from the model itself.
 
-Three kinds of requirement, checked in this order wherever parameter values enter (``simulate``'s
+Four kinds of requirement, checked in this order wherever parameter values enter (``simulate``'s
 ``params``, both FMU flavours at ``fmi2ExitInitializationMode`` and when a tunable parameter is
 set between steps); each failure names the parameter and its value:
 
@@ -11,11 +11,17 @@ set between steps); each failure names the parameter and its value:
    inertia: symmetric, positive semi-definite, and its principal moments satisfy the triangle
    inequality J1 + J2 >= J3.  Both are semi-definiteness conditions: J >= 0, and
    (tr J / 2) E - J >= 0 (its eigenvalues are (J1 + J2 - J3) / 2 and permutations);
-3. **parameters the dynamics need non-zero**: a constant whose value 0 makes the mass matrix
-   reduced to the mechanism's degrees of freedom, N^T M N with N a basis of the null space of the
-   constraint Jacobian C (seed 000 eqs. 11-18: the coordinate-partitioning reduction), singular,
-   or makes C lose rank, where its default value does neither.  Found by a numerical probe at
-   the model's initial configuration and one random configuration (both must show it), e.g. the
+3. **flexible-body factors** (``flexible_body(stiffness_factor=..., damping_factor=...)``) that
+   depend on constants are >= 0: they multiply Ke and De, which the modal data's check keeps
+   positive semidefinite, so a negative factor would make the body's elastic modes unstable or
+   feed energy into them (0 is allowed: a body without elastic stiffness or damping);
+4. **parameters the dynamics need non-zero**: a constant the model declares so (a
+   LagrangianSystem's distance lengths: ``nonzero_parameters``), or a constant whose value 0
+   makes the mass matrix reduced to the mechanism's degrees of freedom, N^T M N with N a basis
+   of the null space of the constraint Jacobian C (seed 000 eqs. 11-18: the coordinate-
+   partitioning reduction), singular, or makes C lose rank, where its default value does
+   neither.  Found by a numerical probe at the model's initial configuration and one random
+   configuration (both must show it), e.g. the
    crank length of a slider-crank (with r = 0 the crank angle moves no mass and no constraint
    fixes it).
 
@@ -49,11 +55,33 @@ class BodyCheck:
     parameters: list[str]       # the constants they depend on (declaration order)
 
 
+#: what each flexible-body factor multiplies (for the messages)
+FACTOR_MEANING = {"stiffness_factor": "the modal stiffness Ke", "damping_factor": "the modal damping De"}
+
+
+@dataclass
+class FactorCheck:
+    """A flexible body's stiffness or damping factor that depends on constants (must be >= 0)."""
+
+    body: str
+    label: str                  # "stiffness_factor" or "damping_factor"
+    expression: sp.Expr         # in the constants
+    parameters: list[str]       # the constants it depends on (declaration order)
+
+    @property
+    def requirement(self) -> str:
+        """"flexible body 'P1': stiffness_factor must be >= 0 (it scales ...)"; the C check
+        prints the same text (the generated table mbs_factor_requirement)."""
+        return (f"flexible body {self.body!r}: {self.label} must be >= 0 (it scales "
+                f"{FACTOR_MEANING[self.label]})")
+
+
 @dataclass
 class ParameterRequirements:
     names: list[str]                                  # all constants, declaration order
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     bodies: list[BodyCheck] = field(default_factory=list)
+    factors: list[FactorCheck] = field(default_factory=list)
     nonzero: dict[str, str] = field(default_factory=dict)  # constant -> why it must not be 0
     #: value sets that passed (the check is a pure function of the values): a repeated
     #: simulate() with the same parameters does not evaluate the bodies' inertias again
@@ -81,6 +109,10 @@ class ParameterRequirements:
             problem = mass_property_problem(mj)
             if problem:
                 raise ParameterError(f"body {b.body!r}: {problem} ({given(b.parameters, values)})")
+        for fc in self.factors:
+            v = factor_value(fc, values)
+            if not v >= 0.0:  # also NaN
+                raise ParameterError(f"{fc.requirement}, got {v!r} ({given(fc.parameters, values)})")
         for name, why in self.nonzero.items():
             if values[name] == 0.0:
                 raise ParameterError(f"parameter {name!r} = 0 is not allowed: {why}")
@@ -95,6 +127,12 @@ def mass_properties(check: BodyCheck, values: dict[str, float]) -> np.ndarray:
     """[m, J11, J12, J13, J22, J23, J33] of a body for given parameter values."""
     subs = {sp.Symbol(n, real=True): values[n] for n in check.parameters}
     return np.array([float(e.xreplace(subs)) for e in check.expressions])
+
+
+def factor_value(check: FactorCheck, values: dict[str, float]) -> float:
+    """The value of a flexible-body factor for given parameter values."""
+    return float(check.expression.xreplace({sp.Symbol(n, real=True): values[n]
+                                            for n in check.parameters}))
 
 
 def mass_property_problem(mj) -> str:
@@ -129,16 +167,21 @@ def _derive(eqs) -> ParameterRequirements:
         if math.isfinite(c.min) or math.isfinite(c.max):
             req.bounds[c.name] = (c.min, c.max)
     req.bodies = body_checks(s)
+    req.factors = factor_checks(s)
     req.nonzero = _probe_nonzero(eqs)
+    # what the model itself knows must not be 0 (a LagrangianSystem's distance lengths)
+    for name, why in getattr(s, "nonzero_parameters", {}).items():
+        req.nonzero.setdefault(name, why)
     return req
 
 
 def body_checks(system) -> list[BodyCheck]:
-    """One BodyCheck per body whose mass or inertia depends on constants (bodies with numeric
-    mass properties were checked when they were declared)."""
+    """One BodyCheck per body (and per element with mass of a LagrangianSystem) whose mass or
+    inertia depends on constants (those with numeric mass properties were checked when they
+    were declared)."""
     names = list(system.constants_)
     out = []
-    for body in system.bodies.values():
+    for body in [*system.bodies.values(), *getattr(system, "masses", ())]:
         J = body.inertia
         exprs = [sp.sympify(e) for e in (body.mass, J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2],
                                          J[2, 2])]
@@ -153,6 +196,20 @@ def body_checks(system) -> list[BodyCheck]:
             params = sorted((n for n in names if sp.Symbol(n, real=True) in syms),
                             key=lambda n: sp.Symbol(n, real=True) not in mass)
             out.append(BodyCheck(body.name, exprs, params))
+    return out
+
+
+def factor_checks(system) -> list[FactorCheck]:
+    """One FactorCheck per flexible-body factor that depends on constants (numeric factors were
+    checked when the body was declared, System.flexible_body)."""
+    names = list(system.constants_)
+    out = []
+    for body in getattr(system, "flexible_bodies", {}).values():
+        for label in FACTOR_MEANING:
+            e = sp.sympify(getattr(body, label))
+            if e.free_symbols:
+                params = [n for n in names if system.constants_[n].symbol in e.free_symbols]
+                out.append(FactorCheck(body.name, label, e, params))
     return out
 
 
@@ -238,7 +295,8 @@ def _probe_nonzero(eqs) -> dict[str, str]:
                     elif w is None:
                         reasons.append("the mass matrix is not finite")
                     elif w[0] <= PROBE_SINGULAR_RTOL * scale:
-                        reasons.append(_singular_text(num, N @ V[:, 0]))
+                        reasons.append(singular_mass_text(num.coordinate_names, N @ V[:, 0],
+                                                          bool(num.m)))
                     else:
                         break
                 else:
@@ -248,13 +306,20 @@ def _probe_nonzero(eqs) -> dict[str, str]:
         num.prm[:] = default
 
 
-def _singular_text(num, v) -> str:
-    """Why the (reduced) mass matrix is singular, naming the coordinates of its null vector v."""
-    a = np.abs(v)
+def moving_coordinates(names, v, what: str = "coordinate") -> str:
+    """"coordinate 'theta'" or "a combined motion of 'x', 'theta'": the coordinates (or other
+    ``what``) of ``names`` that the vector ``v`` (real or complex) moves (entries above a tenth
+    of its largest), largest first."""
+    a = np.abs(np.asarray(v))
     order = [i for i in np.argsort(-a) if a[i] > 0.1 * a.max()]
-    moving = ", ".join(repr(num.coordinate_names[i]) for i in order)
-    motion = f"coordinate {moving}" if len(order) == 1 else f"a combined motion of {moving}"
-    if num.m:
+    moving = ", ".join(repr(names[i]) for i in order)
+    return f"{what} {moving}" if len(order) == 1 else f"a combined motion of {moving}"
+
+
+def singular_mass_text(names, v, constrained: bool) -> str:
+    """Why the (reduced) mass matrix is singular, naming the coordinates of its null vector v."""
+    motion = moving_coordinates(names, v)
+    if constrained:
         return (f"the mass matrix reduced by the constraints is singular ({motion} would move "
                 "no mass)")
     return f"the mass matrix is singular ({motion} would move no mass)"

@@ -78,7 +78,12 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     or ``'dae'`` (see the module docstring); tree models always run the minimal ODE.
     ``solver`` is the start value of the FMU parameter ``solver``: ``'rkstab'`` (default) or
     ``'stiff'`` (:data:`mbsfmu.solver_settings.SOLVERS`)."""
-    from ..formulations import DEFAULT_FORMULATION, check_formulation_name, check_nonholonomic
+    from ..formulations import (
+        DEFAULT_FORMULATION,
+        check_formulation_name,
+        check_nonholonomic,
+        check_regular_mass,
+    )
     from ..model.loader import load_model
     from ..model.system import System
 
@@ -93,6 +98,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
         raise ModelError(f"{system.name}: formulation {formulation!r} needs a system without "
                          f"constraints (for loops choose one of {', '.join(NATIVE_FORMULATIONS)})")
     check_nonholonomic(system, formulation)
+    check_regular_mass(system, formulation)
     callables = [p.name for p in system.time_parameters.values() if p.functions is not None]
     if callables:
         raise ModelError(f"{system.name}: time parameter(s) {', '.join(callables)} are given as "

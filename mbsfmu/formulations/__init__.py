@@ -72,6 +72,34 @@ def check_nonholonomic(system, name) -> None:
             f"one of {', '.join(NONHOLONOMIC_FORMULATIONS)}")
 
 
+#: the formulations that factor the mass matrix itself and so need it regular: the engine's
+#: dae and baumgarte solve [[M, C^T], [C, 0]] through the Cholesky factor of M, projection
+#: integrates the same way and projects with M^-1 C^T; qr, svd and partition need only the mass
+#: matrix reduced by the constraints (see :mod:`mbsfmu.equations.mass_regularity`)
+REGULAR_MASS_FORMULATIONS = ("dae", "baumgarte", "projection")
+
+
+def check_regular_mass(system, name) -> None:
+    """A ParameterError if the formulation ``name`` (None: the default) needs a regular mass
+    matrix and ``system``'s is singular at its defaults (a coordinate without mass that the
+    constraints fix), naming the formulation, the motion without mass and the formulations
+    that run the model."""
+    from ..equations.mass_regularity import singular_mass
+
+    name = check_formulation_name(name)
+    if name not in REGULAR_MASS_FORMULATIONS or not system.constrained:
+        return
+    why = singular_mass(system.equations())
+    if why:
+        fit = [f for f in ("qr", "svd", "partition")
+               if not (f == "partition" and getattr(system, "nonholonomic", ()))]
+        raise ParameterError(
+            f"{system.name}: formulation {name!r} needs a regular mass matrix (it factors M "
+            f"itself), but {why}; choose one of {', '.join(fit)}: they need only the mass matrix "
+            "reduced by the constraints to be regular, as Lagrange's equations of the first "
+            "kind do")
+
+
 #: the options of the formulations, and the values each takes: (test, what it must be)
 OPTIONS = {
     "alpha": (lambda v: _number(v) and math.isfinite(v) and v >= 0, "a finite number >= 0"),
@@ -124,6 +152,7 @@ def make_formulation(name, numeric, inputs=None, **options) -> Formulation:
     :data:`OPTIONS`); trees always get the minimal ODE."""
     name = check_formulation_name(name)
     check_nonholonomic(numeric.system, name)
+    check_regular_mass(numeric.system, name)
     if numeric.m == 0 or name == "minimal":
         if numeric.m:
             raise ParameterError("formulation 'minimal' needs a system without constraints")
@@ -133,7 +162,7 @@ def make_formulation(name, numeric, inputs=None, **options) -> Formulation:
 
 
 __all__ = ["make_formulation", "check_formulation_name", "check_options", "OPTIONS", "FORMULATION_OPTIONS",
-           "check_nonholonomic",
-           "NONHOLONOMIC_FORMULATIONS", "FORMULATIONS", "DEFAULT_FORMULATION", "Formulation",
+           "check_nonholonomic", "NONHOLONOMIC_FORMULATIONS", "check_regular_mass",
+           "REGULAR_MASS_FORMULATIONS", "FORMULATIONS", "DEFAULT_FORMULATION", "Formulation",
            "InputSchedule", "kkt_solve", "MinimalODE", "DAE", "Baumgarte",
            "CoordinatePartitioning", "OptimalPartitioning", "PostStabilization"]

@@ -146,10 +146,15 @@ class LoopClosure:
 
 @dataclass
 class HolonomicConstraint:
-    """A general holonomic constraint c(y, t) = 0 given as an expression."""
+    """A general holonomic constraint c(y, t) = 0 given as an expression.  ``product``, if
+    given, is (u, v, r) with c = u . v - r (u, v vector expressions, r one of constants and
+    time): the natural-coordinate constraints (distances, right angles, unit lengths, an
+    element's rigidity), whose rows are then derived from the kinematics of u and v
+    (:func:`mbsfmu.equations.constraints.product_rows`) instead of by differentiating c."""
 
     name: str
     expression: sp.Expr
+    product: tuple | None = None
 
 
 @dataclass
@@ -204,24 +209,44 @@ class Visual:
 
 # ---------------------------------------------------------------- natural-coordinate front end
 @dataclass
+class KineticForm:
+    """The kinetic energy of an element as a quadratic form in the velocities of vectors,
+    T = 1/2 sum_ab metric_ab x_a' . x_b' with a constant ``metric``: each of ``vectors`` is a
+    point or vector expression of the coordinates (and time) or ("cross", i, j), the cross
+    product x_i x x_j of two earlier ones.  Lagrange's equations of such a T are
+    M = sum_ab metric_ab J_a^T J_b and k = sum_ab metric_ab J_a^T (x_b'' at y'' = 0), with
+    J_a = dx_a/dy (:func:`mbsfmu.equations.lagrange.inertia_terms`)."""
+
+    vectors: list
+    metric: sp.Matrix
+
+
+@dataclass
 class EnergyTerm:
     """One term of the kinetic energy T, the potential V or the Rayleigh dissipation function R
     of a :class:`~mbsfmu.model.lagrangian.LagrangianSystem` (``kind`` "T", "V" or "R"),
-    named after what added it (a rod, a user's ``kinetic_energy(...)``)."""
+    named after what added it (a rod, a user's ``kinetic_energy(...)``); an element's T also
+    has its ``form`` (the derivation uses it instead of differentiating the expression)."""
 
     name: str
     kind: str
     expression: sp.Expr
+    form: KineticForm | None = None
 
 
 @dataclass
 class Mass:
     """A mass m whose centre of gravity is at the position ``cg`` (a vector expression of the
-    coordinates): its weight enters V as -m g.cg once gravity is set."""
+    coordinates): its weight enters V as -m g.cg once gravity is set.  ``inertia`` is the
+    element's inertia tensor about its centre of gravity (zero for a point mass, (0, J, J) for
+    a rod, the polar moment J as diag(J/2, J/2, J) for a planar body), for the parameter checks
+    that a body's mass properties get (:func:`mbsfmu.equations.parameter_requirements.
+    body_checks`)."""
 
     name: str
     mass: sp.Expr
     cg: sp.Matrix
+    inertia: sp.Matrix = field(default_factory=lambda: sp.zeros(3, 3))
 
 
 @dataclass

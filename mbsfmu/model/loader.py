@@ -14,22 +14,27 @@ def load_model(path, **kwargs):
     from .system import System
 
     p = pathlib.Path(path)
+    if p.is_dir():
+        raise ModelError(f"model file {str(p)!r} is a directory; give the model's .py file")
     if not p.is_file():
         raise ModelError(f"model file {str(p)!r} does not exist")
+    if p.suffix != ".py":
+        raise ModelError(f"model file {str(p)!r} is not a Python file: a model file is a .py file with a "
+                         "model() function")
     spec = importlib.util.spec_from_file_location(f"_mbsfmu_model_{p.stem}", p)
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
     except ModelError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise ModelError(f"{p}: importing the model file failed: {type(exc).__name__}: {exc}") from exc
     fn = getattr(module, "model", None)
     if not callable(fn):
         raise ModelError(f"{p}: no model() function found")
     try:
         system = fn(**kwargs)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         where = _line_in(exc, p)
         raise ModelError(f"{p}{where}: model() failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(system, System):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import keyword
 import math
 import numbers
+import re
 from collections.abc import Callable
 
 import sympy as sp
@@ -168,9 +169,10 @@ class System:
             else:
                 e = sp.sympify(value)
         except (sp.SympifyError, TypeError, SyntaxError) as exc:
-            raise ModelError(f"{where}: cannot read {value!r} as an expression ({exc})") from None
+            raise ModelError(f"{where}: cannot read {value!r} as an expression ({exc})"
+                             + self._sympy_names(value)) from None
         if not isinstance(e, sp.Expr):
-            raise ModelError(f"{where}: {value!r} is not a scalar expression")
+            raise ModelError(f"{where}: {value!r} is not a scalar expression" + self._sympy_names(value))
         known = set(self._namespace.values())
         unknown = [s for s in e.free_symbols if s not in known]
         if unknown:
@@ -180,6 +182,19 @@ class System:
                 "coordinates(), time_parameter() or input() and use the returned symbols"
             )
         return e
+
+    def _sympy_names(self, value) -> str:
+        """'; zeta is a sympy function, ...' for the undeclared names in a string that sympy
+        reads as its own functions (zeta, gamma, beta, ...), else ''."""
+        if not isinstance(value, str):
+            return ""
+        names = sorted({n for n in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", value)
+                        if n not in self._namespace and callable(getattr(sp, n, None))})
+        if not names:
+            return ""
+        return (f"; {', '.join(names)} {'is a sympy function' if len(names) == 1 else 'are sympy functions'}"
+                ", not a declared symbol: declare it with constants(), coordinates(), "
+                "time_parameter() or input() (or choose another name) and use the returned symbol")
 
     def vector(self, value, where: str) -> sp.Matrix:
         if value is None:
@@ -256,6 +271,7 @@ class System:
         A rate that is not given starts at 0 as a guess: the consistent initialization of a
         constrained system may change it without a warning (see :meth:`initial_guess`)."""
         dname, ddname = "D" + str(name), "D2" + str(name)
+        self._check_name(name, f"coordinate {name!r}", SYMBOLS, fmu=True)  # its own name first
         for n in (dname, ddname):
             if n in self._names[SYMBOLS]:
                 raise ModelError(f"duplicate name {n!r}: needed for the rates of coordinate {name!r} "
@@ -462,6 +478,9 @@ class System:
         from .elastic import modal_data as md
 
         where = f"flexible body {name!r}"
+        if not isinstance(geometric_stiffening, bool):
+            raise ModelError(f"{where}: geometric_stiffening must be True or False, got "
+                             f"{geometric_stiffening!r}")
         factors = []
         for label, value in (("stiffness_factor", stiffness_factor), ("damping_factor", damping_factor)):
             e = self.expr(value, f"{where}: {label}")
@@ -611,14 +630,32 @@ class System:
         self.holonomic.append(el)
         return name
 
+    def rates(self, coordinates):
+        """The rate symbols D<q> of coordinates, to write nonholonomic constraints, outputs or
+        energies with: ``s.rates(x)`` for one coordinate (its symbol or name) is the symbol
+        Dx; a list, tuple or column vector of coordinates (a natural-coordinate point) gives
+        the same shape of rates."""
+        if isinstance(coordinates, (sp.MatrixBase, list, tuple)):
+            out = [self.rates(q) for q in coordinates]
+            return sp.Matrix(out).reshape(*coordinates.shape) if isinstance(
+                coordinates, sp.MatrixBase) else type(coordinates)(out)
+        name = coordinates.name if isinstance(coordinates, sp.Symbol) else coordinates
+        if not isinstance(name, str) or name not in self.coordinates_ or (
+                isinstance(coordinates, sp.Symbol) and coordinates != self.coordinates_[name].symbol):
+            raise ModelError(f"rates(): {coordinates!r} is not a coordinate of {self.name!r} "
+                             f"(coordinates: {', '.join(self.coordinates_) or 'none'})")
+        return self.coordinates_[name].velocity
+
     def nonholonomic_constraint(self, name: str, expression) -> str:
         """A nonholonomic constraint A(y, t) y' + a(y, t) = 0 given as the expression
         A y' + a in the rates ``D<coordinate>`` (seed 004 sec. 3.5, eq. 3.75), e.g. a knife
         edge that cannot slide sideways: ``nonholonomic_constraint('edge', -sin(th)*Dx +
         cos(th)*Dy)``.
 
-        The expression must be linear in the rates (checked by differentiating twice with
-        respect to them), contain at least one rate and no acceleration; it may depend on
+        The expression must be linear in the rates (decided on its structure by
+        :func:`check_linear_in_rates`: a polynomial of degree <= 1 in them, so Abs, sign,
+        Piecewise in a rate or a term 1e-10 Dx^2 are refused at once, naming the rate),
+        contain at least one rate and no acceleration; it may depend on
         coordinates, time, time parameters and constants.  Its row enters the velocity and
         acceleration levels (C y' + b' = 0 and C y'' + b'' = 0 with C = A, b' = a,
         b'' = A' y' + a'), not the position level c(y, t) = 0."""
@@ -644,7 +681,11 @@ class System:
             raise ModelError(f"{where}: may not depend on {sorted(map(str, bad))}: its derivative "
                              "b'' would need the third derivative of the time parameter (p and "
                              "D<p> are allowed)")
-        check_linear_in_rates(e, self.yd, where, self._sample_values())
+        check_linear_in_rates(e, self.yd, where)
+        smooth = set(self.y) | {t} | {x for p in self.time_parameters.values()
+                                    for x in (p.symbol, p.velocity)}
+        check_differentiable(e, smooth, where, 1, "its row of b'' = d/dt (A y' + a) needs the "
+                             "derivatives of A and a")
         el = NonholonomicConstraint(name, e)
         self._claim(name, where, CONSTRAINTS)
         self.nonholonomic.append(el)
@@ -919,35 +960,92 @@ NATURAL_COORDINATES_HINT = (
     "centre of gravity directly with rel_pos instead of placing it through this rotation")
 
 
-def check_linear_in_rates(e: sp.Expr, rates, where: str, constants: dict) -> None:
-    """A ModelError unless ``e`` is linear in the ``rates`` and contains at least one: every
-    second derivative d2e/dv_i dv_j must vanish.  Checked by differentiating, never by
-    simplifying; a second derivative that is not zero as printed (an unsimplified form of zero)
-    is evaluated at random values of its symbols (constants at their values) and passes only if
-    it is zero there to rounding."""
-    import numpy as np
-
+def check_linear_in_rates(e: sp.Expr, rates, where: str) -> None:
+    """A ModelError unless ``e`` is linear in the ``rates`` and contains at least one, i.e.
+    e = A . rates + a with A and a free of the rates (every second derivative d2e/dv_i dv_j is
+    identically zero).  Decided on the structure of ``e``, never by sampling: ``e`` must be a
+    polynomial in the rates (its coefficients any expressions of the other symbols) of degree
+    <= 1; a rate inside a function that is not a polynomial (Abs, sign, Heaviside, Max, Min,
+    sin, a square root, a denominator, a Piecewise whose condition contains it) is refused, so
+    is a term of degree 2 or more whatever its coefficient (1e-10 Dx^2 too), unless that
+    coefficient simplifies to 0 (x' y' (sin^2 y + cos^2 y - 1)).  A Piecewise whose conditions
+    are free of the rates is linear if each of its branches is.  The message names ``where``,
+    the rate(s) and the term."""
     rates = [v for v in rates if v in e.free_symbols]
     if not rates:
         raise ModelError(f"{where}: {e} contains no rate D<coordinate>; a condition on the "
                          "positions alone is a holonomic constraint: use constraint()")
-    first = {v: sp.diff(e, v) for v in rates}
-    rng = np.random.default_rng(2)
-    for i, v in enumerate(rates):
-        for w in rates[i:]:
-            d2 = sp.diff(first[v], w)
-            if d2 == 0:
-                continue
-            free = sorted(d2.free_symbols - set(constants), key=str)
-            fn = sp.lambdify([free, list(constants)], d2, "numpy")
-            with np.errstate(all="ignore"):
-                vals = [complex(fn(rng.uniform(-2.0, 2.0, len(free)), list(constants.values())))
-                        for _ in range(3)]
-            if any(abs(x) > 1e-9 for x in vals if np.isfinite(x)):
-                pair = f"{v}^2" if v == w else f"{v}*{w}"
-                raise ModelError(f"{where}: {e} is not linear in the rates (its second derivative "
-                                 f"by {pair} is {d2}); a nonholonomic constraint must have the form "
-                                 "A(y, t) y' + a(y, t) = 0")
+    problem = _nonlinearity(e, rates)
+    if problem:
+        raise ModelError(f"{where}: {e} is not linear in the rates: {problem}; a nonholonomic "
+                         "constraint must have the form A(y, t) y' + a(y, t) = 0 with A and a "
+                         "free of the rates D<coordinate>")
+
+
+def _nonlinearity(e: sp.Expr, rates: list) -> str:
+    """'' if ``e`` is linear in ``rates`` (see :func:`check_linear_in_rates`), else what makes
+    it non-linear, naming the rate and the term."""
+    try:
+        poly = e.as_poly(*rates)
+    except (sp.PolynomialError, sp.GeneratorsNeeded):
+        poly = None
+    if poly is None:
+        folded = sp.piecewise_fold(e)
+        if isinstance(folded, sp.Piecewise) and not any(
+                c.free_symbols & set(rates) for _, c in folded.args):
+            return next((p for p in (_nonlinearity(b, rates) for b, _ in folded.args) if p), "")
+        for sub in sp.preorder_traversal(e):
+            inside = sorted(set(rates) & sub.free_symbols, key=str)
+            polynomial = (sub.is_Add or sub.is_Mul or sub.is_Symbol
+                          or sub.is_Pow and sub.exp.is_Integer and sub.exp > 0)
+            if inside and not polynomial:
+                what = (f"the denominator {sub.base}" if sub.is_Pow and sub.exp.is_negative else
+                        f"{type(sub).__name__}(...)" if len(str(sub)) > 60 else str(sub))
+                return (f"the rate{'s' if len(inside) > 1 else ''} "
+                        f"{', '.join(map(str, inside))} appear{'' if len(inside) > 1 else 's'} "
+                        f"inside {what}, which is not a polynomial in the rates")
+        return "it is not a polynomial in the rates"
+    for monom, coeff in poly.terms():
+        if sum(monom) < 2:
+            continue
+        if not coeff.is_number and sp.simplify(coeff) == 0:
+            continue
+        term = sp.Mul(coeff, *[v**k for v, k in zip(rates, monom)])
+        used = [f"{v}^{k}" if k > 1 else str(v) for v, k in zip(rates, monom) if k]
+        kind = (f"of degree {sum(monom)} in the rate {rates[monom.index(max(monom))]}"
+                if len(used) == 1 else f"a product of the rates {' * '.join(used)}")
+        return f"its term {term} is {kind}"
+    return ""
+
+
+#: functions whose derivatives may jump or be impulses: the expressions that contain one are
+#: checked by :func:`check_differentiable`
+_NONSMOOTH = (sp.Abs, sp.sign, sp.Heaviside, sp.DiracDelta, sp.Max, sp.Min, sp.Piecewise, sp.floor,
+              sp.ceiling, sp.frac)
+
+
+def check_differentiable(e: sp.Expr, variables, where: str, order: int, why: str) -> None:
+    """A ModelError unless the derivatives of ``e`` up to ``order`` by the ``variables`` exist
+    as functions: none of them may contain DiracDelta (the derivative of a jump, e.g. of sign(x)
+    or Heaviside(x)) or stay an unevaluated Derivative (floor, ceiling).  Only an expression
+    that contains one of the non-smooth functions (Abs, sign, Heaviside, Max, Min, Piecewise,
+    floor, ...) is differentiated, function by function; ``why`` says what needs the
+    derivatives.  The message names ``where``, the function and the variable."""
+    if not e.has(*_NONSMOOTH):
+        return
+    variables = set(variables)
+    found = [f for f in sp.preorder_traversal(e) if isinstance(f, _NONSMOOTH)]
+    for f in found:
+        for v in sorted(f.free_symbols & variables, key=str):
+            d = f
+            for k in range(1, order + 1):
+                d = sp.diff(d, v)
+                if d.has(sp.DiracDelta) or d.has(sp.Derivative):
+                    nth = "" if k == 1 else {2: "second ", 3: "third "}.get(k, f"{k}th ")
+                    raise ModelError(f"{where}: {f} is not differentiable enough: its {nth}"
+                                     f"derivative by {v} is {d}; {why}, so the expression must be "
+                                     f"{'once' if order == 1 else f'{order} times'} differentiable "
+                                     "in the coordinates and time (write it with smooth functions)")
 
 
 def check_rotation_matrix(R: sp.Matrix, where: str, constants: dict, samples: int = 3,

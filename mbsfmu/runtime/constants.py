@@ -59,18 +59,22 @@ SINGULAR_STEP = {"weak": 0.03}
 MAX_STEPS_PER_CALL = 10_000_000
 
 #: the stiffness diagnostic of explicit runs (mbsfmu.simulation.run_monitor and the engine): a
-#: run is reported as stiff when h rho (Hairer's estimate of h |lambda|) stays above
-#: ``fraction`` of the method's stability boundary for ``steps`` accepted steps in a row while
-#: more than ``min_remaining`` steps remain, or when the mean step over ``window`` steps falls
-#: below ``collapse_ratio`` of the interval
+#: run is reported as stiff when, and only when, its step is limited by stability: h rho
+#: (Hairer's estimate of h |lambda|) is above ``fraction`` of the method's stability boundary for
+#: ``steps`` accepted steps, never ``gap`` steps in a row below it in between (a single low value
+#: is the estimate's noise, which on a stiff spring-damper in a loop spans two decades), while
+#: more than ``min_remaining`` steps remain, at rtol <= ``rtol_max`` (above it the accuracy-limited
+#: step of an ordinary motion reaches the stability boundary itself: a cart-pendulum at rtol 1e-2
+#: would be called stiff).  Many small steps alone are not stiffness: a long span, a tight
+#: tolerance or a fast motion that is really there need them with any method.
 STIFFNESS = {
     "boundary_rkstab": 3.3,  # Dormand-Prince 5(4) on the negative real axis
     "boundary_dop853": 6.1,
     "fraction": 0.8,
     "steps": 15,
+    "gap": 2,
     "min_remaining": 1e4,
-    "window": 500,
-    "collapse_ratio": 1e-6,
+    "rtol_max": 1e-3,
 }
 
 #: a collapsed step size ends a run: ``steps`` accepted steps in a row, each shorter than ``ratio``

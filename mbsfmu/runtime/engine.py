@@ -98,10 +98,11 @@ class Engine:
         if self.formulation not in ENGINE_FORMULATIONS:
             raise ParameterError(f"unknown formulation {self.formulation!r}; choose one of "
                                  f"{', '.join(ENGINE_FORMULATIONS)}")
-        from ..formulations import check_nonholonomic, check_options
+        from ..formulations import check_nonholonomic, check_options, check_regular_mass
 
         if self.sizes["nc"]:
             check_nonholonomic(system, self.formulation)
+            check_regular_mass(system, self.formulation)
         opts = self._engine_options(check_options(self.formulation, options, bool(self.sizes["nc"])))
         if method not in constants.METHOD_KINDS:
             raise ParameterError(f"unknown engine method {method!r}; choose one of "

@@ -268,11 +268,15 @@ static double next_step(mbs_dop853 *s, double err, double h, double h_prop, int 
 }
 
 /* DOP853's stiffness estimate h rho = h |k13 - k12| / |x_new - stage-12 argument| (both at t + h)
- * of the accepted step, and the run of consecutive steps above stiff_hrho. */
+ * of the accepted step, and the count of stability-limited steps (mbs_rk_stiff_count). */
 static void stiffness_estimate(mbs_dop853 *s, double h)
 {
     s->hrho = mbs_rk_hrho(s->n, h, KROW(s, 13), KROW(s, 12), ROW(s, W_XN), ROW(s, W_ARG));
-    s->stiff_run = s->stiff_hrho > 0.0 && s->hrho > s->stiff_hrho ? s->stiff_run + 1 : 0;
+    s->stiff_run = mbs_rk_stiff_count(s->stiff_run, &s->stiff_below, s->hrho, s->stiff_hrho, s->stiff_gap);
+    if (s->stiff_below == 0 && s->stiff_run > 0) {
+        s->hrho_stiff = s->hrho;
+        s->h_stiff = h;
+    }
 }
 
 /* Make k1 = f(tc, x) available in K1 with x copied to X, unless the caller's state is the one the

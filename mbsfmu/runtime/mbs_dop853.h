@@ -103,7 +103,11 @@ typedef struct {
     long ndense;      /* steps whose dense output was built (3 evaluations of f each, in nfev) */
     double hrho;      /* stiffness estimate h |k13 - k12| / |x_new - x_12| of the last accepted step */
     double stiff_hrho;/* threshold of hrho for stiff_run (0: not counted); e.g. 80 % of 6.1 */
-    int stiff_run;    /* accepted steps in a row with hrho > stiff_hrho: limited by stability */
+    int stiff_run;    /* accepted steps with hrho > stiff_hrho, limited by stability, not separated
+                         by stiff_gap steps below it in a row (mbs_rk_stiff_count) */
+    int stiff_gap;    /* steps below stiff_hrho in a row that restart stiff_run (0 or 1: each one) */
+    int stiff_below;  /* steps below stiff_hrho in a row now */
+    double hrho_stiff, h_stiff; /* hrho and h of the last step above stiff_hrho */
     double *work;     /* caller-provided, MBS_DOP853_WORK_SIZE(n) doubles */
     int fsal_valid;   /* 1 when work holds (t_fsal, x, k1 = f(t_fsal, x)) from the previous call */
     double t_fsal;    /* time of the stored state */

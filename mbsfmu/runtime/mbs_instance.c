@@ -56,9 +56,7 @@ typedef struct {
     unsigned char given[NX];   /* start values set through mbs_inst_set */
     int part[MBS_FORM_PART_SIZE(F)]; /* coordinate partitioning: the current choice */
     double t0;                 /* time of the start */
-    double win_t;              /* stiffness diagnostic: start of the current window of steps, */
-    long win_n;                /* the accepted steps before it, */
-    int stiff_warned;          /* and whether the warning was given */
+    int stiff_warned;          /* whether the stiffness warning was given */
     int method;                /* MBS_METHOD_RKSTAB, MBS_METHOD_STIFF or MBS_METHOD_DOP853 */
     mbs_rkstab rk;
     double work[MBS_RKSTAB_WORK_SIZE(NX)];
@@ -80,7 +78,7 @@ struct mbs_instance {
     double form_split_y[MBS_ONE(F)];
     double tp[MBS_ONE(MBS_NTP)];
     mbs_param_rules rules;
-    double mj_work[MBS_ONE(7 * MBS_NBODYCHECK)];
+    double mj_work[MBS_ONE(7 * MBS_NBODYCHECK + MBS_NFACTORCHECK)];
     int (*input_fn)(void *, double, double *);
     void *input_ctx;
     int (*tp_fn)(void *, double, double *);
@@ -158,6 +156,11 @@ static void log_switches(mbs_instance *I);
 #define MASS_FN mbs_mass_properties
 #else
 #define MASS_FN NULL
+#endif
+#if MBS_NFACTORCHECK > 0
+#define FACTOR_FN mbs_factor_values
+#else
+#define FACTOR_FN NULL
 #endif
 #if MBS_NIC > 0
 #define IC_FN mbs_initial_conditions
@@ -305,6 +308,11 @@ static void setup_rules(mbs_instance *I)
     r->body_prm_start = mbs_body_prm_start;
     r->body_prm = mbs_body_prm;
     r->mass_properties = MASS_FN;
+    r->nfactor = MBS_NFACTORCHECK;
+    r->factor_requirement = mbs_factor_requirement;
+    r->factor_prm_start = mbs_factor_prm_start;
+    r->factor_prm = mbs_factor_prm;
+    r->factor_values = FACTOR_FN;
 }
 
 void mbs_inst_init(mbs_instance *I)
@@ -739,18 +747,19 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
     if (rc != MBS_RKSTAB_OK)
         return fail(I, "integrator setup failed: %s", mbs_rkstab_message(rc));
     I->d.rk.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_RKSTAB;
+    I->d.rk.stiff_gap = MBS_STIFF_GAP;
     rc = mbs_dop853_init(&I->d.dp, NX, I->d.dwork, I->d.v[MBS_VR_RTOL], solver_atol(I),
                          I->d.v[MBS_VR_HMAX]);
     if (rc != MBS_RKSTAB_OK)
         return fail(I, "integrator setup failed: %s", mbs_dop853_message(rc));
     I->d.dp.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_DOP853;
+    I->d.dp.stiff_gap = MBS_STIFF_GAP;
     rc = mbs_radau_init(&I->d.rd, NX, I->d.rwork, I->d.riwork, I->d.v[MBS_VR_RTOL], solver_atol(I),
                         I->d.v[MBS_VR_HMAX]);
     if (rc != MBS_RKSTAB_OK)
         return fail(I, "integrator setup failed: %s", mbs_radau_message(rc));
     singular_hook(I);
-    I->d.t0 = I->d.win_t = I->d.t;
-    I->d.win_n = 0;
+    I->d.t0 = I->d.t;
     I->d.stiff_warned = 0;
     I->stiff_msg[0] = '\0';
     I->nswitch = 0;
@@ -835,45 +844,28 @@ int mbs_inst_switch(const mbs_instance *I, int k, double *t, unsigned char *depe
 }
 
 /* The stiffness diagnostic of run_monitor.py after a successful do-step: the explicit method's
- * steps are limited by stability (h rho above the threshold for MBS_STIFF_STEPS steps in a row
- * with more than MBS_STIFF_MIN_REMAINING steps to go), or have collapsed relative to the
- * interval.  Said once per run, through the logger and mbs_inst_stiffness. */
+ * steps are limited by stability (h rho above the threshold for MBS_STIFF_STEPS steps, never
+ * MBS_STIFF_GAP in a row below it in between, with more than MBS_STIFF_MIN_REMAINING steps to go, at
+ * rtol <= MBS_STIFF_RTOL_MAX).  Nothing else is called stiff: many small
+ * steps limited by accuracy (a long span, a tight tolerance, a fast motion that is there) are not.
+ * Said once per run, through the logger and mbs_inst_stiffness. */
 static void check_stiffness(mbs_instance *I)
 {
     /* the counters of the explicit method that ran (both keep the same ones) */
     const int dop = I->d.method == MBS_METHOD_DOP853;
-    const double step = dop ? I->d.dp.h : I->d.rk.h, hrho = dop ? I->d.dp.hrho : I->d.rk.hrho;
+    const double h = dop ? I->d.dp.h : I->d.rk.h;
+    const double hrho = dop ? I->d.dp.hrho_stiff : I->d.rk.hrho_stiff, h_stiff = dop ? I->d.dp.h_stiff : I->d.rk.h_stiff;
     const int stiff_run = dop ? I->d.dp.stiff_run : I->d.rk.stiff_run;
-    const long naccept = I->d.dp.naccept + I->d.rk.naccept; /* steps of either: the window counts on */
-    double h = 0.0, remaining;
-    const char *why = NULL;
-    char buf[160];
-    if (I->d.stiff_warned)
-        return;
-    if (stiff_run >= MBS_STIFF_STEPS && step > 0.0 && !((I->d.t_stop - I->d.t) / step <= MBS_STIFF_MIN_REMAINING)) {
-        h = step;
-        snprintf(buf, sizeof buf, "the step is limited by stability, not accuracy (h |lambda| = %.3g "
-                 "with |lambda| ~ %.3g 1/s)", hrho, hrho / h);
-        why = buf;
-    } else if (naccept - I->d.win_n >= MBS_STIFF_WINDOW) {
-        double mean_h = (I->d.t - I->d.win_t) / (double)(naccept - I->d.win_n);
-        I->d.win_t = I->d.t;
-        I->d.win_n = naccept;
-        if (isfinite(I->d.t_stop) && mean_h < MBS_STIFF_COLLAPSE_RATIO * (I->d.t_stop - I->d.t0)) {
-            h = mean_h;
-            why = "its steps have collapsed relative to the interval";
-        }
-    }
-    if (why == NULL)
+    if (I->d.stiff_warned || stiff_run < MBS_STIFF_STEPS || !(h > 0.0) ||
+        (I->d.t_stop - I->d.t) / h <= MBS_STIFF_MIN_REMAINING || I->d.v[MBS_VR_RTOL] > MBS_STIFF_RTOL_MAX)
         return;
     I->d.stiff_warned = 1;
-    remaining = (I->d.t_stop - I->d.t) / h;
     snprintf(I->stiff_msg, sizeof I->stiff_msg,
              "the explicit method is taking steps of %.3g s at t = %.6g s, about %.3g more to the stop "
-             "time %g s; %s: the model is probably stiff (a very stiff spring or damper). The stiff "
-             "method takes far fewer steps where the fast motion is damped or not excited (an "
-             "undamped fast oscillation has to be resolved by any method)", h, I->d.t, remaining,
-             I->d.t_stop, why);
+             "time %g s; the step is limited by stability, not accuracy (h |lambda| = %.3g with "
+             "|lambda| ~ %.3g 1/s): the model is stiff (a very stiff spring or damper). The stiff "
+             "method takes far fewer steps where the fast motion is damped or not excited",
+             h, I->d.t, (I->d.t_stop - I->d.t) / h, I->d.t_stop, hrho, hrho / h_stiff);
     if (I->log != NULL)
         I->log(I->log_ctx, MBS_WARNING, I->stiff_msg);
 }

@@ -148,7 +148,7 @@ int mbs_inst_last_code(const mbs_instance *inst);
 void mbs_inst_stiff_statistics(const mbs_instance *inst, long *njev, long *ndec, long *nnewton);
 
 /* The stiffness warning of this run ('' if none): the explicit method's steps are limited by
- * stability or have collapsed (see mbsfmu.simulation.run_monitor); also sent to the logger. */
+ * stability (see mbsfmu.simulation.run_monitor); also sent to the logger. */
 const char *mbs_inst_stiffness(const mbs_instance *inst);
 
 /* The k-th choice of the partition since the start (formulation 'partition'): its time and the

@@ -48,6 +48,8 @@ void mbs_outputs_du(MBS_EQ_ARGS);
 void mbs_force_du(MBS_EQ_ARGS);
 /* m, J11, J12, J13, J22, J23, J33 of each of the MBS_NBODYCHECK checked bodies */
 void mbs_mass_properties(MBS_EQ_ARGS);
+/* the value of each of the MBS_NFACTORCHECK flexible-body factors that depend on parameters */
+void mbs_factor_values(MBS_EQ_ARGS);
 #if MBS_TP_FUNCTION
 /* p, p', p'' of each time parameter at t */
 void mbs_time_parameters(double t, const double *prm, double *tp);
@@ -104,6 +106,9 @@ extern const char *const mbs_prm_nonzero_why[MBS_ONE(MBS_NPRM)];
 extern const char *const mbs_body_check_names[MBS_ONE(MBS_NBODYCHECK)];
 extern const int mbs_body_prm_start[MBS_NBODYCHECK + 1];
 extern const int mbs_body_prm[];
+extern const char *const mbs_factor_requirement[MBS_ONE(MBS_NFACTORCHECK)];
+extern const int mbs_factor_prm_start[MBS_NFACTORCHECK + 1];
+extern const int mbs_factor_prm[];
 extern const double mbs_u_min[MBS_ONE(MBS_NU)];
 extern const double mbs_u_max[MBS_ONE(MBS_NU)];
 

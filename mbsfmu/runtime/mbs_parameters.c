@@ -55,23 +55,24 @@ int mbs_mass_property_problem(const double mj[7], char *msg, size_t n)
     return 0;
 }
 
-/* ", m_crank = -0.3, r = 0.15" of body b's parameters appended to msg */
-static void append_values(const mbs_param_rules *R, int b, const double *prm, char *msg, size_t n)
+/* " (m_crank = -0.3, r = 0.15)": the parameters idx[start[b]] .. idx[start[b + 1] - 1] of check b
+ * (a body or a factor) with their values, appended to msg */
+static void append_values(const mbs_param_rules *R, const int *start, const int *idx, int b,
+                          const double *prm, char *msg, size_t n)
 {
     size_t len = 0;
     int k;
     while (len < n && msg[len] != '\0')
         len++;
-    for (k = R->body_prm_start[b]; k < R->body_prm_start[b + 1] && len + 1 < n; k++) {
+    for (k = start[b]; k < start[b + 1] && len + 1 < n; k++) {
         char g[32];
-        int w = snprintf(msg + len, n - len, "%s%s = %s",
-                         k == R->body_prm_start[b] ? " (" : ", ", R->names[R->body_prm[k]],
-                         mbs_format_double(prm[R->body_prm[k]], g, sizeof g));
+        int w = snprintf(msg + len, n - len, "%s%s = %s", k == start[b] ? " (" : ", ",
+                         R->names[idx[k]], mbs_format_double(prm[idx[k]], g, sizeof g));
         if (w < 0)
             return;
         len += (size_t)w;
     }
-    if (len + 1 < n && R->body_prm_start[b + 1] > R->body_prm_start[b])
+    if (len + 1 < n && start[b + 1] > start[b])
         snprintf(msg + len, n - len, ")");
 }
 
@@ -96,8 +97,21 @@ int mbs_check_parameters(const mbs_param_rules *R, const double *prm, double *mj
             char why[200];
             if (mbs_mass_property_problem(mj_work + 7 * i, why, sizeof why) != 0) {
                 snprintf(msg, n, "body '%s': %s", R->body_names[i], why);
-                append_values(R, i, prm, msg, n);
+                append_values(R, R->body_prm_start, R->body_prm, i, prm, msg, n);
                 return 2;
+            }
+        }
+    }
+    if (R->nfactor > 0) {
+        double *value = mj_work + 7 * R->nbody;
+        R->factor_values(0.0, NULL, NULL, prm, NULL, NULL, value);
+        for (i = 0; i < R->nfactor; i++) {
+            if (!(value[i] >= 0.0)) { /* also NaN */
+                char g[32];
+                snprintf(msg, n, "%s, got %s", R->factor_requirement[i],
+                         mbs_format_double(value[i], g, sizeof g));
+                append_values(R, R->factor_prm_start, R->factor_prm, i, prm, msg, n);
+                return 4;
             }
         }
     }

@@ -71,4 +71,11 @@ double mbs_rk_singular_eta(const mbs_rk_singular *g, double tc, double watch);
  * the stages c = 3/10 and 4/5 (rho < 0.1; only ever shortening). */
 double mbs_rk_place_step(const mbs_rk_singular *g, double tc, double h);
 
+/* The count of stability-limited steps (hrho above threshold; threshold 0: none are counted)
+ * after one more accepted step: a step above adds one; steps below the threshold restart the
+ * count once there are gap of them in a row (gap <= 1: every one), so that a single low value
+ * of the noisy estimate between stability-limited steps does not hide a stiff run.  *below
+ * counts the steps below the threshold in a row. */
+int mbs_rk_stiff_count(int run, int *below, double hrho, double threshold, int gap);
+
 #endif /* MBS_RK_SHARED_H */

@@ -266,11 +266,28 @@ double mbs_rk_next_step(double fac, double facmin, double facmax, double hmax, i
 }
 
 /* Hairer's stiffness estimate h rho = h |k7 - k6| / |x_new - stage-6 argument| (both at t + h)
- * of the accepted step, and the run of consecutive steps above stiff_hrho. */
+ * of the accepted step, and the count of stability-limited steps (mbs_rk_stiff_count). */
 static void stiffness_estimate(mbs_rkstab *s, double h)
 {
     s->hrho = mbs_rk_hrho(s->n, h, ROW(s, W_K7), ROW(s, W_K6), ROW(s, W_XN), ROW(s, W_S6));
-    s->stiff_run = s->stiff_hrho > 0.0 && s->hrho > s->stiff_hrho ? s->stiff_run + 1 : 0;
+    s->stiff_run = mbs_rk_stiff_count(s->stiff_run, &s->stiff_below, s->hrho, s->stiff_hrho, s->stiff_gap);
+    if (s->stiff_below == 0 && s->stiff_run > 0) {
+        s->hrho_stiff = s->hrho;
+        s->h_stiff = h;
+    }
+}
+
+int mbs_rk_stiff_count(int run, int *below, double hrho, double threshold, int gap)
+{
+    if (!(threshold > 0.0)) {
+        *below = 0;
+        return 0;
+    }
+    if (hrho > threshold) {
+        *below = 0;
+        return run + 1;
+    }
+    return ++*below >= gap ? 0 : run;
 }
 
 double mbs_rk_hrho(int n, double h, const double *k_new, const double *k_s, const double *x_new,

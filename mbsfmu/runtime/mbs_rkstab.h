@@ -88,7 +88,11 @@ typedef struct {
                          the last accepted step (approximates h |lambda| of the dominant eigenvalue) */
     double stiff_hrho;/* threshold of hrho for stiff_run (0: not counted); e.g. 80 % of DOPRI5's
                          stability boundary 3.3 on the negative real axis */
-    int stiff_run;    /* accepted steps in a row with hrho > stiff_hrho: limited by stability */
+    int stiff_run;    /* accepted steps with hrho > stiff_hrho, limited by stability, not separated
+                         by stiff_gap steps below it in a row (mbs_rk_stiff_count) */
+    int stiff_gap;    /* steps below stiff_hrho in a row that restart stiff_run (0 or 1: each one) */
+    int stiff_below;  /* steps below stiff_hrho in a row now */
+    double hrho_stiff, h_stiff; /* hrho and h of the last step above stiff_hrho */
     double *work;     /* caller-provided, MBS_RKSTAB_WORK_SIZE(n) doubles: x, k1..k7, two scratch rows,
                          the five rows r1..r5 of the continuous extension of the last step, the
                          stage-6 argument */

@@ -14,8 +14,9 @@ import math
 import time
 import warnings
 
-from ..errors import MbsError, SimulationError, SimulationInterrupted, StiffnessWarning
+from ..errors import MbsError, SimulationError, SimulationInterrupted, StiffnessWarning, stop_reason
 from ..runtime.engine import Engine, EngineError
+from .run_clock import RunClock
 
 #: simulate's methods the engine runs, and its method for each
 ENGINE_METHODS = {"explicit": "rkstab", "rkstab": "rkstab", "stiff": "stiff", "DOP853": "dop853"}
@@ -33,11 +34,14 @@ def engine_applies(system, method: str, formulation: str) -> bool:
 
 
 def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, atol, max_step,
-                  inputs, options, progress, progress_every, result, method="explicit"):
-    """Integrate over ``grid`` on the engine; returns (T, X, stats) or raises like simulate."""
+                  inputs, options, progress, progress_every, result, method="explicit", clock=None):
+    """Integrate over ``grid`` on the engine; returns (T, X, stats) or raises like simulate.
+    ``clock`` (a :class:`.run_clock.RunClock`) times building or loading the engine and the run."""
     from ..formulations.consistent_initialization import InconsistentInitialValuesWarning
 
-    eng = Engine(system, form.name if numeric.m else "minimal", options, method=ENGINE_METHODS[method])
+    clock = clock or RunClock()
+    with clock.compiling():
+        eng = Engine(system, form.name if numeric.m else "minimal", options, method=ENGINE_METHODS[method])
     eng.set(dict(zip(numeric.constant_names, map(float, numeric.prm))))
     schedule = form.inputs
     if inputs and schedule.time_varying:
@@ -81,7 +85,9 @@ def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, ato
 
     if progress is not None:
         progress(0.0, t_end)
+    clock.start_run()
     rec, reached, status, message, code = eng.run(grid, progress=tick, every=progress_every)
+    clock.stop_run()
     stiffness_warning()
     stats = dict(eng.statistics(), engine_seconds=time.perf_counter() - start, backend="c",
                  engine="c")
@@ -94,10 +100,11 @@ def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, ato
     f = numeric.f
     T, X = grid[:reached], rec[:reached, :2 * f].T
     if status != 0:
-        if isinstance(message, KeyboardInterrupt):
+        if isinstance(message, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (errors.Terminated)
+            how = stop_reason(message)
             raise SimulationInterrupted(
-                f"{system.name}: interrupted at t={T[-1]:.6g} of {t_end:g} s; the result so far "
-                "is in .result", result(T, X, stats, partial=True, stop_reason="interrupted (Ctrl-C)"))
+                f"{system.name}: {how} at t={T[-1]:.6g} of {t_end:g} s; the result so far "
+                "is in .result", result(T, X, stats, partial=True, stop_reason=how)) from message
         if isinstance(message, MbsError):  # from the inputs or time parameters
             message.result = result(T, X, stats, partial=True, stop_reason=str(message)) if reached else None
             raise message

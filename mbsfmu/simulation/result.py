@@ -6,6 +6,23 @@ import csv
 
 import numpy as np
 
+from .result_csv import read_columns
+
+
+def output_names(system) -> list[str]:
+    """The user outputs a Result gives by name (expressions and frame kinematics; reactions,
+    which need the multipliers, are left out), in declaration order."""
+    outputs = getattr(system, "outputs", {})
+    return [o.name for o in outputs.values() if o.constraint is None]
+
+
+def signal_names(system) -> list[str]:
+    """Every name ``result[name]`` knows for a run of ``system``: time, the coordinates, their
+    rates der(NAME), constraint_residual for a constrained model, and the user outputs."""
+    coords = list(system.coordinates_)
+    return (["time", *coords, *(f"der({n})" for n in coords)]
+            + (["constraint_residual"] if system.constrained else []) + output_names(system))
+
 
 class Result:
     """Simulation output on the output grid.
@@ -65,9 +82,7 @@ class Result:
             return self.yd[self.coordinate_names.index(name[4:-1])]
         if name == "constraint_residual" and self.has_constraints:
             return self.constraint_residual
-        outputs = [o for o in self.system.outputs.values() if o.constraint is None] \
-            if hasattr(self.system, "outputs") else []
-        names = [o.name for o in outputs]
+        names = output_names(self.system)
         if name in names:  # a user output (System.output, frame_output, deflection_output)
             return self.output_series()[:, names.index(name)]
         raise KeyError(f"no signal {name!r} in the result (signals: {', '.join(self.columns + names)})")
@@ -152,38 +167,19 @@ class Result:
     def read_csv(cls, path, system, params: dict | None = None) -> Result:
         """A Result of ``system`` from a CSV written by :meth:`to_csv` (``mbsfmu simulate --out``):
         the columns ``time``, every coordinate and ``der(<coordinate>)`` are needed (others are
-        ignored); ``params`` binds constants as in simulate (defaults otherwise).  A
-        ParameterError names missing columns and values that are not numbers."""
+        ignored); ``params`` binds constants as in simulate (defaults otherwise).  Every value
+        read must be a finite number and time must increase: a ParameterError names missing
+        columns, and the line and column of a bad value (:mod:`.result_csv`)."""
         from ..equations.numeric_model import NumericModel
-        from ..errors import ParameterError
 
-        path = str(path)
-        try:
-            with open(path, newline="") as fh:
-                rows = list(csv.reader(fh))
-        except OSError as exc:
-            raise ParameterError(f"cannot read result CSV {path!r} ({exc.strerror})") from None
-        if not rows:
-            raise ParameterError(f"result CSV {path!r} is empty")
-        header = [h.strip() for h in rows[0]]
         coords = list(system.coordinates_)
-        need = ["time"] + coords + [f"der({c})" for c in coords]
-        missing = [c for c in need if c not in header]
-        if missing:
-            raise ParameterError(f"result CSV {path!r} does not match model {system.name!r}: missing "
-                                 f"column(s) {', '.join(missing)} (it has {', '.join(header)})")
-        try:
-            data = np.array([[float(v) for v in r] for r in rows[1:] if r], dtype=float)
-            data = data.reshape(-1, len(header))
-        except ValueError as exc:
-            raise ParameterError(f"result CSV {path!r}: {exc}") from None
-        if len(data) == 0:
-            raise ParameterError(f"result CSV {path!r} has no rows")
-        col = {h: data[:, i] for i, h in enumerate(header)}
+        col = read_columns(path, ["time"] + coords + [f"der({c})" for c in coords],
+                           f"model {system.name!r}")
         numeric = NumericModel(system.equations(), params or {})
-        y = np.array([col[c] for c in coords]).reshape(len(coords), -1)
-        yd = np.array([col[f"der({c})"] for c in coords]).reshape(len(coords), -1)
-        return cls(numeric, col["time"], y, yd, stats={"source": path})
+        n = len(col["time"])
+        y = np.array([col[c] for c in coords]).reshape(len(coords), n)
+        yd = np.array([col[f"der({c})"] for c in coords]).reshape(len(coords), n)
+        return cls(numeric, col["time"], y, yd, stats={"source": str(path)})
 
     def animate(self, path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
                 size: float = 5.0):

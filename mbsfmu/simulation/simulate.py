@@ -9,11 +9,10 @@ sampling loop :func:`mbsfmu.integrators.sample`.  Either way the output is a :cl
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
-from ..errors import ConstraintError, ParameterError, SimulationError, SimulationInterrupted
+from ..errors import ConstraintError, ParameterError, SimulationError, SimulationInterrupted, stop_reason
 from ..formulations import check_formulation_name, check_options, make_formulation
 from ..formulations.consistent_initialization import consistent_state, fixed_names
 from ..integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
@@ -21,6 +20,7 @@ from ..model.system import finite_number
 from ..solver_settings import ATOL_FACTOR, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
 from .engine_run import engine_applies, run_on_engine
 from .result import Result
+from .run_clock import RunClock
 from .run_failure import run_failure
 from .run_monitor import RunMonitor
 
@@ -151,6 +151,28 @@ def check_rank(formulation, t, y):
     return rank
 
 
+def check_settings(system, t_end, dt, method, rtol, atol, max_step, backend, progress=None) -> tuple:
+    """simulate's checks of its settings, before any work (a sweep makes them once before its
+    runs): the method, the tolerances and step limit (:mod:`mbsfmu.solver_settings`), the
+    progress callback, the output grid of ``t_end`` and ``dt`` (its size included) and the
+    backend.  Returns (the integrator's method name, rtol, atol, max_step, the grid, the
+    backend); a bad setting is a ParameterError naming it."""
+    scipy_method = METHODS.get(method, method) if isinstance(method, str) else method
+    if scipy_method not in SCIPY_METHODS and scipy_method != "rkstab":
+        raise ParameterError(f"unknown method {method!r}; use 'explicit', 'stiff', 'rkstab' or "
+                             f"one of {', '.join(SCIPY_METHODS)}")
+    rtol = check_setting("rtol", rtol, api=True)
+    atol = None if atol is None else check_setting("atol", atol, api=True)
+    max_step = check_setting("max_step", max_step, api=True)
+    if progress is not None and not callable(progress):
+        raise ParameterError(f"progress must be a function progress(t, t_end), got {progress!r}")
+    grid = output_grid(t_end, dt, 2 * len(system.coordinates_) + 1 + len(system.inputs))
+    backend = default_backend() if backend is None else backend
+    if backend not in BACKENDS:
+        raise ParameterError(f"unknown backend {backend!r}; use 'numpy' or 'c'")
+    return scipy_method, rtol, atol, max_step, grid, backend
+
+
 def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              rtol: float = 1e-8, atol: float | None = None, params: dict | None = None,
              initial: dict | None = None, inputs: dict | None = None,
@@ -174,31 +196,29 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     ``params`` overrides constants, ``initial`` the initial state, ``inputs`` maps input names
     to numbers or functions of t.  Returns a :class:`Result` on the grid 0, dt, ..., t_end.
 
+    ``result.stats`` counts the work (``nfev``, ``steps``, ...) and times the call in parts
+    (:mod:`.run_clock`): ``setup_seconds`` (wall time before the integration: equations, code,
+    consistent start), ``compile_seconds`` (the part of it spent generating and compiling the
+    model's C code or loading it from the cache), ``run_seconds`` (wall time of the integration)
+    and ``cpu_seconds`` (CPU time of this process during the integration only, never the
+    compilation: the cost of the method).
+
     Long runs: ``progress(t, t_end)`` is called at the start, at most every ``progress_every``
-    seconds of wall time and at the end; an explicit method whose steps collapse warns once with a
-    :class:`~mbsfmu.errors.StiffnessWarning`.  Nothing computed is lost: a failure raises
-    SimulationError and Ctrl-C raises :class:`~mbsfmu.errors.SimulationInterrupted`, both with
-    ``.result``, the Result up to the last output point reached (``result.partial`` is true).
+    seconds of wall time and at the end; an explicit method whose step is limited by stability
+    warns once with a :class:`~mbsfmu.errors.StiffnessWarning` (:mod:`.run_monitor`).  Nothing
+    computed is lost: a failure raises SimulationError and Ctrl-C (or SIGTERM turned into
+    :class:`~mbsfmu.errors.Terminated`) raises :class:`~mbsfmu.errors.SimulationInterrupted`, both
+    with ``.result``, the Result up to the last output point reached (``result.partial`` is true).
     The arguments are checked before any work: a bad one raises ParameterError naming it."""
+    clock = RunClock()
     system = _system_of(model)
-    scipy_method = METHODS.get(method, method) if isinstance(method, str) else method
-    if scipy_method not in SCIPY_METHODS and scipy_method != "rkstab":
-        raise ParameterError(f"unknown method {method!r}; use 'explicit', 'stiff', 'rkstab' or "
-                             f"one of {', '.join(SCIPY_METHODS)}")
-    rtol = check_setting("rtol", rtol, api=True)
-    atol = None if atol is None else check_setting("atol", atol, api=True)
-    max_step = check_setting("max_step", max_step, api=True)
-    if progress is not None and not callable(progress):
-        raise ParameterError(f"progress must be a function progress(t, t_end), got {progress!r}")
+    scipy_method, rtol, atol, max_step, grid, backend = check_settings(
+        system, t_end, dt, method, rtol, atol, max_step, backend, progress)
     if finite_number(progress_every, "progress_every") < 0:
         raise ParameterError(f"progress_every must be a number of seconds >= 0, got {progress_every!r}")
     fixed = fixed_names(fixed)
-    grid = output_grid(t_end, dt, 2 * len(system.coordinates_) + 1 + len(system.inputs))
     eqs = system.equations()
     numeric = eqs.numeric(params)
-    backend = default_backend() if backend is None else backend
-    if backend not in BACKENDS:
-        raise ParameterError(f"unknown backend {backend!r}; use 'numpy' or 'c'")
     form = make_formulation(formulation, numeric, inputs, **check_options(
         check_formulation_name(formulation), formulation_options, bool(numeric.m)))
     x0 = initial_state(system, initial)
@@ -207,10 +227,11 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              for k in (initial or {})]
     on_engine = backend == "c" and engine_applies(system, method, form.name if numeric.m else "minimal")
     if backend == "c" and not on_engine:
-        numeric.use_c_kernel()  # scipy methods and the formulations not yet in the engine
+        with clock.compiling():
+            numeric.use_c_kernel()  # scipy methods and the formulations not yet in the engine
     if on_engine:
         return _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
-                                   inputs, formulation_options, progress, progress_every, method)
+                                   inputs, formulation_options, progress, progress_every, method, clock)
     if numeric.m:
         x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
         check_rank(form, 0.0, x0[:f])
@@ -224,21 +245,21 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
         raise ParameterError(f"method {method!r} cannot be combined with constraints; use "
                              f"'explicit' (RKSTAB), 'stiff' (Radau) or {', '.join(SOLVERS)}")
     return _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, project, rtol, atol,
-                                  max_step, inputs, backend, progress, progress_every)
+                                  max_step, inputs, backend, progress, progress_every, clock)
 
 
 def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, project, rtol, atol, max_step,
-                           inputs, backend, progress, progress_every) -> Result:
+                           inputs, backend, progress, progress_every, clock) -> Result:
     """The run of simulate on a reference stepper (:mod:`mbsfmu.integrators`), as a Result."""
     f = numeric.f
-    start = time.perf_counter()
     stats = {"method": scipy_method, "formulation": form.name, "rtol": rtol, "atol": atol,
              "backend": backend}
     monitor = RunMonitor(system.name, 0.0, float(grid[-1]), scipy_method, progress,
-                         every=float(progress_every))
+                         every=float(progress_every), rtol=rtol)
 
     def result(T, X, **extra):
-        stats["cpu_seconds"] = time.perf_counter() - start
+        clock.stop_run()
+        stats.update(clock.stats())
         stats["rhs_calls"] = form.nfev
         stats["steps"] = monitor.steps
         if hasattr(form, "switches"):
@@ -247,14 +268,16 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
         return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form, **extra)
 
     weak = getattr(form, "weak_directions", None) if project else None  # singular positions
+    clock.start_run()
     stepper = make_stepper(scipy_method, form, x0, (0.0, grid[-1]), project=project, rtol=rtol, atol=atol,
                            max_step=max_step, weak=weak)
     try:
         sol = sample(stepper, grid, monitor)
-    except KeyboardInterrupt as exc:
-        partial = _partial(exc, result, "interrupted (Ctrl-C)")
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (errors.Terminated)
+        how = stop_reason(exc)
+        partial = _partial(exc, result, how)
         raise SimulationInterrupted(
-            f"{system.name}: interrupted at t={partial.t[-1]:.6g} of {grid[-1]:g} s; "
+            f"{system.name}: {how} at t={partial.t[-1]:.6g} of {grid[-1]:g} s; "
             "the result so far is in .result", partial) from exc
     except Exception as exc:  # every failure: a SimulationError with .result (run_failure.py)
         failure = run_failure(exc, system, form, stepper, scipy_method,
@@ -275,7 +298,7 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
 
 
 def _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step, inputs,
-                        options, progress, progress_every, method) -> Result:
+                        options, progress, progress_every, method, clock) -> Result:
     """The engine's run of simulate (see :mod:`.engine_run`), as a Result."""
     atol = effective_atol(atol, rtol, bool(numeric.m))
     f = numeric.f
@@ -284,16 +307,15 @@ def _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, ato
     stats = {"method": name, "formulation": form.name, "rtol": rtol, "atol": atol, "backend": "c"}
 
     def result(T, X, run_stats, **extra):
+        clock.stop_run()
         stats.update(run_stats, rhs_calls=run_stats["nfev"], steps=run_stats["naccept"])
+        stats.update(clock.stats())
         U = np.array([form.inputs(ti) for ti in T]).T if inputs else None
         return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form, **extra)
 
-    start = time.perf_counter()
     T, X, run_stats = run_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
-                                    inputs, options, progress, progress_every, result, method)
-    res = result(T, X, run_stats)
-    stats["cpu_seconds"] = time.perf_counter() - start
-    return res
+                                    inputs, options, progress, progress_every, result, method, clock)
+    return result(T, X, run_stats)
 
 
 def _partial(exc, result, reason):

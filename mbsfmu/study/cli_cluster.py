@@ -3,9 +3,11 @@ tools (``dask scheduler``, ``dask worker``): what the tests and ``bench/sweep.py
 in for a real cluster.
 
 Each process runs in its own process group (so stopping it stops its children) with its output
-in a log file; :meth:`CliCluster.stop` sends SIGTERM, then SIGKILL after 5 s.  Workers run
-without a nanny, one thread each, so the worker is the process started here: killing it loses
-the worker, as a crashed machine would.
+in a log file; :meth:`CliCluster.stop` sends SIGTERM, then SIGKILL after 5 s.  Workers run one
+thread each, by default without a nanny, so the worker is the process started here: killing it
+loses the worker, as a crashed machine would.  With ``nanny=True`` each worker has Dask's nanny,
+which starts a new worker process when the old one dies (as in a real deployment); killing the
+process group still loses both.
 """
 
 from __future__ import annotations
@@ -41,15 +43,20 @@ def free_port() -> int:
 class CliCluster:
     """A scheduler and ``n_workers`` single-threaded workers on 127.0.0.1, logs in ``folder``.
 
-    ``pythonpath`` is put in front of the workers' PYTHONPATH (so they import this checkout)."""
+    ``pythonpath`` is put in front of the workers' PYTHONPATH (so they import this checkout);
+    ``allowed_failures``: the scheduler's ``distributed.scheduler.allowed-failures`` (how many
+    workers may die running a task before it fails with KilledWorker; Dask's default 3)."""
 
-    def __init__(self, folder, n_workers: int = 2, pythonpath=None):
+    def __init__(self, folder, n_workers: int = 2, pythonpath=None, nanny: bool = False,
+                 allowed_failures: int | None = None):
         self.folder = pathlib.Path(folder)
         self.n_workers = n_workers
         self.address = f"tcp://127.0.0.1:{free_port()}"
         paths = [str(pythonpath)] if pythonpath else []
         self.env = {**os.environ,
                     "PYTHONPATH": os.pathsep.join(filter(None, [*paths, os.environ.get("PYTHONPATH")]))}
+        if allowed_failures is not None:
+            self.env["DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"] = str(allowed_failures)
         self.procs: list[subprocess.Popen] = []
         self.workers: list[subprocess.Popen] = []
         self.logs = []
@@ -57,7 +64,8 @@ class CliCluster:
         self._start(dask_command("scheduler") + ["--host", "127.0.0.1", "--port", port, "--no-dashboard"],
                     "scheduler")
         for i in range(n_workers):
-            self._start(dask_command("worker") + [self.address, "--nthreads", "1", "--no-nanny",
+            self._start(dask_command("worker") + [self.address, "--nthreads", "1",
+                                                  "--nanny" if nanny else "--no-nanny",
                                                   "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}"],
                         f"worker{i}")
             self.workers.append(self.procs[-1])

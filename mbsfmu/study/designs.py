@@ -8,13 +8,16 @@ per parameter, one row per run).
 - :func:`monte_carlo`: ``n`` independent draws from ``scipy.stats`` distributions.
 - :func:`table`: an explicit table (CSV file or DataFrame).
 
-The random designs take a ``seed``: the same seed gives the same design.
+The random designs take a ``seed``: the same seed gives the same design.  A design has at most
+:data:`MAX_RUNS` runs (checked before anything is allocated: ``0:1:10**12`` would ask numpy for
+terabytes), and its values are finite numbers.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import os
 import warnings
 
 import numpy as np
@@ -24,6 +27,8 @@ from ..errors import ParameterError
 
 #: the names the CLI's --design accepts
 DESIGNS = ("factorial", "lhs", "sobol", "montecarlo")
+#: the most runs a design may have (a million: about 100 MB of rows file; split a larger study)
+MAX_RUNS = 10**6
 
 
 def parse_range(name: str, text) -> np.ndarray:
@@ -61,6 +66,9 @@ def _number(name: str, text: str) -> float:
 def _linspace(name: str, start: float, stop: float, n: int) -> np.ndarray:
     if n < 1:
         raise ParameterError(f"parameter {name!r}: a range needs N >= 1 values, got N = {n}")
+    if n > MAX_RUNS:
+        raise ParameterError(f"parameter {name!r}: N = {n} values is more than a design may have "
+                             f"(MAX_RUNS = {MAX_RUNS:,} runs)")
     if stop < start:
         raise ParameterError(f"parameter {name!r}: reversed range, STOP = {stop:g} < START = {start:g}")
     return np.linspace(start, stop, n)
@@ -72,6 +80,11 @@ def factorial(values: dict) -> pd.DataFrame:
     if not values:
         raise ParameterError("a factorial design needs at least one parameter")
     columns = {name: parse_range(name, v) for name, v in values.items()}
+    size = math.prod(len(v) for v in columns.values())
+    if size > MAX_RUNS:
+        counts = " x ".join(f"{len(v)} ({name})" for name, v in columns.items())
+        raise ParameterError(f"a factorial design of {counts} = {size:,} runs is more than a design may have "
+                             f"(MAX_RUNS = {MAX_RUNS:,})")
     rows = list(itertools.product(*columns.values()))
     return pd.DataFrame(rows, columns=list(columns), dtype=float)
 
@@ -101,6 +114,9 @@ def _bounds(bounds: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
 def _check_n(n) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ParameterError(f"the number of samples must be a whole number >= 1, got {n!r}")
+    if n > MAX_RUNS:
+        raise ParameterError(f"the number of samples {n} is more than a design may have "
+                             f"(MAX_RUNS = {MAX_RUNS:,} runs)")
     return int(n)
 
 
@@ -150,16 +166,59 @@ def monte_carlo(distributions: dict, n: int, seed=None) -> pd.DataFrame:
         if not hasattr(dist, "rvs"):
             _, lo, hi = _bounds({name: dist})
             dist = stats.uniform(lo[0], hi[0] - lo[0])
-        columns[name] = np.asarray(dist.rvs(size=n, random_state=rng), dtype=float)
+        columns[name] = _draw(name, dist, n, rng)
     return pd.DataFrame(columns)
+
+
+def _draw(name: str, dist, n: int, rng) -> np.ndarray:
+    """``n`` draws of one parameter; a distribution whose parameters scipy refuses, or that
+    gives values that are not finite numbers, is a ParameterError naming the parameter."""
+    what = _distribution_text(dist)
+    try:
+        values = np.asarray(dist.rvs(size=n, random_state=rng), dtype=float)
+    except (ValueError, TypeError) as exc:
+        raise ParameterError(f"parameter {name!r}: distribution {what}: {exc}") from None
+    if values.shape != (n,) or not np.all(np.isfinite(values)):
+        raise ParameterError(f"parameter {name!r}: distribution {what} gives values that are not finite "
+                             "numbers (are its parameters finite?)")
+    return values
+
+
+def _distribution_text(dist) -> str:
+    """'norm(1.0, -0.1)' for a frozen scipy.stats distribution."""
+    gen = getattr(dist, "dist", dist)
+    args = [*map(repr, getattr(dist, "args", ())),
+            *(f"{k}={v!r}" for k, v in getattr(dist, "kwds", {}).items())]
+    return f"{getattr(gen, 'name', type(gen).__name__)}({', '.join(args)})"
 
 
 def table(source) -> pd.DataFrame:
     """An explicit design: a DataFrame or a CSV file with one column per parameter."""
-    df = source.copy() if isinstance(source, pd.DataFrame) else pd.read_csv(source)
+    if isinstance(source, pd.DataFrame):
+        df = source.copy()
+    elif isinstance(source, (str, os.PathLike)):
+        try:
+            df = pd.read_csv(source)
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            raise ParameterError(f"design table {str(source)!r}: cannot read it as CSV "
+                                 f"({type(exc).__name__}: {exc})") from None
+    else:
+        raise ParameterError("a design is a DataFrame, a CSV file or {name: values}, got "
+                             f"{type(source).__name__}")
     if df.empty or not len(df.columns):
         raise ParameterError("the design table has no rows or no columns")
+    if df.columns.duplicated().any():
+        raise ParameterError(f"design table: column {df.columns[df.columns.duplicated()][0]!r} appears twice")
     bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
     if bad:
         raise ParameterError(f"design table: column(s) {', '.join(map(str, bad))} are not numeric")
-    return df.reset_index(drop=True).astype(float)
+    if len(df) > MAX_RUNS:
+        raise ParameterError(f"design table: {len(df):,} rows is more than a design may have "
+                             f"(MAX_RUNS = {MAX_RUNS:,} runs)")
+    df = df.reset_index(drop=True).astype(float)
+    for c in df.columns:
+        rows = np.nonzero(~np.isfinite(df[c].to_numpy()))[0]
+        if rows.size:
+            bad = float(df[c].iat[rows[0]])
+            raise ParameterError(f"design table: column {c!r} row {rows[0]} is {bad!r}, not a finite number")
+    return df

@@ -82,8 +82,18 @@ class Metric:
             return settling_time(result["time"], samples, self.band)
         return float(KINDS[self.kind](samples))
 
+    @property
+    def text(self) -> str:
+        """The definition of a KIND(SIGNAL) metric: ``'max(theta)'``, ``'settling(x, 0.02)'``
+        (a settling time always with its band)."""
+        if self.function is not None:
+            return getattr(self.function, "__qualname__", repr(self.function))
+        if self.kind in TIMED:
+            return f"{self.kind}({self.signal}, {self.band!r})"
+        return f"{self.kind}({self.signal})"
+
     def __repr__(self):
-        return f"Metric({self.name!r}, {self.function or f'{self.kind}({self.signal})'!r})"
+        return f"Metric({self.name!r}, {self.function or self.text!r})"
 
 
 def _parse(name: str, spec) -> tuple[str, str, float | None]:

@@ -7,16 +7,26 @@ one array file: one structured array per run under the key ``run_000012``; the r
 ``FILE.npz.parts/`` as they finish and packed into FILE.npz when the sweep ends, so an
 interrupted sweep loses none and its restart packs them all.  A failed run has no trajectory.
 Floats are written exactly (``repr`` in CSV, binary in .npz).
+
+Every file is written atomically (a temporary file, then a rename), so a stop mid-write leaves
+the old file or the new one, never half of one.  A part file that cannot be read when the
+runs are packed (damaged on disk) is left out with a :class:`~mbsfmu.errors.StudyWarning`
+naming it, and the sweep's rows are returned and written all the same; an earlier FILE.npz
+that cannot be read is moved aside to ``FILE.npz.damaged`` (named in the warning) instead of
+being overwritten.
 """
 
 from __future__ import annotations
 
+import io
 import pathlib
 import shutil
+import warnings
+import zipfile
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, StudyWarning
 
 
 def key(run: int) -> str:
@@ -56,22 +66,32 @@ class TrajectoryStore:
     """Where a sweep puts its trajectories (module docstring)."""
 
     def __init__(self, path):
+        """Checks the path (nothing is written before :meth:`open`)."""
         self.path = pathlib.Path(path)
         self.packed = self.path.suffix.lower() == ".npz"
         self.folder = self.path.with_name(self.path.name + ".parts") if self.packed else self.path
         if self.folder.exists() and not self.folder.is_dir():
             raise ParameterError(f"trajectories {str(self.folder)!r} exists and is not a folder")
+        if self.packed and self.path.is_dir():
+            raise ParameterError(f"trajectories {str(self.path)!r} is a folder; give a .npz file name")
+
+    @property
+    def paths(self) -> list[pathlib.Path]:
+        """The files and folders the store writes."""
+        return [self.path, self.folder] if self.packed else [self.path]
+
+    def open(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def write(self, run: int, traj: np.ndarray) -> None:
         if self.packed:
-            np.save(self.folder / f"{key(run)}.npy", traj, allow_pickle=False)
+            buffer = io.BytesIO()
+            np.save(buffer, traj, allow_pickle=False)
+            _atomic(self.folder / f"{key(run)}.npy", buffer.getvalue())
             return
         names = traj.dtype.names
-        with open(self.folder / f"{key(run)}.csv", "w") as fh:
-            fh.write(",".join(names) + "\n")
-            for row in traj:
-                fh.write(",".join(repr(float(v)) for v in row) + "\n")
+        lines = [",".join(names)] + [",".join(repr(float(v)) for v in row) for row in traj]
+        _atomic(self.folder / f"{key(run)}.csv", ("\n".join(lines) + "\n").encode())
 
     def finish(self) -> None:
         """Pack the runs into the one array file (with those it held from before)."""
@@ -79,11 +99,29 @@ class TrajectoryStore:
             return
         runs = {}
         if self.path.exists():
-            with np.load(self.path) as z:
-                runs.update({k: z[k] for k in z.files})
+            try:
+                with open(self.path, "rb") as fh, np.load(fh) as z:
+                    runs.update({k: z[k] for k in z.files})
+            except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+                kept = self.path.with_name(self.path.name + ".damaged")
+                self.path.replace(kept)
+                warnings.warn(f"trajectories {str(self.path)!r} cannot be read ({exc}): moved aside to "
+                              f"{kept.name!r}; the runs it held are not in the new one", StudyWarning,
+                              stacklevel=3)
         for f in sorted(self.folder.glob("run_*.npy")):
-            runs[f.stem] = np.load(f, allow_pickle=False)
-        tmp = self.path.with_name(self.path.name + ".tmp.npz")
-        np.savez(tmp, **runs)
-        tmp.replace(self.path)
+            try:
+                runs[f.stem] = np.load(f, allow_pickle=False)
+            except (OSError, ValueError, EOFError) as exc:
+                warnings.warn(f"trajectory part {str(f)!r} cannot be read ({exc}): run {int(f.stem[4:])} has "
+                              f"no trajectory in {self.path.name!r}", StudyWarning, stacklevel=3)
+        buffer = io.BytesIO()
+        np.savez(buffer, **runs)
+        _atomic(self.path, buffer.getvalue())
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _atomic(path: pathlib.Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)

@@ -12,6 +12,8 @@ The material and the section have no defaults: they are the user's choice.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...errors import ModelError
 from .fe_beam import beam
 from .fe_modes import fe_modal_data, held_dofs
@@ -36,14 +38,22 @@ def beam_modal_data(length=1.0, *, E, rho, A, Iy, Iz, G=None, J=None, nu=0.3, th
     in-plane rigid motions (zero frequency) are dropped.
     ``geometric_stiffening``: the 12 geometric stiffness matrices of geometric_stiffness.py with
     the same held DOFs as the modes (inertia relief for a free beam), projected as ksigma."""
+    if not isinstance(geometric_stiffening, (bool, np.bool_)):
+        raise ModelError(f"geometric_stiffening must be True or False, got {geometric_stiffening!r}")
+    if description is not None and not isinstance(description, str):
+        raise ModelError(f"description must be a text, got {description!r}")
     b = beam(length, n_elements, E=E, rho=rho, A=A, Iy=Iy, Iz=Iz, G=G, J=J, nu=nu, theory=theory,
              shear_area_y=shear_area_y, shear_area_z=shear_area_z, axis=axis, start=start, y_axis=y_axis)
     ids = b.node_ids
     free = isinstance(bc, str) and bc == "free"
     bc_label = bc if isinstance(bc, str) else "held DOFs"
     if plane is not None:
-        if plane not in _OUT_OF_PLANE:
+        if not isinstance(plane, str) or plane not in _OUT_OF_PLANE:
             raise ModelError(f"plane must be one of {', '.join(_OUT_OF_PLANE)} or None, got {plane!r}")
+        normal = "xyz".index(next(c for c in "xyz" if c not in plane))
+        if abs(b.rotation[0][normal]) > 1e-9:
+            raise ModelError(f"plane={plane!r}: the beam's axis {tuple(float(x) for x in b.rotation[0])} "
+                             f"does not lie in the {plane} plane (the motion out of it is held)")
         base = held_dofs(bc, ids, frame_node)
         extra = [6 * (k - 1) + ("ux", "uy", "uz", "rx", "ry", "rz").index(c)
                  for k in ids for c in _OUT_OF_PLANE[plane]]

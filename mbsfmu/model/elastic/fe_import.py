@@ -21,7 +21,7 @@ Boundary conditions, mode and node selection and Craig-Bampton are fe_modes.fe_m
 Every bad input raises ModelError naming it: a missing or unreadable file, a matrix that is not
 square, sizes that disagree with each other or with the node count, a non-symmetric mass or
 stiffness matrix (the worst entry pair), an indefinite one (its smallest eigenvalue) — the last
-two by modal_data.check_symmetric, the one check the whole package uses.
+two by model.matrices.check_symmetric, the one check the whole package uses.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ import scipy.io
 import scipy.sparse
 
 from ...errors import ModelError
+from ..matrices import real_array
 from .fe_modes import fe_modal_data
-from .modal_data import LOAD_CASES, ModalData, check_symmetric
+from .modal_data import LOAD_CASES, ModalData, check_symmetric, node_ids_of
 
 
 def _path(p, what) -> pathlib.Path:
@@ -47,8 +48,8 @@ def _path(p, what) -> pathlib.Path:
 def read_matrix(source, what: str) -> np.ndarray:
     """A dense float matrix from an array, a .mtx or a .npy file; ModelError naming ``what``."""
     if not isinstance(source, (str, pathlib.Path)):
-        A = source.toarray() if scipy.sparse.issparse(source) else np.asarray(source, dtype=float)
-        return np.asarray(A, dtype=float)
+        return real_array(source.toarray() if scipy.sparse.issparse(source) else source, f"the {what}",
+                          finite=False)
     path = _path(source, what)
     try:
         if path.suffix == ".mtx":
@@ -58,7 +59,7 @@ def read_matrix(source, what: str) -> np.ndarray:
             A = np.load(path, allow_pickle=False)
         else:
             raise ModelError(f"{what} file {str(path)!r}: expected .mtx (Matrix Market) or .npy")
-        A = np.asarray(A, dtype=float)
+        A = real_array(A, f"{what} file {str(path)!r}", finite=False)
     except ModelError:
         raise
     except (OSError, ValueError, TypeError) as exc:
@@ -102,7 +103,7 @@ def read_nodes(source) -> np.ndarray:
             raise ModelError(f"node coordinates file {str(path)!r} is not readable ({exc})") from None
     else:
         X = source
-    X = np.asarray(X, dtype=float)
+    X = real_array(X, "node coordinates", finite=False)
     if X.ndim != 2 or X.shape[1] != 3 or X.shape[0] < 1:
         raise ModelError(f"node coordinates must be (N, 3), got the shape {X.shape}")
     if not np.all(np.isfinite(X)):
@@ -135,7 +136,7 @@ def import_modal_data(nodes, *, mass=None, stiffness=None, matrices=None, dofs_p
     fe_modes.fe_modal_data)."""
     X = read_nodes(nodes)
     N = X.shape[0]
-    if dofs_per_node not in (3, 6):
+    if isinstance(dofs_per_node, bool) or not isinstance(dofs_per_node, int) or dofs_per_node not in (3, 6):
         raise ModelError(f"dofs_per_node must be 6 (translations and rotations) or 3 (translations "
                          f"only), got {dofs_per_node!r}")
     if matrices is not None:
@@ -160,7 +161,7 @@ def import_modal_data(nodes, *, mass=None, stiffness=None, matrices=None, dofs_p
         if isinstance(bc, str) and bc == "clamped":
             raise ModelError("bc='clamped' holds one node, which does not stop a solid (3 DOFs per node) "
                              "from rotating about it; give bc='free' or a list of held nodes")
-        ids = list(range(1, N + 1)) if node_ids is None else [int(k) for k in node_ids]
+        ids = list(range(1, N + 1)) if node_ids is None else node_ids_of(node_ids, "node_ids")
         user = [] if isinstance(bc, str) else list(bc)
         bc = user + [(k, r) for k in ids for r in ("rx", "ry", "rz")]
         M, K = pad_rotations(M, N), pad_rotations(K, N)
@@ -178,6 +179,9 @@ def _geometric(source, dof):
         z = read_npz(source, LOAD_CASES, "geometric stiffness")
         mats = [z[k] for k in LOAD_CASES]
     else:
+        if not isinstance(source, (list, tuple)):
+            raise ModelError(f"geometric_stiffness must be a list of {len(LOAD_CASES)} matrices (one per "
+                             f"load of {', '.join(LOAD_CASES)}) or an .npz file, got {type(source).__name__}")
         mats = list(source)
         if len(mats) != len(LOAD_CASES):
             raise ModelError(f"geometric_stiffness must hold {len(LOAD_CASES)} matrices, one per load of "

@@ -42,7 +42,8 @@ import numpy as np
 import scipy.linalg
 
 from ...errors import ModelError
-from .modal_data import ModalData, check_symmetric, from_fe
+from ..matrices import real_array
+from .modal_data import ModalData, check_symmetric, from_fe, node_id, node_ids_of
 
 DOF_NAMES = ("ux", "uy", "uz", "rx", "ry", "rz")
 REDUCTIONS = (None, "craig-bampton")
@@ -53,14 +54,16 @@ def held_dofs(bc, node_ids, frame_node=1) -> list[int]:
     ids = list(node_ids)
 
     def index(node):
-        try:
-            return ids.index(int(node))
-        except (ValueError, TypeError):
+        k = node_id(node, "bc")
+        if k not in ids:
             raise ModelError(f"boundary conditions name node {node!r}, which is not a node "
-                             f"(nodes {ids[0]}..{ids[-1]})") from None
+                             f"(nodes {ids[0]}..{ids[-1]})")
+        return ids.index(k)
 
     if isinstance(bc, str):
         if bc == "clamped":
+            if frame_node is None:
+                raise ModelError("bc='clamped' holds the frame node: give frame_node (a node id)")
             i = index(frame_node)
             return list(range(6 * i, 6 * i + 6))
         if bc == "free":
@@ -104,11 +107,17 @@ def export_ids(export, node_ids) -> list[int]:
         if k == 1:
             return [ids[0]]
         return [ids[int(round(x))] for x in np.linspace(0, len(ids) - 1, k)]
+    if isinstance(export, (str, bytes)) or not hasattr(export, "__iter__"):
+        raise ModelError(f"export must be a number of nodes or a list of node ids, got {export!r}")
     out = []
     for k in export:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) not in ids:
             raise ModelError(f"export names node {k!r}, which is not a node (nodes {ids[0]}..{ids[-1]})")
         out.append(int(k))
+    if not out:
+        raise ModelError("export=[] keeps no node; give at least one (a body needs a node to attach to)")
+    if len(set(out)) != len(out):
+        raise ModelError(f"export={out!r} names a node twice")
     return out
 
 
@@ -120,11 +129,10 @@ def select(selection, available: int) -> list[int]:
             raise ModelError(f"modes={selection!r} asks for {selection} modes, but {available} are "
                              f"available")
         return list(range(int(selection)))
-    try:
-        chosen = [int(k) for k in selection]
-    except (TypeError, ValueError):
-        raise ModelError(f"modes must be a number or a list of 1-based mode indices, got {selection!r}") \
-            from None
+    if isinstance(selection, (str, bytes)) or not hasattr(selection, "__iter__") or any(
+            isinstance(k, bool) or not isinstance(k, (int, np.integer)) for k in selection):
+        raise ModelError(f"modes must be a number or a list of 1-based mode indices, got {selection!r}")
+    chosen = [int(k) for k in selection]
     if not chosen:
         raise ModelError("modes=[] selects no mode")
     bad = [k for k in chosen if not 1 <= k <= available]
@@ -241,10 +249,12 @@ def fe_modal_data(M, K, nodes_xyz, *, bc="clamped", frame_node=1, modes=3, expor
     ``geometric_stiffness``: None, 12 matrices (6N square, one per load of LOAD_CASES), or a
     callable ``f(held_dofs) -> 12 matrices`` (so the static load cases can use the same held DOFs
     as the modes)."""
-    X = np.asarray(nodes_xyz, dtype=float)
+    X = real_array(nodes_xyz, "finite-element model: the node coordinates")
+    M = real_array(M, "finite-element model: the mass matrix")
+    K = real_array(K, "finite-element model: the stiffness matrix")
     if X.ndim != 2 or X.shape[1] != 3:
         raise ModelError(f"finite-element model: node coordinates must be (N, 3), got the shape {X.shape}")
-    ids = list(range(1, X.shape[0] + 1)) if node_ids is None else [int(k) for k in node_ids]
+    ids = list(range(1, X.shape[0] + 1)) if node_ids is None else node_ids_of(node_ids, "node_ids")
     if len(ids) != X.shape[0] or len(set(ids)) != len(ids):
         raise ModelError(f"finite-element model: node_ids must be {X.shape[0]} different numbers, "
                          f"got {node_ids!r}")
@@ -255,6 +265,8 @@ def fe_modal_data(M, K, nodes_xyz, *, bc="clamped", frame_node=1, modes=3, expor
                              f"({dof}, {dof}) for {X.shape[0]} nodes with 6 degrees of freedom each")
         check_symmetric(A, f"finite-element model: the {what}", definite=None)
     keep = export_ids(export, ids)
+    if frame_node is not None:
+        node_id(frame_node, "frame_node")
     held = held_dofs(bc, ids, frame_node)
     fnode = None
     if isinstance(bc, str) and bc == "clamped":
@@ -283,8 +295,8 @@ def fe_modal_data(M, K, nodes_xyz, *, bc="clamped", frame_node=1, modes=3, expor
         if isinstance(bc, str) and bc == "free":
             raise ModelError("reduction='craig-bampton' needs held DOFs (bc='clamped' or a list): with a "
                              "free body the boundary DOFs would carry the rigid-body motion R already has")
-        if not boundary:
-            raise ModelError("reduction='craig-bampton' needs boundary=[node ids]")
+        if not boundary or isinstance(boundary, (str, bytes)) or not hasattr(boundary, "__iter__"):
+            raise ModelError(f"reduction='craig-bampton' needs boundary=[node ids], got {boundary!r}")
         b_dofs = []
         for k in boundary:
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) not in ids:

@@ -64,12 +64,15 @@ The file format (:func:`save`, :func:`load`) is JSON: ``{"format": "mbsfmu-sid",
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import pathlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...errors import ModelError
+from ..matrices import check_symmetric, real_array
 
 #: the loads of the geometric stiffening, in this order: the acceleration of R's origin less
 #: gravity, R's angular acceleration, and the six products of R's angular velocity (R components)
@@ -169,79 +172,141 @@ class ModalData:
         return out
 
     def check(self, rtol: float = 1e-8) -> None:
-        """ModelError naming the quantity when shapes disagree, a matrix is not symmetric, Me is
-        not positive definite or Ke, De not positive semidefinite, or mdCM's first-order term is
-        not Ct^T (the two are one integral)."""
-        n = self.n
-        if not (np.isfinite(self.mass) and self.mass > 0):
-            raise ModelError(f"modal data: mass must be a positive number, got {self.mass!r}")
-        want = {"mdCM.M0": (self.mdCM.M0, (3,)), "mdCM.M1": (self.mdCM.M1, (3, n)),
-                "J.M0": (self.J.M0, (3, 3)), "Ct.M0": (self.Ct.M0, (n, 3)), "Cr.M0": (self.Cr.M0, (n, 3)),
-                "Me": (self.Me, (n, n)), "Ke": (self.Ke, (n, n)), "De": (self.De, (n, n))}
-        if self.J.M1 is not None:
-            want["J.M1"] = (self.J.M1, (3, 3, n))
-        if self.J.M2 is not None:
-            want["J.M2"] = (self.J.M2, (3, 3, n, n))
-        if self.Cr.M1 is not None:
-            want["Cr.M1"] = (self.Cr.M1, (n, 3, n))
-        if self.ksigma is not None:
-            want["ksigma.M1"] = (self.ksigma.M1, (n, n, len(LOAD_CASES)))
-        for nd in self.nodes:
-            want[f"node {nd.id} origin.M0"] = (nd.origin.M0, (3,))
-            want[f"node {nd.id} origin.M1"] = (nd.origin.M1, (3, n))
-            want[f"node {nd.id} psi"] = (nd.psi, (3, n))
-        for name, (value, shape) in want.items():
-            if value is None:
-                raise ModelError(f"modal data: {name} is missing")
-            a = np.asarray(value, dtype=float)
-            if a.shape != shape:
-                raise ModelError(f"modal data: {name} has the shape {a.shape}, expected {shape} "
-                                 f"(n = {n} modes)")
-            if not np.all(np.isfinite(a)):
-                raise ModelError(f"modal data: {name} has entries that are not finite")
+        """ModelError naming the quantity when a value is missing or not what it must be: the
+        mass a positive number; every table real and finite, of the shape the number of modes n
+        gives (n is the count most quantities agree on, so a wrong Me is named as Me, with the
+        expected and the actual shape); Me symmetric positive definite, Ke, De and J.M0 symmetric
+        positive semidefinite; mdCM's first-order term Ct^T (the two are one integral); node ids
+        whole numbers >= 0, each once; ``frame_node`` one of them; ``modes`` n distinct names,
+        ``frequencies_hz`` n numbers >= 0, ``description`` a text."""
+        mass = self.mass
+        if isinstance(mass, (bool, np.bool_)) or not isinstance(mass, numbers.Real) \
+                or not (math.isfinite(mass) and mass > 0):
+            raise ModelError(f"modal data: mass must be a positive number, got {mass!r}")
+        for name in ("mdCM", "J", "Ct", "Cr", "ksigma"):
+            value = getattr(self, name)
+            if not isinstance(value, Taylor) and (value is not None or name != "ksigma"):
+                raise ModelError(f"modal data: {name} must be a Taylor (its terms M0, M1, M2), got "
+                                 f"{type(value).__name__}")
+        if not isinstance(self.nodes, (list, tuple)) or not all(isinstance(nd, Node) for nd in self.nodes):
+            raise ModelError(f"modal data: nodes must be a list of Node, got {self.nodes!r:.80}")
+        ids = [node_id(nd.id, "modal data: nodes") for nd in self.nodes]
+        tables = self._tables()
+        n, agree = _mode_count(tables, self.modes, self.frequencies_hz)
+        for name, (a, shape) in tables.items():
+            want = tuple(n if d is None else d for d in shape)
+            if a.shape != want:
+                raise ModelError(f"modal data: {name} has the shape {a.shape}, expected {want} "
+                                 f"(n = {n} modes, the count of {agree})")
         if self.Ct.M1 is not None or self.Ct.M2 is not None:
             raise ModelError("modal data: Ct has no terms in q here (Ct = int Phi^T dm is constant for a "
                              "linear Ritz approach); remove Ct.M1/M2")
         # J.M0 semidefinite: point masses on a line (a lumped slender beam) have no inertia about it
-        for name, A, definite in (("Me", self.Me, True), ("Ke", self.Ke, False), ("De", self.De, False),
-                                  ("J.M0", self.J.M0, False)):
-            check_symmetric(A, f"modal data: {name}", definite=definite, rtol=rtol)
-        scale = max(np.abs(self.Ct.M0).max(initial=0.0), self.mass * 1e-12)
-        if np.abs(np.asarray(self.mdCM.M1) - np.asarray(self.Ct.M0).T).max(initial=0.0) > rtol * scale * 1e3:
+        for name, definite in (("Me", True), ("Ke", False), ("De", False), ("J.M0", False)):
+            check_symmetric(tables[name][0], f"modal data: {name}", definite=definite, rtol=rtol)
+        Ct, mdCM1 = tables["Ct.M0"][0], tables["mdCM.M1"][0]
+        scale = max(np.abs(Ct).max(initial=0.0), self.mass * 1e-12)
+        if np.abs(mdCM1 - Ct.T).max(initial=0.0) > rtol * scale * 1e3:
             raise ModelError("modal data: mdCM.M1 differs from Ct^T; both are the integral of the "
                              "translational mode shapes over the mass")
-        ids = [nd.id for nd in self.nodes]
         if len(set(ids)) != len(ids):
             raise ModelError(f"modal data: node ids repeat ({ids})")
         # (that the frame node sits at R's origin with vanishing shapes is checked where the body
         # is placed, System.flexible_body)
-        if self.frame_node is not None and self.frame_node not in ids:
-            raise ModelError(f"modal data: frame_node {self.frame_node!r} is not a node (nodes: {ids})")
-        if self.modes and len(self.modes) != n:
-            raise ModelError(f"modal data: {len(self.modes)} mode names for {n} modes")
+        if self.frame_node is not None:
+            if node_id(self.frame_node, "modal data: frame_node") not in ids:
+                raise ModelError(f"modal data: frame_node {self.frame_node!r} is not a node (nodes: {ids})")
+        mode_name_list(self.modes, n)
+        mode_frequencies(self.frequencies_hz, n)
+        if not isinstance(self.description, str):
+            raise ModelError(f"modal data: description must be a text, got {self.description!r}")
+
+    def _tables(self) -> dict:
+        """name -> (float array, shape with None for n) of every table, each real and finite."""
+        want = {"Me": (self.Me, (None, None)), "Ke": (self.Ke, (None, None)), "De": (self.De, (None, None)),
+                "Ct.M0": (self.Ct.M0, (None, 3)), "Cr.M0": (self.Cr.M0, (None, 3)),
+                "mdCM.M0": (self.mdCM.M0, (3,)), "mdCM.M1": (self.mdCM.M1, (3, None)),
+                "J.M0": (self.J.M0, (3, 3))}
+        if self.J.M1 is not None:
+            want["J.M1"] = (self.J.M1, (3, 3, None))
+        if self.J.M2 is not None:
+            want["J.M2"] = (self.J.M2, (3, 3, None, None))
+        if self.Cr.M1 is not None:
+            want["Cr.M1"] = (self.Cr.M1, (None, 3, None))
+        if self.ksigma is not None:
+            want["ksigma.M1"] = (self.ksigma.M1, (None, None, len(LOAD_CASES)))
+        for nd in self.nodes:
+            want[f"node {nd.id} origin.M0"] = (nd.origin.M0, (3,))
+            want[f"node {nd.id} origin.M1"] = (nd.origin.M1, (3, None))
+            want[f"node {nd.id} psi"] = (nd.psi, (3, None))
+        return {name: (real_array(value, f"modal data: {name}"), shape)
+                for name, (value, shape) in want.items()}
 
 
-def check_symmetric(A, what: str, definite: bool | None, rtol: float = 1e-8) -> None:
-    """ModelError unless A is square, symmetric to rtol of its largest entry and positive
-    definite (``definite``) or semidefinite (to rtol of its largest eigenvalue); ``definite=None``
-    checks the symmetry only (e.g. a geometric stiffness, which may be indefinite)."""
-    A = np.asarray(A, dtype=float)
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ModelError(f"{what} must be a square matrix, got the shape {A.shape}")
-    scale = np.abs(A).max(initial=0.0)
-    asym = np.abs(A - A.T).max(initial=0.0)
-    if asym > rtol * max(scale, 1e-300):
-        i, j = np.unravel_index(np.argmax(np.abs(A - A.T)), A.shape)
-        raise ModelError(f"{what} is not symmetric: entry ({i}, {j}) is {A[i, j]!r}, "
-                         f"({j}, {i}) is {A[j, i]!r}")
-    if A.size == 0 or definite is None:
-        return
-    ev = np.linalg.eigvalsh((A + A.T) / 2)
-    floor = rtol * max(abs(ev).max(), 1e-300)
-    if (definite and ev.min() <= floor) or ev.min() < -floor:
-        kind = "positive definite" if definite else "positive semidefinite"
-        raise ModelError(f"{what} is not {kind}: its smallest eigenvalue is {ev.min():.6g} "
-                         f"(largest {ev.max():.6g})")
+def _mode_count(tables: dict, modes, frequencies) -> tuple[int, str]:
+    """(n, the quantities that give it): the number of modes most tables (and the lists of mode
+    names and frequencies) agree on, so that the one quantity that disagrees is named."""
+    votes: dict[int, list[str]] = {}
+    for name, (a, shape) in tables.items():
+        sizes = {a.shape[k] for k, d in enumerate(shape) if d is None and k < a.ndim}
+        for size in sizes:
+            votes.setdefault(size, []).append(name)
+    for name, value in (("modes", modes), ("frequencies_hz", frequencies)):
+        if isinstance(value, (list, tuple, np.ndarray)) and len(value):
+            votes.setdefault(len(value), []).append(name)
+    if not votes:
+        raise ModelError("modal data: no table gives the number of modes (Me, Ke, Ct, ...)")
+    n = max(votes, key=lambda k: len(votes[k]))  # ties: the first count seen (Me's)
+    if n < 1:
+        raise ModelError("modal data: no modes (Me is 0 x 0); a body without elastic modes is a rigid "
+                         "body (System.body)")
+    names = [name for name in votes[n] if name not in tables or tables[name][0].shape
+             == tuple(n if d is None else d for d in tables[name][1])]
+    return n, ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def node_id(value, where: str, in_json: bool = False) -> int:
+    """A node id: a whole number >= 0 (not True/False, not 4.7, not '2'), as int; the message
+    shows the value as written in Python, or in JSON (``in_json``: true, null, "2")."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
+        shown = json.dumps(value) if in_json else repr(value)
+        raise ModelError(f"{where}: {shown} is not a node id (a whole number >= 0)")
+    return int(value)
+
+
+def mode_name_list(names, n: int) -> list[str]:
+    """The names of n modes ([] for the defaults q01, q02, ...): distinct texts of letters,
+    digits and underscores (each becomes part of a coordinate name, <body>_<mode>)."""
+    if names is None or (isinstance(names, (list, tuple)) and not names):
+        return []
+    if not isinstance(names, (list, tuple)) or not all(isinstance(x, str) for x in names):
+        raise ModelError(f"modal data: modes must be a list of names, got {names!r}")
+    if len(names) != n:
+        raise ModelError(f"modal data: {len(names)} mode names for {n} modes")
+    bad = [x for x in names if not f"q_{x}".isidentifier()]
+    if bad:
+        raise ModelError(f"modal data: mode name {bad[0]!r} is not letters, digits and underscores")
+    twice = sorted({x for x in names if names.count(x) > 1})
+    if twice:
+        raise ModelError(f"modal data: mode names repeat ({', '.join(twice)})")
+    return list(names)
+
+
+def mode_frequencies(value, n: int) -> list[float] | None:
+    """The natural frequencies of n modes as floats (None: not given); ModelError unless they
+    are n finite numbers >= 0."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        raise ModelError(f"modal data: frequencies_hz must be a list of {n} frequencies [Hz], got "
+                         f"{value!r}")
+    f = real_array(value, "modal data: frequencies_hz")
+    if f.shape != (n,):
+        raise ModelError(f"modal data: frequencies_hz must be {n} numbers (one per mode), got the "
+                         f"shape {f.shape}")
+    if np.any(f < 0):
+        raise ModelError(f"modal data: frequencies_hz must be >= 0, got {float(f.min())!r}")
+    return [float(x) for x in f]
 
 
 def _skew(v) -> np.ndarray:
@@ -274,10 +339,10 @@ def from_fe(M_fe, K_fe, nodes_xyz, modes, *, node_ids=None, export=None, frame_n
     Mbar(q) = B(q)^T M_fe B(q) (module docstring) gives every inertia quantity but mdCM.M1 (= Ct^T),
     Ke = Phi^T K_fe Phi.
     """
-    M_fe = np.asarray(M_fe, dtype=float)
-    K_fe = np.asarray(K_fe, dtype=float)
-    X = np.asarray(nodes_xyz, dtype=float)
-    Phi = np.asarray(modes, dtype=float)
+    M_fe = real_array(M_fe, "finite-element model: the mass matrix")
+    K_fe = real_array(K_fe, "finite-element model: the stiffness matrix")
+    X = real_array(nodes_xyz, "finite-element model: the node coordinates")
+    Phi = real_array(modes, "finite-element model: the matrix of mode shapes")
     if X.ndim != 2 or X.shape[1] != 3:
         raise ModelError(f"finite-element model: node coordinates must be (N, 3), got the shape {X.shape}")
     N = X.shape[0]
@@ -292,7 +357,7 @@ def from_fe(M_fe, K_fe, nodes_xyz, modes, *, node_ids=None, export=None, frame_n
         raise ModelError(f"finite-element model: the mode shapes must be ({dof}, n >= 1), "
                          f"got the shape {Phi.shape}")
     n = Phi.shape[1]
-    ids = list(range(1, N + 1)) if node_ids is None else [int(i) for i in node_ids]
+    ids = list(range(1, N + 1)) if node_ids is None else node_ids_of(node_ids, "finite-element model")
     if len(ids) != N or len(set(ids)) != N:
         raise ModelError(f"finite-element model: node_ids must be {N} different numbers, got {node_ids!r}")
 
@@ -343,15 +408,7 @@ def from_fe(M_fe, K_fe, nodes_xyz, modes, *, node_ids=None, export=None, frame_n
     Me = (Mbar0[6:, 6:] + Mbar0[6:, 6:].T) / 2
     Ke = Phi.T @ K_fe @ Phi
     Ke = (Ke + Ke.T) / 2
-    if damping is None:
-        De = np.zeros((n, n))
-    elif np.ndim(damping) == 0:
-        zeta = float(damping)
-        if not (np.isfinite(zeta) and zeta >= 0):
-            raise ModelError(f"damping ratio must be a number >= 0, got {damping!r}")
-        De = np.diag(2 * zeta * np.sqrt(np.clip(np.diag(Ke), 0, None) * np.diag(Me)))
-    else:
-        De = np.asarray(damping, dtype=float)
+    De = modal_damping(damping, Ke, Me)
     ksigma = None
     if geometric_stiffness is not None:
         if len(geometric_stiffness) != len(LOAD_CASES):
@@ -360,7 +417,7 @@ def from_fe(M_fe, K_fe, nodes_xyz, modes, *, node_ids=None, export=None, frame_n
         ks = np.stack([Phi.T @ np.asarray(G, dtype=float) @ Phi for G in geometric_stiffness], axis=-1)
         ksigma = Taylor(M0=np.zeros((n, n)), M1=(ks + ks.transpose(1, 0, 2)) / 2)
 
-    keep = ids if export is None else [int(i) for i in export]
+    keep = ids if export is None else node_ids_of(export, "finite-element model: export")
     for k in keep:
         if k not in ids:
             raise ModelError(f"finite-element model: export names node {k}, which is not a node "
@@ -373,11 +430,37 @@ def from_fe(M_fe, K_fe, nodes_xyz, modes, *, node_ids=None, export=None, frame_n
     names = list(mode_names) if mode_names is not None else [f"q{j + 1:02d}" for j in range(n)]
     data = ModalData(mass=mass, mdCM=Taylor(M0=mdCM0, M1=mdCM1), J=Taylor(M0=J0, M1=J1, M2=J2),
                      Ct=Taylor(M0=Ct0), Cr=Taylor(M0=Cr0, M1=Cr1), Me=Me, Ke=Ke, De=De, nodes=node_list,
-                     frame_node=frame_node, ksigma=ksigma, modes=names,
-                     frequencies_hz=None if frequencies_hz is None else [float(x) for x in frequencies_hz],
-                     description=description)
+                     frame_node=frame_node, ksigma=ksigma, modes=mode_name_list(names, n),
+                     frequencies_hz=mode_frequencies(frequencies_hz, n), description=description)
     data.check()
     return data
+
+
+def node_ids_of(value, where: str) -> list[int]:
+    """A list of node ids (each checked by :func:`node_id`)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ModelError(f"{where}: give a list of node ids, got {value!r}")
+    return [node_id(k, where) for k in value]
+
+
+def modal_damping(damping, Ke, Me) -> np.ndarray:
+    """De: None (no damping), one damping ratio zeta >= 0 for every mode (De = 2 zeta sqrt(Ke_jj
+    Me_jj) on the diagonal), or a modal damping matrix (n x n)."""
+    n = len(Me)
+    if damping is None:
+        return np.zeros((n, n))
+    if isinstance(damping, (bool, np.bool_)) or isinstance(damping, (str, bytes)):
+        raise ModelError(f"damping must be a damping ratio (a number >= 0) or a modal damping matrix "
+                         f"of {n} x {n}, got {damping!r}")
+    if np.ndim(damping) == 0:
+        if not isinstance(damping, numbers.Real) or not (math.isfinite(damping) and damping >= 0):
+            raise ModelError(f"damping ratio must be a number >= 0, got {damping!r}")
+        return np.diag(2 * float(damping) * np.sqrt(np.clip(np.diag(Ke), 0, None) * np.diag(Me)))
+    De = real_array(damping, "damping (the modal damping matrix)")
+    if De.shape != (n, n):
+        raise ModelError(f"damping must be a damping ratio (a number >= 0) or a modal damping matrix "
+                         f"of {n} x {n} (one row and column per mode), got the shape {De.shape}")
+    return De
 
 
 def save(data: ModalData, path) -> pathlib.Path:
@@ -387,9 +470,9 @@ def save(data: ModalData, path) -> pathlib.Path:
            "mdCM": data.mdCM.to_json(), "J": data.J.to_json(), "Ct": data.Ct.to_json(),
            "Cr": data.Cr.to_json(), "Me": {"M0": np.asarray(data.Me).tolist()},
            "Ke": {"M0": np.asarray(data.Ke).tolist()}, "De": {"M0": np.asarray(data.De).tolist()},
-           "nodes": [{"id": nd.id, "origin": nd.origin.to_json(), "psi": {"M0": np.asarray(nd.psi).tolist()}}
-                     for nd in data.nodes],
-           "frame_node": data.frame_node, "modes": list(data.modes)}
+           "nodes": [{"id": int(nd.id), "origin": nd.origin.to_json(),
+                      "psi": {"M0": np.asarray(nd.psi).tolist()}} for nd in data.nodes],
+           "frame_node": None if data.frame_node is None else int(data.frame_node), "modes": list(data.modes)}
     if data.ksigma is not None:
         doc["ksigma"] = data.ksigma.to_json()
     if data.frequencies_hz is not None:
@@ -400,10 +483,20 @@ def save(data: ModalData, path) -> pathlib.Path:
 
 
 REQUIRED = ("mass", "mdCM", "J", "Ct", "Cr", "Me", "Ke", "nodes")
+#: every key of the file: the required ones, then the optional ones
+KEYS = ("format", "version", *REQUIRED, "De", "ksigma", "frame_node", "modes", "frequencies_hz",
+        "description")
+#: the terms each Taylor quantity of the file may have (Me, Ke, De are constant; ksigma is linear)
+TERMS = {"mdCM": ("M0", "M1"), "J": ("M0", "M1", "M2"), "Ct": ("M0", "M1", "M2"), "Cr": ("M0", "M1"),
+         "Me": ("M0",), "Ke": ("M0",), "De": ("M0",), "ksigma": ("M0", "M1")}
 
 
 def load(path) -> ModalData:
-    """Read an mbsfmu-sid JSON file; ModelError naming the file and the missing or bad quantity."""
+    """Read an mbsfmu-sid JSON file; ModelError naming the file and the missing or bad quantity
+    (a key the format does not have, a table that is not a rectangular table of numbers, a node
+    id that is not a whole number, ...; then everything :meth:`ModalData.check` checks)."""
+    if not isinstance(path, (str, pathlib.PurePath)):
+        raise ModelError(f"modal data: give the path of an {FORMAT} file, got {path!r}")
     p = pathlib.Path(path)
     try:
         doc = json.loads(p.read_text())
@@ -420,48 +513,95 @@ def load(path) -> ModalData:
     if missing:
         raise ModelError(f"modal data file {str(p)!r} lacks the required "
                          f"quantit{'y' if len(missing) == 1 else 'ies'} {', '.join(missing)}")
-
-    def taylor(name, orders=("M0",)):
-        entry = doc.get(name)
-        if not isinstance(entry, dict) or "M0" not in entry:
-            raise ModelError(f"modal data file {str(p)!r}: {name} must be an object with at least M0")
-        for o in orders:
-            if o not in entry:
-                raise ModelError(f"modal data file {str(p)!r}: {name} lacks its term {o}")
-        return Taylor(**{k: np.asarray(entry[k], dtype=float) for k in ("M0", "M1", "M2") if k in entry})
-
     try:
-        nodes = [Node(id=int(nd["id"]), origin=taylor_of(nd["origin"]),
-                      psi=np.asarray(nd["psi"]["M0"], dtype=float)) for nd in doc["nodes"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelError(f"modal data file {str(p)!r}: a node lacks id, origin (M0, M1) or psi (M0): "
-                         f"{exc}") from None
-    try:
-        return _from_doc(doc, nodes, taylor)
+        return _from_doc(doc)
     except ModelError as exc:
         raise ModelError(f"modal data file {str(p)!r}: {exc}") from None
-    except (TypeError, ValueError) as exc:  # a quantity of the wrong kind (a number where a table belongs)
-        raise ModelError(f"modal data file {str(p)!r}: a quantity is malformed ({exc})") from None
 
 
-def _from_doc(doc: dict, nodes: list, taylor) -> ModalData:
+def _from_doc(doc: dict) -> ModalData:
+    """The ModalData of a parsed file, each entry checked for its JSON kind first."""
+    unknown = [k for k in doc if k not in KEYS]
+    if unknown:
+        raise ModelError(f"unknown key(s) {', '.join(map(repr, unknown))} (the format has "
+                         f"{', '.join(KEYS)})")
+    mass = doc["mass"]
+    if isinstance(mass, bool) or not isinstance(mass, (int, float)):
+        raise ModelError(f"mass must be a number, got {json.dumps(mass)}")
     frame_node = doc.get("frame_node")
-    if frame_node is not None and (isinstance(frame_node, bool) or not isinstance(frame_node, int)):
-        raise ModelError(f"frame_node must be a node id (a whole number) or null, got {frame_node!r}")
-    modes = doc.get("modes") or []
-    if not isinstance(modes, list) or not all(isinstance(x, str) for x in modes):
-        raise ModelError(f"modes must be a list of names, got {modes!r}")
-    n = len(taylor("Me").M0)
-    data = ModalData(mass=float(doc["mass"]), mdCM=taylor("mdCM", ("M0", "M1")), J=taylor("J"),
-                     Ct=taylor("Ct"), Cr=taylor("Cr"), Me=taylor("Me").M0, Ke=taylor("Ke").M0,
-                     De=taylor("De").M0 if "De" in doc else np.zeros((n, n)), nodes=nodes,
-                     frame_node=frame_node,
-                     ksigma=taylor("ksigma", ("M1",)) if "ksigma" in doc else None,
-                     modes=list(modes), frequencies_hz=doc.get("frequencies_hz"),
-                     description=str(doc.get("description", "")))
+    if frame_node is not None:
+        node_id(frame_node, "frame_node", in_json=True)
+    description = doc.get("description", "")
+    if not isinstance(description, str):
+        raise ModelError(f"description must be a text, got {description!r}")
+    nodes = doc["nodes"]
+    if not isinstance(nodes, list) or not nodes:
+        raise ModelError(f"nodes must be a non-empty list of nodes, got {nodes!r:.80}")
+    Me = taylor_of(doc["Me"], "Me").M0
+    n = len(Me) if Me.ndim else 0
+    data = ModalData(mass=float(mass), mdCM=taylor_of(doc["mdCM"], "mdCM"), J=taylor_of(doc["J"], "J"),
+                     Ct=taylor_of(doc["Ct"], "Ct"), Cr=taylor_of(doc["Cr"], "Cr"), Me=Me,
+                     Ke=taylor_of(doc["Ke"], "Ke").M0,
+                     De=taylor_of(doc["De"], "De").M0 if "De" in doc else np.zeros((n, n)),
+                     nodes=[_node(nd, k) for k, nd in enumerate(nodes)], frame_node=frame_node,
+                     ksigma=taylor_of(doc["ksigma"], "ksigma") if "ksigma" in doc else None,
+                     modes=doc.get("modes") or [], frequencies_hz=doc.get("frequencies_hz"),
+                     description=description)
     data.check()
     return data
 
 
-def taylor_of(entry) -> Taylor:
-    return Taylor(**{k: np.asarray(entry[k], dtype=float) for k in ("M0", "M1", "M2") if k in entry})
+def _node(entry, k: int) -> Node:
+    """Node number k (0-based) of the file's list: {"id": ..., "origin": {M0, M1}, "psi": {M0}}."""
+    where = f"nodes[{k}]"
+    if not isinstance(entry, dict):
+        raise ModelError(f"{where} must be an object with id, origin and psi, got {entry!r:.80}")
+    unknown = [x for x in entry if x not in ("id", "origin", "psi")]
+    missing = [x for x in ("id", "origin", "psi") if x not in entry]
+    if unknown or missing:
+        raise ModelError(f"{where} must have the keys id, origin and psi"
+                         + (f"; it lacks {', '.join(missing)}" if missing else "")
+                         + (f"; unknown: {', '.join(map(repr, unknown))}" if unknown else ""))
+    nid = node_id(entry["id"], f"{where}.id", in_json=True)
+    origin = _terms(entry["origin"], f"node {nid} origin", ("M0", "M1"))
+    psi = _terms(entry["psi"], f"node {nid} psi", ("M0",))
+    if "M1" not in origin:
+        raise ModelError(f"node {nid} origin lacks its term M1 (the translational mode shapes)")
+    return Node(id=nid, origin=Taylor(**origin), psi=psi["M0"])
+
+
+def _terms(entry, name: str, allowed) -> dict:
+    """{term: float array} of a Taylor object of the file: M0 and the terms ``allowed``, each a
+    rectangular table of numbers."""
+    if not isinstance(entry, dict) or "M0" not in entry:
+        raise ModelError(f"{name} must be an object with at least M0")
+    extra = [t for t in entry if t not in allowed]
+    if extra:
+        raise ModelError(f"{name} has no term {', '.join(map(repr, extra))} here (terms: "
+                         f"{', '.join(allowed)})")
+    return {t: _numbers(v, f"{name}.{t}") for t, v in entry.items()}
+
+
+def _numbers(value, name: str) -> np.ndarray:
+    """A number or nested lists of numbers (JSON: no true/false, text or null) as an array."""
+    def bad(v, at):
+        if isinstance(v, list):
+            for i, x in enumerate(v):
+                found = bad(x, f"{at}[{i}]")
+                if found:
+                    return found
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return f"{name}{at} is {json.dumps(v)}, not a number"
+        return None
+
+    problem = bad(value, "")
+    if problem:
+        raise ModelError(problem)
+    return real_array(value, name, finite=False)  # ragged lists; non-finite numbers: check()
+
+
+def taylor_of(entry, name: str = "quantity") -> Taylor:
+    """The Taylor object of a file entry {"M0": ..., "M1": ..., "M2": ...} (terms the quantity
+    ``name`` has, numbers only)."""
+    return Taylor(**_terms(entry, name, TERMS.get(name, ("M0", "M1", "M2"))))
