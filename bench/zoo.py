@@ -1,151 +1,196 @@
-"""Every model in ``models/`` at two tolerances, in-process and as a native FMU.
+"""The same answer from every path: every model in ``models/`` at rtol 1e-10, every formulation it
+offers, the default method (RKSTAB; Radau IIA for the flyball governor) and DOP853, through
+``simulate`` on the C engine and on the numpy reference and as a native FMU (issue 23 item 8).
 
-For each model (with its seed's span where the seed gives one) and rtol 1e-6 and 1e-10, the
-default formulation ('qr') and the default method (RKSTAB; Radau IIA, ``method='stiff'``, for
-the flyball governor):
+For each model (tests/zoo_cases.py: the seed's span, the output step, the independent reference
+and the bound that passes) and each formulation ('minimal' for trees; 'qr', 'svd', 'projection',
+'partition', 'baumgarte', 'dae' for loops, without 'partition' for nonholonomic constraints):
 
-* ``simulate`` on the C engine: accepted and rejected steps, CPU of the engine's run over the
-  grid (``stats["cpu_seconds"]``: CPU time of the integration only; compilation, instance set-up
-  and consistent initialization are ``stats["setup_seconds"]``), the largest constraint residual
-  on the grid, the relative energy drift (conservative models only), and the significant
-  correct digits at the end, SCD = -log10(max_i |q_i - q_ref,i| / max_i |q_ref,i|) against a
-  tight run (DOP853 at rtol 1e-12; Radau at 1e-12 for the flyball).  This is the norm-wise
-  form of seed 003's SCD (sec. 4.3), whose component-wise form blows up for coordinates near 0;
-* the native FMU (``mbsfmu.build_fmu(..., backend='native')``) driven by ``fmpy.simulate_fmu``
-  with ``solver_rtol`` set (atol = rtol/10 as in simulate) at the same output interval: wall
-  time of ``simulate_fmu`` (instantiation included), residual and SCD of its final state.
+* ``simulate`` on the engine with each method: the verdict -- ``pass`` with the error against the
+  reference, ``FAIL`` with it (a run that ends but misses the bound), or the first words of the
+  error it raises --, accepted steps and the engine's run time;
+* a native FMU of that formulation (``mbsfmu.build_fmu``), driven by ``fmpy.simulate_fmu`` with
+  only ``solver_rtol`` and ``solver`` set: its verdict and whether its states equal simulate's
+  bit for bit (``=``), else their largest difference;
+* ``simulate`` on the numpy backend with the default formulation and each method over
+  ``--numpy-span`` seconds at most (the spans are printed; the Python reference takes seconds to
+  minutes per second of motion for the larger models).
 
-Run from the repository root: ``.venv/bin/python bench/zoo.py [--quick] [--no-fmu]``.
-The singular slider-crank's reference is the tight run of its linear reformulation (eq. 4.28),
-the same motion on the same branch: its own tight runs fail at the singular positions.
-``--quick`` runs only rtol 1e-6 and shortens the spans to at most 1 s.
+The last column says whether every path agrees: all pass, or all fail with the same kind of
+error (the numpy backend's verdict against the engine's over the same span).  Run from the
+repository root: ``.venv/bin/python bench/zoo.py [--quick] [--only NAME] [--no-fmu]
+[--numpy-span S]``; ``--quick`` runs the CI spans of tests/zoo_cases.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import pathlib
+import re
+import sys
 import tempfile
 import time
 import warnings
 
 import numpy as np
 
-import mbsfmu
-
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-MODELS = ROOT / "models"
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-#: (label, file, model kwargs, t_end, dt, method, conservative)
-CASES = [
-    ("double_pendulum", "double_pendulum.py", {}, 10.0, 0.01, "explicit", True),
-    ("spinning_top", "spinning_top.py", {}, 10.0, 0.01, "explicit", True),
-    ("cart_pendulum", "cart_pendulum.py", {}, 10.0, 0.01, "explicit", True),
-    ("slider_crank", "slider_crank.py", {}, 10.0, 0.01, "explicit", True),
-    ("slider_crank_natural", "slider_crank_natural.py", {}, 10.0, 0.01, "explicit", True),
-    ("four_bar", "four_bar.py", {}, 10.0, 0.01, "explicit", True),
-    ("four_bar_natural", "four_bar_natural.py", {}, 10.0, 0.01, "explicit", True),
-    ("andrews", "andrews.py", {}, 0.03, 0.001, "explicit", False),
-    ("copy_machine", "copy_machine.py", {}, 10.0, 0.01, "explicit", False),
-    ("bricard", "bricard.py", {}, 10.0, 0.01, "explicit", True),
-    ("flyball_governor", "flyball_governor.py", {}, 1.0, 0.01, "stiff", False),
-    ("two_link_arm I", "two_link_arm.py", {"case": "I"}, 10.0, 0.01, "explicit", True),
-    ("two_link_arm II", "two_link_arm.py", {"case": "II"}, 2.0, 0.01, "explicit", False),
-    ("singular_slider_crank", "singular_slider_crank.py", {}, 3.0, 0.01, "explicit", True),  # ref: linear
-    ("singular_slider_crank lin", "singular_slider_crank.py", {"constraint": "linear"}, 3.0, 0.01,
-     "explicit", True),
-    ("slider_crank_tsda k=1e3", "slider_crank_tsda.py", {"k": 1000.0}, 0.5, 0.01, "explicit", False),
-    ("slider_crank_tsda k=1e4", "slider_crank_tsda.py", {"k": 10000.0}, 0.5, 0.01, "explicit", False),
-]
-FMU_SOLVER = {"explicit": 0, "stiff": 1}
+from zoo_cases import CASES, Run  # noqa: E402
+
+import mbsfmu  # noqa: E402
+from mbsfmu.fmu.native import NATIVE_FORMULATIONS  # noqa: E402
+from mbsfmu.formulations import DEFAULT_FORMULATION  # noqa: E402
+
+RTOL = 1e-10
+SOLVER = {"explicit": 0, "stiff": 1, "DOP853": 2}  # the FMU parameter 'solver'
 
 
-def scd(q, q_ref) -> float:
-    err = float(np.max(np.abs(q - q_ref))) / max(float(np.max(np.abs(q_ref))), 1e-300)
-    return math.inf if err == 0 else -math.log10(err)
+def formulations(system) -> list[str]:
+    """What the model offers: the minimal ODE of a tree, else every formulation of the engine
+    (without coordinate partitioning for nonholonomic constraints, which it refuses by name)."""
+    if not system.constrained:
+        return ["minimal"]
+    return [f for f in NATIVE_FORMULATIONS if not (f == "partition" and system.nonholonomic)]
 
 
-def run(system, t_end, dt, method, rtol):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return mbsfmu.simulate(system, t_end, dt, method=method, rtol=rtol)
+def kind(exc: BaseException) -> str:
+    """The first words of an error message that say what happened (for the table)."""
+    text = str(exc).split(": ", 1)[-1]
+    for key in ("step size underflow", "collapsed", "singular", "redundant", "not converge", "non-finite",
+                "cannot take", "maximum number of steps", "projection"):
+        if key in text:
+            return key
+    return text[:40]
 
 
-def reference(system, t_end, dt, method):
-    """(final coordinates, rtol) of the tightest run that passes: 1e-12, else 1e-11, 1e-10
-    (the N four-bar's singular passes stop DOP853 at rtol 1e-11 and below)."""
-    tight = "stiff" if method == "stiff" else "DOP853"
-    for rtol in (1e-12, 1e-11, 1e-10):
-        try:
-            return run(system, t_end, dt, tight, rtol).y[:, -1], rtol
-        except mbsfmu.MbsError:
-            continue
-    return None, None
+def verdict(case, run_or_exc) -> tuple[str, str]:
+    """(verdict, detail): ('pass', error), ('FAIL', error), or for an error ('error: ' and what it
+    says, its type and the time of the last output point kept or the time the FMU names)."""
+    if isinstance(run_or_exc, BaseException):
+        t = getattr(getattr(run_or_exc, "result", None), "t", None)
+        at = f"t={t[-1]:.3g}" if t is not None and len(t) else ""
+        m = re.search(r"integration from t=([0-9.eE+-]+)", str(run_or_exc))
+        at = f"t={float(m.group(1)):.3g}" if m and not at else at
+        return f"error: {kind(run_or_exc)}", f"({type(run_or_exc).__name__}{', ' + at if at else ''})"
+    err = case.error(run_or_exc)
+    return ("pass" if err < case.bound else "FAIL"), f"{err:.1e}"
 
 
-def fmu_run(path, system, t_end, dt, method, rtol, q_ref):
+def simulate(system, case, t_end, method, formulation, backend):
+    """(Run or exception, Result or None, seconds)."""
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = mbsfmu.simulate(system, t_end, case.dt, rtol=RTOL, method=method, backend=backend,
+                                  formulation=None if formulation == "minimal" else formulation)
+        return Run.of_result(res), res, time.perf_counter() - start
+    except (mbsfmu.MbsError, ArithmeticError, ValueError) as exc:
+        return exc, None, time.perf_counter() - start
+
+
+class FmuFailed(Exception):
+    """An FMU run that fmpy stopped: the FMU's own last error message."""
+
+
+def fmu_run(path, names, t_end, dt, method):
+    """The FMU's Run, or FmuFailed with its logged error."""
     import fmpy
 
-    names = list(system.coordinates_)
-    start = time.perf_counter()
-    r = fmpy.simulate_fmu(str(path), stop_time=t_end, output_interval=dt,
-                          start_values={"solver_rtol": rtol, "solver_atol": rtol / 10,
-                                        "solver": FMU_SOLVER[method]})
-    wall = time.perf_counter() - start
-    q = np.array([r[n][-1] for n in names])
-    resid = float(np.max(r["constraint_residual"])) if "constraint_residual" in r.dtype.names else 0.0
-    return wall, resid, scd(q, q_ref)
+    errors = []
+
+    def logger(env, instance, status, category, message):
+        if status >= 3:
+            errors.append(message.decode() if isinstance(message, bytes) else str(message))
+
+    try:
+        rec = fmpy.simulate_fmu(str(path), stop_time=t_end, output_interval=dt, logger=logger,
+                                start_values={"solver_rtol": RTOL, "solver": SOLVER[method]})
+        return Run.of_fmpy(rec, names)
+    except Exception as exc:  # fmpy raises FMICallException and plain Exceptions
+        return FmuFailed(errors[-1] if errors else str(exc))
+
+
+def prefix(run, t_end):
+    """The run (or error) up to t_end: what the numpy backend's shorter run is compared with."""
+    if isinstance(run, BaseException):
+        return run
+    n = int(np.searchsorted(run.t, t_end + 1e-12, side="right"))
+    return Run(run.t[:n], run.y[:, :n], run.yd[:, :n], run.names)
+
+
+def same(a, b) -> str:
+    """'=' if the two runs' states are equal bit for bit, else their largest difference."""
+    if isinstance(a, BaseException) or isinstance(b, BaseException):
+        return ""
+    n = min(len(a.t), len(b.t))
+    d = max(float(np.max(np.abs(a.y[:, :n] - b.y[:, :n]))), float(np.max(np.abs(a.yd[:, :n] - b.yd[:, :n]))))
+    return "=" if d == 0.0 and len(a.t) == len(b.t) else f"{d:.0e}"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="rtol 1e-6 only, spans of at most 1 s")
+    ap.add_argument("--quick", action="store_true", help="the CI spans of tests/zoo_cases.py")
+    ap.add_argument("--only", nargs="*", default=(), help="cases whose label contains one of these")
     ap.add_argument("--no-fmu", action="store_true", help="skip the native FMUs")
+    ap.add_argument("--numpy-span", type=float, default=2.0,
+                    help="longest span of the numpy backend's runs [s] (default 2)")
     args = ap.parse_args(argv)
-    rtols = (1e-6,) if args.quick else (1e-6, 1e-10)
     out = pathlib.Path(tempfile.mkdtemp(prefix="mbsfmu_zoo_"))
-    head = ("| model | T [s] | rtol | steps | rejected | run [ms] | max abs(c) | energy drift | SCD "
-            "| FMU wall [ms] | FMU max abs(c) | FMU SCD |")
+    head = ("| model | T [s] | formulation | method | engine | steps | ms | FMU | FMU = simulate "
+            "| numpy T [s] | numpy | same verdict |")
     print(head)
     print("|" + " --- |" * (head.count("|") - 1))
-    for label, file, kwargs, t_end, dt, method, conservative in CASES:
-        if args.quick:
-            t_end = min(t_end, 1.0)
-        system = mbsfmu.load_model(MODELS / file, **kwargs)
-        # the singular slider-crank's tight runs fail at its singular positions: its reference is
-        # the tight run of the non-singular reformulation (the same motion on the same branch)
-        ref_system = (mbsfmu.load_model(MODELS / file, constraint="linear")
-                      if file == "singular_slider_crank.py" else system)
-        q_ref, ref_rtol = reference(ref_system, t_end, dt, method)
-        if q_ref is None:
-            print(f"| {label} | {t_end:g} | no reference: the tight runs failed |")
+    totals = {"runs": 0, "agree": 0}
+    start_all = time.perf_counter()
+    for case in CASES:
+        if args.only and not any(o in case.label for o in args.only):
             continue
-        if ref_rtol != 1e-12:
-            label += f" (ref. rtol {ref_rtol:g})"
-        fmu = None
-        if not args.no_fmu:
-            fmu = mbsfmu.build_fmu(system, out / f"{label.replace(' ', '_').replace('=', '')}.fmu",
-                                   backend="native")
-        for rtol in rtols:
-            try:
-                res = run(system, t_end, dt, method, rtol)
-            except mbsfmu.MbsError as exc:
-                print(f"| {label} | {t_end:g} | {rtol:g} | failed: {str(exc).splitlines()[0][:90]} |")
-                continue
-            st = res.stats
-            resid = float(np.max(res.constraint_residual)) if res.has_constraints else 0.0
-            drift = f"{res.relative_energy_drift():.1e}" if conservative else ""
-            row = (f"| {label} | {t_end:g} | {rtol:g} | {st.get('steps', st.get('naccept', ''))} | "
-                   f"{st.get('nreject', '')} | {1e3 * st.get('cpu_seconds', math.nan):.1f} | {resid:.1e} | "
-                   f"{drift} | {scd(res.y[:, -1], q_ref):.2f} |")
-            if fmu is not None:
+        system = case.load()
+        names = list(system.coordinates_)
+        t_end = case.t_ci if args.quick else case.t_end
+        t_np = min(t_end, args.numpy_span)
+        for form in formulations(system):
+            fmu = None
+            if not args.no_fmu:
                 try:
-                    wall, fresid, fscd = fmu_run(fmu, system, t_end, dt, method, rtol, q_ref)
-                    row += f" {1e3 * wall:.1f} | {fresid:.1e} | {fscd:.2f} |"
-                except Exception as exc:  # noqa: BLE001 - report and go on with the next model
-                    row += f" failed: {str(exc).splitlines()[0][:60]} | | |"
-            print(row, flush=True)
+                    fmu = mbsfmu.build_fmu(system, out / f"{case.label.replace(' ', '_').replace('=', '')}_"
+                                           f"{form}.fmu", backend="native",
+                                           formulation=None if form == "minimal" else form)
+                except mbsfmu.MbsError as exc:
+                    fmu = exc
+            for method in (case.method, "DOP853"):
+                run, res, seconds = simulate(system, case, t_end, method, form, "c")
+                v, detail = verdict(case, run)
+                steps = res.stats.get("naccept", "") if res is not None else ""
+                ms = f"{1e3 * res.stats.get('run_seconds', res.stats.get('engine_seconds', seconds)):.0f}" \
+                    if res is not None else ""
+                verdicts = {v}
+                cells = [f"{v} {detail}", str(steps), ms]
+                if isinstance(fmu, pathlib.Path):
+                    frun = fmu_run(fmu, names, t_end, case.dt, method)
+                    fv, fdetail = verdict(case, frun)
+                    verdicts.add(fv)
+                    cells += [f"{fv} {fdetail}", same(frun, run)]
+                else:
+                    cells += [f"build: {kind(fmu)}" if fmu is not None else "", ""]
+                if form in ("minimal", DEFAULT_FORMULATION):  # the default formulation on numpy
+                    nrun, _, nsec = simulate(system, case, t_np, method, form, "numpy")
+                    nv, ndetail = verdict(case, nrun)
+                    # against the engine's run over the same span
+                    verdicts.add(nv if nv == verdict(case, prefix(run, t_np))[0] else f"numpy {nv}")
+                    cells += [f"{t_np:g}", f"{nv} {ndetail} ({nsec:.1f} s)"]
+                else:
+                    cells += ["", ""]
+                agree = len(verdicts) == 1
+                totals["runs"] += 1
+                totals["agree"] += agree
+                print(f"| {case.label} | {t_end:g} | {form} | {method} | " + " | ".join(cells)
+                      + f" | {'yes' if agree else 'NO'} |", flush=True)
+    print(f"\n{totals['agree']} of {totals['runs']} (model, formulation, method) agree on every path; "
+          f"{time.perf_counter() - start_all:.0f} s")
 
 
 if __name__ == "__main__":

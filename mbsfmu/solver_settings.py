@@ -13,6 +13,13 @@ correct digit.  An absolute tolerance above 1 (in the units of the coordinates: 
 the error test accept anything and the step size grows until the constraints or the state blow
 up.  A step limit below 1e-10 s cannot be honoured within the integrator's step budget for any
 useful interval (and 0 means "no limit").
+
+The default absolute tolerance is derived from the relative one by one rule, written here and
+nowhere else (:func:`default_atol`; the native FMU gets its factors as macros): atol = rtol / 10
+for a model with constraints (seed 004's setting for all its experiments) and rtol / 100 for a
+tree.  ``simulate`` applies it when ``atol`` is left out (None) or 0, both FMU flavours when the
+parameter ``solver_atol`` is 0 (its start value), so an FMU given only ``solver_rtol`` integrates
+with the tolerances of ``simulate`` at the same ``rtol``.  A positive atol is taken as given.
 """
 
 from __future__ import annotations
@@ -35,6 +42,25 @@ assert {n: i for i, n in enumerate(SOLVERS)} == METHOD_KINDS  # value i is metho
 DEFAULT_SOLVER = "rkstab"
 
 
+#: atol = ATOL_FACTOR[...] * rtol where no absolute tolerance is given: with constraints, and for
+#: trees (module docstring)
+ATOL_FACTOR = {"constrained": 0.1, "tree": 0.01}
+#: what solver_atol = 0 (and simulate's atol None or 0) means
+ATOL_RULE = (f"derived from the relative tolerance: {ATOL_FACTOR['constrained']:g} rtol with constraints, "
+             f"{ATOL_FACTOR['tree']:g} rtol without")
+
+
+def default_atol(rtol: float, constrained: bool) -> float:
+    """The absolute tolerance where none is given (0 or None): ATOL_FACTOR times rtol; the native
+    runtime computes the same product (mbs_instance.c, solver_atol)."""
+    return rtol * ATOL_FACTOR["constrained" if constrained else "tree"]
+
+
+def effective_atol(atol, rtol: float, constrained: bool) -> float:
+    """``atol`` where it is positive, else (None or 0) :func:`default_atol`."""
+    return default_atol(rtol, constrained) if atol is None or atol == 0 else float(atol)
+
+
 @dataclass(frozen=True)
 class SolverSetting:
     name: str          # FMU parameter name
@@ -45,6 +71,7 @@ class SolverSetting:
     description: str
     macro: str         # MBS_<macro>_MIN, _MAX in the generated C header
     zero_means: str = ""  # 0 is allowed besides [low, high] and means this
+    zero_in_api: bool = False  # ... also for the simulate / export keyword
     choices: tuple = ()   # names of the values low, low + 1, ..., high (an Integer parameter)
 
     @property
@@ -56,8 +83,9 @@ class SolverSetting:
 SOLVER_SETTINGS = (
     SolverSetting("solver_rtol", "rtol", 1e-8, 1e-14, 0.1,
                   "relative tolerance of the internal integrator", "RTOL"),
-    SolverSetting("solver_atol", "atol", 1e-9, 0.0, 1.0,
-                  "absolute tolerance of the internal integrator", "ATOL"),
+    SolverSetting("solver_atol", "atol", 0.0, 0.0, 1.0,
+                  f"absolute tolerance of the internal integrator; 0 = {ATOL_RULE}", "ATOL",
+                  zero_means="derived from rtol", zero_in_api=True),
     SolverSetting("max_internal_step", "max_step", 0.0, 1e-10, math.inf,
                   "largest internal step [s]; 0 = no limit", "HMAX", zero_means="no limit"),
     SolverSetting("solver", "solver", METHOD_KINDS[DEFAULT_SOLVER], 0, len(SOLVERS) - 1,
@@ -81,12 +109,13 @@ def values_text(s: SolverSetting) -> str:
 
 def range_text(s: SolverSetting, api: bool = False) -> str:
     """'[1e-14, 0.1]', or for a step limit '0 (no limit) or [1e-10, inf)' (FMU parameter) and
-    '[1e-10, inf]' (simulate's keyword, whose default inf means no limit)."""
+    '[1e-10, inf]' (simulate's keyword, whose default inf means no limit), for atol
+    '0 (derived from rtol) or (0, 1]'."""
     if s.choices:
         return values_text(s)
     hi = ("inf]" if api else "inf)") if math.isinf(s.high) else f"{s.high:g}]"
-    text = f"[{s.low:g}, {hi}"
-    return f"0 ({s.zero_means}) or {text}" if s.zero_means and not api else text
+    text = f"{'(' if s.zero_means and s.low == 0 else '['}{s.low:g}, {hi}"  # 0 itself means zero_means
+    return f"0 ({s.zero_means}) or {text}" if s.zero_means and (s.zero_in_api or not api) else text
 
 
 def _check_choice(s: SolverSetting, value, api: bool) -> int:
@@ -115,10 +144,12 @@ def check_setting(name: str, value, api: bool = False) -> float:
         return _check_choice(s, value, api)
     label = s.api_name if api else s.name
     try:
+        if isinstance(value, bool):  # True is 1 to float(), not a tolerance anybody means
+            raise TypeError
         v = float(value)
     except (TypeError, ValueError):
         raise ParameterError(f"{label} must be a number, got {value!r}") from None
-    if s.zero_means and v == 0.0 and not api:
+    if s.zero_means and v == 0.0 and (s.zero_in_api or not api):
         return v
     if api and s.api_name == "max_step" and v == math.inf:
         return v  # simulate's default: no limit
@@ -128,13 +159,18 @@ def check_setting(name: str, value, api: bool = False) -> float:
 
 
 def c_macros() -> str:
-    """``#define`` lines of the ranges for the native runtime (MBS_RTOL_MIN, ...; for the choice
+    """``#define`` lines of the ranges for the native runtime (MBS_RTOL_MIN, ...; the factors of the
+    default atol, MBS_ATOL_FACTOR_CONSTRAINED and _TREE; MBS_<macro>_ZERO, what 0 means where it
+    is allowed besides the range; for the choice
     ``solver`` also MBS_SOLVER_VALUES, the text of its values for messages, and MBS_SOLVER_NAMES,
     the names in number order)."""
-    lines = []
+    lines = [f"#define MBS_ATOL_FACTOR_{k.upper()} {v!r}" for k, v in ATOL_FACTOR.items()]
     for s in SOLVER_SETTINGS:
         lines.append(f"#define MBS_{s.macro}_MIN {s.low!r}")
         lines.append(f"#define MBS_{s.macro}_MAX {'INFINITY' if math.isinf(s.high) else repr(s.high)}")
+        if s.zero_means:  # 0 is allowed and means this (the text of range messages)
+            assert s.zero_means.isascii() and '"' not in s.zero_means
+            lines.append(f'#define MBS_{s.macro}_ZERO "{s.zero_means}"')
         if s.choices:
             text = values_text(s)
             assert text.isascii() and '"' not in text and "\\" not in text

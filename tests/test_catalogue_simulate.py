@@ -151,7 +151,7 @@ SIMULATE_CASES = [
     ("rtol tiny", dict(t_end=1.0, rtol=1e-300), ParameterError, r"rtol = 1e-300 is outside its range"),
     ("rtol text", dict(t_end=1.0, rtol="tight"), ParameterError, r"rtol must be a number, got 'tight'"),
     ("atol negative", dict(t_end=1.0, atol=-1e-9), ParameterError,
-     r"atol = -1e-09 is outside its range \[0, 1\]"),
+     r"atol = -1e-09 is outside its range 0 \(derived from rtol\) or \(0, 1\]"),
     ("atol huge", dict(t_end=1.0, atol=1e300), ParameterError, r"atol = 1e\+300 is outside its range"),
     ("max_step negative", dict(t_end=1.0, max_step=-1), ParameterError,
      r"max_step = -1 is outside its range \[1e-10, inf\]"),

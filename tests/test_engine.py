@@ -210,7 +210,7 @@ def test_engine_refuses_bad_values_by_name():
         e.set({"nope": 1.0})
     with pytest.raises(ParameterError, match="unknown formulation 'nope'"):
         Engine(load_model("models/slider_crank.py"), formulation="nope")
-    with pytest.raises(ParameterError, match="weighting must be 'mass'"):
+    with pytest.raises(ParameterError, match="option weighting must be 'mass'"):
         Engine(load_model("models/slider_crank.py"), formulation="projection",
                options={"weighting": "heavy"})
     with pytest.raises(ParameterError, match="unknown independent coordinate"):

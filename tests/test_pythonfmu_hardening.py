@@ -271,9 +271,10 @@ for model, name in (("slider_crank", "constraint_residual"), ("slider_crank", "p
              lambda b, n=name: [f"'{n}'", "1.5", "calculated output"])
 
 # solver settings (one table of ranges: mbsfmu.solver_settings)
+ATOL_RANGE = "0 (derived from rtol) or (0, 1]"
 for name, value, rng in (("solver_rtol", 0.0, "[1e-14, 0.1]"), ("solver_rtol", 1e300, "[1e-14, 0.1]"),
-                         ("solver_rtol", math.nan, "[1e-14, 0.1]"), ("solver_atol", -1.0, "[0, 1]"),
-                         ("solver_atol", 2.0, "[0, 1]"), ("max_internal_step", -1.0, "1e-10"),
+                         ("solver_rtol", math.nan, "[1e-14, 0.1]"), ("solver_atol", -1.0, ATOL_RANGE),
+                         ("solver_atol", 2.0, ATOL_RANGE), ("max_internal_step", -1.0, "1e-10"),
                          ("max_internal_step", 1e-300, "1e-10")):
     case(f"set_{name}_{value!r}", BOTH, "step", lambda b, n=name, v=value: b.set([n], [v]),
          lambda b, n=name, v=value, r=rng: [f"'{n}'", repr(v), r])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 import numpy as np
 import sympy as sp
@@ -84,4 +85,27 @@ def make_function(system, intermediates, outputs, name="kernel", vectorized=Fals
     exec(compile(source, f"<mbsfmu {system.name}.{name}>", "exec"), namespace)
     fn = namespace[name]
     fn.source = source
+    fn.model_names = {v: str(k) for k, v in names.items()}  # safe identifier -> model name
     return fn
+
+
+_SAFE_NAME = re.compile(r"\b_(?:y|yd|prm|u|tp)\d+\b")
+
+
+def failing_line(exc: BaseException) -> str | None:
+    """The statement of a generated function in which ``exc`` was raised (the innermost one), with
+    the model's names in place of the argument identifiers (intermediates keep theirs), or None if
+    it was not raised in generated code."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        fn = tb.tb_frame.f_globals.get(code.co_name) if code.co_filename.startswith("<mbsfmu ") else None
+        if getattr(fn, "source", None) is not None:
+            found = fn, tb.tb_lineno
+        tb = tb.tb_next
+    if found is None:
+        return None
+    fn, lineno = found
+    line = fn.source.splitlines()[lineno - 1].strip()
+    return _SAFE_NAME.sub(lambda m: fn.model_names.get(m.group(0), m.group(0)), line)

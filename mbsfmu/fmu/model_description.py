@@ -13,8 +13,10 @@ Variables, in value-reference order:
   A y' + a of nonholonomic ones) depend on it (changing the geometry of a closed loop in the
   middle of a run would leave the state inconsistent);
 * the solver settings ``solver_rtol``, ``solver_atol`` and ``max_internal_step``: tunable
-  parameters, and ``solver``, the integration method, a tunable Integer parameter (0 = rkstab,
-  1 = stiff, :data:`mbsfmu.solver_settings.SOLVERS`) whose start value the export chooses;
+  parameters (``solver_atol`` starts at 0, which means the rule of ``simulate``: rtol / 10 with
+  constraints, rtol / 100 without, :func:`mbsfmu.solver_settings.default_atol`), and ``solver``,
+  the integration method, a tunable Integer parameter (0 = rkstab, 1 = stiff, 2 = dop853,
+  :data:`mbsfmu.solver_settings.SOLVERS`) whose start value the export chooses;
 * the model's inputs: continuous inputs held over each communication step.
 
 The integrator runs inside the FMU, so the coordinates and rates do not depend directly on an

@@ -50,6 +50,7 @@ from pythonfmu.enums import Fmi2Status
 
 from mbsfmu.fmu.model_description import LOG_STATISTICS
 from mbsfmu.runtime.constants import MAX_STEPS_PER_CALL, METHOD_KINDS
+from mbsfmu.solver_settings import check_setting, effective_atol
 
 TIME_RTOL = 1e-9  # a communication point must match the FMU time within 1e-9 (1 + |t|)
 ENGINE_MAX_STEPS = MAX_STEPS_PER_CALL  # internal steps one fmi2DoStep may take on the engine
@@ -493,7 +494,8 @@ class _NumpyBackend:
         """One do-step's integration from (time, x) to t1: the solution and its counters."""
         from mbsfmu.integrators import integrate, integrate_projected
 
-        rtol, atol = self.values["solver_rtol"], self.values["solver_atol"]
+        rtol = self.values["solver_rtol"]
+        atol = effective_atol(self.values["solver_atol"], rtol, bool(self.numeric.m))
         max_step = hmax if hmax > 0 else math.inf
         if method in SCIPY_FALLBACK:
             sol = integrate_projected(self.form, self.x, (self.time, t1), SCIPY_FALLBACK[method], [t1],
@@ -613,6 +615,8 @@ class MbsfmuSlave(Fmi2Slave):
         self.description = self.system.title or None
         self.by_vr = {v.value_reference: v for v in self.fmu_vars}
         self.vr_hmax = next(v.value_reference for v in self.fmu_vars if v.name == "max_internal_step")
+        self.vr_rtol = next(v.value_reference for v in self.fmu_vars if v.name == "solver_rtol")
+        self.rtol_set = False  # solver_rtol was set: fmi2SetupExperiment's tolerance does not replace it
         self.backend = self._backend()
         # kept here: reading it from the engine before a do-step would compute the outputs of
         # inputs set since the last one, which the native FMU does only when they are read
@@ -689,7 +693,6 @@ class MbsfmuSlave(Fmi2Slave):
     def _value_problem(self, var, value):
         """Why ``value`` is no value for the parameter or input ``var`` (None if it is one)."""
         from mbsfmu.errors import ParameterError
-        from mbsfmu.solver_settings import check_setting
 
         if var.kind == "solver":
             try:
@@ -766,6 +769,7 @@ class MbsfmuSlave(Fmi2Slave):
                 self.backend.set(refs, given)
                 self.hmax = next((v for r, v in zip(reversed(refs), reversed(given)) if r == self.vr_hmax),
                                  self.hmax)
+                self.rtol_set |= self.vr_rtol in refs
         except _Refused as exc:  # the model's rules for the parameter values together
             text = ", ".join(f"{self.fmu_vars[r].name} = {_num(v)}" for r, v in zip(refs, given))
             self._fail(fn, f"{text} refused: {exc}; nothing was changed")
@@ -824,6 +828,13 @@ class MbsfmuSlave(Fmi2Slave):
             self.time = float(start_time)
             self.stop_time = None if stop_time is None else float(stop_time)
             self._tell_time()
+            # the importer's tolerance is solver_rtol's value unless that was set (as in the native FMU)
+            if tolerance is not None and not self.rtol_set:
+                problem = self._set_problem(self.by_vr[self.vr_rtol], float(tolerance))
+                if problem:
+                    return self._warn(fn, f"the tolerance is not taken ({problem}); solver_rtol keeps "
+                                      "its value")
+                self.backend.set([self.vr_rtol], [float(tolerance)])
         except Exception as exc:
             self._internal(fn, exc)
 

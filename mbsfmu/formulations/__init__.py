@@ -21,6 +21,10 @@ nor a good choice of independent coordinates (the decomposition chooses the best
 every evaluation, so it runs through configurations where any fixed partition is singular).
 """
 
+import math
+
+import numpy as np
+
 from ..errors import ParameterError
 from .base import Formulation, InputSchedule, kkt_solve
 from .baumgarte import Baumgarte
@@ -96,23 +100,69 @@ def check_regular_mass(system, name) -> None:
             "kind do")
 
 
+#: the options of the formulations, and the values each takes: (test, what it must be)
+OPTIONS = {
+    "alpha": (lambda v: _number(v) and math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    "beta": (lambda v: _number(v) and math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    "rank_tol": (lambda v: _number(v) and 0 < v < 1, "a number in (0, 1)"),
+    "newton_tol": (lambda v: _number(v) and 0 < v < 1, "a number in (0, 1)"),
+    "newton_max": (lambda v: _number(v) and v == int(v) and 1 <= v <= 1000, "an integer in [1, 1000]"),
+    "iterations": (lambda v: _number(v) and v == int(v) and 1 <= v <= 1000, "an integer in [1, 1000]"),
+    "cond_max": (lambda v: _number(v) and 1 < v < math.inf, "a finite number > 1 (a condition number)"),
+    "weighting": (lambda v: v in ("mass", "identity"), "'mass' (3.66) or 'identity' (3.69)"),
+    "independent": (lambda v: True, ""),  # names, checked by the formulation
+}
+#: the options each formulation takes
+FORMULATION_OPTIONS = {
+    "dae": (), "baumgarte": ("alpha", "beta"),
+    "partition": ("independent", "cond_max", "newton_tol", "newton_max"),
+    "qr": ("rank_tol", "newton_tol", "newton_max"), "svd": ("rank_tol", "newton_tol", "newton_max"),
+    "projection": ("weighting", "iterations", "newton_tol"),
+}
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def check_options(name: str, options, constrained: bool = True) -> dict:
+    """``options`` (a mapping or None) as a dict if the formulation ``name`` takes each of them
+    with its value, else a ParameterError naming the option, the value and what it must be."""
+    if options is None:
+        return {}
+    if not hasattr(options, "items"):
+        raise ParameterError(f"formulation_options must be a dict of option names and values, "
+                             f"got {options!r}")
+    if options and not constrained:
+        raise ParameterError(f"formulation_options {dict(options)!r}: the model has no constraints, so it "
+                             "runs its minimal ODE, which takes no options")
+    allowed = FORMULATION_OPTIONS.get(name, ())
+    for key, value in options.items():
+        if key not in allowed:
+            raise ParameterError(f"formulation {name!r} has no option {key!r} (its options: "
+                                 f"{', '.join(allowed) or 'none'})")
+        test, text = OPTIONS[key]
+        if not test(value):
+            raise ParameterError(f"formulation {name!r}: option {key} must be {text}, got {value!r}")
+    return dict(options)
+
+
 def make_formulation(name, numeric, inputs=None, **options) -> Formulation:
-    """The formulation ``name`` for a NumericModel; trees always get the minimal ODE."""
+    """The formulation ``name`` for a NumericModel with its ``options`` (checked against
+    :data:`OPTIONS`); trees always get the minimal ODE."""
     name = check_formulation_name(name)
     check_nonholonomic(numeric.system, name)
     check_regular_mass(numeric.system, name)
     if numeric.m == 0 or name == "minimal":
         if numeric.m:
             raise ParameterError("formulation 'minimal' needs a system without constraints")
+        check_options(name, options, constrained=False)
         return MinimalODE(numeric, inputs)
-    try:
-        return FORMULATIONS[name](numeric, inputs, **options)
-    except TypeError as exc:
-        raise ParameterError(f"formulation {name!r}: bad option ({exc})") from None
+    return FORMULATIONS[name](numeric, inputs, **check_options(name, options))
 
 
-__all__ = ["make_formulation", "check_formulation_name", "check_nonholonomic",
-           "NONHOLONOMIC_FORMULATIONS", "check_regular_mass", "REGULAR_MASS_FORMULATIONS",
-           "FORMULATIONS", "DEFAULT_FORMULATION", "Formulation",
+__all__ = ["make_formulation", "check_formulation_name", "check_options", "OPTIONS", "FORMULATION_OPTIONS",
+           "check_nonholonomic", "NONHOLONOMIC_FORMULATIONS", "check_regular_mass",
+           "REGULAR_MASS_FORMULATIONS", "FORMULATIONS", "DEFAULT_FORMULATION", "Formulation",
            "InputSchedule", "kkt_solve", "MinimalODE", "DAE", "Baumgarte",
            "CoordinatePartitioning", "OptimalPartitioning", "PostStabilization"]

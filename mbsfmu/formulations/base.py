@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from ..errors import ParameterError, SimulationError
+from ..equations.python_source import failing_line
+from ..errors import MbsError, ParameterError, SimulationError
 from ..runtime.constants import DEFAULTS, SINGULAR_PIVOT
 
 
@@ -64,9 +65,27 @@ class Formulation:
         self.inputs = inputs if isinstance(inputs, InputSchedule) else InputSchedule(numeric, inputs)
         self.nfev = 0
 
+    #: (t, text) of the last evaluation whose generated code left the domain of a function, or None
+    undefined = None
+
     def __call__(self, t, x):
+        """F(t, x).  Where the model's generated code leaves the domain of a function (math.sqrt
+        of a negative number, acos beyond 1, an overflowing exp: a ValueError or ArithmeticError
+        raised there), F is NaN, as in the engine, whose C functions return NaN there: the
+        integrators take a non-finite F as a failed stage or Newton iteration and retry with a
+        shorter step (a Newton iterate or a stage of a long step may leave the domain where the
+        motion itself does not).  :attr:`undefined` keeps where and in which statement, for the
+        message of a run that fails all the same."""
         self.nfev += 1
-        return self.rhs(t, x)
+        try:
+            return self.rhs(t, x)
+        except (ValueError, ArithmeticError) as exc:
+            line = None if isinstance(exc, MbsError) else failing_line(exc)
+            if line is None:
+                raise
+            self.undefined = (t, f"the model's equations are not defined {self.where(t, x[:self.f])}: "
+                                 f"{exc} in {line[:200]}")
+            return np.full(np.shape(x), np.nan)
 
     def rhs(self, t, x):  # pragma: no cover - abstract
         raise NotImplementedError

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
 from ..runtime.constants import DEFAULTS
 from .dae import DAE
 
@@ -30,10 +29,7 @@ class Baumgarte(DAE):
     def __init__(self, numeric, inputs=None, alpha: float = DEFAULTS["alpha"],
                  beta: float = DEFAULTS["beta"]):
         super().__init__(numeric, inputs)
-        for n, v in (("alpha", alpha), ("beta", beta)):
-            if not (np.isfinite(v) and v >= 0):
-                raise ParameterError(f"baumgarte: {n} must be a finite number >= 0, got {v!r}")
-        self.alpha, self.beta = float(alpha), float(beta)
+        self.alpha, self.beta = float(alpha), float(beta)  # checked by make_formulation (OPTIONS)
 
     def _extra(self, c, C, b1, yd):
         extra = 2.0 * self.alpha * (C @ yd + b1)

@@ -40,9 +40,19 @@ def _condition_functions(numeric):
             lambda y: np.atleast_2d(np.array(fE(y, numeric.prm), dtype=float)))
 
 
+def fixed_names(fixed) -> list:
+    """``fixed`` (a coordinate name, or names) as a list, or a ParameterError saying what it must be."""
+    if isinstance(fixed, str):
+        return [fixed]
+    try:
+        return list(fixed or ())
+    except TypeError:
+        raise ParameterError(f"fixed must be a list of coordinate names, got {fixed!r}") from None
+
+
 def check_fixed_names(names, fixed) -> None:
     """ParameterError naming the entries of ``fixed`` that are not coordinates in ``names``."""
-    bad = [n for n in fixed if n not in names]
+    bad = [n for n in fixed_names(fixed) if n not in names]
     if bad:
         raise ParameterError(f"consistent initialization: unknown fixed coordinate(s) {bad}")
 
@@ -56,7 +66,7 @@ def consistent_state(numeric, x0, t0=0.0, fixed=None, tol=1e-12, max_iter=50, wa
     way, every coordinate may move (minimum-norm change), and a warning names what moved.
     ``given`` lists names (``x``, ``der(x)``) the user set explicitly: never treated as guesses."""
     names = numeric.coordinate_names
-    fixed = [fixed] if isinstance(fixed, str) else fixed
+    fixed = fixed_names(fixed)
     if fixed:
         return _consistent_state(numeric, x0, t0, list(fixed), tol, max_iter, warn_tol, given)
     coords = list(numeric.system.coordinates_.values())

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConstraintError, ParameterError
+from ..errors import ConstraintError
 from ..runtime.constants import DEFAULTS
 from .dae import DAE
 
@@ -33,12 +33,7 @@ class PostStabilization(DAE):
 
     def __init__(self, numeric, inputs=None, weighting: str = "mass",
                  iterations: int = DEFAULTS["iterations"], newton_tol: float = DEFAULTS["newton_tol"]):
-        super().__init__(numeric, inputs)
-        if weighting not in ("mass", "identity"):
-            raise ParameterError(f"projection: weighting must be 'mass' (3.66) or 'identity' "
-                                 f"(3.69), got {weighting!r}")
-        if int(iterations) < 1:
-            raise ParameterError(f"projection: iterations must be >= 1, got {iterations!r}")
+        super().__init__(numeric, inputs)  # the options are checked by make_formulation (OPTIONS)
         self.weighting = weighting
         self.iterations = int(iterations)
         self.newton_tol = float(newton_tol)

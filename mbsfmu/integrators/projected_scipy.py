@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, Radau
 
-from ..errors import SimulationError
-from .stepper import Stepper, StepperResult, sample
+from ..errors import ParameterError, SimulationError
+from .stepper import Stepper, StepperResult, check_settings, sample
 
 #: Methods whose state can be replaced between steps, so that a projection can be applied.
 SOLVERS = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853, "Radau": Radau}
@@ -30,11 +30,12 @@ class ProjectedScipy(Stepper):
 
     def __init__(self, rhs, x0, t_span, method, project=None, rtol=1e-6, atol=1e-8,
                  max_step=np.inf, max_steps=10_000_000):
+        if method not in UNPROJECTED_SOLVERS:
+            raise ParameterError(f"unknown method {method!r}; use one of {', '.join(UNPROJECTED_SOLVERS)}")
+        self.x0, self.t0, self.t1, rtol, atol, _, max_step, self.max_steps, _ = check_settings(
+            x0, t_span, rtol, atol, None, max_step, max_steps, None)
         self.rhs, self.method, self.project = rhs, method, project
-        self.x0 = np.array(x0, dtype=float)
-        self.t0, self.t1 = t_span
         self.options = {"rtol": rtol, "atol": atol, "max_step": max_step}
-        self.max_steps = max_steps
         self.t, self.x, self.h = self.t0, self.x0, 0.0
         self.nproj = self.naccept = 0
         self.solver = None
@@ -73,6 +74,8 @@ class ProjectedScipy(Stepper):
         X = np.empty((len(ts), self.x0.size))
         for i, t in enumerate(ts):
             X[i] = dense(t)
+            if not np.all(np.isfinite(X[i])):  # DOP853's interpolant has stages of its own
+                raise SimulationError(f"{self.method}: the dense output is not finite at t={t:.6g}")
             if self.project is not None:
                 X[i] = self.project(t, X[i])
                 self.nproj += 1

@@ -74,7 +74,7 @@ import math
 import numpy as np
 
 from ..errors import ParameterError, SimulationError
-from .stepper import Stepper, StepperResult, sample
+from .stepper import Stepper, StepperResult, check_settings, sample
 
 __all__ = ["RKStab", "integrate"]
 
@@ -142,49 +142,6 @@ def _initial_step(rhs, t0, x0, f0, span, max_step, rtol, atol):
     return min(100 * h0, h1, span, max_step), 1
 
 
-def _validate(x0, t_span, rtol, atol, first_step, max_step, max_steps, min_step):
-    x0 = np.array(x0, dtype=float)
-    if x0.ndim != 1 or x0.size == 0:
-        raise ParameterError(f"x0 must be a non-empty 1-D array, got shape {x0.shape}")
-    if not np.all(np.isfinite(x0)):
-        raise ParameterError(f"x0 is not finite at indices {np.flatnonzero(~np.isfinite(x0)).tolist()}")
-    try:
-        t0, t1 = (float(v) for v in t_span)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"t_span must be two numbers (t0, t1), got {t_span!r}") from exc
-    if not (math.isfinite(t0) and math.isfinite(t1)):
-        raise ParameterError(f"t_span must be finite, got {t_span!r}")
-    if not t1 > t0:
-        raise ParameterError(f"t_span must satisfy t1 > t0 (forward integration only), got ({t0}, {t1})")
-    rtol = float(rtol)
-    if not (rtol > 0 and math.isfinite(rtol)):
-        raise ParameterError(f"rtol must be positive and finite, got {rtol}")
-    if atol is None:
-        atol = rtol / 10
-    atol = np.asarray(atol, dtype=float)
-    if atol.ndim > 1 or (atol.ndim == 1 and atol.shape != x0.shape):
-        raise ParameterError(f"atol must be a scalar or have shape {x0.shape}, got shape {atol.shape}")
-    if not np.all(np.isfinite(atol)) or np.any(atol < 0):
-        raise ParameterError("atol must be finite and non-negative")
-    if atol.ndim == 0:
-        atol = float(atol)
-    max_step = float(max_step)
-    if not max_step > 0:
-        raise ParameterError(f"max_step must be positive, got {max_step}")
-    if first_step is not None:
-        first_step = float(first_step)
-        if not (first_step > 0 and math.isfinite(first_step)):
-            raise ParameterError(f"first_step must be positive and finite, got {first_step}")
-    if int(max_steps) < 1:
-        raise ParameterError(f"max_steps must be at least 1, got {max_steps}")
-    if min_step is None:
-        min_step = 1e-14 * (t1 - t0)
-    min_step = float(min_step)
-    if not min_step >= 0:
-        raise ParameterError(f"min_step must be non-negative, got {min_step}")
-    return x0, t0, t1, rtol, atol, first_step, max_step, int(max_steps), min_step
-
-
 class RKStab(Stepper):
     """RKSTAB as a :class:`~mbsfmu.integrators.stepper.Stepper` (arguments as :func:`integrate`).
 
@@ -195,8 +152,8 @@ class RKStab(Stepper):
     def __init__(self, rhs, x0, t_span, *, project=None, rtol=1e-6, atol=None, first_step=None,
                  max_step=np.inf, max_steps=1_000_000, min_step=None, project_output=True, weak=None):
         (self.x0, self.t0, self.t1, self.rtol, self.atol, self.first_step, self.max_step,
-         self.max_steps, self.min_step) = _validate(x0, t_span, rtol, atol, first_step, max_step,
-                                                    max_steps, min_step)
+         self.max_steps, self.min_step) = check_settings(x0, t_span, rtol, atol, first_step, max_step,
+                                                         max_steps, min_step)
         self.rhs, self.project, self.project_output = rhs, project, project_output
         self.weak = weak if project is not None else None
         self.t, self.x, self.h = self.t0, self.x0, 0.0

@@ -22,13 +22,15 @@ step's end point and slope), which is why it is sampled before ``stabilize``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import ParameterError, SimulationError
+from ..runtime.constants import COLLAPSE
 
-__all__ = ["Stepper", "StepperResult", "sample", "check_output_times"]
+__all__ = ["Stepper", "StepperResult", "sample", "check_output_times", "check_settings"]
 
 
 @dataclass
@@ -108,6 +110,52 @@ def check_output_times(t_eval, t0: float, t1: float) -> np.ndarray | None:
     return t_eval
 
 
+def check_settings(x0, t_span, rtol, atol, first_step, max_step, max_steps, min_step):
+    """The settings of a stepper, checked: (x0 as a float array, t0, t1, rtol, atol (rtol / 10 where
+    None; a scalar or one value per state), first_step, max_step, max_steps, min_step (default
+    1e-14 (t1 - t0))); a ParameterError names the first bad one."""
+    x0 = np.array(x0, dtype=float)
+    if x0.ndim != 1 or x0.size == 0:
+        raise ParameterError(f"x0 must be a non-empty 1-D array, got shape {x0.shape}")
+    if not np.all(np.isfinite(x0)):
+        raise ParameterError(f"x0 is not finite at indices {np.flatnonzero(~np.isfinite(x0)).tolist()}")
+    try:
+        t0, t1 = (float(v) for v in t_span)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"t_span must be two numbers (t0, t1), got {t_span!r}") from exc
+    if not (math.isfinite(t0) and math.isfinite(t1)):
+        raise ParameterError(f"t_span must be finite, got {t_span!r}")
+    if not t1 > t0:
+        raise ParameterError(f"t_span must satisfy t1 > t0 (forward integration only), got ({t0}, {t1})")
+    rtol = float(rtol)
+    if not (rtol > 0 and math.isfinite(rtol)):
+        raise ParameterError(f"rtol must be positive and finite, got {rtol}")
+    if atol is None:
+        atol = rtol / 10
+    atol = np.asarray(atol, dtype=float)
+    if atol.ndim > 1 or (atol.ndim == 1 and atol.shape != x0.shape):
+        raise ParameterError(f"atol must be a scalar or have shape {x0.shape}, got shape {atol.shape}")
+    if not np.all(np.isfinite(atol)) or np.any(atol < 0):
+        raise ParameterError("atol must be finite and non-negative")
+    if atol.ndim == 0:
+        atol = float(atol)
+    max_step = float(max_step)
+    if not max_step > 0:
+        raise ParameterError(f"max_step must be positive, got {max_step}")
+    if first_step is not None:
+        first_step = float(first_step)
+        if not (first_step > 0 and math.isfinite(first_step)):
+            raise ParameterError(f"first_step must be positive and finite, got {first_step}")
+    if int(max_steps) < 1:
+        raise ParameterError(f"max_steps must be at least 1, got {max_steps}")
+    if min_step is None:
+        min_step = 1e-14 * (t1 - t0)
+    min_step = float(min_step)
+    if not min_step >= 0:
+        raise ParameterError(f"min_step must be non-negative, got {min_step}")
+    return x0, t0, t1, rtol, atol, first_step, max_step, int(max_steps), min_step
+
+
 class _Record:
     """The output of a run: the states at ``t_eval``, or at every accepted step without it."""
 
@@ -162,18 +210,28 @@ def sample(stepper: Stepper, t_eval=None, monitor=None) -> StepperResult:
     times within the interval; None: every accepted step, including t0).
 
     ``monitor(t, h, h_rho)`` is called after every accepted step (progress, stiffness
-    diagnostic); what it raises propagates.  A SimulationError or KeyboardInterrupt raised
-    during the steps carries ``partial = (t, x)``: the output points reached so far."""
+    diagnostic); what it raises propagates.  A run whose step size collapses (COLLAPSE['steps']
+    accepted steps in a row shorter than COLLAPSE['ratio'] of the interval, as in the engine)
+    ends with a SimulationError.  Any exception raised during the steps (a
+    SimulationError of the method, an error of the right-hand side or projection, a
+    KeyboardInterrupt) carries ``partial = (t, x)``: the output points reached so far."""
     t_eval = check_output_times(t_eval, stepper.t0, stepper.t1)
     stepper.start()
     record = _Record(t_eval, stepper.t0, stepper.x0)
+    h_collapse, short = COLLAPSE["ratio"] * (stepper.t1 - stepper.t0), 0
     try:
         while not stepper.finished:
             stepper.step()
+            short = short + 1 if stepper.h < h_collapse else 0
+            if short >= COLLAPSE["steps"]:  # creeping towards a point it never reaches
+                raise SimulationError(
+                    f"{type(stepper).__name__}: the step size collapsed ({short} accepted steps in a row "
+                    f"shorter than {COLLAPSE['ratio']:g} of the interval) at t={stepper.t:.9g}: the "
+                    "solution is not smooth here")
             record.step(stepper)
             if monitor is not None:
                 monitor(stepper.t, stepper.h, stepper.h_rho)
-    except (SimulationError, KeyboardInterrupt) as exc:
+    except BaseException as exc:  # the method's failure, the model's, Ctrl-C: keep what was computed
         exc.partial = record.partial()
         raise
     t, x = record.complete(stepper.x)

@@ -77,6 +77,12 @@ STIFFNESS = {
     "rtol_max": 1e-3,
 }
 
+#: a collapsed step size ends a run: ``steps`` accepted steps in a row, each shorter than ``ratio``
+#: of the interval (the engine's MBS_RK_COLLAPSE_* of mbs_rk_shared.h, which its integrators,
+#: compiled also without a model header, define themselves; tests/test_reference_failures.py
+#: checks that the two agree)
+COLLAPSE = {"ratio": 1e-12, "steps": 10_000}
+
 #: weighting of the PStab projection -> number of the C engine (mbs_form.weighting)
 WEIGHTINGS = {"mass": 0, "identity": 1}
 

@@ -98,12 +98,12 @@ class Engine:
         if self.formulation not in ENGINE_FORMULATIONS:
             raise ParameterError(f"unknown formulation {self.formulation!r}; choose one of "
                                  f"{', '.join(ENGINE_FORMULATIONS)}")
-        if self.sizes["nc"]:
-            from ..formulations import check_nonholonomic, check_regular_mass
+        from ..formulations import check_nonholonomic, check_options, check_regular_mass
 
+        if self.sizes["nc"]:
             check_nonholonomic(system, self.formulation)
             check_regular_mass(system, self.formulation)
-        opts = self._engine_options(dict(options or {}))
+        opts = self._engine_options(check_options(self.formulation, options, bool(self.sizes["nc"])))
         if method not in constants.METHOD_KINDS:
             raise ParameterError(f"unknown engine method {method!r}; choose one of "
                                  f"{', '.join(constants.METHOD_KINDS)}")
@@ -120,10 +120,7 @@ class Engine:
         if self.formulation == "baumgarte":
             opts.setdefault("alpha", constants.DEFAULTS["alpha"])
             opts.setdefault("beta", constants.DEFAULTS["beta"])
-        if "weighting" in opts:
-            if opts["weighting"] not in constants.WEIGHTINGS:
-                raise ParameterError(f"projection: weighting must be 'mass' (3.66) or 'identity' "
-                                     f"(3.69), got {opts['weighting']!r}")
+        if "weighting" in opts:  # checked by check_options
             opts["weighting"] = constants.WEIGHTINGS[opts["weighting"]]
         if "independent" in opts:
             independent = opts.pop("independent")

@@ -51,6 +51,7 @@ typedef struct {
     unsigned log_mask;
     int used_cb_alloc;
     inst_state state;
+    int rtol_set;        /* solver_rtol was set: fmi2SetupExperiment's tolerance does not replace it */
     long n_do_step;      /* statistics since instantiation or reset (not part of the FMU state) */
     double do_step_seconds;
     mbs_instance *I;     /* in the same allocation, after this struct */
@@ -273,12 +274,19 @@ void fmi2FreeInstance(fmi2Component comp)
         release(c, c->used_cb_alloc, c);
 }
 
+/* The value reference of solver_rtol (the first solver setting, mbs_model_sizes). */
+static fmi2ValueReference rtol_reference(void)
+{
+    int sizes[16];
+    mbs_model_sizes(sizes);
+    return (fmi2ValueReference)sizes[11];
+}
+
 fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean toleranceDefined, fmi2Real tolerance,
                                fmi2Real startTime, fmi2Boolean stopTimeDefined, fmi2Real stopTime)
 {
     component *c = (component *)comp;
-    (void)toleranceDefined; /* the tolerance is the parameter solver_rtol */
-    (void)tolerance;
+    const fmi2ValueReference vr_rtol = rtol_reference();
     if (!check_state(c, "fmi2SetupExperiment", S_INST))
         return fmi2Error;
     if (!isfinite(startTime))
@@ -288,6 +296,13 @@ fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean toleranceDefined,
                    stopTime, startTime);
     if (mbs_inst_set_time(c->I, startTime, stopTimeDefined ? stopTime : INFINITY) != MBS_OK)
         return ERR(c, "fmi2SetupExperiment: %s", mbs_inst_message(c->I));
+    /* the importer's tolerance is solver_rtol's value unless that was set (solver_atol = 0 follows
+     * it by simulate's rule); one outside solver_rtol's range is said and left aside */
+    if (toleranceDefined && !c->rtol_set && mbs_inst_set(c->I, 1, &vr_rtol, &tolerance) != MBS_OK) {
+        log_msg(c, fmi2Warning, "logStatusWarning", "fmi2SetupExperiment: the tolerance is not taken "
+                "(%s); solver_rtol keeps its value", mbs_inst_message(c->I));
+        return fmi2Warning;
+    }
     return fmi2OK;
 }
 
@@ -385,6 +400,7 @@ fmi2Status fmi2Reset(fmi2Component comp)
     log_statistics(c);
     c->n_do_step = 0;
     c->do_step_seconds = 0.0;
+    c->rtol_set = 0;
     mbs_inst_init(c->I);
     c->state = ST_INSTANTIATED;
     log_msg(c, fmi2OK, "logEvents", "fmi2Reset");
@@ -447,6 +463,8 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
         return fmi2Error;
     if (mbs_inst_set(c->I, nvr, vr, value) != MBS_OK)
         return ERR(c, "fmi2SetReal: %s", mbs_inst_message(c->I));
+    for (size_t i = 0; i < nvr; i++)
+        c->rtol_set |= vr[i] == rtol_reference();
     return fmi2OK;
 }
 

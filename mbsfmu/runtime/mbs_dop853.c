@@ -113,11 +113,14 @@ static const double D[4][17] = {
 #define FACMAX 6.0   /* largest ratio h_new / h (DOP853's fac2) */
 #define ORDER 8      /* the error estimate behaves as O(h^8): exponent 1/8 */
 #define NONFINITE_SHRINK 0.2
+#define CROSS_WATCH 0.3 /* singular positions: cross with RKSTAB once rho < this, falling, and */
+#define CROSS_REACH 2.5 /* the predicted singular time lies within this many proposed steps */
+#define CROSS_BEGINS 1  /* internal code of advance_impl: a crossing begins at the current state */
 
 /* Work rows (n doubles each): X, K1..K16, ARG (stage argument; after a step the stage-12
  * argument), XT (x~), XN (x_new), XOLD and K1OLD (x and k1 at the start of the last step of a
- * dense call), R5..R8. */
-enum { W_X, W_K1, W_ARG = W_K1 + 16, W_XT, W_XN, W_XOLD, W_K1OLD, W_R5, W_END = W_R5 + 4 };
+ * dense call), R5..R8, then the work of the crossing RKSTAB (NEAR). */
+enum { W_X, W_K1, W_ARG = W_K1 + 16, W_XT, W_XN, W_XOLD, W_K1OLD, W_R5, W_NEAR = W_R5 + 4 };
 #define ROW(s, k) ((s)->work + (size_t)(k) * (size_t)(s)->n)
 #define KROW(s, j) ROW(s, W_K1 + (j) - 1)
 
@@ -142,7 +145,7 @@ int mbs_dop853_init(mbs_dop853 *s, int n, double *work, double rtol, double atol
 
 void mbs_dop853_reset_fsal(mbs_dop853 *s)
 {
-    if (s != NULL) s->fsal_valid = s->dense_valid = s->dense_ready = 0;
+    if (s != NULL) s->fsal_valid = s->dense_valid = s->dense_ready = s->sing.valid = s->crossing = 0;
 }
 
 const char *mbs_dop853_message(int code)
@@ -243,6 +246,11 @@ static int attempt_step(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             sum += q * q;
         }
         *err = sqrt(*err * *err + sum / n);
+        if (s->sing.weak != NULL) { /* the regularity of x_new (row R5 as scratch for the hook) */
+            double *D = ROW(s, W_R5);
+            for (i = 0; i < n; ++i) D[i] = XN[i] - XT[i];
+            s->sing.rho_new = s->sing.weak(ctx, t_new, XN, D);
+        }
     }
     *outcome = ATTEMPT_DONE;
     return 0;
@@ -299,7 +307,8 @@ static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     int n, rc = MBS_RKSTAB_OK, last_nonfinite = 0;
     double *X, *K1, *K13, *XN;
     double tc, h, hmin, span;
-    long nattempt = 0;
+    long nattempt = 0, short_run = 0; /* accepted steps in a row below h_collapse */
+    double h_collapse;
 
     if (s == NULL || f == NULL || t == NULL || x == NULL || s->work == NULL || s->n < 1)
         return MBS_RKSTAB_EARG;
@@ -326,13 +335,28 @@ static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     }
     hmin = mbs_rk_hmin(s->hmin, tc, t_end);
     if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
+    h_collapse = MBS_RK_COLLAPSE_RATIO * ((isfinite(t_clip) ? t_clip : t_end) - tc);
+    if (p != NULL && s->sing.weak != NULL && !s->sing.valid) { /* the start's regularity */
+        s->dense_ready = 0; /* row R5 as scratch */
+        mbs_rk_singular_start(&s->sing, ctx, tc, X, ROW(s, W_R5), n);
+    }
 
     while (tc < t_end) {
         double t_new, h_prop = h, err = 0.0;
         int clipped = 0, outcome;
 
         if (max_steps > 0 && nattempt >= max_steps) { rc = MBS_RKSTAB_ETOOMANY; break; }
+        if (short_run >= MBS_RK_COLLAPSE_STEPS) { rc = MBS_RKSTAB_ECOLLAPSE; break; }
         if (h < hmin) { rc = last_nonfinite ? MBS_RKSTAB_ENONFINITE : MBS_RKSTAB_EUNDERFLOW; break; }
+        if (p != NULL && s->sing.weak != NULL) { /* a singular time ahead: RKSTAB crosses it */
+            const double D = mbs_rk_singular_eta(&s->sing, tc, CROSS_WATCH);
+            if (D <= CROSS_REACH * h && tc + 2.0 * D > tc) {
+                s->crossing = 1;
+                s->t_exit = tc + 2.0 * D;
+                rc = CROSS_BEGINS;
+                break;
+            }
+        }
         nattempt++;
         s->dense_valid = s->dense_ready = 0; /* the attempt overwrites the stages */
         if (tc + 1.01 * h >= t_clip) {
@@ -362,6 +386,7 @@ static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             s->reject_last = 0;
             last_nonfinite = 0;
             s->naccept++;
+            short_run = h < h_collapse ? short_run + 1 : 0;
             stiffness_estimate(s, h);
             if (dense && t_new >= t_end) {
                 memcpy(ROW(s, W_XOLD), X, (size_t)n * sizeof(double));
@@ -374,6 +399,7 @@ static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             memcpy(X, XN, (size_t)n * sizeof(double));
             memcpy(K1, K13, (size_t)n * sizeof(double));
             h = h_next;
+            if (p != NULL) mbs_rk_singular_accept(&s->sing, tc);
         } else {
             double q = pow(err, 1.0 / ORDER - 0.2 * s->beta) / SAFETY;
             s->nreject++;
@@ -428,10 +454,81 @@ static void interpolate(const mbs_dop853 *s, double t, double *xout)
     }
 }
 
+/* The crossing RKSTAB, its pointers (work, hook) set from s: a restored copy of the struct may
+ * come from another process. */
+static mbs_rkstab *near_of(mbs_dop853 *s)
+{
+    s->near.work = ROW(s, W_NEAR);
+    s->near.sing.weak = s->sing.weak;
+    return &s->near;
+}
+
+/* Begin a crossing (s->crossing set by advance_impl): the RKSTAB near starts afresh at DOP853's
+ * state with the same tolerances, the ratios so far and DOP853's proposal, placed. */
+static int cross_begin(mbs_dop853 *s)
+{
+    mbs_rkstab *r = &s->near;
+    int rc = mbs_rkstab_init(r, s->n, ROW(s, W_NEAR), s->rtol, s->atol, s->hmax);
+    if (rc != MBS_RKSTAB_OK) return rc;
+    r->hmin = s->hmin;
+    r->sing = s->sing;
+    r->h = mbs_rk_place_step(&r->sing, s->t_fsal, s->h);
+    s->ncross++;
+    return MBS_RKSTAB_OK;
+}
+
+/* End a crossing: DOP853 goes on from RKSTAB's last accepted state (its k1 is evaluated anew: the
+ * state is taken as a restart with fsal_valid 0, whose time and x are the internal ones). */
+static void cross_end(mbs_dop853 *s)
+{
+    mbs_rkstab *r = near_of(s);
+    memcpy(ROW(s, W_X), r->work, (size_t)s->n * sizeof(double)); /* RKSTAB's state: work[0..n) */
+    s->t_fsal = r->t_fsal;
+    s->fsal_valid = s->dense_valid = s->dense_ready = 0;
+    s->sing = r->sing;
+    s->reject_last = 0;
+    if (s->h > FACMAX * r->h) s->h = FACMAX * r->h;
+    s->crossing = 0;
+}
+
+/* Add the work of the crossing RKSTAB since the counts c[4] (taken before) to DOP853's counters. */
+static void cross_count(mbs_dop853 *s, const long *c)
+{
+    s->nfev += s->near.nfev - c[0];
+    s->naccept += s->near.naccept - c[1];
+    s->nreject += s->near.nreject - c[2];
+    s->nproj += s->near.nproj - c[3];
+}
+
+const double *mbs_dop853_state(const mbs_dop853 *s, double *t)
+{
+    if (s->crossing && s->near.fsal_valid) {
+        *t = s->near.t_fsal;
+        return ROW(s, W_NEAR); /* RKSTAB's state: work[0..n) */
+    }
+    *t = s->t_fsal;
+    return s->work;
+}
+
 int mbs_dop853_advance(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t, double *x,
                        double t_end, long max_steps)
 {
-    return advance_impl(s, f, p, ctx, t, x, t_end, t_end, max_steps, 0);
+    int rc;
+    for (;;) {
+        if (s->crossing) { /* RKSTAB to the end of the crossing or t_end, whichever comes first */
+            const long c[4] = {s->near.nfev, s->near.naccept, s->near.nreject, s->near.nproj};
+            rc = mbs_rkstab_advance(near_of(s), f, p, ctx, t, x, t_end < s->t_exit ? t_end : s->t_exit, max_steps);
+            cross_count(s, c);
+            if (rc != MBS_RKSTAB_OK || *t < s->t_exit) return rc;
+            cross_end(s);
+        }
+        if (*t >= t_end) return MBS_RKSTAB_OK;
+        rc = advance_impl(s, f, p, ctx, t, x, t_end, t_end, max_steps, 0);
+        if (rc != CROSS_BEGINS) return rc;
+        s->t_fsal = *t;
+        rc = cross_begin(s);
+        if (rc != MBS_RKSTAB_OK) return rc;
+    }
 }
 
 int mbs_dop853_advance_dense(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double t0,
@@ -445,27 +542,54 @@ int mbs_dop853_advance_dense(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void
         return MBS_RKSTAB_EARG;
     n = s->n;
     X = ROW(s, W_X);
-    if (!s->fsal_valid) { /* (re)start from the caller's state */
+    if (t_stop < t_target) t_stop = t_target;
+    if (!s->fsal_valid && !s->crossing) { /* (re)start from the caller's state */
         memcpy(X, x0, (size_t)n * sizeof(double));
         s->t_fsal = t0;
         s->dense_valid = s->dense_ready = 0;
     }
-    tint = s->t_fsal;
-    if (t_target > tint) {
-        if (t_stop < t_target) t_stop = t_target;
-        rc = advance_impl(s, f, p, ctx, &tint, X, t_target, isfinite(t_stop) ? t_stop : INFINITY,
-                          max_steps, 1);
-        if (rc != MBS_RKSTAB_OK) return rc;
-    }
-    if (t_target == tint) {
-        memcpy(xout, X, (size_t)n * sizeof(double));
+    for (;;) {
+        if (s->crossing) { /* the crossing RKSTAB's steps and dense output, up to the end of the crossing */
+            mbs_rkstab *r = near_of(s);
+            const long c[4] = {r->nfev, r->naccept, r->nreject, r->nproj};
+            if (r->fsal_valid && r->t_fsal >= s->t_exit && t_target >= r->t_fsal) {
+                cross_end(s);
+                continue;
+            }
+            if (t_target > s->t_exit) { /* run it to the end, then DOP853 on */
+                rc = mbs_rkstab_advance_dense(r, f, p, ctx, s->t_fsal, X, s->t_exit, s->t_exit, max_steps, xout);
+                cross_count(s, c);
+                if (rc != MBS_RKSTAB_OK) return rc;
+                cross_end(s);
+                continue;
+            }
+            rc = mbs_rkstab_advance_dense(r, f, p, ctx, s->t_fsal, X, t_target,
+                                          t_stop < s->t_exit ? t_stop : s->t_exit, max_steps, xout);
+            cross_count(s, c);
+            return rc;
+        }
+        tint = s->t_fsal;
+        if (t_target > tint) {
+            rc = advance_impl(s, f, p, ctx, &tint, X, t_target, isfinite(t_stop) ? t_stop : INFINITY,
+                              max_steps, 1);
+            if (rc == CROSS_BEGINS) {
+                s->t_fsal = tint;
+                rc = cross_begin(s);
+                if (rc != MBS_RKSTAB_OK) return rc;
+                continue;
+            }
+            if (rc != MBS_RKSTAB_OK) return rc;
+        }
+        if (t_target == tint) {
+            memcpy(xout, X, (size_t)n * sizeof(double));
+            return MBS_RKSTAB_OK;
+        }
+        if (!s->dense_valid || t_target < s->t_prev) return MBS_RKSTAB_EARG; /* not inside the last step */
+        if (!s->dense_ready) {
+            rc = build_dense(s, f, ctx);
+            if (rc != MBS_RKSTAB_OK) return rc;
+        }
+        interpolate(s, t_target, xout);
         return MBS_RKSTAB_OK;
     }
-    if (!s->dense_valid || t_target < s->t_prev) return MBS_RKSTAB_EARG; /* not inside the last step */
-    if (!s->dense_ready) {
-        rc = build_dense(s, f, ctx);
-        if (rc != MBS_RKSTAB_OK) return rc;
-    }
-    interpolate(s, t_target, xout);
-    return MBS_RKSTAB_OK;
 }

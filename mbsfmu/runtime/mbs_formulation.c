@@ -88,7 +88,11 @@ static int *itake(int **w, int n)
     return r;
 }
 
-/* "at t=0.1 (phi=1, s=0.2)" into buf, for messages */
+/* Coordinates named in a message's place: more would crowd out what the message says in the
+ * fixed-size message buffer (the 22 of an N = 10 four-bar cut "... (a singular position" off). */
+#define WHERE_MAX_COORDINATES 6
+
+/* "at t=0.1 (phi=1, s=0.2)" into buf, for messages (the first WHERE_MAX_COORDINATES, then "...") */
 static const char *where(const mbs_form *F, double t, const double *y, char *buf, size_t n)
 {
     size_t len;
@@ -96,7 +100,7 @@ static const char *where(const mbs_form *F, double t, const double *y, char *buf
     snprintf(buf, n, "at t=%.9g", t);
     if (F->names == NULL)
         return buf;
-    for (j = 0; j < F->f; j++) {
+    for (j = 0; j < F->f && j < WHERE_MAX_COORDINATES; j++) {
         len = strlen(buf);
         if (len + 2 >= n)
             break;
@@ -104,7 +108,7 @@ static const char *where(const mbs_form *F, double t, const double *y, char *buf
     }
     len = strlen(buf);
     if (len + 1 < n)
-        snprintf(buf + len, n - len, ")");
+        snprintf(buf + len, n - len, "%s)", F->f > WHERE_MAX_COORDINATES ? ", ..." : "");
     return buf;
 }
 

@@ -116,7 +116,7 @@ typedef struct {
     double weak_pivot;              /* qr, svd: pivots below this times the scale are weak
                                        constraint directions (mbs_form_weak; 0: none) */
     long nproj;                     /* projections done */
-    char message[256];              /* what went wrong in the last failing call */
+    char message[512];              /* what went wrong in the last failing call */
 } mbs_form;
 
 /* Forget the position-level terms kept from the last evaluation (see positions_at in

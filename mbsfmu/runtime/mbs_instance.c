@@ -44,7 +44,7 @@
 #define INIT_WARN_TOL 1e-8
 
 /* Everything a saved state holds: plain data, no pointers except the integrators' work arrays
- * (re-pointed on restore). */
+ * and the explicit methods' hook for singular positions (re-pointed on restore). */
 typedef struct {
     double v[NVARS];           /* values in value-reference order */
     double t;                  /* time of the last communication point */
@@ -359,18 +359,28 @@ static int solver_setting_problem(mbs_instance *I, unsigned vr, double value)
     }
     double lo = vr == MBS_VR_RTOL ? MBS_RTOL_MIN : vr == MBS_VR_ATOL ? MBS_ATOL_MIN : MBS_HMAX_MIN;
     double hi = vr == MBS_VR_RTOL ? MBS_RTOL_MAX : vr == MBS_VR_ATOL ? MBS_ATOL_MAX : MBS_HMAX_MAX;
-    int zero_ok = vr == MBS_VR_HMAX;
+    const char *zero = vr == MBS_VR_HMAX ? MBS_HMAX_ZERO : vr == MBS_VR_ATOL ? MBS_ATOL_ZERO : NULL;
     char g[32], l[32], h[32];
-    if ((zero_ok && value == 0.0) || (value >= lo && value <= hi))
+    if ((zero != NULL && value == 0.0) || (value >= lo && value <= hi))
         return 0;
     mbs_format_double(lo, l, sizeof l);
     if (isinf(hi))
         snprintf(h, sizeof h, "inf)");
     else
         snprintf(h, sizeof h, "%s]", mbs_format_double(hi, g, sizeof g));
-    snprintf(I->msg, sizeof I->msg, "%s = %s is outside its range %s[%s, %s", mbs_names[vr],
-             mbs_format_double(value, g, sizeof g), zero_ok ? "0 (no limit) or " : "", l, h);
+    snprintf(I->msg, sizeof I->msg, "%s = %s is outside its range %s%s%s%s%s, %s", mbs_names[vr],
+             mbs_format_double(value, g, sizeof g), zero ? "0 (" : "", zero ? zero : "", zero ? ") or " : "",
+             zero && lo == 0.0 ? "(" : "[", l, h); /* 0 itself means `zero` */
     return 1;
+}
+
+/* The absolute tolerance the integrators use: solver_atol, or where it is 0 the rule of
+ * mbsfmu/solver_settings.py (default_atol): a factor of solver_rtol, with constraints and without. */
+static double solver_atol(const mbs_instance *I)
+{
+    const double atol = I->d.v[MBS_VR_ATOL];
+    return atol > 0.0 ? atol
+                      : I->d.v[MBS_VR_RTOL] * (MBS_NC > 0 ? MBS_ATOL_FACTOR_CONSTRAINED : MBS_ATOL_FACTOR_TREE);
 }
 
 /* Declared bounds of a parameter or input (0 if inside, else 1 with I->msg set). */
@@ -569,6 +579,19 @@ static double inst_weak(void *ctx, double t, const double *x, double *d)
 }
 #endif
 
+/* The explicit methods' hook for singular positions (mbs_rkstab.h, mbs_dop853.h): the null-space
+ * formulations.  A function pointer, so it is set again when a saved state is restored (a
+ * serialized state may come from another process, where the function has another address). */
+static void singular_hook(mbs_instance *I)
+{
+    mbs_weak_fn weak = NULL;
+#if MBS_NC > 0
+    if (I->form.kind == MBS_FORM_QR || I->form.kind == MBS_FORM_SVD)
+        weak = inst_weak;
+#endif
+    I->d.rk.sing.weak = I->d.dp.sing.weak = weak;
+}
+
 static mbs_project_fn projection(const mbs_instance *I)
 {
     return MBS_NC > 0 && mbs_form_projects(I->form.kind) ? inst_project : NULL;
@@ -719,26 +742,23 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
 #else
     (void)hold;
 #endif
-    rc = mbs_rkstab_init(&I->d.rk, NX, I->d.work, I->d.v[MBS_VR_RTOL], I->d.v[MBS_VR_ATOL],
+    rc = mbs_rkstab_init(&I->d.rk, NX, I->d.work, I->d.v[MBS_VR_RTOL], solver_atol(I),
                          I->d.v[MBS_VR_HMAX]);
     if (rc != MBS_RKSTAB_OK)
         return fail(I, "integrator setup failed: %s", mbs_rkstab_message(rc));
     I->d.rk.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_RKSTAB;
     I->d.rk.stiff_gap = MBS_STIFF_GAP;
-#if MBS_NC > 0
-    if (I->form.kind == MBS_FORM_QR || I->form.kind == MBS_FORM_SVD)
-        I->d.rk.weak = inst_weak; /* singular positions (mbs_rkstab.h) */
-#endif
-    rc = mbs_dop853_init(&I->d.dp, NX, I->d.dwork, I->d.v[MBS_VR_RTOL], I->d.v[MBS_VR_ATOL],
+    rc = mbs_dop853_init(&I->d.dp, NX, I->d.dwork, I->d.v[MBS_VR_RTOL], solver_atol(I),
                          I->d.v[MBS_VR_HMAX]);
     if (rc != MBS_RKSTAB_OK)
         return fail(I, "integrator setup failed: %s", mbs_dop853_message(rc));
     I->d.dp.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_DOP853;
     I->d.dp.stiff_gap = MBS_STIFF_GAP;
-    rc = mbs_radau_init(&I->d.rd, NX, I->d.rwork, I->d.riwork, I->d.v[MBS_VR_RTOL], I->d.v[MBS_VR_ATOL],
+    rc = mbs_radau_init(&I->d.rd, NX, I->d.rwork, I->d.riwork, I->d.v[MBS_VR_RTOL], solver_atol(I),
                         I->d.v[MBS_VR_HMAX]);
     if (rc != MBS_RKSTAB_OK)
         return fail(I, "integrator setup failed: %s", mbs_radau_message(rc));
+    singular_hook(I);
     I->d.t0 = I->d.t;
     I->d.stiff_warned = 0;
     I->stiff_msg[0] = '\0';
@@ -879,7 +899,7 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
                        "communication step of %g s; raise max_internal_step or shorten the step",
                     I->d.v[MBS_VR_HMAX], MAX_STEPS_PER_CALL, h);
     I->d.rk.rtol = I->d.rd.rtol = I->d.dp.rtol = I->d.v[MBS_VR_RTOL];
-    I->d.rk.atol = I->d.rd.atol = I->d.dp.atol = I->d.v[MBS_VR_ATOL];
+    I->d.rk.atol = I->d.rd.atol = I->d.dp.atol = solver_atol(I);
     I->d.rk.hmax = I->d.rd.hmax = I->d.dp.hmax = I->d.v[MBS_VR_HMAX] > 0.0 ? I->d.v[MBS_VR_HMAX] : INFINITY;
     /* Inputs or parameters changed: restart at the communication point (the steps taken past it
      * assumed the old values), and while they keep changing, do not step past the next one.
@@ -907,15 +927,18 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
         rc = MBS_RKSTAB_EPROJECT; /* the interpolated state is projected like every step end */
     if (rc != MBS_RKSTAB_OK) {
         char inputs[512], singular[400] = "";
+        double t_dp;
+        const double *x_dp = mbs_dop853_state(&I->d.dp, &t_dp);
         double t_int = I->d.method == MBS_METHOD_STIFF    ? I->d.rd.t_cur
-                       : I->d.method == MBS_METHOD_DOP853 ? I->d.dp.t_fsal
+                       : I->d.method == MBS_METHOD_DOP853 ? t_dp
                                                           : I->d.rk.t_fsal;
-        /* the last accepted internal state: row 0 of each method's work */
+        /* the last accepted internal state: row 0 of each method's work (DOP853: or its crossing's) */
         const double *x_int = I->d.method == MBS_METHOD_STIFF    ? I->d.rd.work
-                              : I->d.method == MBS_METHOD_DOP853 ? I->d.dp.work
+                              : I->d.method == MBS_METHOD_DOP853 ? x_dp
                                                                  : I->d.rk.work;
         if (MBS_NC > 0 &&
-            (rc == MBS_RKSTAB_EUNDERFLOW || rc == MBS_RKSTAB_ETOOMANY || rc == MBS_RADAU_ENEWTON) &&
+            (rc == MBS_RKSTAB_EUNDERFLOW || rc == MBS_RKSTAB_ETOOMANY || rc == MBS_RADAU_ENEWTON ||
+             rc == MBS_RKSTAB_ECOLLAPSE) &&
             mbs_form_singularity(&I->form, t_int, x_int, 0, MBS_SINGULAR_PIVOT_LOW, MBS_SINGULAR_PIVOT_HIGH,
                                  mbs_row_names, singular + 2, sizeof singular - 2))
             memcpy(singular, "; ", 2);
@@ -1079,7 +1102,8 @@ int mbs_inst_state_check(const void *buf)
         if (d.given[i] > 1 || !isfinite(d.x[i]))
             return 1;
     if ((d.dp.n != NX && d.dp.n != 0) || (d.dp.fsal_valid & ~1) || (d.dp.dense_valid & ~1) ||
-        (d.dp.dense_ready & ~1))
+        (d.dp.dense_ready & ~1) || (d.rk.sing.valid & ~1) || (d.dp.sing.valid & ~1) ||
+        (d.dp.crossing & ~1))
         return 1;
     if ((d.part[0] & ~1) || d.part[1] < 0 || mbs_method_name(d.method) == NULL ||
         d.v[MBS_VR_SOLVER] != (double)d.method ||
@@ -1100,5 +1124,6 @@ void mbs_inst_restore(mbs_instance *I, const void *buf)
     I->d.dp.work = I->d.dwork;
     I->d.rd.work = I->d.rwork;
     I->d.rd.iwork = I->d.riwork;
+    singular_hook(I);
     I->outputs_dirty = 0; /* the state holds the outputs computed at its time */
 }

@@ -8,6 +8,15 @@
 
 #include "mbs_rkstab.h"
 
+/* A collapsed step size (MBS_RKSTAB_ECOLLAPSE): this many accepted steps in a row, each shorter
+ * than this fraction of the call's horizon (the stop time t_clip where it is finite, else t_end,
+ * minus the start of the call), end the call.  Such a run could not finish in 1e12 steps; it is
+ * typically creeping towards a point where the solution is not smooth (an unstabilized
+ * formulation at a singular position of the mechanism), each step accepted, never arriving.
+ * The reference steppers apply the same rule (mbsfmu/integrators/stepper.py, COLLAPSE). */
+#define MBS_RK_COLLAPSE_RATIO 1e-12
+#define MBS_RK_COLLAPSE_STEPS 10000
+
 /* sqrt(1/n sum (v_i / scale_i)^2) */
 double mbs_rk_rms(const double *v, const double *scale, int n);
 
@@ -43,6 +52,24 @@ double mbs_rk_next_step(double fac, double facmin, double facmax, double hmax, i
  * (0 where x_new = x_s); approximates h |lambda| of the dominant eigenvalue. */
 double mbs_rk_hrho(int n, double h, const double *k_new, const double *k_s, const double *x_new,
                    const double *x_s);
+
+/* Singular positions (rkstab.py, weak; mbs_rk_singular in mbs_rkstab.h).  The regularity ratio of
+ * the start, once per (re)start: rho = weak(t, x, d = 0), d n doubles of scratch (nothing without
+ * the hook or once known). */
+void mbs_rk_singular_start(mbs_rk_singular *g, void *ctx, double t, const double *x, double *d, int n);
+
+/* After an accepted step that ended at t: rho_prev <- rho <- rho_new. */
+void mbs_rk_singular_accept(mbs_rk_singular *g, double t);
+
+/* The time D = t* - tc from the last accepted state (at tc) to the singular time t* predicted by
+ * linear extrapolation of the last two ratios, D = rho (tc - t_rho_prev) / (rho_prev - rho), once
+ * rho < watch and falling; HUGE_VAL where none is predicted. */
+double mbs_rk_singular_eta(const mbs_rk_singular *g, double tc, double watch);
+
+/* RKSTAB's step placement: the next step h shortened, where D <= 2.5 h, to h = D / (j + 0.55), j >= 0
+ * the smallest integer with h <= the proposal, so that t* falls 0.55 into a step, in the gap between
+ * the stages c = 3/10 and 4/5 (rho < 0.1; only ever shortening). */
+double mbs_rk_place_step(const mbs_rk_singular *g, double tc, double h);
 
 /* The count of stability-limited steps (hrho above threshold; threshold 0: none are counted)
  * after one more accepted step: a step above adds one; steps below the threshold restart the

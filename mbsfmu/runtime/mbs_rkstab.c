@@ -79,7 +79,7 @@ int mbs_rkstab_init(mbs_rkstab *s, int n, double *work, double rtol, double atol
 
 void mbs_rkstab_reset_fsal(mbs_rkstab *s)
 {
-    if (s != NULL) s->fsal_valid = s->dense_valid = s->rho_valid = 0;
+    if (s != NULL) s->fsal_valid = s->dense_valid = s->sing.valid = 0;
 }
 
 const char *mbs_rkstab_message(int code)
@@ -92,6 +92,8 @@ const char *mbs_rkstab_message(int code)
     case MBS_RKSTAB_ERHS: return "the right-hand side reported a failure";
     case MBS_RKSTAB_EPROJECT: return "the projection reported a failure";
     case MBS_RKSTAB_ENONFINITE: return "non-finite values (state, right-hand side or projection)";
+    case MBS_RKSTAB_ECOLLAPSE: return "the step size collapsed (10000 accepted steps in a row shorter than "
+                                      "1e-12 of the interval): the solution is not smooth here";
     case MBS_RKSTAB_EHMAX: return "the step-size limit (max_internal_step) is below the smallest step "
                                   "the integrator can resolve here";
     default: return "unknown error code";
@@ -216,16 +218,16 @@ static int attempt_step(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     }
     s->nfev++;
     if (f(ctx, t_new, XN, K7) != 0) return MBS_RKSTAB_ERHS;
-    if (p != NULL && s->weak != NULL) { /* the rounding along weak constraint directions is no error */
+    if (p != NULL && s->sing.weak != NULL) { /* the rounding along weak constraint directions is no error */
         double *D = ROW(s, W_R); /* scratch: the continuous extension is stored after acceptance */
         for (i = 0; i < n; ++i) D[i] = XN[i] - ARG[i];
-        s->rho_new = s->weak(ctx, t_new, XN, D);
+        s->sing.rho_new = s->sing.weak(ctx, t_new, XN, D);
     }
     for (i = 0; i < n; ++i) {
         double ax = fabs(X[i]), axn = fabs(XN[i]);
         double e = e1 * K1[i] + 0.0 * K2[i] + e3 * K3[i] + e4 * K4[i] + e5 * K5[i] + e6 * K6[i] +
                    e7 * K7[i];
-        if (p != NULL) e = (s->weak != NULL ? ROW(s, W_R)[i] : XN[i] - ARG[i]) + e;
+        if (p != NULL) e = (s->sing.weak != NULL ? ROW(s, W_R)[i] : XN[i] - ARG[i]) + e;
         e /= s->atol + s->rtol * (ax > axn ? ax : axn);
         sumsq += e * e;
     }
@@ -322,18 +324,40 @@ static void store_dense(mbs_rkstab *s, double tc, double h)
     s->dense_valid = 1;
 }
 
-/* Singular positions: the next step h shortened so that the singular time predicted from the
- * regularity ratios at the last two accepted states falls PLACE_THETA into a step (rkstab.py
- * RKStab._place); tc is the time of the last accepted state. */
-static double place_step(const mbs_rkstab *s, double tc, double h)
+void mbs_rk_singular_start(mbs_rk_singular *g, void *ctx, double t, const double *x, double *d, int n)
+{
+    if (g->weak == NULL || g->valid) return;
+    memset(d, 0, (size_t)n * sizeof(double));
+    g->rho = g->rho_new = g->weak(ctx, t, x, d);
+    g->t_rho = t;
+    g->rho_prev = HUGE_VAL;
+    g->t_rho_prev = t;
+    g->valid = 1;
+}
+
+void mbs_rk_singular_accept(mbs_rk_singular *g, double t)
+{
+    if (g->weak == NULL || !g->valid) return;
+    g->rho_prev = g->rho;
+    g->t_rho_prev = g->t_rho;
+    g->rho = g->rho_new;
+    g->t_rho = t;
+}
+
+double mbs_rk_singular_eta(const mbs_rk_singular *g, double tc, double watch)
 {
     double D;
+    if (g->weak == NULL || !g->valid || !(g->rho < g->rho_prev && g->rho_prev < HUGE_VAL && g->rho < watch))
+        return HUGE_VAL;
+    D = g->rho * (tc - g->t_rho_prev) / (g->rho_prev - g->rho);
+    return D > 0.0 ? D : HUGE_VAL;
+}
+
+double mbs_rk_place_step(const mbs_rk_singular *g, double tc, double h)
+{
+    const double D = mbs_rk_singular_eta(g, tc, PLACE_WATCH);
     int j;
-    if (s->weak == NULL || !s->rho_valid || !(s->rho < s->rho_prev && s->rho_prev < HUGE_VAL &&
-                                              s->rho < PLACE_WATCH))
-        return h;
-    D = s->rho * (tc - s->t_rho_prev) / (s->rho_prev - s->rho);
-    if (!(D > 0.0 && D <= PLACE_REACH * h)) return h;
+    if (!(D <= PLACE_REACH * h)) return h;
     j = (int)ceil(D / h - PLACE_THETA);
     if (j < 0) j = 0;
     return D / (j + PLACE_THETA);
@@ -367,7 +391,8 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     int n, rc = MBS_RKSTAB_OK, last_nonfinite = 0;
     double *X;
     double tc, h, hmin, span;
-    long nattempt = 0;
+    long nattempt = 0, short_run = 0; /* accepted steps in a row below h_collapse */
+    double h_collapse;
 
     if (s == NULL || f == NULL || t == NULL || x == NULL || s->work == NULL || s->n < 1)
         return MBS_RKSTAB_EARG;
@@ -390,21 +415,15 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
     }
     hmin = mbs_rk_hmin(s->hmin, tc, t_end);
     if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
-    if (s->weak != NULL && p != NULL && !s->rho_valid) { /* the regularity of the start */
-        double *D = ROW(s, W_R);
-        memset(D, 0, (size_t)n * sizeof(double));
-        s->rho = s->rho_new = s->weak(ctx, tc, X, D);
-        s->t_rho = tc;
-        s->rho_prev = HUGE_VAL;
-        s->t_rho_prev = tc;
-        s->rho_valid = 1;
-    }
+    h_collapse = MBS_RK_COLLAPSE_RATIO * ((isfinite(t_clip) ? t_clip : t_end) - tc);
+    if (p != NULL) mbs_rk_singular_start(&s->sing, ctx, tc, X, ROW(s, W_R), n); /* the start's regularity */
 
     while (tc < t_end) {
         double t_new, h_prop = h, err = 0.0;
         int clipped = 0, outcome;
 
         if (max_steps > 0 && nattempt >= max_steps) { rc = MBS_RKSTAB_ETOOMANY; break; }
+        if (short_run >= MBS_RK_COLLAPSE_STEPS) { rc = MBS_RKSTAB_ECOLLAPSE; break; }
         if (h < hmin) { rc = last_nonfinite ? MBS_RKSTAB_ENONFINITE : MBS_RKSTAB_EUNDERFLOW; break; }
         nattempt++;
         if (tc + 1.01 * h >= t_clip) {
@@ -430,18 +449,16 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             s->reject_last = 0;
             last_nonfinite = 0;
             s->naccept++;
+            short_run = h < h_collapse ? short_run + 1 : 0;
             stiffness_estimate(s, h);
             if (dense) store_dense(s, tc, h);
             tc = t_new;
             memcpy(X, ROW(s, W_XN), (size_t)n * sizeof(double));
             memcpy(ROW(s, W_K1), ROW(s, W_K7), (size_t)n * sizeof(double));
             h = h_next;
-            if (s->weak != NULL && p != NULL && s->rho_valid) {
-                s->rho_prev = s->rho;
-                s->t_rho_prev = s->t_rho;
-                s->rho = s->rho_new;
-                s->t_rho = tc;
-                h = place_step(s, tc, h);
+            if (p != NULL) {
+                mbs_rk_singular_accept(&s->sing, tc);
+                h = mbs_rk_place_step(&s->sing, tc, h);
             }
         } else {
             double q = pow(err, EXPO1) / SAFETY;
@@ -449,7 +466,7 @@ static int advance_impl(mbs_rkstab *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx
             s->reject_last = 1;
             last_nonfinite = 0;
             h = h / (q < 1.0 / FACMIN ? q : 1.0 / FACMIN);
-            if (p != NULL) h = place_step(s, tc, h);
+            if (p != NULL) h = mbs_rk_place_step(&s->sing, tc, h);
         }
     }
 

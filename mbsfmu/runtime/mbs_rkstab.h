@@ -43,6 +43,16 @@ typedef int (*mbs_project_fn)(void *ctx, double t, double *x);
  * and return a regularity ratio of x_new in [0, 1] that vanishes linearly at a singular position. */
 typedef double (*mbs_weak_fn)(void *ctx, double t, const double *x, double *d);
 
+/* The regularity ratios of the accepted states near singular positions (rkstab.py, weak; the
+ * functions are in mbs_rk_shared.h), which RKSTAB and DOP853 share: the hook, rho of the last two
+ * accepted states (rho at t_rho, rho_prev at t_rho_prev, HUGE_VAL: none; valid once the start's is
+ * known) and rho_new, the ratio of the state the current attempt ends in. */
+typedef struct {
+    mbs_weak_fn weak; /* NULL (init) or the hook, set after init */
+    int valid;
+    double rho, t_rho, rho_prev, t_rho_prev, rho_new;
+} mbs_rk_singular;
+
 /* Return codes. */
 #define MBS_RKSTAB_OK 0
 #define MBS_RKSTAB_EARG (-1)       /* invalid argument (n < 1, NULL work, bad tolerance, t_end < t, ...) */
@@ -53,6 +63,8 @@ typedef double (*mbs_weak_fn)(void *ctx, double t, const double *x, double *d);
 #define MBS_RKSTAB_ENONFINITE (-6) /* non-finite x or f(t, x) at the start of a call, or step size
                                       underflow after steps that produced non-finite values */
 #define MBS_RKSTAB_EHMAX (-7)      /* hmax is below the smallest step the call can take (hmin) */
+#define MBS_RKSTAB_ECOLLAPSE (-10) /* MBS_RK_COLLAPSE_STEPS accepted steps in a row shorter than
+                                      MBS_RK_COLLAPSE_RATIO of the call's horizon (mbs_rk_shared.h) */
 
 /* Size (number of doubles) of the work array for n states. */
 #define MBS_RKSTAB_WORK_SIZE(n) (16 * (n))
@@ -88,12 +100,10 @@ typedef struct {
     double t_fsal;    /* time of the stored FSAL state */
     int dense_valid;  /* 1 when r1..r5 describe the last accepted step [t_prev, t_prev + h_dense] */
     double t_prev, h_dense;
-    mbs_weak_fn weak; /* NULL (init) or the hook for singular positions, set after init: the
-                         projection's correction is filtered by it, and when the ratio it returns
-                         falls below 0.1 the steps are placed so that the singular time predicted by
-                         linear extrapolation falls 0.55 into a step (rkstab.py) */
-    int rho_valid;    /* rho (at t_rho) and rho_prev (at t_rho_prev, HUGE_VAL: none) are set */
-    double rho, t_rho, rho_prev, t_rho_prev, rho_new;
+    mbs_rk_singular sing; /* sing.weak: NULL (init) or the hook for singular positions, set after
+                         init: the projection's correction is filtered by it, and when the ratio it
+                         returns falls below 0.1 the steps are placed so that the singular time
+                         predicted by linear extrapolation falls 0.55 into a step (rkstab.py) */
 } mbs_rkstab;
 
 /* Initialise s; returns MBS_RKSTAB_OK or MBS_RKSTAB_EARG. Counters are zeroed. */

@@ -13,14 +13,15 @@ import math
 import numpy as np
 
 from ..errors import ConstraintError, ParameterError, SimulationError, SimulationInterrupted, stop_reason
-from ..formulations import make_formulation
-from ..formulations.consistent_initialization import consistent_state
+from ..formulations import check_formulation_name, check_options, make_formulation
+from ..formulations.consistent_initialization import consistent_state, fixed_names
 from ..integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
 from ..model.system import finite_number
-from ..solver_settings import check_setting
+from ..solver_settings import ATOL_FACTOR, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
 from .engine_run import engine_applies, run_on_engine
 from .result import Result
 from .run_clock import RunClock
+from .run_failure import run_failure
 from .run_monitor import RunMonitor
 
 #: Method aliases on the numpy backend: an explicit method and a stiff (implicit) one.  For systems
@@ -39,14 +40,6 @@ METHOD_DESCRIPTIONS = {
 #: the backends: the C engine and the readable numpy reference
 BACKENDS = ("c", "numpy")
 
-
-#: atol = factor * rtol when simulate() is not given atol: with constraints, and for trees
-ATOL_FACTOR = {"constrained": 0.1, "tree": 0.01}
-
-
-def default_atol(rtol: float, constrained: bool) -> float:
-    """simulate's absolute tolerance when none is given."""
-    return rtol * ATOL_FACTOR["constrained" if constrained else "tree"]
 
 
 #: the largest result simulate() allocates up front (output rows x columns x 8 bytes)
@@ -198,6 +191,8 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     cached; where a method or formulation is not in the engine, the compiled equations under the
     Python integrator), ``'numpy'`` the readable Python reference; the default (None) is ``'c'``
     wherever a C compiler is found, else ``'numpy'`` with a one-line message.
+    ``rtol``, ``atol``: tolerances; ``atol`` None (or 0) is rtol / 10 with constraints and rtol / 100
+    without (:func:`mbsfmu.solver_settings.default_atol`, the rule of every path, FMUs included).
     ``params`` overrides constants, ``initial`` the initial state, ``inputs`` maps input names
     to numbers or functions of t.  Returns a :class:`Result` on the grid 0, dt, ..., t_end.
 
@@ -219,9 +214,13 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     system = _system_of(model)
     scipy_method, rtol, atol, max_step, grid, backend = check_settings(
         system, t_end, dt, method, rtol, atol, max_step, backend, progress)
+    if finite_number(progress_every, "progress_every") < 0:
+        raise ParameterError(f"progress_every must be a number of seconds >= 0, got {progress_every!r}")
+    fixed = fixed_names(fixed)
     eqs = system.equations()
     numeric = eqs.numeric(params)
-    form = make_formulation(formulation, numeric, inputs, **(formulation_options or {}))
+    form = make_formulation(formulation, numeric, inputs, **check_options(
+        check_formulation_name(formulation), formulation_options, bool(numeric.m)))
     x0 = initial_state(system, initial)
     f = numeric.f
     given = [k if not k.startswith("D") or k in system.coordinates_ else f"der({k[1:]})"
@@ -239,7 +238,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
         form.record_pivot_scale(0.0, x0[:f])
         if method == "explicit":
             scipy_method = "rkstab"
-    atol = default_atol(rtol, bool(numeric.m)) if atol is None else atol
+    atol = effective_atol(atol, rtol, bool(numeric.m))
     numeric.check_state(0.0, x0[:f], x0[f:], form.inputs(0.0))
     project = form.project if numeric.m and form.projects else None
     if numeric.m and scipy_method not in SOLVERS and scipy_method != "rkstab":
@@ -280,14 +279,10 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
         raise SimulationInterrupted(
             f"{system.name}: {how} at t={partial.t[-1]:.6g} of {grid[-1]:g} s; "
             "the result so far is in .result", partial) from exc
-    except SimulationError as exc:
-        note = form.singularity_note(stepper.t, stepper.x[:f]) if numeric.m else ""
-        if note:  # a singular position: say so (the engine's failed runs say the same)
-            partial = getattr(exc, "partial", (None, None))
-            exc = SimulationError(f"{exc}; {note}")
-            exc.partial = partial
-        exc.result = _partial(exc, result, str(exc))
-        raise exc
+    except Exception as exc:  # every failure: a SimulationError with .result (run_failure.py)
+        failure = run_failure(exc, system, form, stepper, scipy_method,
+                              lambda e, why: _partial(e, result, why))
+        raise failure from failure.__cause__
     T, X = sol.t, sol.x
     stats.update(nfev=sol.nfev, nproj=sol.nproj, naccept=sol.naccept, nreject=sol.nreject,
                  njev=sol.extra.get("njev", 0))
@@ -305,7 +300,7 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
 def _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step, inputs,
                         options, progress, progress_every, method, clock) -> Result:
     """The engine's run of simulate (see :mod:`.engine_run`), as a Result."""
-    atol = default_atol(rtol, bool(numeric.m)) if atol is None else atol
+    atol = effective_atol(atol, rtol, bool(numeric.m))
     f = numeric.f
     name = {"stiff": "radau5 (engine)", "DOP853": "dop853 (engine)"}.get(
         method, "rkstab" if numeric.m else "rkstab (engine)")
