@@ -79,7 +79,7 @@ STIFFNESS = {
 
 #: a collapsed step size ends a run: ``steps`` accepted steps in a row, each shorter than ``ratio``
 #: of the interval (the engine's MBS_RK_COLLAPSE_* of mbs_rk_shared.h, which its integrators,
-#: compiled also without a model header, define themselves; tests/test_reference_failures.py
+#: compiled also without a model header, define themselves; tests/reference/test_reference_failures.py
 #: checks that the two agree)
 COLLAPSE = {"ratio": 1e-12, "steps": 10_000}
 

@@ -6,10 +6,10 @@ regular expression the message must match that names the culprit (the option, fi
 column, parameter or port).  A refused command writes nothing.  The stops (SIGTERM on simulate
 and sweep, a failing or stopped animate) run real processes and send the signal once the command
 has made progress.  Beside these, the other cases of this part of the issue are tested where their
-subject lives: the stiffness diagnostic (tests/test_long_runs.py: plain pendulums over long spans
+subject lives: the stiffness diagnostic (tests/simulation/test_long_runs.py: plain pendulums over long spans
 and at every tolerance are never called stiff, the stiff spring-damper slider-crank and the
-flyball governor are), simulate's times (tests/test_run_clock.py) and a UDP burst that no packet
-follows (tests/test_hil_udp.py).
+flyball governor are), simulate's times (tests/simulation/test_run_clock.py) and a UDP burst that no packet
+follows (tests/runner/test_hil_udp.py).
 """
 
 import math
@@ -447,7 +447,7 @@ def test_exit_statuses_are_the_shells():
 
 @pytest.fixture(scope="module")
 def elastic(tmp_path_factory):
-    """tests/test_long_runs.py's stiff elastic pendulum: the explicit run takes about a second per
+    """tests/simulation/test_long_runs.py's stiff elastic pendulum: the explicit run takes about a second per
     2 s simulated, so a run of 100 s is under way for a while."""
     from test_long_runs import STIFF_MODEL
 
@@ -457,7 +457,7 @@ def elastic(tmp_path_factory):
 
 
 def test_sigterm_on_simulate_writes_the_partial_result(elastic, tmp_path):
-    """As Ctrl-C (tests/test_long_runs.py): the rows computed so far in out.partial.csv on the
+    """As Ctrl-C (tests/simulation/test_long_runs.py): the rows computed so far in out.partial.csv on the
     output grid, out.csv not written, exit status 143."""
     out = tmp_path / "out.csv"
     proc = start("simulate", elastic, "--t-end", "100", "--dt", "0.002", "--out", out, "--progress")
