@@ -13,17 +13,48 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    """A fresh compile cache ($MBSFMU_CACHE) for the tests of one module."""
-    old = os.environ.get("MBSFMU_CACHE")
-    d = tmp_path_factory.mktemp("mbsfmu_cache")
-    os.environ["MBSFMU_CACHE"] = str(d)
-    yield d
-    if old is None:
-        del os.environ["MBSFMU_CACHE"]
-    else:
-        os.environ["MBSFMU_CACHE"] = old
+# ---------------------------------------------------------------- built once per test run
+@pytest.fixture(scope="session")
+def cache():
+    """The compile cache of the whole run, shared by every test: mbsfmu's own
+    (``$MBSFMU_CACHE``, else ``~/.cache/mbsfmu``), so an engine is compiled once per cache and
+    later runs find it (``MBSFMU_CACHE=$(mktemp -d) ci/test`` starts from an empty one).  A test
+    of the cache itself takes ``fresh_cache``."""
+    from mbsfmu.codegen.compile import cache_dir
+
+    return cache_dir()
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """An empty compile cache ($MBSFMU_CACHE) for one test: what it compiles, and only that, is
+    in it."""
+    d = tmp_path / "mbsfmu_cache"
+    monkeypatch.setenv("MBSFMU_CACHE", str(d))
+    return d
+
+
+@pytest.fixture(scope="session")
+def built_fmu(tmp_path_factory):
+    """``built_fmu(model_file, backend="native", formulation=None, solver=None)``: the path of
+    ``mbsfmu.build_fmu`` of a model file, built once per run for each set of arguments, in a
+    folder of its own (named ``<model>.fmu``).  Every module that asks for it gets the same
+    file: read it, run it, extract it elsewhere, but do not change it or its folder (build your
+    own, or copy it, for that)."""
+    import mbsfmu
+
+    built = {}
+
+    def build(model_file, backend="native", formulation=None, solver=None):
+        path = pathlib.Path(model_file).resolve()
+        key = (str(path), backend, formulation, solver)
+        if key not in built:
+            options = {"formulation": formulation, **({"solver": solver} if solver else {})}
+            built[key] = mbsfmu.build_fmu(path, tmp_path_factory.mktemp(f"fmu_{path.stem}_{backend}"),
+                                          backend=backend, **options)
+        return built[key]
+
+    return build
 
 
 @pytest.fixture

@@ -103,8 +103,8 @@ def test_lqr_checks_do_not_refuse_a_weakly_actuated_plant(lin):
 
 
 @pytest.fixture(scope="module")
-def fmu(cart, tmp_path_factory):
-    return mbsfmu.build_fmu(cart, tmp_path_factory.mktemp("fmu") / "cart_pendulum.fmu")
+def fmu(built_fmu):
+    return built_fmu(ROOT / "models" / "cart_pendulum.py")
 
 
 def _loop(plant, gain, period, t_end, step=1e-3, ref=None):

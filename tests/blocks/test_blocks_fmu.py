@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from fmu_support import MODELS, TOL
 
-import mbsfmu
 from mbsfmu.runner.block import BlockError
 
 fmpy = pytest.importorskip("fmpy")
@@ -20,8 +19,8 @@ STATES = ("x", "theta", "der(x)", "der(theta)", "rod_centre.x", "rod_centre.y", 
 
 
 @pytest.fixture(scope="module")
-def cart(tmp_path_factory, cache):
-    return mbsfmu.build_fmu(MODELS / "cart_pendulum.py", tmp_path_factory.mktemp("fmu_block"))
+def cart(built_fmu):
+    return built_fmu(MODELS / "cart_pendulum.py")
 
 
 def force(t):

@@ -50,7 +50,7 @@ def test_c_kernel_matches_numpy_backend(cache, name):
         _close([T[0], V[0]], k.energy(t, y, yd, u), f"{name} energy")
 
 
-def test_cache_reuses_library(cache):
+def test_cache_reuses_library(fresh_cache):
     src = generate_c(slider_crank.model().equations())
     first = cmp.compile_shared(src, "slider_crank")
     n, mtime = cmp.compile_count, first.stat().st_mtime_ns
@@ -59,7 +59,7 @@ def test_cache_reuses_library(cache):
     # a different source is a different library
     other = cmp.compile_shared(src + "\n/* changed */\n", "slider_crank")
     assert other != first and cmp.compile_count == n + 1
-    assert not list(cache.glob("*.tmp"))
+    assert not list(fresh_cache.glob("*.tmp"))
 
 
 def test_broken_source_raises_compile_error(cache):

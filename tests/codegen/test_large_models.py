@@ -128,7 +128,7 @@ def test_tree_energy_from_the_newton_euler_mass_times(cache):
         assert abs(out[0] - T) <= 1e-13 * abs(T) and abs(out[1] - V) <= 1e-13 * max(abs(V), 1.0)
 
 
-def test_model_aba_is_compiled_while_the_model_is_generated(cache):
+def test_model_aba_is_compiled_while_the_model_is_generated(fresh_cache):
     """model_aba.c includes no model header: the engine build hands it to precompile_object as
     soon as it is printed, and links the cached object (no second compile of it)."""
     from mbsfmu.codegen import compile as cmp
@@ -149,8 +149,8 @@ def test_model_aba_is_compiled_while_the_model_is_generated(cache):
         cmp.precompile_object = real
     # started before model.c's functions (the Newton-Euler parts) were derived
     assert started == [("model_aba.c", False), ("model_tree.c", True)]
-    assert len(list((cache / "objects").glob("model_aba_*.o"))) == 1
-    assert len(list((cache / "objects").glob("model_tree_*.o"))) == 1
+    assert len(list((fresh_cache / "objects").glob("model_aba_*.o"))) == 1
+    assert len(list((fresh_cache / "objects").glob("model_tree_*.o"))) == 1
     assert not cmp._PENDING
 
 

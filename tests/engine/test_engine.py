@@ -123,9 +123,8 @@ def test_partition_switches_like_the_reference():
 
 
 @pytest.fixture(scope="module")
-def slider_fmu(tmp_path_factory):
-    return build_native_fmu("models/slider_crank.py", tmp_path_factory.mktemp("eng") / "sc.fmu",
-                            formulation="qr")
+def slider_fmu(built_fmu):
+    return built_fmu("models/slider_crank.py", formulation="qr")
 
 
 @pytest.mark.parametrize("form", ["qr", "svd", "projection", "partition"])

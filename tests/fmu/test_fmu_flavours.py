@@ -14,9 +14,6 @@ pytest.importorskip("pythonfmu")
 
 from fmpy.fmi1 import FMICallException  # noqa: E402
 
-from mbsfmu.fmu.native import build_native_fmu  # noqa: E402
-from mbsfmu.fmu.pythonfmu_export import build_pythonfmu  # noqa: E402
-
 FLAVOURS = ("native", "pythonfmu")
 T_END, H = 2.0, 0.01
 
@@ -26,15 +23,15 @@ DRIVEN = ("The slider-crank of models/slider_crank.py driven by a motor torque T
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
+def fmus(tmp_path_factory, built_fmu):
     out = tmp_path_factory.mktemp("flavours")
     driven = slider_crank_variant(out / "driven_crank.py", *DRIVEN)
     built = {}
     for name, path, form in (("slider_crank", MODELS / "slider_crank.py", None), ("driven", driven, None),
                              ("baumgarte", MODELS / "slider_crank.py", "baumgarte"),
                              ("cart_pendulum", MODELS / "cart_pendulum.py", None)):
-        built["native", name] = build_native_fmu(path, out / "native" / f"{name}.fmu", formulation=form)
-        built["pythonfmu", name] = build_pythonfmu(path, out / "pythonfmu" / f"{name}.fmu", formulation=form)
+        for flavour in ("native", "pythonfmu"):
+            built[flavour, name] = built_fmu(path, flavour, formulation=form)
     return built
 
 

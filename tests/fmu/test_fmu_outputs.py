@@ -19,9 +19,8 @@ BACKENDS = ["native", "pythonfmu"]
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("outputs")
-    return {(b, m): build_fmu(MODELS / f"{m}.py", out / b / f"{m}.fmu", backend=b)
+def fmus(built_fmu):
+    return {(b, m): built_fmu(MODELS / f"{m}.py", backend=b)
             for b in BACKENDS for m in ("cart_pendulum", "slider_crank")}
 
 

@@ -44,13 +44,13 @@ STIFF = ("The slider-crank of models/slider_crank.py, its slider held by a sprin
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
+def fmus(tmp_path_factory, built_fmu):
     out = tmp_path_factory.mktemp("solver")
     model = slider_crank_variant(out / "stiff_crank.py", *STIFF)
     return {"model": model,
             "native": build_native_fmu(model, out / "native" / "stiff_crank.fmu", solver="stiff"),
             "pythonfmu": build_pythonfmu(model, out / "pythonfmu" / "stiff_crank.fmu", solver="stiff"),
-            "cart": build_native_fmu(MODELS / "cart_pendulum.py", out / "cart_pendulum.fmu")}
+            "cart": built_fmu(MODELS / "cart_pendulum.py")}
 
 
 def statistics(messages):

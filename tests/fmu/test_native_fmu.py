@@ -24,11 +24,9 @@ NAMES = tuple(CASES)
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("native")
-    built = {name: build_native_fmu(MODELS / f"{name}.py", out) for name in NAMES}
-    built["slider_crank_baumgarte"] = build_native_fmu(
-        MODELS / "slider_crank.py", out / "slider_crank_baumgarte.fmu", formulation="baumgarte")
+def fmus(built_fmu):
+    built = {name: built_fmu(MODELS / f"{name}.py") for name in NAMES}
+    built["slider_crank_baumgarte"] = built_fmu(MODELS / "slider_crank.py", formulation="baumgarte")
     return built
 
 

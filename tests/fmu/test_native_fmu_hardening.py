@@ -40,10 +40,9 @@ def bounded_model() -> System:
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
+def fmus(tmp_path_factory, built_fmu):
     out = tmp_path_factory.mktemp("hardening")
-    built = {name: build_native_fmu(MODELS / f"{name}.py", out) for name in
-             ("slider_crank", "cart_pendulum")}
+    built = {name: built_fmu(MODELS / f"{name}.py") for name in ("slider_crank", "cart_pendulum")}
     built["bounded"] = build_native_fmu(bounded_model(), out / "bounded.fmu")
     return built
 

@@ -22,9 +22,8 @@ TOL = {"solver_rtol": 1e-10, "solver_atol": 1e-12}
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("pythonfmu")
-    return {name: build_pythonfmu(MODELS / f"{name}.py", out)
+def fmus(built_fmu):
+    return {name: built_fmu(MODELS / f"{name}.py", "pythonfmu")
             for name in ("double_pendulum", "cart_pendulum")}
 
 
@@ -133,9 +132,8 @@ def test_loop_model_keeps_constraints(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def loop_fmus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("pythonfmu_loops")
-    return {name: build_pythonfmu(MODELS / f"{name}.py", out) for name in ("slider_crank", "andrews")}
+def loop_fmus(built_fmu):
+    return {name: built_fmu(MODELS / f"{name}.py", "pythonfmu") for name in ("slider_crank", "andrews")}
 
 
 @pytest.mark.parametrize("name", ["slider_crank", "andrews"])

@@ -150,10 +150,11 @@ class Bench:
 
 
 @pytest.fixture(scope="module")
-def benches(tmp_path_factory):
+def benches(tmp_path_factory, built_fmu):
     out = tmp_path_factory.mktemp("hardening")
     (out / "bounded_cart.py").write_text(BOUNDED_CART)
-    paths = {name: build_pythonfmu(MODELS / f"{name}.py", out) for name in ("slider_crank", "cart_pendulum")}
+    paths = {name: built_fmu(MODELS / f"{name}.py", "pythonfmu")
+             for name in ("slider_crank", "cart_pendulum")}
     paths["bounded_cart"] = build_pythonfmu(out / "bounded_cart.py", out)
     b = {name: Bench(name, path, out) for name, path in paths.items()}
     b["slider_crank"].other = b["cart_pendulum"]

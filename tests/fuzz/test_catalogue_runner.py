@@ -9,7 +9,6 @@ import pathlib
 import numpy as np
 import pytest
 
-import mbsfmu
 from blocks.control import PID
 from blocks.fmu import FMU
 from blocks.lti import StateSpace, TransferFunction
@@ -153,8 +152,8 @@ def _non_finite():
 
 
 @pytest.fixture(scope="module")
-def cart(tmp_path_factory):
-    return mbsfmu.build_fmu(MODELS / "cart_pendulum.py", tmp_path_factory.mktemp("cat_runner"))
+def cart(built_fmu):
+    return built_fmu(MODELS / "cart_pendulum.py")
 
 
 FMU_CASES = [

@@ -18,7 +18,7 @@ from fmu_support import MODELS
 
 fmpy = pytest.importorskip("fmpy")
 
-from mbsfmu.fmu.native import COMPILED_SOURCES, build_native_fmu, fmi_include_dir  # noqa: E402
+from mbsfmu.fmu.native import COMPILED_SOURCES, fmi_include_dir  # noqa: E402
 
 DRIVER = pathlib.Path(__file__).resolve().parent / "fmi_fuzz.c"
 #: model -> number of calls per build (the sanitized build is ~5x slower; both take seconds)
@@ -65,9 +65,8 @@ def build_driver(fmu: pathlib.Path, out: pathlib.Path, sanitize: bool) -> pathli
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fuzz_fmus")
-    return {name: build_native_fmu(MODELS / f"{name}.py", out) for name in CALLS}
+def fmus(built_fmu):
+    return {name: built_fmu(MODELS / f"{name}.py") for name in CALLS}
 
 
 def sanitizer_report(stderr: str) -> bool:

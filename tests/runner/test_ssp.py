@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from fmu_support import MODELS, TOL
 
-import mbsfmu
 from mbsfmu.runner.diagram import Diagram
 
 fmpy = pytest.importorskip("fmpy")
@@ -41,9 +40,9 @@ PLANT = {"parameters": {**TOL, "mc": 2.0}, "start_values": {"theta": 0.05}}
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory, cache):
+def fmus(tmp_path_factory, built_fmu):
     out = tmp_path_factory.mktemp("ssp")
-    return {"plant": mbsfmu.build_fmu(MODELS / "cart_pendulum.py", out),
+    return {"plant": built_fmu(MODELS / "cart_pendulum.py"),
             "ctrl": export_block_fmu(PID(kp=0.0, ki=5.0), out / "ctrl.fmu", step_size=H)}
 
 

@@ -125,12 +125,12 @@ def test_unreachable_rates_with_held_coordinates_raise_as_before(backend):
                         fixed=["x"], initial={"x": x0})
 
 
-def test_native_fmu_warns_only_for_contradicting_rates(tmp_path):
+def test_native_fmu_warns_only_for_contradicting_rates(tmp_path, built_fmu):
     pytest.importorskip("fmpy")
     from mbsfmu.fmu.native import build_native_fmu
 
     ref = quiet_run(mbsfmu.load_model(MODELS / "slider_crank.py"), "numpy")
-    path = build_native_fmu(MODELS / "slider_crank.py", tmp_path)
+    path = built_fmu(MODELS / "slider_crank.py")
     rates = ["der(x)", "der(alpha)", "der(beta)"]
     for start, status in (({}, 0), ({"der(x)": float(ref.yd[0, 0])}, 0), ({"der(x)": 0.0}, 1)):
         s = Slave(path, tmp_path)

@@ -26,7 +26,7 @@ def tiny(name):
     return s
 
 
-def test_compilation_is_reported_apart_from_the_run(cache):
+def test_compilation_is_reported_apart_from_the_run(fresh_cache):
     """The first run of a new model on a fresh cache spends seconds compiling the engine and
     well under a millisecond integrating 1 s (40 steps); the second run compiles nothing."""
     s = tiny("clock_pendulum")
@@ -48,7 +48,7 @@ def test_compilation_is_reported_apart_from_the_run(cache):
 
 
 @pytest.mark.parametrize("backend, method", [("numpy", "explicit"), ("c", "RK45"), ("c", "stiff")])
-def test_every_path_reports_the_four_times(cache, backend, method):
+def test_every_path_reports_the_four_times(fresh_cache, backend, method):
     """The reference stepper (numpy: nothing compiled; a scipy method on backend 'c': the C
     kernel compiled here) and the engine's stiff method report the same four times."""
     st = mbsfmu.simulate(tiny(f"clock_{backend}_{method}"), t_end=0.5, dt=0.05, backend=backend,

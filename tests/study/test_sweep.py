@@ -120,10 +120,10 @@ def test_interrupted_sweep_resumes_without_rerunning(tmp_path):
                      scheduler="synchronous")
 
 
-def test_fmu_target_equals_simulate_fmu(tmp_path):
+def test_fmu_target_equals_simulate_fmu(built_fmu):
     from fmpy import simulate_fmu
 
-    fmu = mbsfmu.build_fmu(CART, tmp_path / "cart.fmu", backend="native")
+    fmu = built_fmu(CART)
     df = mbsfmu.sweep(fmu, {"m": [0.1, 0.25]}, t_end=1.0, dt=0.01, metrics={"x_end": "final(x)",
                       "theta_max": "max(theta)"}, scheduler="synchronous")
     assert (df["status"] == "ok").all(), df["message"].tolist()

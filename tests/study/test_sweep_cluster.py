@@ -29,14 +29,14 @@ def _rows(df):
     return df.drop(columns="wall_s")
 
 
-def test_model_and_fmu_sweeps_on_a_cluster_equal_local_sweeps(cluster, tmp_path):
+def test_model_and_fmu_sweeps_on_a_cluster_equal_local_sweeps(cluster, built_fmu):
     design = {"m": "0.1:0.3:4", "theta": [0.1, 0.2]}  # 8 runs
     remote = mbsfmu.sweep(CART, design, t_end=1.0, metrics=METRICS, scheduler=cluster.address, batch=2)
     local = mbsfmu.sweep(CART, design, t_end=1.0, metrics=METRICS, scheduler="synchronous")
     assert len(remote) == 8 and (remote["status"] == "ok").all(), remote["message"].tolist()
     pd.testing.assert_frame_equal(_rows(remote), _rows(local), check_exact=True)  # bit for bit
 
-    fmu = mbsfmu.build_fmu(CART, tmp_path / "cart.fmu", backend="native")
+    fmu = built_fmu(CART)
     fmu_design = {"m": [0.1, 0.2, 0.3], "mc": [1.0, 2.0]}  # 6 runs
     opts = dict(t_end=1.0, dt=0.01, metrics={"x_end": "final(x)", "theta_max": "max(theta)"}, batch=1)
     remote = mbsfmu.sweep(fmu, fmu_design, scheduler=cluster.client, **opts)

@@ -52,10 +52,10 @@ def impatient():
     cluster.close()
 
 
-def test_an_fmu_failed_row_quotes_the_fmu(tmp_path, capsys):
+def test_an_fmu_failed_row_quotes_the_fmu(built_fmu, capsys):
     from fmpy import simulate_fmu
 
-    fmu = mbsfmu.build_fmu(SLIDER, tmp_path / "sc.fmu", backend="native")
+    fmu = built_fmu(SLIDER)
     seen = []
     df = mbsfmu.sweep(fmu, {"r": [0.15, 0.0]}, t_end=0.2, dt=0.01, metrics={"x_end": "final(x)"},
                       scheduler="synchronous", logger=lambda *args: seen.append(args[-1]))

@@ -105,10 +105,10 @@ def test_failed_runs_have_no_trajectory(tmp_path):
     assert sorted(trajectories.read(tmp_path / "t")) == [0]
 
 
-def test_fmu_trajectories(tmp_path):
+def test_fmu_trajectories(tmp_path, built_fmu):
     from fmpy import simulate_fmu
 
-    fmu = mbsfmu.build_fmu(CART, tmp_path / "cart.fmu", backend="native")
+    fmu = built_fmu(CART)
     df = mbsfmu.sweep(fmu, {"m": [0.1, 0.25]}, t_end=0.5, dt=0.05, metrics={"x_end": "final(x)"},
                       trajectories=tmp_path / "t.npz", scheduler="synchronous")
     kept = trajectories.read(tmp_path / "t.npz")
