@@ -43,7 +43,7 @@ def _load(path: pathlib.Path, name: str):
 
 
 RB = _load(ROOT / "models" / "rotating_beam.py", "rotating_beam_bench")
-SEGMENTS = _load(ROOT / "tests" / "test_rotating_beam.py", "rotating_beam_test_bench")
+SEGMENTS = _load(ROOT / "tests" / "support" / "rotating_beam_segments.py", "rotating_beam_segments")
 T_END, DT = 20.0, 0.05
 
 

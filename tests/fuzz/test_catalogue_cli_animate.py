@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
+from stiff_pendulum import STIFF_MODEL
 
 import mbsfmu
 from blocks import UdpReceive, UdpSend
@@ -447,10 +448,8 @@ def test_exit_statuses_are_the_shells():
 
 @pytest.fixture(scope="module")
 def elastic(tmp_path_factory):
-    """tests/simulation/test_long_runs.py's stiff elastic pendulum: the explicit run takes about a second per
+    """tests/support/stiff_pendulum.py's stiff elastic pendulum: the explicit run takes about a second per
     2 s simulated, so a run of 100 s is under way for a while."""
-    from test_long_runs import STIFF_MODEL
-
     p = tmp_path_factory.mktemp("stop") / "elastic_pendulum.py"
     p.write_text(STIFF_MODEL)
     return p

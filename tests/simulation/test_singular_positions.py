@@ -14,8 +14,8 @@ along the motion, against independent references.
   vanishes at (0, pi) and (pi, 0).  The seed's initial values are not given ([74]); ours:
   th1 = th2 = pi/2 (crank horizontal) with th1' = -5, th2' = 5, enough to turn the crank over.
   Reference: the seed's reformulation (Remark 4.4) with the linear constraint
-  th1 + th2 = pi, integrated here with scipy on the 2 x 2 saddle-point system (no
-  singularity there).
+  th1 + th2 = pi, integrated with scipy on the 2 x 2 saddle-point system (no
+  singularity there).  Both references: tests/support/mechanism_references.py.
 
 State (rtol 1e-10, RKSTAB, formulation 'qr'; issue 12 item 3).  Near a rank drop c is known
 only to its rounding eps along the weak constraint directions (pivot p of the column-pivoted QR of
@@ -40,22 +40,13 @@ import numpy as np
 import pytest
 import sympy as sp
 from fmu_support import MODELS
-from scipy.integrate import solve_ivp
+from mechanism_references import parallelogram_angle, slider_crank_reference
 
 import mbsfmu
 from mbsfmu import System, rot_z
 
 FOUR_BAR = MODELS / "four_bar_natural.py"
 RTOL = 1e-10
-
-
-def parallelogram_angle(t, N, m=1.0, l=1.0, g=9.81, v0=1.0):
-    """phi(t) of J phi'' = -K cos phi (module docstring), phi(0) = pi/2, phi'(0) = -v0 / l."""
-    J = (N + 1) * m * l**2 / 3 + N * m * l**2
-    K = (3 * N + 1) * m * g * l / 2
-    sol = solve_ivp(lambda _, x: [x[1], -K / J * math.cos(x[0])], (0.0, float(t[-1])),
-                    [math.pi / 2, -v0 / l], method="DOP853", rtol=1e-13, atol=1e-13, t_eval=t)
-    return sol.y[0]
 
 
 def four_bar_error(res, N):
@@ -80,23 +71,6 @@ def singular_slider_crank(omega: float = -5.0) -> System:
     s.coordinates_["th1"].initial_velocity = omega
     s.coordinates_["th2"].initial_velocity = -omega
     return s
-
-
-def slider_crank_reference(t, omega=-5.0, g=9.8):
-    """(th1, th2) at t from the reformulation th1 + th2 = pi (seed Remark 4.4): the saddle-point
-    system [[M, G^T], [G, 0]] [th''; lambda] = [f; 0] with G = (1, 1), f the seed's right-hand
-    side of P10 (velocity terms from the Lagrangian of the unit double pendulum)."""
-    def rhs(_, x):
-        a, b, da, db = x
-        d = b - a
-        M = np.array([[2.0, math.cos(d)], [math.cos(d), 1.0]])
-        f = np.array([math.sin(d) * db**2 + 2 * g * math.sin(a), -math.sin(d) * da**2 + g * math.sin(b)])
-        K = np.block([[M, np.ones((2, 1))], [np.ones((1, 2)), np.zeros((1, 1))]])
-        acc = np.linalg.solve(K, np.concatenate((f, [0.0])))[:2]
-        return [da, db, acc[0], acc[1]]
-    sol = solve_ivp(rhs, (0.0, float(t[-1])), [math.pi / 2, math.pi / 2, omega, -omega], method="DOP853",
-                    rtol=1e-13, atol=1e-13, t_eval=t)
-    return sol.y[0], sol.y[1]
 
 
 def test_slider_crank_reference_is_on_the_seed_constraint():

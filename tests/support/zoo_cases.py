@@ -10,14 +10,16 @@ references are written apart from mbsfmu (numpy and scipy only):
 * Lagrange's equations of the first kind, tests/support/zoo_reference.py's :class:`FirstKind`, for the
   double pendulum, the spinning top (Cardan angles), the cart-pendulum, the four-bar (also the
   natural-coordinate one at the change point, mapped to its pins), the rolling disc (its two
-  rolling conditions as velocity constraints), and from the seed tests: Bricard, the flyball
-  governor (scipy's Radau), the two-link arm, the TSDA slider-crank, the copy machine;
+  rolling conditions as velocity constraints), and those of the seed tests
+  (tests/support/mechanism_references.py): Bricard, the flyball governor (scipy's Radau), the
+  two-link arm, the TSDA slider-crank, the copy machine;
 * one-degree-of-freedom reductions: the slider-crank (both front ends), the N four-bar
   (J phi'' = -K cos phi), the singular slider-crank (its linear reformulation);
-* Hairer and Wanner's equations of Andrews' squeezer (tests/zoo/test_andrews.py), for both front ends;
+* Hairer and Wanner's equations of Andrews' squeezer (tests/support/andrews_reference.py), for both
+  front ends;
 * invariants where no trajectory is known in closed form: the flexible double pendulum without
   geometric stiffening keeps its energy; the rotating beam's tip follows 16 rigid segments on
-  springs (tests/zoo/test_rotating_beam.py) within 2 % of its peak.
+  springs (tests/support/rotating_beam_segments.py) within 2 % of its peak.
 
 A reference is computed once per case and output grid (scipy at rtol 1e-12 or tighter, from the
 run's own consistent start) and cached for the process.
@@ -30,8 +32,21 @@ import pathlib
 from dataclasses import dataclass
 
 import numpy as np
+from andrews_reference import NAMES as ANDREWS_NAMES
+from andrews_reference import andrews_reference
+from mechanism_references import (
+    arm_reference,
+    bricard_reference,
+    copy_machine_reference,
+    flyball_reference,
+    one_dof_reference,
+    parallelogram_angle,
+    slider_crank_reference,
+    tsda_reference,
+)
+from rotating_beam_segments import rotating_beam_module, segment_model
 from scipy.integrate import solve_ivp
-from zoo_reference import FirstKind
+from zoo_reference import FirstKind, stack
 
 MODELS = pathlib.Path(__file__).resolve().parents[2] / "models"
 
@@ -65,10 +80,6 @@ def _dev(got, want) -> float:
     return float(np.max(np.abs(np.asarray(got) - want))) / max(1.0, float(np.max(np.abs(want))))
 
 
-def _stack(*rows):
-    return np.stack(np.broadcast_arrays(*rows))
-
-
 # ---------------------------------------------------------------- references by hand (FirstKind)
 
 def double_pendulum(m=2.0, L1=1.0, L2=1.0, Ix=0.01, g=9.81):
@@ -77,7 +88,7 @@ def double_pendulum(m=2.0, L1=1.0, L2=1.0, Ix=0.01, g=9.81):
         a, p = q[0], q[0] + q[1]
         ad, pd = qd[0], qd[0] + qd[1]
         v1y, v1z = L1 * np.cos(a) * ad, L1 * np.sin(a) * ad
-        return _stack(v1y, v1z, ad, v1y + L2 * np.cos(p) * pd, v1z + L2 * np.sin(p) * pd, pd)
+        return stack(v1y, v1z, ad, v1y + L2 * np.cos(p) * pd, v1z + L2 * np.sin(p) * pd, pd)
 
     def potential(q, t):
         return -m * g * (2 * L1 * np.cos(q[0]) + L2 * np.cos(q[0] + q[1]))
@@ -95,7 +106,7 @@ def spinning_top(m=1.0, h=0.1, A=2e-3, C=3.5e-3, g=9.81):
         w = (u0 * np.cos(c) + bd * np.sin(c), -u0 * np.sin(c) + bd * np.cos(c), u2 + cd)
         v = (h * np.cos(b) * bd, h * (-np.cos(a) * np.cos(b) * ad + np.sin(a) * np.sin(b) * bd),
              h * (-np.sin(a) * np.cos(b) * ad - np.cos(a) * np.sin(b) * bd))
-        return _stack(*v, *w)
+        return stack(*v, *w)
 
     def potential(q, t):
         return m * g * h * np.cos(q[0]) * np.cos(q[1])
@@ -109,7 +120,7 @@ def cart_pendulum(mc=1.0, m=0.1, l=0.5, g=9.81):
 
     def velocities(q, qd, t):
         th, xd, thd = q[1], qd[0], qd[1]
-        return _stack(xd, xd + l * np.cos(th) * thd, -l * np.sin(th) * thd, thd)
+        return stack(xd, xd + l * np.cos(th) * thd, -l * np.sin(th) * thd, thd)
 
     return FirstKind(2, velocities, [mc, m, m, J], potential=lambda q, t: m * g * l * np.cos(q[1]))
 
@@ -124,7 +135,7 @@ def four_bar(a=0.2, b=0.45, c=0.5, d=0.26, ma=1.0, mb=2.0, mc=2.2, g=9.81):
         p1, p2, p3 = q[0], q[0] + q[1], q[2]
         w1, w2, w3 = qd[0], qd[0] + qd[1], qd[2]
         bx, by = -a * np.sin(p1) * w1, a * np.cos(p1) * w1
-        return _stack(-a / 2 * np.sin(p1) * w1, a / 2 * np.cos(p1) * w1, w1,
+        return stack(-a / 2 * np.sin(p1) * w1, a / 2 * np.cos(p1) * w1, w1,
                       bx - b / 2 * np.sin(p2) * w2, by + b / 2 * np.cos(p2) * w2, w2,
                       -c / 2 * np.sin(p3) * w3, c / 2 * np.cos(p3) * w3, w3)
 
@@ -135,13 +146,13 @@ def four_bar(a=0.2, b=0.45, c=0.5, d=0.26, ma=1.0, mb=2.0, mc=2.2, g=9.81):
 
     def constraints(q, t):
         p1, p2, p3 = q[0], q[0] + q[1], q[2]
-        return _stack(a * np.cos(p1) + b * np.cos(p2) - d - c * np.cos(p3),
+        return stack(a * np.cos(p1) + b * np.cos(p2) - d - c * np.cos(p3),
                       a * np.sin(p1) + b * np.sin(p2) - c * np.sin(p3))
 
     def rates(q, qd, t):
         p1, p2, p3 = q[0], q[0] + q[1], q[2]
         w1, w2, w3 = qd[0], qd[0] + qd[1], qd[2]
-        return _stack(-a * np.sin(p1) * w1 - b * np.sin(p2) * w2 + c * np.sin(p3) * w3,
+        return stack(-a * np.sin(p1) * w1 - b * np.sin(p2) * w2 + c * np.sin(p3) * w3,
                       a * np.cos(p1) * w1 + b * np.cos(p2) * w2 - c * np.cos(p3) * w3)
 
     weights = [ma, ma, ma * a**2 / 12, mb, mb, mb * b**2 / 12, mc, mc, mc * c**2 / 12]
@@ -158,29 +169,15 @@ def rolling_disc(r=0.1, m=1.0, A=2.5e-3, C=5e-3, g=9.81):
     def velocities(q, qd, t):
         ph, th = q[2], q[3]
         xd, yd, phd, thd, psd = qd
-        return _stack(xd - r * np.cos(th) * np.sin(ph) * thd - r * np.sin(th) * np.cos(ph) * phd,
+        return stack(xd - r * np.cos(th) * np.sin(ph) * thd - r * np.sin(th) * np.cos(ph) * phd,
                       yd + r * np.cos(th) * np.cos(ph) * thd - r * np.sin(th) * np.sin(ph) * phd,
                       -r * np.sin(th) * thd, -thd, phd * np.cos(th), psd + phd * np.sin(th))
 
     def rates(q, qd, t):
-        return _stack(qd[0] + r * np.cos(q[2]) * qd[4], qd[1] + r * np.sin(q[2]) * qd[4])
+        return stack(qd[0] + r * np.cos(q[2]) * qd[4], qd[1] + r * np.sin(q[2]) * qd[4])
 
     return FirstKind(5, velocities, [m, m, m, A, A, C], potential=lambda q, t: m * g * r * np.cos(q[3]),
-                     constraints=lambda q, t: _stack(0 * q[0], 0 * q[0]), constraint_rates=rates)
-
-
-def andrews_reference(t_eval):
-    """Hairer and Wanner's squeezer (tests/zoo/test_andrews.py's hw_kkt, from the published
-    equations) at t_eval: the seven angles (beta, Theta, gamma, Phi, delta, Omega, epsilon)."""
-    from test_andrews import Q0, hw_kkt
-
-    def rhs(t, x):
-        return np.concatenate((x[7:], hw_kkt(x[:7], x[7:])[0]))
-
-    sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), np.concatenate((Q0, np.zeros(7))), method="DOP853",
-                    rtol=1e-12, atol=1e-12, t_eval=t_eval)
-    assert sol.status == 0, sol.message
-    return sol.y[:7]
+                     constraints=lambda q, t: stack(0 * q[0], 0 * q[0]), constraint_rates=rates)
 
 
 # ---------------------------------------------------------------- cases
@@ -229,15 +226,11 @@ def _rolling_disc(case, run):
 
 
 def _slider_crank(case, run):
-    from test_slider_crank import one_dof_reference
-
     _, x = _cached(("slider_crank", "1dof"), run.t, one_dof_reference)
     return _dev(run["B_x"] if "B_x" in run.names else run["x"], x)
 
 
 def _four_bar_natural(case, run):
-    from test_singular_positions import parallelogram_angle
-
     N = case.kwargs["N"]
     phi = _cached((case.label, "phi"), run.t, lambda t: parallelogram_angle(t, N))
     return max(max(_dev(run[f"A{j}_x"], j + np.cos(phi)), _dev(run[f"A{j}_y"], np.sin(phi)))
@@ -268,29 +261,21 @@ def _four_bar_change_point(case, run):
 def _andrews(case, run):
     Q = _cached(("andrews", "hw"), run.t, andrews_reference)
     if "beta" in run.names:
-        from test_andrews import NAMES
-
-        return max(_dev(run[n], Q[i]) for i, n in enumerate(NAMES))
+        return max(_dev(run[n], Q[i]) for i, n in enumerate(ANDREWS_NAMES))
     beta = np.unwrap(np.arctan2(run["P_y"], run["P_x"]))  # the crank angle of the natural model
     return _dev(beta, Q[0])
 
 
 def _copy_machine(case, run):
-    from test_zoo_seed003 import copy_machine_reference
-
     bx, by, cy = _cached(("copy_machine", "2dof"), run.t, copy_machine_reference)
     return max(_dev(run["B_x"], bx), _dev(run["B_y"], by), _dev(run["C_y"], cy))
 
 
 def _bricard(case, run):
-    from test_zoo_seed003 import bricard_reference
-
     return _first_kind(case.label, bricard_reference, run)
 
 
 def _flyball(case, run):
-    from test_zoo_seed003 import flyball_reference
-
     x0 = np.concatenate([run.y[:, 0], run.yd[:, 0]])
 
     def solve(t):
@@ -304,21 +289,15 @@ def _flyball(case, run):
 
 
 def _two_link_arm(case, run):
-    from test_zoo_seed004 import arm_reference
-
     return _first_kind(case.label, lambda: arm_reference(case.kwargs["case"]), run)
 
 
 def _singular_slider_crank(case, run):
-    from test_singular_positions import slider_crank_reference
-
     a, b = _cached(("singular_slider_crank", "linear"), run.t, lambda t: slider_crank_reference(t, omega=5.0))
     return max(_dev(run["theta1"], a), _dev(run["theta2"], b))
 
 
 def _tsda(case, run):
-    from test_zoo_seed004 import tsda_reference
-
     ref, geometry = tsda_reference(case.kwargs["k"])
     X = _cached((case.label, "1dof"), run.t, lambda t: ref.solve([math.pi / 2, 0.0], t))
     return max(_dev(run["theta2"], X[0]), _dev(run["x4"], geometry(X[0])[1]))
@@ -336,11 +315,9 @@ def _energy(case, run):
 
 def _rotating_beam(case, run):
     """The tip's y in the hub frame against 16 rigid segments, relative to its peak."""
-    from test_rotating_beam import _rb, segment_model
-
     import mbsfmu
 
-    rb = _rb()
+    rb = rotating_beam_module()
     tip = rb.beam_data().nodes[-1].phi[1] @ run.y
 
     def segments(t):

@@ -35,6 +35,11 @@ from scipy.integrate import solve_ivp
 H = 1e-30
 
 
+def stack(*rows):
+    """One array of the rows, broadcast to a common batch shape."""
+    return np.stack(np.broadcast_arrays(*rows))
+
+
 def dot(a, b):
     """Batched dot product of (3, ...) arrays (no conjugation: complex-step safe)."""
     return np.sum(a * b, axis=0)

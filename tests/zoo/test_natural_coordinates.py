@@ -7,33 +7,23 @@ References:
   l sin phi).  Each crank (a rod pinned at one end) has T = m l^2 phi'^2 / 6 and
   V = m g l sin phi / 2, each coupler translates with its ends: T = m l^2 phi'^2 / 2,
   V = m g l sin phi.  So J phi'' = -K cos phi with J = (N + 1) m l^2 / 3 + N m l^2 and
-  K = (3N + 1) m g l / 2, integrated here with scipy at rtol 1e-13 (phi(0) = pi/2,
-  phi'(0) = -v0 / l);
+  K = (3N + 1) m g l / 2, integrated with scipy at rtol 1e-13 (phi(0) = pi/2,
+  phi'(0) = -v0 / l; tests/support/mechanism_references.py);
 * the slider-crank in relative coordinates (models/slider_crank.py): the crank pin is the
   origin of its frame ``rod_end``.
 """
 
-import math
 
 import numpy as np
 import pytest
 from fmu_support import MODELS, TOL, assert_matches
-from scipy.integrate import solve_ivp
+from mechanism_references import parallelogram_angle
 
 import mbsfmu
 
 FOUR_BAR = MODELS / "four_bar_natural.py"
 SLIDER = MODELS / "slider_crank_natural.py"
 T_FOUR_BAR = 10.0  # seed 003 sec. 5.1: t = 0 ... 10 s
-
-
-def parallelogram_angle(t, N=2, m=1.0, l=1.0, g=9.81, v0=1.0):
-    """phi(t) of J phi'' = -K cos phi (see the module docstring)."""
-    J = (N + 1) * m * l**2 / 3 + N * m * l**2
-    K = (3 * N + 1) * m * g * l / 2
-    sol = solve_ivp(lambda _, x: [x[1], -K / J * math.cos(x[0])], (0.0, float(t[-1])),
-                    [math.pi / 2, -v0 / l], method="DOP853", rtol=1e-13, atol=1e-13, t_eval=t)
-    return sol.y[0]
 
 
 def test_four_bar_equations_have_a_constant_mass_matrix():
@@ -57,7 +47,7 @@ def test_four_bar_against_the_one_dof_reduction():
     s = mbsfmu.load_model(FOUR_BAR)
     res = mbsfmu.simulate(s, T_FOUR_BAR, 0.01, method="DOP853", rtol=1e-10, backend="c")
     assert res.stats["formulation"] == "qr"
-    phi = parallelogram_angle(res.t)
+    phi = parallelogram_angle(res.t, 2)
     passes = int(np.sum(np.diff(np.sign(np.cos(phi))) != 0))
     err = max(max(float(np.max(np.abs(res[f"A{j}_x"] - (j + np.cos(phi))))),
                   float(np.max(np.abs(res[f"A{j}_y"] - np.sin(phi))))) for j in range(3))

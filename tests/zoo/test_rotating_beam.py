@@ -1,15 +1,16 @@
 """The spin-up benchmark of a rotating cantilever (Kane, Ryan and Banerjee 1987; issue 15):
 the flexible beam of ``models/rotating_beam.py`` (modal data, geometric stiffening) against an
-independent model of the same beam written here with the rigid-body API: n rigid segments
-joined by rotational springs, geometrically exact, so it carries the centrifugal stiffening
-itself.  With stiffening the tip deflection stays bounded and agrees with the segment model
-better as the segments are refined; without it the deflection grows without bound."""
+independent model of the same beam written with the rigid-body API
+(tests/support/rotating_beam_segments.py): n rigid segments joined by rotational springs,
+geometrically exact, so it carries the centrifugal stiffening itself.  With stiffening the tip
+deflection stays bounded and agrees with the segment model better as the segments are refined;
+without it the deflection grows without bound."""
 
 import numpy as np
 import pytest
+from rotating_beam_segments import rotating_beam_module, segment_model
 
 import mbsfmu
-from mbsfmu import System, rot_z
 from mbsfmu.errors import SimulationError
 from mbsfmu.model.loader import load_model
 
@@ -17,39 +18,9 @@ MODEL = "models/rotating_beam.py"
 T_END, DT = 20.0, 0.05
 
 
-def _rb():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("rotating_beam_module", MODEL)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def segment_model(n: int) -> System:
-    """n uniform rigid segments of length L/n on the spinning hub, joint i turning by phi_i about
-    z with a spring EI/l (2 EI/l at the clamp, whose segment bends over half a length)."""
-    rb = _rb()
-    s = System(f"kane_segments_{n}")
-    theta = s.time_parameter("theta", rb.spin_angle(s.t))
-    s.frame("hub", rel_rot=rot_z(theta))
-    ell = rb.LENGTH / n
-    m = rb.RHO * rb.AREA * ell
-    J = m * ell**2 / 12
-    EI = rb.E * rb.INERTIA
-    ref = "hub"
-    for i in range(1, n + 1):
-        phi = s.coordinate(f"phi{i}")
-        s.body(f"seg{i}", ref=ref, rel_rot=rot_z(phi), cg_pos=[ell / 2, 0, 0], mass=m, inertia=[0, J, J])
-        s.frame(f"end{i}", ref=f"seg{i}", pos=[ell, 0, 0])
-        s.generalized_force(f"spring{i}", f"phi{i}", -(2 if i == 1 else 1) * EI / ell * phi)
-        ref = f"end{i}"
-    return s
-
-
 def segment_tip_deflection(n: int) -> np.ndarray:
     """The tip's y in the hub frame, on the output grid."""
-    rb = _rb()
+    rb = rotating_beam_module()
     r = mbsfmu.simulate(segment_model(n), t_end=T_END, dt=DT, rtol=1e-9)
     pos = r.frame(f"end{n}")["position"]
     theta = np.array([float(rb.spin_angle(tt)) for tt in r.t])
@@ -59,7 +30,7 @@ def segment_tip_deflection(n: int) -> np.ndarray:
 @pytest.fixture(scope="module")
 def flexible():
     r = mbsfmu.simulate(load_model(MODEL), t_end=T_END, dt=DT, rtol=1e-9)
-    data = _rb().beam_data()
+    data = rotating_beam_module().beam_data()
     return r.t, data.nodes[-1].phi[1] @ r.y
 
 
@@ -77,14 +48,15 @@ def test_with_stiffening_the_tip_stays_bounded_and_matches_refined_segments(flex
 def test_without_stiffening_the_deflection_diverges(flexible):
     t, stiffened = flexible
     try:
-        r = mbsfmu.simulate(_rb().model(geometric_stiffening=False), t_end=T_END, dt=DT, rtol=1e-9)
+        r = mbsfmu.simulate(rotating_beam_module().model(geometric_stiffening=False), t_end=T_END, dt=DT,
+                            rtol=1e-9)
     except SimulationError:
         return  # the run cannot follow the growth: diverged as well
-    tip = _rb().beam_data().nodes[-1].phi[1] @ r.y
+    tip = rotating_beam_module().beam_data().nodes[-1].phi[1] @ r.y
     # the same as with stiffening while the spin is slow (0.4 rad/s at t = 2 s) ...
     assert np.abs(tip - stiffened)[t <= 2.0].max() < 1e-3
     # ... then far beyond anything physical (the published divergence)
-    assert np.abs(tip[-1]) > 1e3 * _rb().LENGTH
+    assert np.abs(tip[-1]) > 1e3 * rotating_beam_module().LENGTH
 
 
 def test_tip_deflection_output_is_the_tip_nodes_y_in_the_hub_frame(flexible, tmp_path):

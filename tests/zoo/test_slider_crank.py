@@ -4,39 +4,18 @@ Reference: with the crank angle theta as the only coordinate, the pin is P = r (
 the slider x = r cos theta + sqrt(l^2 - r^2 sin^2 theta), the rod's cg lies midway between P and
 the slider, the rod angle is atan2(P_y, P_x - x).  The kinetic energy is T = m(theta) theta'^2 / 2
 and is conserved (no gravity in the plane, no friction), so theta' = sqrt(2 T0 / m(theta)).
-m(theta) is built here with sympy from these formulas, independently of mbsfmu.
+m(theta) is built with sympy from these formulas, independently of mbsfmu
+(tests/support/mechanism_references.py).
 """
 
 import math
 
 import numpy as np
 import pytest
-import sympy as sp
-from scipy.integrate import solve_ivp
+from mechanism_references import MC, MR, MS, OMEGA0, THETA0, R, one_dof_reference
 
 import mbsfmu
 from models import slider_crank
-
-R, L, MC, MR, MS = 0.15, 0.5, 0.3, 0.5, 1.0
-THETA0, OMEGA0 = math.pi / 4, 2 * math.pi
-
-
-def one_dof_reference(t_eval):
-    th = sp.Symbol("th")
-    px, py = R * sp.cos(th), R * sp.sin(th)
-    x = px + sp.sqrt(L**2 - py**2)
-    rod = sp.atan2(py, px - x)
-    gx, gy = (px + x) / 2, py / 2
-    dx, dgx, dgy, drod = (sp.diff(e, th) for e in (x, gx, gy, rod))
-    # T = m(th) th'^2 / 2
-    m = (MS * dx**2 + MR * (dgx**2 + dgy**2) + MR * L**2 / 12 * drod**2
-         + (MC * R**2 / 12 + MC * (R / 2) ** 2))
-    m_f = sp.lambdify(th, m, "math")
-    x_f = sp.lambdify(th, x, "math")
-    T0 = 0.5 * m_f(THETA0) * OMEGA0**2
-    sol = solve_ivp(lambda t, z: [math.sqrt(2 * T0 / m_f(z[0]))], (0, t_eval[-1]), [THETA0],
-                    t_eval=t_eval, rtol=1e-13, atol=1e-14, method="DOP853")
-    return sol.y[0], np.array([x_f(v) for v in sol.y[0]])
 
 
 @pytest.fixture(scope="module")

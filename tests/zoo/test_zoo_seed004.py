@@ -1,5 +1,5 @@
 """Seed 004's test mechanisms (models/two_link_arm.py, models/slider_crank_tsda.py) against
-references written here, apart from the models:
+references written apart from the models (tests/support/mechanism_references.py):
 
 * the two-link arm by Lagrange's equations of the first kind with the seed's printed mass
   matrix and forces (sec. 4.4.3) and the path constraint (tests/support/zoo_reference.py); its
@@ -18,60 +18,12 @@ import math
 import numpy as np
 import pytest
 from fmu_support import MODELS
-from zoo_reference import FirstKind
+from mechanism_references import arm_mass_force, arm_reference, tsda_reference
 
 import mbsfmu
 
 ARM = MODELS / "two_link_arm.py"
-M_LINK, L_LINK, G = 30.0, 1.0, 9.81
-BETA = (2 * math.cos(math.radians(70))) ** 2
 SPANS = {"I": 10.0, "II": 2.0}
-
-
-def arm_mass_force(q, qd, t):
-    """Seed 004's M(theta) and f(theta, theta') of the two-link manipulator (sec. 4.4.3)."""
-    m1 = m2 = M_LINK
-    l1 = l2 = L_LINK
-    th1, th2 = q
-    w1, w2 = qd
-    c1, c2, s2, c12 = np.cos(th1), np.cos(th2), np.sin(th2), np.cos(th1 + th2)
-    m12 = m2 * (l2**2 / 3 + l1 * l2 * c2 / 2)
-    M = np.array([[m1 * l1**2 / 3 + m2 * (l1**2 + l2**2 / 3 + l1 * l2 * c2), m12],
-                  [m12, m2 * l2**2 / 3]])
-    f = np.array([-m1 * G * l1 * c1 / 2 - m2 * G * (l1 * c1 + l2 * c12 / 2)
-                  + m2 * l1 * l2 * s2 * (2 * w1 * w2 + w2**2) / 2,
-                  -m2 * G * l2 * c12 / 2 - m2 * l1 * l2 * s2 * w1**2 / 2])
-    return M, f
-
-
-def arm_reference(case, omega=0.5):
-    def tip(q, qd):
-        th1, th2 = q[0], q[1]
-        w1, w12 = qd[0], qd[0] + qd[1]
-        x = L_LINK * np.cos(th1) + L_LINK * np.cos(th1 + th2)
-        y = L_LINK * np.sin(th1) + L_LINK * np.sin(th1 + th2)
-        xd = -L_LINK * np.sin(th1) * w1 - L_LINK * np.sin(th1 + th2) * w12
-        yd = L_LINK * np.cos(th1) * w1 + L_LINK * np.cos(th1 + th2) * w12
-        return x, y, xd, yd
-
-    if case == "I":
-        def constraints(q, t):
-            x, y, _, _ = tip(q, np.zeros_like(q))
-            return (y - x**2 + BETA)[None]
-
-        def rates(q, qd, t):
-            x, _, xd, yd = tip(q, qd)
-            return (yd - 2 * x * xd)[None]
-    else:
-        def constraints(q, t):
-            _, y, _, _ = tip(q, np.zeros_like(q))
-            return (y - np.sin(omega * t) ** 2)[None]
-
-        def rates(q, qd, t):
-            _, _, _, yd = tip(q, qd)
-            return (yd - omega * np.sin(2 * omega * t) + 0 * q[0])[None]
-
-    return FirstKind(2, mass_force=arm_mass_force, constraints=constraints, constraint_rates=rates)
 
 
 @pytest.mark.parametrize("case", ["I", "II"])
@@ -123,41 +75,6 @@ def test_two_link_arm_reaction_is_an_fmu_output():
 
 # ---------------------------------------------------------------- TSDA slider-crank
 TSDA = MODELS / "slider_crank_tsda.py"
-
-
-def tsda_reference(k):
-    """The slider-crank in the crank angle phi alone: crank cg (cos phi, sin phi), pin
-    3 (cos phi, sin phi), slider x4 = 3 cos phi + s, s = sqrt(25 - 9 sin^2 phi), rod angle
-    theta3 = -asin(3 sin phi / 5), rod cg halfway; the TSDA's length 10 - x4, so
-    V = k x4^2 / 2 + gravity and R = c x4'^2 / 2; the torque 100 N m on phi."""
-    m2, J2, m3, J3, m4 = 2.0, 1.5, 5.0, 5.0 * 25.0 / 12, 2.0
-    c, g = 10.0, 9.81
-
-    def geometry(phi):
-        s = np.sqrt(25 - 9 * np.sin(phi) ** 2)
-        ds = -9 * np.sin(phi) * np.cos(phi) / s
-        x4, dx4 = 3 * np.cos(phi) + s, -3 * np.sin(phi) + ds
-        return s, x4, dx4
-
-    def velocities(q, qd, t):
-        phi, w = q[0], qd[0]
-        s, x4, dx4 = geometry(phi)
-        rows = [-np.sin(phi) * w, np.cos(phi) * w, w,                               # crank
-                (-3 * np.sin(phi) + dx4) / 2 * w, 3 * np.cos(phi) / 2 * w,           # rod cg
-                -3 * np.cos(phi) / s * w, dx4 * w]                                   # rod angle, slider
-        return np.stack(np.broadcast_arrays(*rows))
-
-    def potential(q, t):
-        phi = q[0]
-        _, x4, _ = geometry(phi)
-        return g * (m2 * np.sin(phi) + m3 * 3 * np.sin(phi) / 2) + k * x4**2 / 2
-
-    def dissipation(q, qd, t):
-        return (geometry(q[0])[2] * qd[0])[None]
-
-    ref = FirstKind(1, velocities, [m2, m2, J2, m3, m3, J3, m4], potential=potential,
-                    dissipation=dissipation, damping=[c], forces=lambda q, qd, t: 100.0 + 0 * q)
-    return ref, geometry
 
 
 @pytest.mark.parametrize("k", [1000.0, 10000.0])
