@@ -1,9 +1,14 @@
 """Sweeps on a real dask.distributed cluster (issue 14): a scheduler and two workers started as
 separate processes on 127.0.0.1 with Dask's own command-line tools.  A sweep of a model file and
 of a native FMU gives the rows of a local synchronous sweep bit for bit, and a worker killed in
-the middle of a sweep costs no row (the scheduler runs its tasks again on the other worker)."""
+the middle of a sweep costs no row (the scheduler runs its tasks again on the other worker).
+Starting the processes takes seconds: those tests are slow; the fast subset checks that the
+commands the cluster starts run without help from PATH."""
 
+import os
 import pathlib
+import socket
+import subprocess
 import threading
 import time
 
@@ -11,6 +16,7 @@ import pandas as pd
 import pytest
 
 import mbsfmu
+from mbsfmu.study.cli_cluster import dask_command, free_port
 from mbsfmu.study.results import read_rows
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -25,10 +31,25 @@ def cluster(start_cli_cluster):
     return start_cli_cluster()
 
 
+@pytest.mark.parametrize("kind", ["scheduler", "worker"])
+def test_the_cluster_commands_run_without_path(kind):
+    """dask_command(kind) is this environment's ``dask <kind>``, found without PATH (the
+    processes start with the tests' environment, which need not have the venv on PATH), and
+    free_port gives a port that can be bound."""
+    cmd = dask_command(kind)
+    r = subprocess.run([*cmd, "--help"], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PATH": ""})
+    assert r.returncode == 0, r.stderr
+    assert f"dask {kind}" in r.stdout or f"dask_{kind}" in r.stdout, r.stdout[:500]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", free_port()))
+
+
 def _rows(df):
     return df.drop(columns="wall_s")
 
 
+@pytest.mark.slow
 def test_model_and_fmu_sweeps_on_a_cluster_equal_local_sweeps(cluster, built_fmu):
     design = {"m": "0.1:0.3:4", "theta": [0.1, 0.2]}  # 8 runs
     remote = mbsfmu.sweep(CART, design, t_end=1.0, metrics=METRICS, scheduler=cluster.address, batch=2)
@@ -47,6 +68,7 @@ def test_model_and_fmu_sweeps_on_a_cluster_equal_local_sweeps(cluster, built_fmu
     assert len(cluster.client.scheduler_info()["workers"]) == 2
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_sweep_loses_no_row(cluster, tmp_path):
     out = tmp_path / "rows.csv"
     n = 16
