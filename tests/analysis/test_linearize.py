@@ -313,6 +313,7 @@ def test_not_an_equilibrium_when_one_is_asked_for():
     assert not lin.equilibrium
 
 
+@pytest.mark.slow
 def test_native_fmu_directional_derivatives_equal_the_feedthrough_D(tmp_path):
     """At the state a native FMU of the cart-pendulum has reached, its directional derivatives of
     the outputs by the input F (fmi2GetDirectionalDerivative, computed in C) equal the
@@ -338,6 +339,7 @@ def test_native_fmu_directional_derivatives_equal_the_feedthrough_D(tmp_path):
     assert d[0] == pytest.approx(state["der(x)"], rel=1e-12) and state["der(x)"] > 0.1
 
 
+@pytest.mark.slow
 def test_linear_and_nonlinear_fmus_in_one_diagram_agree_to_first_order(tmp_path):
     """The cart-pendulum hanging (theta = pi, an equilibrium) and its linearization, both
     exported as native FMUs through the same path (Linearization.to_system + build_fmu) and

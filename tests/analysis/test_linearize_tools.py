@@ -122,6 +122,7 @@ def _loop(plant, gain, period, t_end, step=1e-3, ref=None):
     return d.run(t_end)
 
 
+@pytest.mark.slow
 def test_lqr_from_the_symbolic_linearization_balances_the_native_fmu_from_10_degrees(lin, fmu):
     from blocks import FMU
 
@@ -133,6 +134,7 @@ def test_lqr_from_the_symbolic_linearization_balances_the_native_fmu_from_10_deg
     assert np.max(np.abs(theta)) < math.radians(10) + 1e-9
 
 
+@pytest.mark.slow
 def test_linear_and_nonlinear_closed_loops_agree_to_first_order(lin, fmu):
     """The same LQR around the FMU and around StateSpace(lin), after a small reference step a:
     the difference relative to a shrinks at least like a (the linear model is right to first

@@ -67,6 +67,7 @@ def test_grid_includes_t_end_when_not_a_multiple(tmp_path):
     assert len(data) == 12 and data[-1, 0] == 0.105 and abs(data[-2, 0] - 0.1) < 1e-15
 
 
+@pytest.mark.slow
 def test_console_script_runs_as_module(tmp_path):
     out = tmp_path / "top.csv"
     png = tmp_path / "top.png"
@@ -107,6 +108,7 @@ def test_simulate_with_c_backend(tmp_path, monkeypatch):
     np.testing.assert_allclose(read_csv(b)[1], read_csv(a)[1], rtol=0, atol=3e-9)
 
 
+@pytest.mark.slow
 def test_build_native_and_pythonfmu(tmp_path, capsys):
     fmpy = pytest.importorskip("fmpy")
     from fmpy.validation import validate_fmu

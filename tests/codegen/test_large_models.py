@@ -83,6 +83,7 @@ def test_recursive_newton_euler_is_the_assembled_mass_matrix(model):
     assert np.abs(np.array(fh(0.0, y, yd, num.prm, num.u, tp)) - h).max() <= 1e-13 * np.abs(h).max()
 
 
+@pytest.mark.slow
 def test_tree_engine_without_aba_runs_the_newton_euler_mass_matrix():
     """Both engine paths of the same build (ABA, and M from mbs_dynamics + Cholesky) against
     the numpy reference (M and q - k assembled symbolically)."""
@@ -128,6 +129,7 @@ def test_tree_energy_from_the_newton_euler_mass_times(cache):
         assert abs(out[0] - T) <= 1e-13 * abs(T) and abs(out[1] - V) <= 1e-13 * max(abs(V), 1.0)
 
 
+@pytest.mark.slow
 def test_model_aba_is_compiled_while_the_model_is_generated(fresh_cache):
     """model_aba.c includes no model header: the engine build hands it to precompile_object as
     soon as it is printed, and links the cached object (no second compile of it)."""
@@ -154,6 +156,7 @@ def test_model_aba_is_compiled_while_the_model_is_generated(fresh_cache):
     assert not cmp._PENDING
 
 
+@pytest.mark.slow
 def test_compiled_rhs_on_the_aba_derives_no_mass_matrix(cache):
     """CompiledRHS of a tree runs the engine's mbs_aba: neither M nor k is derived, and the
     engine module's mbs_dynamics is the Newton-Euler one."""

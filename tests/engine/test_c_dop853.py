@@ -614,6 +614,7 @@ def test_failures_are_codes_not_hangs(lib):
 # ------------------------------------------------------------------------------- 7. sanitizers
 
 
+@pytest.mark.slow
 def test_under_address_and_undefined_behaviour_sanitizers(tmp_path):
     if shutil.which("gcc") is None:
         pytest.skip("gcc not available")

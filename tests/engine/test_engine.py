@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import sympy as sp
 from fmu_support import Slave
+from slow_cases import cases
 
 import mbsfmu
 from mbsfmu.errors import ParameterError, SimulationError
@@ -35,7 +36,7 @@ def _rel(a, b):
     return float(np.max(np.abs(a - b) / scale))
 
 
-@pytest.mark.parametrize("name,t_end", CASES)
+@pytest.mark.parametrize("name,t_end", cases(CASES, fast={"slider_crank"}, values=lambda c: c))
 @pytest.mark.parametrize("form", ["qr", "svd", "baumgarte", "dae", "projection", "partition"])
 def test_engine_matches_numpy_reference(name, t_end, form):
     a, b = _pair(name, t_end, form)
@@ -127,6 +128,7 @@ def slider_fmu(built_fmu):
     return built_fmu("models/slider_crank.py", formulation="qr")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["qr", "svd", "projection", "partition"])
 def test_simulate_and_native_fmu_are_bit_identical(slider_fmu, tmp_path, form):
     fmu = slider_fmu if form == "qr" else build_native_fmu("models/slider_crank.py", tmp_path / "sc.fmu",

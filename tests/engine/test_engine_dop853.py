@@ -73,6 +73,7 @@ def test_engine_and_scipy_dop853_agree_to_the_tolerance(crank_reference):
     assert _rel(a.y, ref) < 1e-7 and _rel(b.y, ref) < 1e-7 and _rel(a.y, b.y) < 1e-7
 
 
+@pytest.mark.slow
 def test_native_fmu_with_solver_dop853_equals_simulate(tmp_path):
     """A native FMU built with solver='dop853', driven by fmpy, takes the steps simulate takes:
     the same states bit for bit at every communication point; its statistics name dop853."""

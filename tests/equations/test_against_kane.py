@@ -293,6 +293,7 @@ def check_symmetric_positive_definite(M, context) -> None:
 
 
 # ---------------------------------------------------------------------------- general rotation
+@pytest.mark.slow
 def test_general_rotation_matrix_matches_kane():
     """Rotations given as a general 3x3 matrix (our R' R^T angular-velocity path) and as a plain
     3-vector of Cardan angles, compared with KanesMethod: B1 is turned by a about the unit axis
@@ -664,6 +665,7 @@ def random_states(spec: SystemSpec, rng, count: int):
 NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow],
           phases=NO_SHRINK)
 @given(spec=systems(max_bodies=4, max_coordinates=4), seed=st.integers(0, 2**32 - 1))
@@ -690,6 +692,7 @@ def test_random_tree_matches_kane(spec, seed):
         compare_at(ours, ref, y, yd, (), forces, context=f"for {spec}")
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow],
           phases=NO_SHRINK)
 @given(spec=systems(max_bodies=4, max_coordinates=6), seed=st.integers(0, 2**32 - 1))

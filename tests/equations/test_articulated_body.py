@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import sympy as sp
 from c_support import shaker
+from slow_cases import cases
 
 from mbsfmu import ModelError, SingularMassMatrixError, System, rot_x, rot_y, rot_z
 from mbsfmu.codegen.c_aba import aba_source
@@ -123,7 +124,7 @@ def test_symbolic_closed_form_of_a_small_model():
         _close(np.array(fn(y, yd, num.prm)), num.accelerations(t, y, yd))
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", cases(list(MODELS), slow={"chain10"}))
 def test_compiled_aba_matches_numpy_backend(cache, name):
     num = _numeric(name)
     rhs = CompiledRHS(num)

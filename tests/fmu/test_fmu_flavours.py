@@ -5,9 +5,11 @@ instance layer through its Python binding, the native FMU through fmi2_glue.c: t
 the same calls).  Without a C compiler the pythonfmu flavour falls back to the numpy path.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
-from fmu_support import MODELS, TOL, Slave, assert_matches, reference, slider_crank_variant
+from fmu_support import MODELS, TOL, Lazy, Slave, assert_matches, reference, slider_crank_variant
 
 fmpy = pytest.importorskip("fmpy")
 pytest.importorskip("pythonfmu")
@@ -26,13 +28,12 @@ DRIVEN = ("The slider-crank of models/slider_crank.py driven by a motor torque T
 def fmus(tmp_path_factory, built_fmu):
     out = tmp_path_factory.mktemp("flavours")
     driven = slider_crank_variant(out / "driven_crank.py", *DRIVEN)
-    built = {}
-    for name, path, form in (("slider_crank", MODELS / "slider_crank.py", None), ("driven", driven, None),
-                             ("baumgarte", MODELS / "slider_crank.py", "baumgarte"),
-                             ("cart_pendulum", MODELS / "cart_pendulum.py", None)):
-        for flavour in ("native", "pythonfmu"):
-            built[flavour, name] = built_fmu(path, flavour, formulation=form)
-    return built
+    return Lazy({(flavour, name): partial(built_fmu, path, flavour, formulation=form)
+                 for name, path, form in (("slider_crank", MODELS / "slider_crank.py", None),
+                                          ("driven", driven, None),
+                                          ("baumgarte", MODELS / "slider_crank.py", "baumgarte"),
+                                          ("cart_pendulum", MODELS / "cart_pendulum.py", None))
+                 for flavour in ("native", "pythonfmu")})
 
 
 def _simulate(path, **kw):
@@ -50,6 +51,7 @@ def _bitwise(a, b):
     return all(np.array_equal(a[n], b[n]) for n in a.dtype.names)
 
 
+@pytest.mark.slow
 def test_free_motion_agrees_at_every_communication_point(fmus):
     r = {f: _simulate(fmus[f, "slider_crank"]) for f in FLAVOURS}
     diff = _compare(r["native"], r["pythonfmu"])
@@ -61,6 +63,7 @@ def test_free_motion_agrees_at_every_communication_point(fmus):
     assert np.ptp(r["pythonfmu"]["x"]) > 0.1  # it moves
 
 
+@pytest.mark.slow
 def test_input_changing_every_step_agrees(fmus):
     t = np.arange(0.0, T_END + H / 2, H)
     u = np.array(list(zip(t, 0.3 * np.sin(5.0 * t))), dtype=[("time", float), ("T", float)])
@@ -73,7 +76,8 @@ def test_input_changing_every_step_agrees(fmus):
     assert np.max(np.abs(r["native"]["x"] - free["x"])) > 1e-3  # the input acts
 
 
-@pytest.mark.parametrize("name,signal", [("baumgarte", None), ("cart_pendulum", "F")])
+@pytest.mark.parametrize("name,signal", [pytest.param("baumgarte", None, marks=pytest.mark.slow),
+                                         ("cart_pendulum", "F")])
 def test_other_formulation_and_tree_agree(fmus, name, signal):
     """The formulation chosen at build time (Baumgarte's), and a tree (the articulated-body ODE)
     with its input force changing at every step."""
@@ -118,6 +122,7 @@ def _run_with_states(path, tmp_path, folder):
     return np.array(rows + rest), np.array(again), np.array(third)
 
 
+@pytest.mark.slow
 def test_fmu_states_in_the_middle_agree(fmus, tmp_path):
     runs = {f: _run_with_states(fmus[f, "driven"], tmp_path, f) for f in FLAVOURS}
     for f, (rows, again, third) in runs.items():

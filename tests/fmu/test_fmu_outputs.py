@@ -1,9 +1,11 @@
 """User outputs of FMUs (frame kinematics, expressions, reaction multipliers) in both flavours,
 direct feed-through, and the native FMU's directional derivatives."""
 
+from functools import partial
+
 import numpy as np
 import pytest
-from fmu_support import MODELS, TOL, Slave, reference
+from fmu_support import MODELS, TOL, Lazy, Slave, reference
 
 import mbsfmu
 from mbsfmu.errors import ModelError
@@ -20,8 +22,8 @@ BACKENDS = ["native", "pythonfmu"]
 
 @pytest.fixture(scope="module")
 def fmus(built_fmu):
-    return {(b, m): built_fmu(MODELS / f"{m}.py", backend=b)
-            for b in BACKENDS for m in ("cart_pendulum", "slider_crank")}
+    return Lazy({(b, m): partial(built_fmu, MODELS / f"{m}.py", backend=b)
+                 for b in BACKENDS for m in ("cart_pendulum", "slider_crank")})
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -73,6 +75,7 @@ def test_native_directional_derivative_of_feedthrough_output(fmus, tmp_path):
     s.free()
 
 
+@pytest.mark.slow
 def test_native_directional_derivative_of_reactions_matches_finite_difference(tmp_path):
     """A motor torque T on the slider-crank's crank: the pivot reaction depends directly on T
     (through the KKT system); its derivative must match a difference quotient of the outputs."""

@@ -10,10 +10,11 @@ steps is read from the statistics each FMU logs under ``logStatistics`` at fmi2T
 
 import math
 import re
+from functools import partial
 
 import numpy as np
 import pytest
-from fmu_support import MODELS, Slave, slider_crank_variant
+from fmu_support import MODELS, Lazy, Slave, slider_crank_variant
 
 import mbsfmu
 from mbsfmu.errors import ParameterError
@@ -47,10 +48,12 @@ STIFF = ("The slider-crank of models/slider_crank.py, its slider held by a sprin
 def fmus(tmp_path_factory, built_fmu):
     out = tmp_path_factory.mktemp("solver")
     model = slider_crank_variant(out / "stiff_crank.py", *STIFF)
-    return {"model": model,
-            "native": build_native_fmu(model, out / "native" / "stiff_crank.fmu", solver="stiff"),
-            "pythonfmu": build_pythonfmu(model, out / "pythonfmu" / "stiff_crank.fmu", solver="stiff"),
-            "cart": built_fmu(MODELS / "cart_pendulum.py")}
+    return Lazy({"model": lambda: model,
+                 "native": lambda: build_native_fmu(model, out / "native" / "stiff_crank.fmu",
+                                                    solver="stiff"),
+                 "pythonfmu": lambda: build_pythonfmu(model, out / "pythonfmu" / "stiff_crank.fmu",
+                                                      solver="stiff"),
+                 "cart": partial(built_fmu, MODELS / "cart_pendulum.py")})
 
 
 def statistics(messages):
@@ -78,6 +81,7 @@ def run(path, **kw):
 
 
 # ---------------------------------------------------------------- the parameter
+@pytest.mark.slow
 def test_solver_is_a_tunable_integer_after_max_internal_step(fmus):
     """Both flavours declare solver alike (Integer, min 0, max 1, its values in the description,
     the start value of the build) and the category logStatistics; fmpy's validator accepts them;
@@ -117,6 +121,7 @@ def test_export_refuses_an_unknown_solver_by_name(fmus, tmp_path, capsys):
 
 
 # ---------------------------------------------------------------- the stiff method
+@pytest.mark.slow
 def test_stiff_solver_takes_a_bounded_number_of_steps(fmus):
     """1 s of the stiff slider-crank at communication steps of 0.01 s: Radau IIA takes a bounded
     number of steps (275 accepted here; it stops at each of the 100 communication points), the explicit
@@ -136,6 +141,7 @@ def test_stiff_solver_takes_a_bounded_number_of_steps(fmus):
     assert np.max(stiff["constraint_residual"]) < 1e-12
 
 
+@pytest.mark.slow
 def test_states_equal_simulate_with_the_stiff_method(fmus):
     """The native FMU runs the instance layer that simulate(method='stiff', backend='c') runs,
     driven identically (the same do-steps from the same start): the states agree bit for bit."""
@@ -149,6 +155,7 @@ def test_states_equal_simulate_with_the_stiff_method(fmus):
         assert np.array_equal(r[f"der({n})"], ref.yd[i]), n
 
 
+@pytest.mark.slow
 def test_flavours_agree_on_the_stiff_solver(fmus):
     """The pythonfmu flavour steps with the same engine: the same values at every communication
     point (bit for bit; at least to 1e-12) and the same statistics."""
@@ -187,6 +194,7 @@ def _switched_run(path, tmp_path, folder):
     return np.array(rows), again, stats, solver
 
 
+@pytest.mark.slow
 def test_switching_the_solver_between_steps(fmus, tmp_path):
     """Setting solver between do-steps switches the method (the integrator restarts); an FMU
     state keeps the method; both flavours switch alike; the statistics name both methods."""
@@ -208,6 +216,7 @@ def test_switching_the_solver_between_steps(fmus, tmp_path):
             assert np.max(np.abs(rows[:, i] - stiff[n][1:])) < 1e-5, n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_an_invalid_solver_is_refused_and_changes_nothing(fmus, tmp_path, flavour):
     """solver = 3, -1, or solver set as a Real between do-steps: fmi2Error with a message naming
@@ -234,6 +243,7 @@ def test_an_invalid_solver_is_refused_and_changes_nothing(fmus, tmp_path, flavou
 
 
 # ---------------------------------------------------------------- without a C compiler
+@pytest.mark.slow
 def test_numpy_path_runs_the_stiff_solver_with_scipys_radau(fmus, tmp_path, monkeypatch):
     """No compiler where the pythonfmu FMU is instantiated: 'stiff' is scipy's Radau with the
     formulation's projection after every step (restarted at every do-step), accurate to the
@@ -266,6 +276,7 @@ def test_numpy_path_runs_the_stiff_solver_with_scipys_radau(fmus, tmp_path, monk
     s.free()
 
 
+@pytest.mark.slow
 def test_numpy_path_runs_dop853_with_scipys_dop853(fmus, tmp_path, monkeypatch):
     """No compiler: solver = 2 (dop853) is scipy's DOP853 with the projection after every step,
     within the tolerances of the engine's DOP853; the statistics name dop853."""

@@ -4,11 +4,13 @@
 import math
 import subprocess
 import zipfile
+from functools import partial
 
 import numpy as np
 import pytest
 import sympy as sp
-from fmu_support import CASES, MODELS, TOL, Slave, assert_matches, reference
+from fmu_support import CASES, MODELS, TOL, Lazy, Slave, assert_matches, reference
+from slow_cases import cases
 
 import mbsfmu
 from mbsfmu.errors import ModelError
@@ -25,9 +27,9 @@ NAMES = tuple(CASES)
 
 @pytest.fixture(scope="module")
 def fmus(built_fmu):
-    built = {name: built_fmu(MODELS / f"{name}.py") for name in NAMES}
-    built["slider_crank_baumgarte"] = built_fmu(MODELS / "slider_crank.py", formulation="baumgarte")
-    return built
+    return Lazy({**{name: partial(built_fmu, MODELS / f"{name}.py") for name in NAMES},
+                 "slider_crank_baumgarte": partial(built_fmu, MODELS / "slider_crank.py",
+                                                   formulation="baumgarte")})
 
 
 def run(name, path, **kw):
@@ -36,36 +38,39 @@ def run(name, path, **kw):
                              start_values={**TOL, **kw.pop("start_values", {})}, **kw)
 
 
-def test_contents_and_no_libpython(fmus):
-    for name in NAMES:
-        path = fmus[name]
-        assert path.name == f"{name}.fmu"
-        with zipfile.ZipFile(path) as z:
-            names = z.namelist()
-            assert f"binaries/linux64/{name}.so" in names
-            for src in ("fmi2_glue.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_rkstab.c", "model.c",
-                        "model_aba.c", "model_tree.c", "model_config.h"):
-                assert f"sources/{src}" in names
-            xml = z.read("modelDescription.xml").decode()
-            assert 'canGetAndSetFMUstate="true"' in xml and 'needsExecutionTool="false"' in xml
-            so = path.parent / f"{name}_check.so"
-            so.write_bytes(z.read(f"binaries/linux64/{name}.so"))
-        ldd = subprocess.run(["ldd", str(so)], capture_output=True, text=True).stdout
-        assert "libpython" not in ldd
-        syms = subprocess.run(["nm", "-D", "--defined-only", str(so)], capture_output=True,
-                              text=True).stdout.split()
-        assert "fmi2DoStep" in syms and "fmi2SerializeFMUstate" in syms
-        assert "mbs_dynamics" not in syms
+FAST = {"cart_pendulum", "slider_crank"}  # the FMUs of the fast subset (ci/test --fast), built once
 
 
-def test_validate(fmus):
+@pytest.mark.parametrize("name", cases(NAMES, fast=FAST))
+def test_contents_and_no_libpython(fmus, name):
+    path = fmus[name]
+    assert path.name == f"{name}.fmu"
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        assert f"binaries/linux64/{name}.so" in names
+        for src in ("fmi2_glue.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_rkstab.c", "model.c",
+                    "model_aba.c", "model_tree.c", "model_config.h"):
+            assert f"sources/{src}" in names
+        xml = z.read("modelDescription.xml").decode()
+        assert 'canGetAndSetFMUstate="true"' in xml and 'needsExecutionTool="false"' in xml
+        so = path.parent / f"{name}_check.so"
+        so.write_bytes(z.read(f"binaries/linux64/{name}.so"))
+    ldd = subprocess.run(["ldd", str(so)], capture_output=True, text=True).stdout
+    assert "libpython" not in ldd
+    syms = subprocess.run(["nm", "-D", "--defined-only", str(so)], capture_output=True,
+                          text=True).stdout.split()
+    assert "fmi2DoStep" in syms and "fmi2SerializeFMUstate" in syms
+    assert "mbs_dynamics" not in syms
+
+
+@pytest.mark.parametrize("name", cases([*NAMES, "slider_crank_baumgarte"], fast=FAST))
+def test_validate(fmus, name):
     from fmpy.validation import validate_fmu
 
-    for path in fmus.values():
-        assert validate_fmu(str(path)) == []
+    assert validate_fmu(str(fmus[name])) == []
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", cases(NAMES, fast=FAST))
 def test_matches_simulate(fmus, name):
     r = run(name, fmus[name])
     assert_matches(r, reference(name))
@@ -73,12 +78,14 @@ def test_matches_simulate(fmus, name):
         assert np.max(r["constraint_residual"]) < 1e-12
 
 
+@pytest.mark.slow
 def test_baumgarte_matches_simulate(fmus):
     r = run("slider_crank", fmus["slider_crank_baumgarte"])
     assert_matches(r, reference("slider_crank", formulation="baumgarte"))
     assert 0 < np.max(r["constraint_residual"]) < 1e-8  # Baumgarte lets c drift, but only a little
 
 
+@pytest.mark.slow
 def test_andrews_reference_solution(fmus):
     """The native FMU against the published IVP test set solution at t = 0.03 (not ourselves)."""
     from models.andrews import REFERENCE_T003
@@ -134,6 +141,7 @@ def test_given_start_value_is_held_or_reported(fmus, tmp_path):
     assert np.max(np.abs(rows[-1, :3] - ref.y[:, -1])) < 1e-8
 
 
+@pytest.mark.slow
 def test_time_parameter_model(tmp_path):
     """A pendulum on a support moved by s(t) = A sin(w t): p, p', p'' are generated C."""
     s = mbsfmu.System("moving_support")
@@ -166,7 +174,7 @@ def test_unsupported_formulation_rejected(tmp_path):
 
 # ---------------------------------------------------------------- FMU state, reset, instances
 
-@pytest.mark.parametrize("name", ["cart_pendulum", "slider_crank", "andrews"])
+@pytest.mark.parametrize("name", cases(["cart_pendulum", "slider_crank", "andrews"], fast=FAST))
 def test_state_round_trip_is_bit_identical(fmus, tmp_path, name):
     T, dt, _ = CASES[name]
     inputs = (lambda t: {"F": math.sin(3 * t)}) if name == "cart_pendulum" else None
@@ -341,6 +349,7 @@ def test_debug_logging_categories(fmus, tmp_path):
     s.free()
 
 
+@pytest.mark.slow
 def test_sources_compile_without_warnings(fmus, tmp_path):
     from mbsfmu.fmu.native import CFLAGS, COMPILED_SOURCES, fmi_include_dir
 
@@ -355,6 +364,7 @@ def test_sources_compile_without_warnings(fmus, tmp_path):
         assert res.returncode == 0 and not res.stderr, res.stderr
 
 
+@pytest.mark.slow
 def test_source_fmu_rebuilds_with_fmpy(fmus, tmp_path):
     """fmpy's compile step (CMake, warnings as errors) rebuilds the binary from sources/ alone."""
     import shutil
@@ -391,6 +401,7 @@ def test_dense_mode_steps_past_communication_points(fmus, tmp_path):
     s.free()
 
 
+@pytest.mark.slow
 def test_redundant_constraints_qr_runs_baumgarte_explains(tmp_path):
     """A planar four-bar closed in 3D (rank 2 of 3): the native 'qr' FMU runs it and matches the
     planar model; Baumgarte's KKT matrix is singular, which initialization reports by name."""

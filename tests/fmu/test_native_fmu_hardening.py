@@ -8,10 +8,11 @@ need) at initialization and between steps, solver settings out of their range, a
 
 import ctypes
 import zipfile
+from functools import partial
 
 import numpy as np
 import pytest
-from fmu_support import MODELS, Slave
+from fmu_support import MODELS, Lazy, Slave
 
 import mbsfmu
 from mbsfmu import System, rot_z
@@ -42,9 +43,9 @@ def bounded_model() -> System:
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory, built_fmu):
     out = tmp_path_factory.mktemp("hardening")
-    built = {name: built_fmu(MODELS / f"{name}.py") for name in ("slider_crank", "cart_pendulum")}
-    built["bounded"] = build_native_fmu(bounded_model(), out / "bounded.fmu")
-    return built
+    return Lazy({**{name: partial(built_fmu, MODELS / f"{name}.py")
+                    for name in ("slider_crank", "cart_pendulum")},
+                 "bounded": lambda: build_native_fmu(bounded_model(), out / "bounded.fmu")})
 
 
 def started(fmus, name, tmp_path, label="a", values=None):

@@ -4,9 +4,11 @@
 import pathlib
 import xml.etree.ElementTree as ET
 import zipfile
+from functools import partial
 
 import numpy as np
 import pytest
+from fmu_support import Lazy
 
 import mbsfmu
 from mbsfmu.fmu.model_description import fmu_variables
@@ -23,8 +25,8 @@ TOL = {"solver_rtol": 1e-10, "solver_atol": 1e-12}
 
 @pytest.fixture(scope="module")
 def fmus(built_fmu):
-    return {name: built_fmu(MODELS / f"{name}.py", "pythonfmu")
-            for name in ("double_pendulum", "cart_pendulum")}
+    return Lazy({name: partial(built_fmu, MODELS / f"{name}.py", "pythonfmu")
+                 for name in ("double_pendulum", "cart_pendulum")})
 
 
 def run(path, **kw):
@@ -133,7 +135,8 @@ def test_loop_model_keeps_constraints(tmp_path):
 
 @pytest.fixture(scope="module")
 def loop_fmus(built_fmu):
-    return {name: built_fmu(MODELS / f"{name}.py", "pythonfmu") for name in ("slider_crank", "andrews")}
+    return Lazy({name: partial(built_fmu, MODELS / f"{name}.py", "pythonfmu")
+                 for name in ("slider_crank", "andrews")})
 
 
 @pytest.mark.parametrize("name", ["slider_crank", "andrews"])

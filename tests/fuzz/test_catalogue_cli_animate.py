@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
+from slow_cases import cases
 from stiff_pendulum import STIFF_MODEL
 
 import mbsfmu
@@ -212,7 +213,7 @@ def _csv_case(files, body):
     return p
 
 
-@pytest.mark.parametrize("args, pattern", [c[1:] for c in ANIMATE_CASES], ids=[c[0] for c in ANIMATE_CASES])
+@pytest.mark.parametrize("args, pattern", cases(ANIMATE_CASES, slow={"too many frames"}))
 def test_animate(files, capsys, args, pattern):
     args = [a.replace("{tmp}", str(files)) for a in args]
     out = [] if "--out" in args else ["--out", str(files / "a.gif")]
@@ -406,7 +407,8 @@ UDP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("call, exc, pattern", [c[1:] for c in UDP_CASES], ids=[c[0] for c in UDP_CASES])
+@pytest.mark.parametrize("call, exc, pattern", cases(UDP_CASES, slow={"outputs beyond a datagram",
+                                                            "inputs beyond a datagram"}))
 def test_udp_blocks(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
@@ -503,6 +505,7 @@ def check_rows(out, before):
     return df
 
 
+@pytest.mark.slow
 def test_sigterm_on_a_sweep_keeps_the_rows_and_leaves_no_worker(tmp_path):
     """The default local cluster of worker processes: after SIGTERM every finished row is in the
     rows file, exit status 143 with a word on resuming, and no worker process is left."""
@@ -521,6 +524,7 @@ def test_sigterm_on_a_sweep_keeps_the_rows_and_leaves_no_worker(tmp_path):
     print(f"sweep stopped by SIGTERM: {len(df)} of 200 rows kept, {len(workers)} processes ended")
 
 
+@pytest.mark.slow
 def test_sigterm_on_a_synchronous_sweep_keeps_the_rows(tmp_path):
     out = tmp_path / "study.csv"
     proc = sweep_until_rows([*SWEEP, "--scheduler", "synchronous", "--batch", "1", "--out", out], out, 3)
@@ -546,6 +550,7 @@ def test_a_failing_animate_keeps_its_samples(files, capsys):
     assert (files / "b.partial.gif").exists()
 
 
+@pytest.mark.slow
 def test_sigterm_while_drawing_keeps_the_simulated_samples(tmp_path):
     """1001 frames take a minute to draw: SIGTERM once drawing has begun stops at once (143),
     no animation file, the complete simulated samples in <out>.partial.csv."""

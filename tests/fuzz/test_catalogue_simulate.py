@@ -13,6 +13,7 @@ import sys
 
 import pytest
 import sympy as sp
+from slow_cases import cases
 
 import mbsfmu
 from mbsfmu import ConstraintError, ModelError, ParameterError, System, rot_x
@@ -285,7 +286,8 @@ CLI_CASES = [
 ]
 
 
-@pytest.mark.parametrize("args, pattern", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
+@pytest.mark.parametrize("args, pattern", cases(CLI_CASES, fast={"set unknown name", "out missing folder",
+                                                              "build bad formulation"}))
 def test_cli(tmp_path, args, pattern):
     r = cli(*[str(a).replace("{tmp}", str(tmp_path)) for a in args])
     assert r.returncode == 2, r.stderr

@@ -20,6 +20,8 @@ fmpy = pytest.importorskip("fmpy")
 
 from mbsfmu.fmu.native import COMPILED_SOURCES, fmi_include_dir  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 DRIVER = pathlib.Path(__file__).resolve().parent / "fmi_fuzz.c"
 #: model -> number of calls per build (the sanitized build is ~5x slower; both take seconds)
 CALLS = {"slider_crank": 30000, "cart_pendulum": 30000}

@@ -253,6 +253,7 @@ def test_shared_name_simulates(backend):
     np.testing.assert_allclose(res.multipliers()["k1.y"], 2.0 * 9.81, rtol=1e-8)
 
 
+@pytest.mark.slow
 def test_shared_name_in_a_native_fmu(tmp_path):
     fmpy = pytest.importorskip("fmpy")
     from fmpy import read_model_description

@@ -285,6 +285,7 @@ def test_formulations_that_factor_the_mass_matrix_refuse_it_by_name(formulation,
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_native_fmu_runs_the_crank_given_only_by_its_inertia(tmp_path):
     """The native FMU ('qr', its C instance works with J^T M J too) runs the crank with its
     singular mass matrix and takes the same steps as simulate's engine (1e-10)."""

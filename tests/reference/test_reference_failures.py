@@ -92,6 +92,7 @@ def test_an_input_function_that_raises_keeps_its_result():
     assert i.value.result.t[-1] >= 0.45
 
 
+@pytest.mark.slow
 def test_a_collapsed_step_size_ends_the_run_with_the_place():
     """The N = 10 four-bar with the unstabilized 'dae' and DOP853 at rtol 1e-10 creeps towards the
     flat position at t = 1.2412 with accepted steps of 5e-13 s, never arriving (before: the

@@ -454,6 +454,7 @@ def test_hil_loop_paced_in_real_time():
     assert res.stats["wall_time"] >= 0.9 * (n - 1) * DT
 
 
+@pytest.mark.slow
 def test_hil_faults_are_counted_exactly_and_hold_keeps_the_loop_running():
     n = 150
     with Motor("--drop-every", "60", "--delay-every", "45", "--garbage-every", "25",

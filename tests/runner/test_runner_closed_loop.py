@@ -28,6 +28,8 @@ from mbsfmu.fmu.native import build_native_fmu
 from mbsfmu.model.loader import load_model
 from mbsfmu.runner import Diagram
 
+pytestmark = pytest.mark.slow
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KP, KI, KD, TF = 20.0, 5.0, 6.0, 0.02
 REF_TIME, REF = 0.1, 0.5

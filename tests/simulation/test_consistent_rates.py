@@ -125,6 +125,7 @@ def test_unreachable_rates_with_held_coordinates_raise_as_before(backend):
                         fixed=["x"], initial={"x": x0})
 
 
+@pytest.mark.slow
 def test_native_fmu_warns_only_for_contradicting_rates(tmp_path, built_fmu):
     pytest.importorskip("fmpy")
     from mbsfmu.fmu.native import build_native_fmu

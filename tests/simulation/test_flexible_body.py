@@ -291,6 +291,7 @@ def test_loop_through_a_node(formulation):
         assert np.abs(r.y - crank_run("qr").y).max() <= 1e-8
 
 
+@pytest.mark.slow
 def test_numpy_backend_equals_engine():
     """The numpy reference (Python formulation and integrator over the numpy functions) and the
     C engine run the same equations."""
@@ -300,6 +301,7 @@ def test_numpy_backend_equals_engine():
     assert np.abs(r.yd - ref.yd).max() <= 1e-9 * max(1.0, np.abs(ref.yd).max())
 
 
+@pytest.mark.slow
 def test_native_fmu_matches_simulate(tmp_path):
     """The crank's data from an mbsfmu-sid file; the native FMU (generated C, C engine, fmpy)
     against simulate() on the same grid."""

@@ -77,6 +77,7 @@ def native_fmu(model_file, tmp_path_factory):
     return build_native_fmu(model_file, tmp_path_factory.mktemp("native"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("values, message", [
     ({"k_s": -1.0}, STIFF + ", got -1 (k_s = -1)"),
     ({"d_s": 0.25}, DAMP + ", got -0.5 (d_s = 0.25)"),

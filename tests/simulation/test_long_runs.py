@@ -87,6 +87,7 @@ def test_the_hint_is_right_stiff_method_runs_the_model(stiff_file):
     assert np.max(np.abs(res["r"])) < 1e-10
 
 
+@pytest.mark.slow
 def test_an_undamped_fast_oscillation_is_not_called_stiff():
     """k = 1e12 N/m on 1 kg without damping: the explicit method resolves the 1e6 rad/s motion
     in steps limited by accuracy (an implicit method would have to resolve it too), so there is
@@ -242,6 +243,7 @@ def test_cli_ctrl_c_writes_the_partial_result(stiff_file, tmp_path):
     assert f"written to {partial}" in stderr
 
 
+@pytest.mark.slow
 def test_cli_checks_output_paths_before_running(tmp_path):
     model = MODELS / "cart_pendulum.py"
     cases = [

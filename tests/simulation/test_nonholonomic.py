@@ -82,7 +82,7 @@ def test_disc_energies_and_constraints_from_rigid_body_kinematics():
 
 # ---------------------------------------------------------------- the rolling disc in motion
 
-@pytest.mark.parametrize("backend", ["c", "numpy"])
+@pytest.mark.parametrize("backend", ["c", pytest.param("numpy", marks=pytest.mark.slow)])
 def test_disc_conserves_energy_and_rolls_without_slipping(backend):
     """Default formulation (qr), rtol 1e-10: relative energy drift <= 1e-8 and the contact point
     at rest, |A y' + a| <= 1e-10, over 5 s of wobbling, precessing rolling."""
@@ -387,6 +387,7 @@ def test_unsatisfiable_initial_condition_is_named_by_the_engine():
 
 # ---------------------------------------------------------------- FMUs
 
+@pytest.mark.slow
 def test_native_fmu_matches_simulate(tmp_path):
     """The native FMU of the rolling disc (with reaction outputs), driven by fmpy, equals
     simulate(backend='c') (the same engine and steps), reports the residual max |A y' + a| as

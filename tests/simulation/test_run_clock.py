@@ -26,6 +26,7 @@ def tiny(name):
     return s
 
 
+@pytest.mark.slow
 def test_compilation_is_reported_apart_from_the_run(fresh_cache):
     """The first run of a new model on a fresh cache spends seconds compiling the engine and
     well under a millisecond integrating 1 s (40 steps); the second run compiles nothing."""
@@ -47,7 +48,8 @@ def test_compilation_is_reported_apart_from_the_run(fresh_cache):
     assert second["nfev"] == st["nfev"]  # the same run
 
 
-@pytest.mark.parametrize("backend, method", [("numpy", "explicit"), ("c", "RK45"), ("c", "stiff")])
+@pytest.mark.parametrize("backend, method", [("numpy", "explicit"), ("c", "RK45"),
+                                             pytest.param("c", "stiff", marks=pytest.mark.slow)])
 def test_every_path_reports_the_four_times(fresh_cache, backend, method):
     """The reference stepper (numpy: nothing compiled; a scipy method on backend 'c': the C
     kernel compiled here) and the engine's stiff method report the same four times."""

@@ -111,7 +111,8 @@ def test_slider_crank_passes_with_pstab():
     assert np.max(res.constraint_residual) <= 1e-10
 
 
-@pytest.mark.parametrize("N, backend", [(2, "numpy"), (2, "c"), (10, "c")])
+@pytest.mark.parametrize("N, backend", [pytest.param(2, "numpy", marks=pytest.mark.slow),
+                                        (2, "c"), (10, "c")])
 def test_four_bar_qr_through_flat_positions(N, backend):
     """The default formulation and method at rtol 1e-10 through the flat positions: within 1e-7
     of the 1-DOF solution, residual <= 1e-10, energy drift <= 1e-8."""
@@ -125,7 +126,7 @@ def test_four_bar_qr_through_flat_positions(N, backend):
     assert res.relative_energy_drift() <= 1e-8
 
 
-@pytest.mark.parametrize("backend", ["c", "numpy"])
+@pytest.mark.parametrize("backend", ["c", pytest.param("numpy", marks=pytest.mark.slow)])
 def test_slider_crank_qr_through_singular_positions(backend):
     """The default formulation and method at rtol 1e-10 within 1e-7 of the reference (4
     singular positions in 10 s), residual <= 1e-10."""
@@ -160,6 +161,7 @@ def test_a_formulation_that_cannot_pass_says_so_quickly(backend):
         assert partial.stats["nfev"] < 20_000, partial.stats
 
 
+@pytest.mark.slow
 def test_native_fmu_reports_the_singular_position(tmp_path):
     """The same failure in a native FMU is fmi2Error with the message logged."""
     from fmpy.fmi1 import FMICallException
@@ -178,6 +180,7 @@ def test_native_fmu_reports_the_singular_position(tmp_path):
     s.free()
 
 
+@pytest.mark.slow
 def test_native_fmu_passes_the_flat_positions(tmp_path):
     """The N = 2 four-bar as a native FMU (default formulation and method, rtol 1e-10), driven by
     fmpy over 10 s at 0.01 s communication steps: within 1e-7 of the 1-DOF solution through the
@@ -197,7 +200,8 @@ def test_native_fmu_passes_the_flat_positions(tmp_path):
     assert float(np.max(r["constraint_residual"])) <= 1e-10
 
 
-@pytest.mark.parametrize("case", ["four_bar N=2", "four_bar N=10", "slider_crank"])
+@pytest.mark.parametrize("case", ["four_bar N=2", pytest.param("four_bar N=10", marks=pytest.mark.slow),
+                                  "slider_crank"])
 def test_dop853_passes_where_rkstab_passes(case):
     """method='DOP853' at rtol 1e-10 through the singular positions at output steps 0.001, 0.01
     and 0.1 (the engine's DOP853 crosses each predicted singular time with RKSTAB steps,
@@ -222,6 +226,7 @@ def test_dop853_passes_where_rkstab_passes(case):
         assert np.max(res.constraint_residual) <= 1e-10
 
 
+@pytest.mark.slow
 def test_dop853_state_saved_during_a_crossing_continues_bit_for_bit(tmp_path):
     """A native FMU with solver = dop853 (the N = 2 four-bar, rtol 1e-10): its state serialized
     at t = 1.22, while RKSTAB crosses the flat position at t = 1.228, and restored in a second

@@ -133,6 +133,7 @@ def test_fmu_target_equals_simulate_fmu(built_fmu):
         assert row["x_end"] == r["x"][-1] and row["theta_max"] == np.max(r["theta"])  # bit for bit
 
 
+@pytest.mark.slow
 def test_default_local_cluster_of_processes(tmp_path):
     out = tmp_path / "rows.csv"
     df = mbsfmu.sweep(CART, {"m": "0.1:0.3:4"}, t_end=1.0, metrics=METRICS, out=out, workers=2)

@@ -72,6 +72,7 @@ def test_an_fmu_failed_row_quotes_the_fmu(built_fmu, capsys):
     assert said.encode() in seen  # a logger of the caller still gets the FMU's messages
 
 
+@pytest.mark.slow
 def test_a_crash_is_a_failed_row_when_dask_gives_up_at_once(impatient, tmp_path):
     """allowed-failures 0: the batch's task fails at the first crash; its runs then run one per
     task, and the crashing run's own task fails: that run is the failed row."""
@@ -98,6 +99,7 @@ def _worker_only(tmp_path, body: str):
     return path
 
 
+@pytest.mark.slow
 def test_a_target_that_fails_to_load_on_the_workers_is_named(impatient, tmp_path):
     path = _worker_only(tmp_path, "raise RuntimeError('no licence on this machine')")
     pattern = (r"a task of the sweep failed on the Dask cluster outside any run \(ModelError: .*picky.py.*"
@@ -108,6 +110,7 @@ def test_a_target_that_fails_to_load_on_the_workers_is_named(impatient, tmp_path
     assert info.value.rows.empty and list(info.value.rows.columns)[:2] == ["run", "m"]
 
 
+@pytest.mark.slow
 def test_a_target_whose_loading_kills_the_workers_is_named(impatient, tmp_path):
     path = _worker_only(tmp_path, "os._exit(3)")
     with pytest.raises(SweepError, match=r"the worker process died while loading the sweep target "
@@ -115,6 +118,7 @@ def test_a_target_whose_loading_kills_the_workers_is_named(impatient, tmp_path):
         mbsfmu.sweep(path, {"m": [0.1, 0.2, 0.3, 0.4]}, t_end=0.2, scheduler=impatient, batch=2)
 
 
+@pytest.mark.slow
 def test_a_crash_under_the_processes_scheduler_ends_with_the_rows(tmp_path):
     out = tmp_path / "rows.csv"
     pattern = (r"a worker process of Dask's 'processes' scheduler died while running one of runs 2-3 \(a "

@@ -144,6 +144,7 @@ def test_parquet_rows_resume_and_read_back_exactly(tmp_path):
     assert back["x_end"].tolist() == fresh["x_end"].tolist() == df["x_end"].tolist()  # bit for bit
 
 
+@pytest.mark.slow
 def test_a_derived_and_simulated_system_runs_on_worker_processes():
     system = mbsfmu.load_model(CART)
     mbsfmu.simulate(system, t_end=0.1)  # derived, compiled, its engine loaded in this process
@@ -154,6 +155,7 @@ def test_a_derived_and_simulated_system_runs_on_worker_processes():
         assert row["x_end"] == mbsfmu.simulate(system, t_end=0.5, params={"m": row["m"]})["x"][-1]
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_fails_within_bounded_time():
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -274,6 +274,7 @@ print(definition.digest(mbsfmu.load_model({model!r})))
 """
 
 
+@pytest.mark.slow
 def test_digests_are_the_same_in_another_process_and_change_with_the_model():
     root = os.getcwd()
     digests, lambdas = set(), set()

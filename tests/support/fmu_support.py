@@ -1,9 +1,10 @@
 """Helpers shared by the FMU tests: reference runs of ``mbsfmu.simulate``, comparisons, fmpy
-slaves with a logger that records messages."""
+slaves with a logger that records messages, FMUs built when a test first reads them."""
 
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -21,6 +22,26 @@ CASES = {
 }
 
 _REFS: dict = {}
+
+
+class Lazy(Mapping):
+    """A module's FMUs by name, each made by its maker (a call without arguments, mostly
+    conftest's ``built_fmu``) when a test first reads it: a run that selects some of a module's
+    tests (``ci/test --fast``, ``-k``) builds only the FMUs those tests use."""
+
+    def __init__(self, makers):
+        self._makers, self._made = dict(makers), {}
+
+    def __getitem__(self, key):
+        if key not in self._made:
+            self._made[key] = self._makers[key]()
+        return self._made[key]
+
+    def __iter__(self):
+        return iter(self._makers)
+
+    def __len__(self):
+        return len(self._makers)
 
 _VARIANT = '''"""{doc}"""
 

@@ -50,6 +50,7 @@ def test_conservative_flexible_double_pendulum_keeps_its_energy():
     assert np.abs(tip).max() > 1e-4
 
 
+@pytest.mark.slow
 def test_tends_to_the_rigid_double_pendulum_as_the_stiffness_grows():
     rigid = mbsfmu.simulate(rigid_twin(), t_end=1.0, dt=0.01, rtol=1e-11)
     errors = []
@@ -61,6 +62,7 @@ def test_tends_to_the_rigid_double_pendulum_as_the_stiffness_grows():
     assert errors[2] < 1e-3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["native", "pythonfmu"])
 def test_both_fmu_flavours_match_in_process(tmp_path, backend):
     from fmpy import simulate_fmu
@@ -101,6 +103,7 @@ def test_bad_beam_selections_are_named(bad, words):
         beam_modal_data(1.0, **kw)
 
 
+@pytest.mark.slow
 def test_stiffness_constant_equals_a_stiffer_beam_and_sweeps():
     """The constant ``stiffness`` scales Ke of both beams: the same equations as the modal data
     rebuilt with E x 10 (the beam's modes do not depend on E, its stiffening neither), and a

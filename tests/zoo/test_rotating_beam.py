@@ -34,6 +34,7 @@ def flexible():
     return r.t, data.nodes[-1].phi[1] @ r.y
 
 
+@pytest.mark.slow
 def test_with_stiffening_the_tip_stays_bounded_and_matches_refined_segments(flexible):
     t, tip = flexible
     # bounded: the lag during the spin-up, small oscillations at the constant rate
@@ -59,6 +60,7 @@ def test_without_stiffening_the_deflection_diverges(flexible):
     assert np.abs(tip[-1]) > 1e3 * rotating_beam_module().LENGTH
 
 
+@pytest.mark.slow
 def test_tip_deflection_output_is_the_tip_nodes_y_in_the_hub_frame(flexible, tmp_path):
     from fmpy import simulate_fmu
 

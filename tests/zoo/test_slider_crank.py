@@ -44,7 +44,8 @@ def test_slider_position_matches_one_dof_reference(formulation, reference):
     assert res.relative_energy_drift() <= 1e-8
 
 
-@pytest.mark.parametrize("backend, name", [("c", "radau5 (engine)"), ("numpy", "Radau")])
+@pytest.mark.parametrize("backend, name", [("c", "radau5 (engine)"),
+                                           pytest.param("numpy", "Radau", marks=pytest.mark.slow)])
 def test_stiff_method_with_projection(reference, backend, name):
     """The stiff method (the engine's Radau IIA, or scipy's Radau on the reference) with the
     PStab projection against the one-degree-of-freedom reference."""

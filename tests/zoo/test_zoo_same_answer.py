@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 import pytest
+from slow_cases import cases
 from zoo_cases import CASES, Run
 
 import mbsfmu
@@ -40,7 +41,8 @@ def fmu_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("zoo_fmus")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.label for c in CASES])
+@pytest.mark.parametrize("case", cases(CASES, fast={"slider_crank"},
+                                       label=lambda c: c.label, values=lambda c: (c,)))
 def test_every_path_gives_the_same_answer(case, fmu_dir):
     system = case.load()
     names = list(system.coordinates_)

@@ -30,6 +30,7 @@ import mbsfmu
 
 
 # ---------------------------------------------------------------- copy machine
+@pytest.mark.slow
 def test_copy_machine_against_minimal_coordinates():
     """Seed 003 sec. 5.3 over its 10 s: B and C_y within 1e-8 of the 2-DOF solution (engine,
     default formulation 'qr', rtol 1e-10); the rod keeps its length to 1e-10; the energy only
@@ -51,6 +52,7 @@ def test_copy_machine_against_minimal_coordinates():
 T_BRICARD = 5.0  # the seed runs 10 s; half of it here keeps the file's run time down
 
 
+@pytest.mark.slow
 def test_bricard_one_degree_of_freedom_against_first_kind():
     """Seed 003 sec. 6.1: the 11 x 12 Jacobian has rank 11 all along the motion (one degree of
     freedom, although Grübler's count gives none); P1 ... P4 within 1e-8 of the reference over
@@ -77,6 +79,7 @@ def test_bricard_one_degree_of_freedom_against_first_kind():
 T_FLYBALL = 1.0
 
 
+@pytest.mark.slow
 def test_flyball_governor_stiff_against_first_kind():
     """Seed 003 sec. 6.2 with method='stiff' (the engine's Radau IIA), 1 s: at rtol 1e-6 in at
     most 200 steps (RKSTAB would be limited by the stiffness), at rtol 1e-10 within 1e-7 of the
@@ -119,6 +122,7 @@ def five_link():
     return mbsfmu.load_model(MODELS / "five_link_natural.py")
 
 
+@pytest.mark.slow
 def test_five_link_structure(five_link):
     """12 coordinates (G, H, B_T, W), the seed's 10 constraints, independent at the start (rank 10
     of the constraint Jacobian): DoF 2."""
@@ -131,6 +135,7 @@ def test_five_link_structure(five_link):
     assert np.max(np.abs(c)) < 1e-12  # the chosen start satisfies every constraint
 
 
+@pytest.mark.slow
 def test_five_link_tire_spin_and_energy(five_link):
     """Over 0.2 s at rtol 1e-10 (engine, qr) the tire keeps its spin of 100 rad/s to 1e-7 while
     the carrier moves under the road, the springs and gravity; without damper and road motion

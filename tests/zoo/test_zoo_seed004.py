@@ -26,7 +26,7 @@ ARM = MODELS / "two_link_arm.py"
 SPANS = {"I": 10.0, "II": 2.0}
 
 
-@pytest.mark.parametrize("case", ["I", "II"])
+@pytest.mark.parametrize("case", [pytest.param("I", marks=pytest.mark.slow), "II"])
 def test_two_link_arm_against_first_kind_and_inverse_dynamics(case):
     """Seed 004 sec. 4.4.3, case I over 10 s, case II over 2 s (omega = 0.5): the joint angles
     within 1e-8 of the reference (engine, 'qr', rtol 1e-10); the constraint torques
