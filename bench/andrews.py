@@ -50,7 +50,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from mbsfmu.errors import SimulationError  # noqa: E402
+from mbsfmu.core.errors import SimulationError  # noqa: E402
 from mbsfmu.formulations import make_formulation  # noqa: E402
 from mbsfmu.formulations.consistent_initialization import consistent_state  # noqa: E402
 from mbsfmu.integrators.rkstab import integrate  # noqa: E402

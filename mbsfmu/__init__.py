@@ -6,8 +6,7 @@ Pipeline: model (System or LagrangianSystem) -> equations (M, k, q) -> formulati
 
 from . import natural
 from .analysis import linearize
-from .equations import derive
-from .errors import (
+from .core.errors import (
     ConstraintError,
     MbsError,
     ModelError,
@@ -19,10 +18,11 @@ from .errors import (
     StiffnessWarning,
     SweepError,
 )
+from .core.solver_settings import DEFAULT_SOLVER
+from .equations import derive
 from .model import INERTIAL, LagrangianSystem, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
 from .simulation import Result, simulate
-from .solver_settings import DEFAULT_SOLVER
 
 
 def sweep(target, design, **options):

@@ -37,12 +37,12 @@ import sys
 import threading
 import warnings
 
-from .errors import MbsError, ParameterError, Terminated, stop_reason
+from .core.errors import MbsError, ParameterError, Terminated, stop_reason
+from .core.formulation_choice import DEFAULT_FORMULATION, FORMULATION_NAMES
+from .core.output_files import check_output_path, partial_path, plot_path
+from .core.solver_settings import SOLVERS
 from .fmu.build import build_defaults
-from .formulations import DEFAULT_FORMULATION, FORMULATIONS
-from .output_files import check_output_path, partial_path, plot_path
 from .simulation.simulate import ATOL_FACTOR, BACKENDS, METHOD_DESCRIPTIONS, SCIPY_METHODS, simulate_defaults
-from .solver_settings import SOLVERS
 
 _DEFAULTS = simulate_defaults()
 #: the help of simulate's --method and --formulation, from the API's tables
@@ -50,7 +50,7 @@ _METHOD_HELP = "; ".join([*(f"{n}{' (default)' if n == _DEFAULTS['method'] else 
                             for n, d in METHOD_DESCRIPTIONS.items()),
                           f"or a scipy method: {', '.join(SCIPY_METHODS)}"])
 _FORMULATION_HELP = "for models with loops: " + ", ".join(
-    n + (" (default)" if n == DEFAULT_FORMULATION else "") for n in FORMULATIONS)
+    n + (" (default)" if n == DEFAULT_FORMULATION else "") for n in FORMULATION_NAMES)
 _BUILD_DEFAULTS = build_defaults()
 #: exit status of a command stopped by a signal: 128 + its number, as a shell reports it
 EXIT_INTERRUPTED = 128 + int(signal.SIGINT)  # Ctrl-C: 130
@@ -60,7 +60,7 @@ ANIMATE_T_END = 5.0
 
 
 class _SigtermAsInterrupt:
-    """While a command runs, SIGTERM raises :class:`~mbsfmu.errors.Terminated` (a
+    """While a command runs, SIGTERM raises :class:`~mbsfmu.core.errors.Terminated` (a
     KeyboardInterrupt) in the main thread, so a command stopped by a process manager, a batch
     system or ``kill`` keeps what it computed exactly as on Ctrl-C.  Only the first SIGTERM
     raises: one that arrives while the command is already stopping (after a first SIGTERM, or
@@ -159,7 +159,7 @@ def _simulate_keeping(system, keep: pathlib.Path, progress, hint: str = "", **op
     """simulate(system, **options), or, when the run fails or is stopped (Ctrl-C, SIGTERM), the
     rows it computed written to ``keep`` and the exit status to return (2, 130 or 143) after
     saying so on stderr; ``hint`` is a line on what to do with the file."""
-    from .errors import SimulationError, SimulationInterrupted
+    from .core.errors import SimulationError, SimulationInterrupted
     from .simulation import simulate
 
     try:

@@ -13,7 +13,7 @@ import sympy as sp
 from fmu_support import Slave
 
 import mbsfmu
-from mbsfmu.errors import ParameterError, SimulationError
+from mbsfmu.core.errors import ParameterError, SimulationError
 from mbsfmu.fmu.native import build_native_fmu
 from mbsfmu.model.loader import load_model
 from mbsfmu.runtime.engine import Engine, EngineError
@@ -106,7 +106,7 @@ def test_engine_takes_redundant_constraints_with_qr_and_svd():
         _, lam = _engine_multipliers(four_bar.model("3d"), form, grid)
         assert np.max(np.abs(lam[:, 2])) < 1e-9  # joint_C.z
         np.testing.assert_allclose(lam[:, :2], lam_planar, atol=1e-6)
-    with pytest.raises(mbsfmu.errors.ConstraintError, match=r"3 constraints are redundant"):
+    with pytest.raises(mbsfmu.core.errors.ConstraintError, match=r"3 constraints are redundant"):
         mbsfmu.simulate(four_bar.model("3d"), formulation="partition", **kw)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mbsfmu
-from mbsfmu.errors import ModelError
+from mbsfmu.core.errors import ModelError
 from mbsfmu.model import System, cardan, rot_x, rot_y, rot_z
 from mbsfmu.model.elastic import ModalData, from_fe, save
 

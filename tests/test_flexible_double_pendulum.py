@@ -91,7 +91,7 @@ def test_animation_draws_the_nodes_of_the_result():
 
 @pytest.mark.parametrize("bad, words", [({"modes": 20}, "mode"), ({"export": [1, 99]}, "99")])
 def test_bad_beam_selections_are_named(bad, words):
-    from mbsfmu.errors import ModelError
+    from mbsfmu.core.errors import ModelError
     from mbsfmu.model.elastic import beam_modal_data
 
     kw = dict(E=7e10, rho=2700.0, A=8e-5, Iy=1e-10, Iz=2e-9, n_elements=4, export=3, modes=3, plane="yz",

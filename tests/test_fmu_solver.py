@@ -16,7 +16,7 @@ import pytest
 from fmu_support import MODELS, Slave, slider_crank_variant
 
 import mbsfmu
-from mbsfmu.errors import ParameterError
+from mbsfmu.core.errors import ParameterError
 
 fmpy = pytest.importorskip("fmpy")
 pytest.importorskip("pythonfmu")

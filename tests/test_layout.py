@@ -21,7 +21,8 @@ PIPELINE = ("model", "equations", "formulations", "integrators", "codegen", "run
 #: what every stage may use: the exceptions, the solver settings, and the C engine's sources and
 #: the numbers it shares with Python (the runtime package module and runtime.constants, which
 #: import nothing of mbsfmu)
-SHARED = {"mbsfmu.errors", "mbsfmu.solver_settings", "mbsfmu.runtime", "mbsfmu.runtime.constants"}
+SHARED = {"mbsfmu.core", "mbsfmu.core.errors", "mbsfmu.core.solver_settings", "mbsfmu.core.constants",
+          "mbsfmu.core.checks", "mbsfmu.core.formulation_choice", "mbsfmu.core.fmu_layout", "mbsfmu.runtime"}
 
 PROBE = r"""
 import importlib, json, pkgutil, sys, types

@@ -28,7 +28,7 @@ from scipy.integrate import solve_ivp
 
 import mbsfmu
 from mbsfmu import LagrangianSystem, ModelError, ParameterError, RedundantConstraintWarning, System, cardan
-from mbsfmu.errors import SingularMassMatrixError
+from mbsfmu.core.errors import SingularMassMatrixError
 from mbsfmu.natural import cross, cross2, dot, perp
 
 

@@ -22,8 +22,8 @@ from fmu_support import MODELS, TOL
 
 import mbsfmu
 from mbsfmu import LagrangianSystem, System, rot_z
-from mbsfmu.errors import ModelError, ParameterError
-from mbsfmu.formulations import NONHOLONOMIC_FORMULATIONS
+from mbsfmu.core.errors import ModelError, ParameterError
+from mbsfmu.core.formulation_choice import NONHOLONOMIC_FORMULATIONS
 from mbsfmu.model.loader import load_model
 
 DISC = MODELS / "rolling_disc.py"
@@ -371,7 +371,7 @@ def test_unsatisfiable_initial_condition_is_named_by_the_engine():
     """The engine's row index of a violated position-level row skips the nonholonomic rows
     (which have none): |B - A|^2 / 2 = 2 cannot hold for a rod of length 1; Newton ends nearer
     the length, so the condition 'lift' is the worst row, named like the reference does."""
-    from mbsfmu.errors import ConstraintError
+    from mbsfmu.core.errors import ConstraintError
     from mbsfmu.formulations.consistent_initialization import consistent_state
     from mbsfmu.runtime.engine import Engine, EngineError
 
@@ -559,7 +559,7 @@ def test_formulations_without_nonholonomic_support_refuse_by_name(form, tmp_path
 
 def test_engine_itself_refuses_partition():
     """The C instance refuses the kind too (for callers that bypass the Python checks)."""
-    from mbsfmu.runtime import constants
+    from mbsfmu.core import constants
     from mbsfmu.runtime.engine import Engine
 
     e = Engine(_disc(), "qr")

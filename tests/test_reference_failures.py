@@ -108,8 +108,8 @@ def test_a_collapsed_step_size_ends_the_run_with_the_place():
 def test_the_collapse_rule_is_the_same_in_both_implementations():
     import re
 
+    from mbsfmu.core.constants import COLLAPSE
     from mbsfmu.runtime import source_dir
-    from mbsfmu.runtime.constants import COLLAPSE
 
     text = (source_dir() / "mbs_rk_shared.h").read_text()
     assert float(re.search(r"#define MBS_RK_COLLAPSE_RATIO (\S+)", text).group(1)) == COLLAPSE["ratio"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from mbsfmu.errors import ParameterError, SimulationError, SingularMassMatrixError
+from mbsfmu.core.errors import ParameterError, SimulationError, SingularMassMatrixError
 from mbsfmu.integrators import StepperResult, integrate
 
 # ---------------------------------------------------------------------------------------- problems

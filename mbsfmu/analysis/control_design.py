@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.errors import ParameterError
 from ..equations.parameter_requirements import moving_coordinates
-from ..errors import ParameterError
 from ..model.matrices import check_symmetric, real_array
 from . import arguments
 from .linear_model import Linearization

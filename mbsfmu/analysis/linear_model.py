@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import sympy as sp
 
+from ..core.errors import ParameterError, SingularMassMatrixError
 from ..equations.parameter_requirements import moving_coordinates
-from ..errors import ParameterError, SingularMassMatrixError
 from . import arguments
 from .operating_point import check_constants
 

@@ -57,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..errors import ConstraintError, ModelError, ParameterError, SingularMassMatrixError
+from ..core.errors import ConstraintError, ModelError, ParameterError, SingularMassMatrixError
 from . import arguments
 from .linear_model import Linearization, mass_singularity
 from .operating_point import check_constants, complete_coordinates, constant_values, operating_point

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..output_files import plot_path
+from ..core.errors import ParameterError
+from ..core.output_files import plot_path
 from . import arguments
 
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
+from ..core.checks import finite_number
+from ..core.errors import ConstraintError, ModelError, ParameterError
 from ..equations.parameter_requirements import parameter_requirements
-from ..errors import ConstraintError, ModelError, ParameterError
-from ..model.system import finite_number
 
 #: constraint residual above which an operating point is refused (model units)
 CONSTRAINT_TOL = 1e-8

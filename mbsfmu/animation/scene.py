@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 
 #: colour of the segments fixed to the ground (ISYS)
 GROUND_COLOR = "0.55"

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..core.errors import ModelError
 from ..equations.articulated_body import articulated_body
-from ..errors import ModelError
 from .c_printer import CPrinter
 from .c_source import c_names, function_lines, print_c
 

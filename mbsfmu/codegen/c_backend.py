@@ -12,7 +12,7 @@ import ctypes
 
 import numpy as np
 
-from ..errors import MbsError
+from ..core.errors import MbsError
 from .c_source import generate_c, sizes
 from .compile import compile_shared
 

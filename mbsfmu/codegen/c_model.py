@@ -5,8 +5,8 @@
 
 ``model_config.h``
     sizes (``MBS_NY``, ``MBS_NPRM``, ...), the model's name and GUID, the default formulation of
-    this build, the constants shared with Python (:mod:`mbsfmu.runtime.constants`) and the
-    ranges of the solver settings (:mod:`mbsfmu.solver_settings`).
+    this build, the constants shared with Python (:mod:`mbsfmu.core.constants`) and the
+    ranges of the solver settings (:mod:`mbsfmu.core.solver_settings`).
 ``model.c``
     the generated equations (:func:`~mbsfmu.codegen.c_source.generate_c_functions`) and the
     tables the contract declares: variable names, kinds and start values in value-reference
@@ -35,9 +35,9 @@ from __future__ import annotations
 import math
 import uuid
 
+from ..core import constants
+from ..core.errors import ModelError
 from ..equations.parameter_requirements import factor_checks
-from ..errors import ModelError
-from ..runtime import constants
 from .c_source import constrained_split, generate_c_functions, sizes
 
 #: the generated files a build compiles (with the engine's), and the header they share
@@ -189,8 +189,8 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
     ``tag`` (e.g. "native") enters the GUID so that different kinds of build differ;
     ``on_file(name, text)``, if given, is called with ``model_aba.c`` and ``model_tree.c`` as
     soon as each is final."""
+    from ..core.solver_settings import c_macros as solver_macros
     from ..fmu.model_description import fmu_variables
-    from ..solver_settings import c_macros as solver_macros
 
     variables = fmu_variables(system, unset_constants=unset_constants) if variables is None else variables
     eqs = system.equations()

@@ -17,7 +17,7 @@ type bound to it and to ``numeric``.  A call evaluates the engine's own right-ha
 
 ``CompiledRHS(numeric, algorithm="auto")`` takes the ABA where it applies and the mass matrix
 otherwise; ``rhs.algorithm`` tells which one runs.  Both report a failed pivot (a singular
-configuration) as :class:`~mbsfmu.errors.SingularMassMatrixError` naming the coordinate.
+configuration) as :class:`~mbsfmu.core.errors.SingularMassMatrixError` naming the coordinate.
 
 Calling the object, ``rhs(t, x)``, returns x' as a new numpy array.  It is a vectorcall of the
 extension (no argument tuple, no Python frame); ``numeric.prm`` and ``numeric.u`` are read at
@@ -41,8 +41,8 @@ import pathlib
 
 import numpy as np
 
+from ..core.errors import ModelError, SingularMassMatrixError
 from ..equations.articulated_body import articulated_body
-from ..errors import ModelError, SingularMassMatrixError
 from .compile import MissingPythonHeaders  # noqa: F401 (raised without Python.h; MinimalODE catches it)
 
 ALGORITHMS = ("auto", "aba", "mass_matrix")
@@ -91,7 +91,7 @@ def _check_tree(num) -> None:
 
 def _engine_rhs(num, algorithm: str):
     """The engine extension's RHS of ``num`` on a fresh instance running ``algorithm``."""
-    from ..runtime import constants
+    from ..core import constants
     from ..runtime.engine import engine_module
     from .c_source import time_parameters_native
 

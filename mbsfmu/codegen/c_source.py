@@ -39,11 +39,11 @@ import re
 import sympy as sp
 from sympy.printing.c import C99CodePrinter, get_math_macros
 
+from ..core import constants
+from ..core.errors import ModelError
 from ..equations.outputs import expression_input_jacobian, expression_outputs, force_input_jacobian
 from ..equations.parameter_requirements import body_checks, factor_checks
 from ..equations.python_source import argument_symbols
-from ..errors import ModelError
-from ..runtime import constants
 from .c_printer import CPrinter, UnknownSymbols
 
 _ARGS = ("t", "y", "yd", "prm", "u", "tp")

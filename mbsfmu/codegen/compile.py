@@ -17,7 +17,7 @@ import sysconfig
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from ..errors import MbsError
+from ..core.errors import MbsError
 
 CFLAGS = ("-std=c99", "-O2", "-fno-math-errno", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared")
 LIBS = ("-lm",)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from ..model.rotations import AXES, elementary_matrix
 from .intermediates import Intermediates
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..errors import ModelError, SingularMassMatrixError
+from ..core.errors import ModelError, SingularMassMatrixError
 from .constraints import constraint_equations
 from .derive import Equations
 from .intermediates import Intermediates

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import ParameterError
+from ..core.formulation_choice import REGULAR_MASS_FORMULATIONS, check_formulation_name
 from .parameter_requirements import PROBE_SINGULAR_RTOL, _mass_matrix, _null_space, moving_coordinates
 
 
@@ -87,3 +89,24 @@ def _probe(eqs) -> str:
                 return ""
             out = out or why
     return out
+
+
+def check_regular_mass(eqs, name) -> None:
+    """A ParameterError if the formulation ``name`` (None: the default) needs a regular mass
+    matrix (:data:`~mbsfmu.core.formulation_choice.REGULAR_MASS_FORMULATIONS`) and that of the
+    equations ``eqs`` is singular at the model's defaults (a coordinate without mass that the
+    constraints fix, :func:`singular_mass`), naming the formulation, the motion without mass and
+    the formulations that run the model."""
+    name = check_formulation_name(name)
+    system = eqs.system
+    if name not in REGULAR_MASS_FORMULATIONS or not system.constrained:
+        return
+    why = singular_mass(eqs)
+    if why:
+        fit = [f for f in ("qr", "svd", "partition")
+               if not (f == "partition" and getattr(system, "nonholonomic", ()))]
+        raise ParameterError(
+            f"{system.name}: formulation {name!r} needs a regular mass matrix (it factors M "
+            f"itself), but {why}; choose one of {', '.join(fit)}: they need only the mass matrix "
+            "reduced by the constraints to be regular, as Lagrange's equations of the first "
+            "kind do")

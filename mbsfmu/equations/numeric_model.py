@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, ParameterError, SingularMassMatrixError
-from ..model.system import finite_number
+from ..core.checks import finite_number
+from ..core.errors import ModelError, ParameterError, SingularMassMatrixError
 from .python_source import make_function
 
 _FRAME_FIELDS = ("r", "S", "v", "omega", "JT", "JR", "abar", "alphabar")

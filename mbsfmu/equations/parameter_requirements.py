@@ -26,7 +26,7 @@ set between steps); each failure names the parameter and its value:
    fixes it).
 
 :func:`parameter_requirements` derives them (cached per Equations object);
-:meth:`ParameterRequirements.check` raises :class:`~mbsfmu.errors.ParameterError`.  The native FMU
+:meth:`ParameterRequirements.check` raises :class:`~mbsfmu.core.errors.ParameterError`.  The native FMU
 gets the same tables in its generated header and checks them in C (``mbs_parameters.c``).
 """
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, ParameterError
+from ..core.errors import ModelError, ParameterError
 
 #: relative tolerances of the mass-property checks (of the largest |J_ij|) and of the probe
 INERTIA_RTOL = 1e-9

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pathlib
 
-from ..errors import ParameterError
-from ..solver_settings import DEFAULT_SOLVER, check_setting
+from ..core.errors import ParameterError
+from ..core.solver_settings import DEFAULT_SOLVER, check_setting
 
 BACKENDS = ("native", "pythonfmu")
 

@@ -14,9 +14,9 @@ Variables, in value-reference order:
   middle of a run would leave the state inconsistent);
 * the solver settings ``solver_rtol``, ``solver_atol`` and ``max_internal_step``: tunable
   parameters (``solver_atol`` starts at 0, which means the rule of ``simulate``: rtol / 10 with
-  constraints, rtol / 100 without, :func:`mbsfmu.solver_settings.default_atol`), and ``solver``,
+  constraints, rtol / 100 without, :func:`mbsfmu.core.solver_settings.default_atol`), and ``solver``,
   the integration method, a tunable Integer parameter (0 = rkstab, 1 = stiff, 2 = dop853,
-  :data:`mbsfmu.solver_settings.SOLVERS`) whose start value the export chooses;
+  :data:`mbsfmu.core.solver_settings.SOLVERS`) whose start value the export chooses;
 * the model's inputs: continuous inputs held over each communication step.
 
 The integrator runs inside the FMU, so the coordinates and rates do not depend directly on an
@@ -33,26 +33,10 @@ import math
 import pathlib
 import re
 import uuid
-from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
-from ..solver_settings import DEFAULT_SOLVER, SOLVER_SETTINGS, check_setting
-
-
-@dataclass
-class FmuVariable:
-    name: str
-    value_reference: int
-    causality: str
-    variability: str
-    initial: str | None
-    start: float | None
-    description: str = ""
-    kind: str = ""  # coordinate, velocity, residual, output, reaction, constant, solver, input
-    dependencies: tuple = ()  # names of the inputs an output depends on directly
-    min: float = -math.inf  # declared bounds (FMI min/max attributes, written when finite)
-    max: float = math.inf
-    type: str = "Real"  # FMI type: Real, or Integer (solver)
+from ..core.fmu_layout import RESIDUAL, FmuVariable
+from ..core.solver_settings import DEFAULT_SOLVER, SOLVER_SETTINGS, check_setting
 
 
 def model_identifier(name: str) -> str:
@@ -78,7 +62,7 @@ LOG_STATISTICS = ("logStatistics", "integrator statistics per method (accepted a
 
 def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = False) -> list[FmuVariable]:
     """The FMU variables of a System, in value-reference order; ``solver`` (a name of
-    :data:`mbsfmu.solver_settings.SOLVERS`) is the start value of the parameter ``solver``.
+    :data:`mbsfmu.core.solver_settings.SOLVERS`) is the start value of the parameter ``solver``.
     A constant without a value is a ParameterError, unless ``unset_constants`` (then its start is
     None: for builds whose caller hands every parameter value in, never for an FMU)."""
     method = check_setting("solver", solver, api=True)
@@ -96,7 +80,7 @@ def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = 
         add(f"der({c.name})", "output", "continuous", init, c.initial_velocity,
             f"velocity of {c.name}", kind="velocity")
     if loops:
-        add("constraint_residual", "output", "continuous", "calculated", None,
+        add(RESIDUAL, "output", "continuous", "calculated", None,
             "max-norm of the constraint residual c at the end of the step"
             + (" and of A y' + a of the nonholonomic constraints" if system.nonholonomic else ""),
             kind="residual")
@@ -115,7 +99,7 @@ def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = 
                 kind="reaction" if o.constraint else "output", dependencies=tuple(deps[o.name]))
     for c in system.constants_.values():
         if c.value is None and not unset_constants:
-            from ..errors import ParameterError
+            from ..core.errors import ParameterError
 
             raise ParameterError(f"constant {c.name!r} has no value; an FMU needs a start value "
                                  "for every parameter")

@@ -35,10 +35,10 @@ import zipfile
 from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
 from ..codegen.c_source import sizes
 from ..codegen.compile import CompileError, compile_objects, find_compiler, run_compiler
-from ..errors import ModelError
+from ..core.constants import FORMULATION_KINDS
+from ..core.errors import ModelError
+from ..core.solver_settings import DEFAULT_SOLVER, check_setting
 from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
-from ..runtime.constants import FORMULATION_KINDS
-from ..solver_settings import DEFAULT_SOLVER, check_setting
 from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
 
 RUNTIME = source_dir()
@@ -77,13 +77,9 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     ``formulation`` chooses how loop constraints are kept: ``'qr'`` (default), ``'baumgarte'``
     or ``'dae'`` (see the module docstring); tree models always run the minimal ODE.
     ``solver`` is the start value of the FMU parameter ``solver``: ``'rkstab'`` (default) or
-    ``'stiff'`` (:data:`mbsfmu.solver_settings.SOLVERS`)."""
-    from ..formulations import (
-        DEFAULT_FORMULATION,
-        check_formulation_name,
-        check_nonholonomic,
-        check_regular_mass,
-    )
+    ``'stiff'`` (:data:`mbsfmu.core.solver_settings.SOLVERS`)."""
+    from ..core.formulation_choice import DEFAULT_FORMULATION, check_formulation_name, check_nonholonomic
+    from ..equations.mass_regularity import check_regular_mass
     from ..model.loader import load_model
     from ..model.system import System
 
@@ -98,7 +94,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
         raise ModelError(f"{system.name}: formulation {formulation!r} needs a system without "
                          f"constraints (for loops choose one of {', '.join(NATIVE_FORMULATIONS)})")
     check_nonholonomic(system, formulation)
-    check_regular_mass(system, formulation)
+    check_regular_mass(system.equations(), formulation)
     callables = [p.name for p in system.time_parameters.values() if p.functions is not None]
     if callables:
         raise ModelError(f"{system.name}: time parameter(s) {', '.join(callables)} are given as "

@@ -62,7 +62,7 @@ import sys
 import tempfile
 import uuid
 
-from ..solver_settings import DEFAULT_SOLVER, check_setting
+from ..core.solver_settings import DEFAULT_SOLVER, check_setting
 from .model_description import fmu_path, fmu_variables, model_identifier
 
 #: file name of pythonfmu's FMI library inside the FMU, beside the guard
@@ -105,7 +105,8 @@ def build_pythonfmu(model_path, out_path, formulation=None, solver=DEFAULT_SOLVE
     the Python interpreter of the tool that runs it (see the module docstring).  Its GUID is
     derived from the model file, the formulation, the solver and the slave and guard templates, so
     that a state of another model (or of another build of the slave) is recognized as foreign."""
-    from ..formulations import check_formulation_name, check_nonholonomic, check_regular_mass
+    from ..core.formulation_choice import check_formulation_name, check_nonholonomic
+    from ..equations.mass_regularity import check_regular_mass
     from ..model.loader import load_model
 
     model_path = pathlib.Path(model_path).resolve()
@@ -114,7 +115,7 @@ def build_pythonfmu(model_path, out_path, formulation=None, solver=DEFAULT_SOLVE
         check_formulation_name(formulation)
     system = load_model(model_path)
     check_nonholonomic(system, formulation)
-    check_regular_mass(system, formulation)
+    check_regular_mass(system.equations(), formulation)
     variables = fmu_variables(system, solver)  # fails early (e.g. constants without values)
     ident = model_identifier(system.name)
     source = model_path.read_bytes()

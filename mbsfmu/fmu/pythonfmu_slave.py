@@ -48,9 +48,9 @@ import numpy as np
 from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Integer, Real
 from pythonfmu.enums import Fmi2Status
 
+from mbsfmu.core.constants import MAX_STEPS_PER_CALL, METHOD_KINDS
+from mbsfmu.core.solver_settings import check_setting, effective_atol
 from mbsfmu.fmu.model_description import LOG_STATISTICS
-from mbsfmu.runtime.constants import MAX_STEPS_PER_CALL, METHOD_KINDS
-from mbsfmu.solver_settings import check_setting, effective_atol
 
 TIME_RTOL = 1e-9  # a communication point must match the FMU time within 1e-9 (1 + |t|)
 ENGINE_MAX_STEPS = MAX_STEPS_PER_CALL  # internal steps one fmi2DoStep may take on the engine
@@ -692,7 +692,7 @@ class MbsfmuSlave(Fmi2Slave):
 
     def _value_problem(self, var, value):
         """Why ``value`` is no value for the parameter or input ``var`` (None if it is one)."""
-        from mbsfmu.errors import ParameterError
+        from mbsfmu.core.errors import ParameterError
 
         if var.kind == "solver":
             try:

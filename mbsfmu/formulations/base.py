@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
+from ..core.constants import DEFAULTS, SINGULAR_PIVOT
+from ..core.errors import MbsError, ParameterError, SimulationError
 from ..equations.python_source import failing_line
-from ..errors import MbsError, ParameterError, SimulationError
-from ..runtime.constants import DEFAULTS, SINGULAR_PIVOT
 
 
 class InputSchedule:

@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ..errors import ConstraintError, ParameterError
-from ..runtime.constants import DEFAULTS, SINGULAR_STEP
+from ..core.constants import DEFAULTS, SINGULAR_STEP
+from ..core.errors import ConstraintError, ParameterError
 from .base import Formulation
 
 

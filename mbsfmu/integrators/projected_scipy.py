@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, Radau
 
-from ..errors import ParameterError, SimulationError
+from ..core.errors import ParameterError, SimulationError
 from .stepper import Stepper, StepperResult, check_settings, sample
 
 #: Methods whose state can be replaced between steps, so that a projection can be applied.

@@ -73,7 +73,7 @@ import math
 
 import numpy as np
 
-from ..errors import ParameterError, SimulationError
+from ..core.errors import ParameterError, SimulationError
 from .stepper import Stepper, StepperResult, check_settings, sample
 
 __all__ = ["RKStab", "integrate"]

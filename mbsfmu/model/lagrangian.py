@@ -46,7 +46,8 @@ import warnings
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, RedundantConstraintWarning
+from ..core.checks import finite_number
+from ..core.errors import ModelError, RedundantConstraintWarning
 from .elements import Body, EnergyTerm, Mass, PointForce, PointSpringDamper
 from .natural_coordinates import (
     RigidElement,
@@ -56,7 +57,7 @@ from .natural_coordinates import (
     point_mass_form,
     rod_form,
 )
-from .system import FORCES, FRAMES, System, check_differentiable, check_mass_properties, finite_number, t
+from .system import FORCES, FRAMES, System, check_differentiable, check_mass_properties, t
 
 #: relative tolerances: of the identity check of element constraints (values at random points),
 #: of the redundancy check (distance of a new gradient from the span of the others, relative to
@@ -474,7 +475,7 @@ class LagrangianSystem(System):
         constraints ``<name>_e<k><l>``: e_k.e_l = E_k.E_l keep the element's shape; one
         identical to an existing constraint (e.g. the unit length of a shared vector) is not
         added, one that depends on the existing ones at the initial configuration is added with
-        a :class:`~mbsfmu.errors.RedundantConstraintWarning` naming both (leave it out with
+        a :class:`~mbsfmu.core.errors.RedundantConstraintWarning` naming both (leave it out with
         ``rigid=False`` and the constraints the element needs, e.g. :meth:`distance`)."""
         where = f"rigid body {name!r}"
         self._check_name(name, where, FRAMES)

@@ -6,7 +6,7 @@ import importlib.util
 import pathlib
 import traceback
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 
 
 def load_model(path, **kwargs):

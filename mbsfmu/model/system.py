@@ -31,7 +31,9 @@ from collections.abc import Callable
 
 import sympy as sp
 
-from ..errors import ModelError, ParameterError
+from ..core.checks import declared_bounds, finite_number, keyword_alias
+from ..core.errors import ModelError, ParameterError
+from ..core.fmu_layout import added_names
 from .elements import (
     AppliedForce,
     Body,
@@ -75,16 +77,6 @@ _RESERVED_SYMBOL = {
        for n, what in (("E", "E (Euler's number)"), ("I", "I (the imaginary unit)"), ("pi", "pi"))},
 }
 _RESERVED_ELEMENT = {INERTIAL: f"{INERTIAL} is the inertial frame"}
-
-
-def _fmu_fixed_names() -> dict[str, str]:
-    """FMU variable names the export adds itself, which no constant, coordinate, input or output
-    may take (model_description.fmu_variables)."""
-    from ..solver_settings import SOLVER_SETTINGS
-
-    out = {"constraint_residual": "the constraint residual of models with loops"}
-    out.update({st.name: f"the solver setting {st.name}" for st in SOLVER_SETTINGS})
-    return out
 
 
 class System:
@@ -150,7 +142,7 @@ class System:
                 out = what if space == OUTPUTS else other
                 raise ModelError(f"{what} and {other} would both be the FMU variable {name!r}; "
                                  f"rename one of them (e.g. the {out.split(' ')[0]} to {name + '_out'!r})")
-            fixed = _fmu_fixed_names()
+            fixed = added_names()
             if name in fixed:
                 raise ModelError(f"{what}: the name {name!r} is taken by an FMU variable that the "
                                  f"export adds itself ({fixed[name]}); choose another name")
@@ -395,8 +387,8 @@ class System:
         ``ref``, in ``ref`` components) and the rotation ``rel_rot`` (as for :meth:`body`).
         ``pos`` and ``rot`` are older aliases of ``rel_pos`` and ``rel_rot``."""
         where = f"frame {name!r}"
-        rel_pos, pos_kw = _alias(where, "rel_pos", rel_pos, "pos", pos)
-        rel_rot, rot_kw = _alias(where, "rel_rot", rel_rot, "rot", rot)
+        rel_pos, pos_kw = keyword_alias(where, "rel_pos", rel_pos, "pos", pos)
+        rel_rot, rot_kw = keyword_alias(where, "rel_rot", rel_rot, "rot", rot)
         fr = self._new_frame(name, ref, rel_pos, rel_rot, where, (pos_kw, rot_kw))
         self._claim(name, where, FRAMES)
         self.frames[name] = fr
@@ -906,16 +898,6 @@ def _check_frame_node(data, where: str, rtol: float = 1e-9) -> None:
                              f"must vanish; got {np.asarray(value).tolist()}")
 
 
-def _alias(where: str, canonical: str, value, alias: str, alias_value):
-    """(value, keyword used) of a keyword that has an older alias; giving both is a ModelError."""
-    if alias_value is None:
-        return value, canonical
-    if value is not None:
-        raise ModelError(f"{where}: {alias!r} is an alias of {canonical!r}; give only one of them "
-                         f"(preferably {canonical})")
-    return alias_value, alias
-
-
 def _visual_size(name: str, shape: str, size, meaning: tuple[str, ...]) -> tuple[float, ...]:
     """The size values of a visual shape, checked: as many positive finite numbers as the shape
     takes (one number for a box is a cube)."""
@@ -939,17 +921,6 @@ def _visual_size(name: str, shape: str, size, meaning: tuple[str, ...]) -> tuple
                              f"number, got {v!r}")
         out.append(float(v))
     return tuple(out)
-
-
-def finite_number(value, where: str) -> float:
-    """A finite float, or a ParameterError naming ``where`` ('<where>: ... is not a number')."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{where}: {value!r} is not a number") from None
-    if not math.isfinite(v):
-        raise ParameterError(f"{where}: {value!r} is not finite")
-    return v
 
 
 #: The hint of a rotation matrix that is not a rotation for every value of its symbols.
@@ -1085,18 +1056,6 @@ def check_rotation_matrix(R: sp.Matrix, where: str, constants: dict, samples: in
         wanted -= 1
         if wanted == 0:
             return
-
-
-def declared_bounds(lo, hi, value, where: str) -> tuple[float, float]:
-    """Checked (min, max) of a constant or input: numbers (or None for no bound), min <= max,
-    and the default ``value`` (if any) inside them."""
-    lo = -math.inf if lo is None else float(finite_number(lo, f"{where} min"))
-    hi = math.inf if hi is None else float(finite_number(hi, f"{where} max"))
-    if lo > hi:
-        raise ModelError(f"{where}: min {lo!r} is greater than max {hi!r}")
-    if value is not None and not lo <= value <= hi:
-        raise ModelError(f"{where}: default value {value!r} is outside [{lo!r}, {hi!r}]")
-    return lo, hi
 
 
 def check_mass_properties(body: Body, params: dict[str, float]) -> None:

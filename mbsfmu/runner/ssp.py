@@ -46,7 +46,7 @@ import weakref
 import xml.etree.ElementTree as ET
 import zipfile
 
-from ..errors import MbsError
+from ..core.errors import MbsError
 from .block import BlockError
 
 NS = {

@@ -21,9 +21,10 @@ import sys
 
 import numpy as np
 
-from ..errors import MbsError, ParameterError
-from ..formulations.consistent_initialization import check_fixed_names
-from . import ENGINE_HEADERS, ENGINE_SOURCES, constants, source
+from ..core import constants
+from ..core.checks import check_fixed_names
+from ..core.errors import MbsError, ParameterError
+from . import ENGINE_HEADERS, ENGINE_SOURCES, source
 
 #: formulations the engine runs (all of mbsfmu.formulations)
 ENGINE_FORMULATIONS = tuple(constants.FORMULATION_KINDS)
@@ -98,11 +99,12 @@ class Engine:
         if self.formulation not in ENGINE_FORMULATIONS:
             raise ParameterError(f"unknown formulation {self.formulation!r}; choose one of "
                                  f"{', '.join(ENGINE_FORMULATIONS)}")
-        from ..formulations import check_nonholonomic, check_options, check_regular_mass
+        from ..core.formulation_choice import check_nonholonomic, check_options
+        from ..equations.mass_regularity import check_regular_mass
 
         if self.sizes["nc"]:
             check_nonholonomic(system, self.formulation)
-            check_regular_mass(system, self.formulation)
+            check_regular_mass(system.equations(), self.formulation)
         opts = self._engine_options(check_options(self.formulation, options, bool(self.sizes["nc"])))
         if method not in constants.METHOD_KINDS:
             raise ParameterError(f"unknown engine method {method!r}; choose one of "

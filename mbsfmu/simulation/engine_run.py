@@ -14,7 +14,7 @@ import math
 import time
 import warnings
 
-from ..errors import MbsError, SimulationError, SimulationInterrupted, StiffnessWarning, stop_reason
+from ..core.errors import MbsError, SimulationError, SimulationInterrupted, StiffnessWarning, stop_reason
 from ..runtime.engine import Engine, EngineError
 from .run_clock import RunClock
 
@@ -37,7 +37,7 @@ def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, ato
                   inputs, options, progress, progress_every, result, method="explicit", clock=None):
     """Integrate over ``grid`` on the engine; returns (T, X, stats) or raises like simulate.
     ``clock`` (a :class:`.run_clock.RunClock`) times building or loading the engine and the run."""
-    from ..formulations.consistent_initialization import InconsistentInitialValuesWarning
+    from ..core.errors import InconsistentInitialValuesWarning
 
     clock = clock or RunClock()
     with clock.compiling():

@@ -6,10 +6,10 @@ equations during the run (a singular mass or KKT matrix, a projection that canno
 itself, or a function of the user's -- the caller gets one exception that says what happened, with
 ``.result``, the output points reached (a partial :class:`~mbsfmu.simulation.result.Result`):
 
-* a :class:`~mbsfmu.errors.SimulationError` naming the model, the method and the time of the last
+* a :class:`~mbsfmu.core.errors.SimulationError` naming the model, the method and the time of the last
   accepted step, with the original error's type and message where it was not one already (the
   engine's failed runs are SimulationErrors too);
-* an input's or time parameter's own :class:`~mbsfmu.errors.MbsError` (a ParameterError, say)
+* an input's or time parameter's own :class:`~mbsfmu.core.errors.MbsError` (a ParameterError, say)
   keeps its type, as on the engine;
 * the message ends with what the formulation knows about the place: a singular position of the
   mechanism (:meth:`~mbsfmu.formulations.base.Formulation.singularity_note`), and where the
@@ -19,7 +19,7 @@ itself, or a function of the user's -- the caller gets one exception that says w
 
 from __future__ import annotations
 
-from ..errors import ConstraintError, MbsError, SimulationError, SingularMassMatrixError
+from ..core.errors import ConstraintError, MbsError, SimulationError, SingularMassMatrixError
 
 
 def run_failure(exc: Exception, system, form, stepper, method: str, partial_result) -> MbsError:

@@ -12,12 +12,13 @@ import math
 
 import numpy as np
 
-from ..errors import ConstraintError, ParameterError, SimulationError, SimulationInterrupted, stop_reason
-from ..formulations import check_formulation_name, check_options, make_formulation
-from ..formulations.consistent_initialization import consistent_state, fixed_names
+from ..core.checks import finite_number, fixed_names
+from ..core.errors import ConstraintError, ParameterError, SimulationError, SimulationInterrupted, stop_reason
+from ..core.formulation_choice import check_formulation_name, check_options
+from ..core.solver_settings import ATOL_FACTOR, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
+from ..formulations import make_formulation
+from ..formulations.consistent_initialization import consistent_state
 from ..integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
-from ..model.system import finite_number
-from ..solver_settings import ATOL_FACTOR, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
 from .engine_run import engine_applies, run_on_engine
 from .result import Result
 from .run_clock import RunClock
@@ -153,7 +154,7 @@ def check_rank(formulation, t, y):
 
 def check_settings(system, t_end, dt, method, rtol, atol, max_step, backend, progress=None) -> tuple:
     """simulate's checks of its settings, before any work (a sweep makes them once before its
-    runs): the method, the tolerances and step limit (:mod:`mbsfmu.solver_settings`), the
+    runs): the method, the tolerances and step limit (:mod:`mbsfmu.core.solver_settings`), the
     progress callback, the output grid of ``t_end`` and ``dt`` (its size included) and the
     backend.  Returns (the integrator's method name, rtol, atol, max_step, the grid, the
     backend); a bad setting is a ParameterError naming it."""
@@ -192,7 +193,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     Python integrator), ``'numpy'`` the readable Python reference; the default (None) is ``'c'``
     wherever a C compiler is found, else ``'numpy'`` with a one-line message.
     ``rtol``, ``atol``: tolerances; ``atol`` None (or 0) is rtol / 10 with constraints and rtol / 100
-    without (:func:`mbsfmu.solver_settings.default_atol`, the rule of every path, FMUs included).
+    without (:func:`mbsfmu.core.solver_settings.default_atol`, the rule of every path, FMUs included).
     ``params`` overrides constants, ``initial`` the initial state, ``inputs`` maps input names
     to numbers or functions of t.  Returns a :class:`Result` on the grid 0, dt, ..., t_end.
 
@@ -205,9 +206,9 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
 
     Long runs: ``progress(t, t_end)`` is called at the start, at most every ``progress_every``
     seconds of wall time and at the end; an explicit method whose step is limited by stability
-    warns once with a :class:`~mbsfmu.errors.StiffnessWarning` (:mod:`.run_monitor`).  Nothing
+    warns once with a :class:`~mbsfmu.core.errors.StiffnessWarning` (:mod:`.run_monitor`).  Nothing
     computed is lost: a failure raises SimulationError and Ctrl-C (or SIGTERM turned into
-    :class:`~mbsfmu.errors.Terminated`) raises :class:`~mbsfmu.errors.SimulationInterrupted`, both
+    :class:`~mbsfmu.core.errors.Terminated`) raises :class:`~mbsfmu.core.errors.SimulationInterrupted`, both
     with ``.result``, the Result up to the last output point reached (``result.partial`` is true).
     The arguments are checked before any work: a bad one raises ParameterError naming it."""
     clock = RunClock()

@@ -41,7 +41,7 @@ import pathlib
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 #: the definition file of rows file OUT is OUT + SUFFIX
 SUFFIX = ".definition.json"

@@ -30,7 +30,7 @@ import re
 import time
 import uuid
 
-from ..errors import ParameterError, SweepError
+from ..core.errors import ParameterError, SweepError
 from . import failures
 
 #: per worker process: target key -> loaded target (System, or FMU folder and description)

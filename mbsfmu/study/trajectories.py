@@ -10,7 +10,7 @@ Floats are written exactly (``repr`` in CSV, binary in .npz).
 
 Every file is written atomically (a temporary file, then a rename), so a stop mid-write leaves
 the old file or the new one, never half of one.  A part file that cannot be read when the
-runs are packed (damaged on disk) is left out with a :class:`~mbsfmu.errors.StudyWarning`
+runs are packed (damaged on disk) is left out with a :class:`~mbsfmu.core.errors.StudyWarning`
 naming it, and the sweep's rows are returned and written all the same; an earlier FILE.npz
 that cannot be read is moved aside to ``FILE.npz.damaged`` (named in the warning) instead of
 being overwritten.
@@ -26,7 +26,7 @@ import zipfile
 
 import numpy as np
 
-from ..errors import ParameterError, StudyWarning
+from ..core.errors import ParameterError, StudyWarning
 
 
 def key(run: int) -> str:

@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 from ..matrices import check_symmetric, real_array
 
 #: the loads of the geometric stiffening, in this order: the acceleration of R's origin less
