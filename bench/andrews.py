@@ -50,6 +50,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from mbsfmu import derive  # noqa: E402
 from mbsfmu.core.errors import SimulationError  # noqa: E402
 from mbsfmu.formulations import make_formulation  # noqa: E402
 from mbsfmu.formulations.consistent_initialization import consistent_state  # noqa: E402
@@ -78,7 +79,7 @@ FORMULATIONS = ("qr", "projection")
 
 def setup():
     system = andrews.model()
-    numeric = system.equations().numeric()
+    numeric = derive(system).numeric()
     x0 = consistent_state(numeric, initial_state(system))
     return system, numeric, x0
 

@@ -47,6 +47,8 @@ import timeit
 
 import numpy as np
 
+from mbsfmu import derive
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -127,7 +129,7 @@ def main(argv=None) -> int:
 
     # ---------------------------------------------------------------- build both
     t0 = time.perf_counter()
-    num = mbsfmu_chain(n).equations().numeric()
+    num = derive(mbsfmu_chain(n)).numeric()
     t_mb_derive = time.perf_counter() - t0
     t0 = time.perf_counter()
     rhs_mb = CompiledRHS(num)

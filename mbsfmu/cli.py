@@ -41,6 +41,7 @@ from .core.errors import MbsError, ParameterError, Terminated, stop_reason
 from .core.formulation_choice import DEFAULT_FORMULATION, FORMULATION_NAMES
 from .core.output_files import check_output_path, partial_path, plot_path
 from .core.solver_settings import SOLVERS
+from .equations.derive import derive
 from .fmu.build import build_defaults
 from .simulation.simulate import ATOL_FACTOR, BACKENDS, METHOD_DESCRIPTIONS, SCIPY_METHODS, simulate_defaults
 
@@ -131,7 +132,7 @@ def cmd_info(args) -> int:
 
     system = load_model(args.model)
     print(system.summary())
-    eqs = system.equations()
+    eqs = derive(system)
     f = len(system.y)
     print(f"  equations: M {f}x{f}, k {f}x1, q {f}x1 over {len(eqs.intermediates)} "
           "intermediate variables")

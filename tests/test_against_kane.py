@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from sympy.core.function import AppliedUndef
 from sympy.physics import mechanics as me
 
-from mbsfmu import System, rot_x, rot_y, rot_z, sequence
+from mbsfmu import System, derive, rot_x, rot_y, rot_z, sequence
 from mbsfmu.equations.python_source import make_function
 from models import cart_pendulum, double_pendulum, spinning_top
 
@@ -64,7 +64,7 @@ class Ours:
 
     def __init__(self, system: System, params=None):
         self.system = system
-        eqs = system.equations()
+        eqs = derive(system)
         self.f = len(system.y)
         self.num = eqs.numeric(params)
         outputs = list(eqs.M) + list(eqs.k) + list(eqs.q)

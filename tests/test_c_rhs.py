@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from c_support import shaker
 
-from mbsfmu import ModelError, SingularMassMatrixError, System, rot_x
+from mbsfmu import ModelError, SingularMassMatrixError, System, derive, rot_x
 from mbsfmu.codegen.c_rhs import CompiledRHS
 from mbsfmu.model.loader import load_model
 
@@ -29,7 +29,7 @@ def _check(num, rhs, t, x):
 @pytest.mark.parametrize("name", [*MODELS, "shaker"])
 def test_rhs_matches_numpy_backend(cache, name, algorithm):
     s = shaker() if name == "shaker" else load_model(os.path.join(ROOT, "models", f"{name}.py"))
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     if num.input_names:
         num.set_inputs({n: 2.5 for n in num.input_names})
         assert np.all(num.u != 0)
@@ -51,7 +51,7 @@ def test_rhs_matches_numpy_backend(cache, name, algorithm):
 
 
 def test_time_parameter_changes_the_result(cache):
-    num = shaker().equations().numeric()
+    num = derive(shaker()).numeric()
     rhs = CompiledRHS(num)
     x = np.array([0.3, -0.4])
     a, b = _check(num, rhs, 0.0, x), _check(num, rhs, 1.3, x)
@@ -59,7 +59,7 @@ def test_time_parameter_changes_the_result(cache):
 
 
 def test_parameter_and_input_changes_are_seen(cache):
-    num = load_model(os.path.join(ROOT, "models", "cart_pendulum.py")).equations().numeric()
+    num = derive(load_model(os.path.join(ROOT, "models", "cart_pendulum.py"))).numeric()
     rhs = CompiledRHS(num)
     x = np.array([0.3, -0.7, 1.1, 0.4])
     before = _check(num, rhs, 0.0, x)
@@ -80,7 +80,7 @@ def test_rhs_is_the_engines_right_hand_side(cache):
     from mbsfmu.runtime.engine import engine_module
 
     s = load_model(os.path.join(ROOT, "models", "cart_pendulum.py"))
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     rhs = CompiledRHS(num)
     mod = engine_module(s)
     assert type(rhs) is mod.RHS and isinstance(rhs.instance, mod.Instance)
@@ -94,7 +94,7 @@ def test_rhs_is_the_engines_right_hand_side(cache):
 
 
 def test_loop_model_is_rejected():
-    num = load_model(os.path.join(ROOT, "models", "four_bar.py")).equations().numeric()
+    num = derive(load_model(os.path.join(ROOT, "models", "four_bar.py"))).numeric()
     with pytest.raises(ModelError, match=r"four_bar: CompiledRHS handles tree models only.*constraint"):
         CompiledRHS(num)
 
@@ -106,7 +106,7 @@ def test_singular_mass_matrix_names_the_state(cache):
     q, r = s.coordinates("q", "r")
     s.body("B", rel_rot=rot_x(q), cg_pos=[1, 0, 0], mass=1, inertia=[0, 0, 0])
     s.body("C", ref="B", rel_pos=[r, 0, 0], mass=1, inertia=[0, 0, 0])
-    rhs = CompiledRHS(s.equations().numeric())
+    rhs = CompiledRHS(derive(s).numeric())
     assert rhs.algorithm == "mass_matrix"
     with pytest.raises(SingularMassMatrixError,
                        match=r"axis: mass matrix is not positive definite \(Cholesky pivot of 'q' "
@@ -115,7 +115,7 @@ def test_singular_mass_matrix_names_the_state(cache):
 
 
 def test_extension_rejects_bad_calls(cache):
-    num = load_model(os.path.join(ROOT, "models", "double_pendulum.py")).equations().numeric()
+    num = derive(load_model(os.path.join(ROOT, "models", "double_pendulum.py"))).numeric()
     rhs = CompiledRHS(num, binding="extension")
     x = np.zeros(4)
     with pytest.raises(TypeError, match=r"rhs\(t, x\) takes exactly two positional arguments"):
@@ -152,7 +152,7 @@ def test_without_python_headers_minimal_ode_keeps_the_per_state_kernel(cache, mo
         raise MissingPythonHeaders("Python.h not found in /nowhere")
 
     monkeypatch.setattr(compile_module, "python_include_dirs", no_headers)
-    num = load_model(os.path.join(ROOT, "models", "cart_pendulum.py")).equations().numeric()
+    num = derive(load_model(os.path.join(ROOT, "models", "cart_pendulum.py"))).numeric()
     with pytest.raises(MissingPythonHeaders, match="Python.h"):
         CompiledRHS(num)
     with pytest.raises(ValueError, match="unknown binding 'ctypes'.*removed"):
@@ -176,7 +176,7 @@ def test_constant_without_value(cache):
     (q,) = s.coordinates("q")
     s.gravity([0, -9.81, 0])
     s.body("B", rel_rot=rot_z(q), cg_pos=[1, 0, 0], mass=m, inertia=[0.1, 0.1, 0.1])
-    num = s.equations().numeric({"m": 2.0})
+    num = derive(s).numeric({"m": 2.0})
     rhs = CompiledRHS(num)
     _check(num, rhs, 0.0, np.array([0.3, 0.1]))
     with pytest.raises(ParameterError, match="constant 'm' has no value"):

@@ -58,6 +58,7 @@ import numpy as np
 import sympy as sp
 
 from ..core.errors import ConstraintError, ModelError, ParameterError, SingularMassMatrixError
+from ..equations.derive import derive
 from . import arguments
 from .linear_model import Linearization, mass_singularity
 from .operating_point import check_constants, complete_coordinates, constant_values, operating_point
@@ -95,7 +96,7 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
     at = arguments.mapping(at, "linearize: at")
     params = arguments.mapping(params, "linearize: params")
     system = _system_of(system)
-    eqs = system.equations()
+    eqs = derive(system)
     if eqs.n_constraints > eqs.n_holonomic:
         raise ModelError(f"{system.name}: linearize does not handle nonholonomic constraints yet")
     coords = list(system.coordinates_)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..core.errors import ParameterError
 from ..core.output_files import plot_path
+from ..equations.derive import derive
 from . import arguments
 
 
@@ -208,7 +209,7 @@ def frame_positions(lin):
             params[name] = float(v)
         except (TypeError, ValueError):  # a symbolic value: keep the default
             pass
-    numeric = NumericModel(system.equations(), params, check=False)
+    numeric = NumericModel(derive(system), params, check=False)
     names = list(frames)
     t_value = np.array([float(lin.point.get("t", 0.0))])
     refs = [frames[n].ref for n in names]

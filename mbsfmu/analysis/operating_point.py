@@ -18,6 +18,7 @@ import sympy as sp
 
 from ..core.checks import finite_number
 from ..core.errors import ConstraintError, ModelError, ParameterError
+from ..equations.derive import derive
 from ..equations.parameter_requirements import parameter_requirements
 
 #: constraint residual above which an operating point is refused (model units)
@@ -169,7 +170,7 @@ def check_constants(system, values: dict, where: str) -> None:
     ParameterError starting with ``where`` names the parameter and its value, e.g. a constant
     with which the mass matrix is singular."""
     try:
-        parameter_requirements(system.equations()).check(values)
+        parameter_requirements(derive(system)).check(values)
     except ParameterError as exc:
         raise ParameterError(f"{where}: {exc}") from None
 

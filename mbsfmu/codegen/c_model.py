@@ -37,6 +37,7 @@ import uuid
 
 from ..core import constants
 from ..core.errors import ModelError
+from ..equations.derive import derive
 from ..equations.parameter_requirements import factor_checks
 from .c_source import constrained_split, generate_c_functions, sizes
 
@@ -193,7 +194,7 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
     from ..fmu.model_description import fmu_variables
 
     variables = fmu_variables(system, unset_constants=unset_constants) if variables is None else variables
-    eqs = system.equations()
+    eqs = derive(system)
     n = sizes(eqs)
     aba = _aba(eqs)
     title = str(system.name).replace("*/", "* /")

@@ -7,9 +7,10 @@ every frame as sympy matrices over intermediate variables (a common-subexpressio
 :mod:`.python_source`), which the formulations and the Result use.
 """
 
-from .derive import Equations, derive
+from .derive import derive
 from .intermediates import Intermediates
 from .kinematics import FrameKinematics, Kinematics
+from .minimal_form import Equations
 from .numeric_model import NumericModel
 
 __all__ = ["derive", "Equations", "Intermediates", "Kinematics", "FrameKinematics", "NumericModel"]

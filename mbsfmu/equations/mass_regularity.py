@@ -73,12 +73,10 @@ def singular_mass(eqs) -> str:
 
 
 def _probe(eqs) -> str:
-    from .numeric_model import NumericModel
-
     s = eqs.system
     if any(c.value is None for c in s.constants_.values()) or not s.coordinates_:
         return ""
-    num = NumericModel(eqs, check=False)
+    num = eqs.numeric(check=False)
     y0 = np.array([c.initial for c in s.coordinates_.values()], dtype=float)
     rng = np.random.default_rng(20261124)
     out = ""

@@ -12,6 +12,9 @@ import sympy as sp
 
 from ..core.checks import finite_number
 from ..core.errors import ModelError, ParameterError, SingularMassMatrixError
+from .mass_regularity import mass_problem
+from .outputs import expression_outputs
+from .parameter_requirements import parameter_requirements
 from .python_source import make_function
 
 _FRAME_FIELDS = ("r", "S", "v", "omega", "JT", "JR", "abar", "alphabar")
@@ -61,8 +64,6 @@ class NumericModel:
                                      f"params={{'{c.name}': ...}} or --set {c.name}=VALUE")
             values[c.name] = finite_number(v, f"parameter {c.name!r}")
         if check:
-            from .parameter_requirements import parameter_requirements
-
             parameter_requirements(self.eqs).check(values)
         self.params = values
         self.prm = np.array([values[n] for n in self.constant_names], dtype=float)
@@ -128,15 +129,11 @@ class NumericModel:
     def expression_outputs(self, t, y, yd, u=None):
         """Values of the user outputs that are expressions or frame kinematics (declaration
         order, multipliers left out; see :mod:`mbsfmu.equations.outputs`) at one state."""
-        from .outputs import expression_outputs
-
         fn = self._fn("outputs", lambda: expression_outputs(self.eqs))
         return np.array(fn(t, y, yd, self.prm, self.u if u is None else u, self._tp_at(t)), dtype=float)
 
     def expression_output_series(self, t, Y, YD, U=None) -> np.ndarray:
         """:meth:`expression_outputs` for a whole time series (Y, YD of shape (f, n)): (n, outputs)."""
-        from .outputs import expression_outputs
-
         args = self._series_args(t, Y, YD, U)
         n = len(args[0])
         fn = self._fn("outputs", lambda: expression_outputs(self.eqs), vectorized=True)
@@ -237,8 +234,6 @@ class NumericModel:
                     "mass matrix is not positive definite (a singular configuration, or a "
                     "coordinate that moves no mass)", t, y)) from None
             # with constraints M may be singular where they fix the motions without mass
-            from .mass_regularity import mass_problem
-
             _, why = mass_problem(self, y)
             if why:
                 raise SingularMassMatrixError(self._where(why.replace("the ", "", 1), t, y)) from None

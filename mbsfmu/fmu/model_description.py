@@ -37,6 +37,7 @@ from xml.sax.saxutils import quoteattr
 
 from ..core.fmu_layout import RESIDUAL, FmuVariable
 from ..core.solver_settings import DEFAULT_SOLVER, SOLVER_SETTINGS, check_setting
+from ..equations.derive import derive
 
 
 def model_identifier(name: str) -> str:
@@ -86,14 +87,14 @@ def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = 
             kind="residual")
     geometry = set()
     if loops:
-        eqs = system.equations()
+        eqs = derive(system)
         mh = eqs.n_holonomic  # the constants of c and of nonholonomic rows A y' + a are fixed
         held = list(eqs.c) + list(eqs.C[mh:, :]) + list(eqs.b1[mh:, :])
         geometry = {s.name for e in held for s in eqs.expanded(e).free_symbols}
     if system.outputs:
         from ..equations.outputs import feedthrough
 
-        deps = feedthrough(system.equations())
+        deps = feedthrough(derive(system))
         for o in system.outputs.values():
             add(o.name, "output", "continuous", "calculated", None, o.description,
                 kind="reaction" if o.constraint else "output", dependencies=tuple(deps[o.name]))

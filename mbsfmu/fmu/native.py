@@ -38,6 +38,7 @@ from ..codegen.compile import CompileError, compile_objects, find_compiler, run_
 from ..core.constants import FORMULATION_KINDS
 from ..core.errors import ModelError
 from ..core.solver_settings import DEFAULT_SOLVER, check_setting
+from ..equations.derive import derive
 from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
 from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
 
@@ -94,14 +95,14 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
         raise ModelError(f"{system.name}: formulation {formulation!r} needs a system without "
                          f"constraints (for loops choose one of {', '.join(NATIVE_FORMULATIONS)})")
     check_nonholonomic(system, formulation)
-    check_regular_mass(system.equations(), formulation)
+    check_regular_mass(derive(system), formulation)
     callables = [p.name for p in system.time_parameters.values() if p.functions is not None]
     if callables:
         raise ModelError(f"{system.name}: time parameter(s) {', '.join(callables)} are given as "
                          "Python functions, which cannot run in a native FMU; give them as "
                          "expressions of t, or use the pythonfmu backend")
     variables = fmu_variables(system, solver)  # fails early (e.g. constants without values)
-    eqs = system.equations()
+    eqs = derive(system)
     n = sizes(eqs)
     ident = model_identifier(system.name)
     files = model_sources(system, formulation, variables, tag=f"native:{ident}")

@@ -63,6 +63,7 @@ import tempfile
 import uuid
 
 from ..core.solver_settings import DEFAULT_SOLVER, check_setting
+from ..equations.derive import derive
 from .model_description import fmu_path, fmu_variables, model_identifier
 
 #: file name of pythonfmu's FMI library inside the FMU, beside the guard
@@ -115,7 +116,7 @@ def build_pythonfmu(model_path, out_path, formulation=None, solver=DEFAULT_SOLVE
         check_formulation_name(formulation)
     system = load_model(model_path)
     check_nonholonomic(system, formulation)
-    check_regular_mass(system.equations(), formulation)
+    check_regular_mass(derive(system), formulation)
     variables = fmu_variables(system, solver)  # fails early (e.g. constants without values)
     ident = model_identifier(system.name)
     source = model_path.read_bytes()

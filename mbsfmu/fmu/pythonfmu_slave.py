@@ -52,6 +52,8 @@ from mbsfmu.core.constants import MAX_STEPS_PER_CALL, METHOD_KINDS
 from mbsfmu.core.solver_settings import check_setting, effective_atol
 from mbsfmu.fmu.model_description import LOG_STATISTICS
 
+from ..equations.derive import derive
+
 TIME_RTOL = 1e-9  # a communication point must match the FMU time within 1e-9 (1 + |t|)
 ENGINE_MAX_STEPS = MAX_STEPS_PER_CALL  # internal steps one fmi2DoStep may take on the engine
 NUMPY_MAX_STEPS = 1_000_000  # the same on the numpy path
@@ -309,7 +311,7 @@ class _EngineBackend:
             # them depend on the parameters, kept in step with the engine's in _sync)
             from mbsfmu.equations.numeric_model import NumericModel
 
-            self.numeric = NumericModel(system.equations(), check=False)
+            self.numeric = NumericModel(derive(system), check=False)
             self.instance.set_functions(None, lambda t: self.numeric._tp_at(t))
 
     def _sync(self, vrs=None, values=None):
@@ -440,7 +442,7 @@ class _NumpyBackend:
     def _build(self, params, inputs):
         from mbsfmu.formulations import make_formulation
 
-        numeric = self.system.equations().numeric(params)
+        numeric = derive(self.system).numeric(params)
         numeric.set_inputs(inputs)
         return numeric, make_formulation(self.slave.FORMULATION if numeric.m else None, numeric)
 

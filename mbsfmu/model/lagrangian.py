@@ -48,7 +48,9 @@ import sympy as sp
 
 from ..core.checks import finite_number
 from ..core.errors import ModelError, RedundantConstraintWarning
+from .element_checks import check_mass_properties
 from .elements import Body, EnergyTerm, Mass, PointForce, PointSpringDamper
+from .expression_checks import check_differentiable
 from .natural_coordinates import (
     RigidElement,
     dot,
@@ -57,7 +59,8 @@ from .natural_coordinates import (
     point_mass_form,
     rod_form,
 )
-from .system import FORCES, FRAMES, System, check_differentiable, check_mass_properties, t
+from .system import FORCES, FRAMES, System, t
+from .time_derivative import TimeDerivative
 
 #: relative tolerances: of the identity check of element constraints (values at random points),
 #: of the redundancy check (distance of a new gradient from the span of the others, relative to
@@ -141,8 +144,6 @@ class LagrangianSystem(System):
     def velocity(self, value):
         """d/dt of an expression or point (through the coordinates, t and time parameters):
         ``s.velocity(A)`` is A' in terms of the velocity symbols ``D<coordinate>``."""
-        from ..equations.kinematics import TimeDerivative
-
         D = TimeDerivative(self)
         if isinstance(value, sp.MatrixBase):
             return value.applyfunc(lambda e: D(e, without_ydd=True))
@@ -826,15 +827,6 @@ class LagrangianSystem(System):
         self._no_frames("flexible_body", "a System (flexible bodies need a frame of reference)")
 
     # ------------------------------------------------------------------ queries
-    def equations(self):
-        """The equations of motion from Lagrange's equations (derived once and cached until
-        the model changes; :func:`mbsfmu.equations.lagrange.derive_lagrange`)."""
-        if self._equations is None:
-            from ..equations.lagrange import derive_lagrange
-
-            self._equations = derive_lagrange(self)
-        return self._equations
-
     def summary(self) -> str:
         lines = super().summary().splitlines()
         lines = [ln for ln in lines if not ln.lstrip().startswith(("frames", "bodies", "force elements"))]

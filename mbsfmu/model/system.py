@@ -24,8 +24,7 @@ FMU variables as well, so an output may not take the name of one of those.
 from __future__ import annotations
 
 import keyword
-import math
-import numbers
+import os
 import re
 from collections.abc import Callable
 
@@ -34,6 +33,9 @@ import sympy as sp
 from ..core.checks import declared_bounds, finite_number, keyword_alias
 from ..core.errors import ModelError, ParameterError
 from ..core.fmu_layout import added_names
+from .elastic import modal_data as md
+from .elastic.modal_data import check_frame_node, linear_form
+from .element_checks import check_mass_properties, visual_size
 from .elements import (
     AppliedForce,
     Body,
@@ -52,6 +54,7 @@ from .elements import (
     TimeParameter,
     Visual,
 )
+from .expression_checks import check_differentiable, check_linear_in_rates, check_rotation_matrix
 from .rotations import Rotation, as_rotation
 
 #: The time symbol used in every model.
@@ -467,8 +470,6 @@ class System:
         expressions of constants multiplying the modal stiffness Ke and damping De (a constant
         makes them FMU parameters that a sweep can vary; for a beam, scaling Ke is scaling E).
         Everything is checked before the system changes."""
-        from .elastic import modal_data as md
-
         where = f"flexible body {name!r}"
         if not isinstance(geometric_stiffening, bool):
             raise ModelError(f"{where}: geometric_stiffening must be True or False, got "
@@ -499,7 +500,7 @@ class System:
             self._check_name(fname, f"node frame {fname!r} of {where}", FRAMES)
         primary = self._new_frame(name, ref, rel_pos, rel_rot, where)
         if data.frame_node is not None:
-            _check_frame_node(data, where)
+            check_frame_node(data, where)
 
         self._claim(name, where, FRAMES)
         self.frames[name] = primary
@@ -520,8 +521,6 @@ class System:
     @staticmethod
     def _modal_data(data, where: str, md):
         """The checked ModalData of ``data`` (a ModalData or a path of an mbsfmu-sid file)."""
-        import os
-
         if isinstance(data, md.ModalData):
             try:
                 data.check()
@@ -804,7 +803,7 @@ class System:
         if shape != "line" and name in getattr(self, "flexible_bodies", {}):
             raise ModelError(f"visual of {name!r}: a flexible body is drawn as a line through its "
                              f"nodes; give only a color (shape 'line'), not {shape!r}")
-        values = _visual_size(name, shape, size, self.VISUAL_SHAPES[shape])
+        values = visual_size(name, shape, size, self.VISUAL_SHAPES[shape])
         if color is not None:
             from matplotlib.colors import is_color_like
 
@@ -839,11 +838,12 @@ class System:
             out[c.name] = c.value
         return out
 
-    def equations(self):
-        """The equations of motion (derived once and cached until the model changes)."""
+    def cached_equations(self, derive):
+        """``derive(self)``, computed once and kept until the model changes: the equations of
+        motion, which :func:`mbsfmu.derive` (the derivation of :mod:`mbsfmu.equations`) keeps
+        here so that every stage shares one derivation and a pickled model takes it along.  The
+        model itself never derives: it is the description the equations are derived from."""
         if self._equations is None:
-            from ..equations import derive
-
             self._equations = derive(self)
         return self._equations
 
@@ -871,214 +871,3 @@ class System:
             lines.append(f"  constraints ({len(self.constraint_names)}): " + ", ".join(
                 n + (" (nonholonomic)" if n in nh else "") for n in self.constraint_names))
         return "\n".join(lines)
-
-
-def linear_form(c0, c1, syms) -> sp.Expr:
-    """c0 + c1 . syms with the numbers as sympy Floats (exact zeros dropped): the modal data's
-    polynomials in the elastic coordinates (node positions, mdCM, Cr, their rates)."""
-    terms = [sp.Float(float(c0))] if float(c0) != 0.0 else []
-    terms += [sp.Float(float(c)) * s for c, s in zip(c1, syms) if float(c) != 0.0]
-    return sp.Add(*terms)
-
-
-def _check_frame_node(data, where: str, rtol: float = 1e-9) -> None:
-    """ModelError unless the node ``data.frame_node`` is R's origin with vanishing mode shapes
-    (its frame is R's, so what the data say of it must agree)."""
-    import numpy as np
-
-    nd = data.node(data.frame_node)
-    size = max([float(np.abs(n.position).max(initial=0.0)) for n in data.nodes] + [1e-300])
-    shape = max([float(np.abs(n.phi).max(initial=0.0)) for n in data.nodes]
-                + [float(np.abs(n.psi).max(initial=0.0)) for n in data.nodes] + [1e-300])
-    for what, value, scale in (("position (origin.M0)", nd.position, size),
-                               ("translational mode shapes (origin.M1)", nd.phi, shape),
-                               ("rotational mode shapes (psi)", nd.psi, shape)):
-        if float(np.abs(np.asarray(value, dtype=float)).max(initial=0.0)) > rtol * scale:
-            raise ModelError(f"{where}: frame_node {nd.id} is the frame of reference, so its {what} "
-                             f"must vanish; got {np.asarray(value).tolist()}")
-
-
-def _visual_size(name: str, shape: str, size, meaning: tuple[str, ...]) -> tuple[float, ...]:
-    """The size values of a visual shape, checked: as many positive finite numbers as the shape
-    takes (one number for a box is a cube)."""
-    if not meaning:
-        if size is not None:
-            raise ModelError(f"visual of {name!r}: shape {shape!r} takes no size, got {size!r}")
-        return ()
-    if size is None:
-        raise ModelError(f"visual of {name!r}: shape {shape!r} needs a size ({', '.join(meaning)})")
-    values = list(size) if isinstance(size, (list, tuple)) else [size]
-    if shape == "box" and len(values) == 1:
-        values = values * 3
-    if len(values) != len(meaning):
-        raise ModelError(f"visual of {name!r}: shape {shape!r} takes {len(meaning)} size value(s) "
-                         f"({', '.join(meaning)}), got {size!r}")
-    out = []
-    for what, v in zip(meaning, values):
-        ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0
-        if not ok:
-            raise ModelError(f"visual of {name!r}: the {what} of the {shape} must be a positive "
-                             f"number, got {v!r}")
-        out.append(float(v))
-    return tuple(out)
-
-
-#: The hint of a rotation matrix that is not a rotation for every value of its symbols.
-NATURAL_COORDINATES_HINT = (
-    "a matrix that is orthonormal only on a constraint manifold (natural coordinates) gives "
-    "wrong velocities (omega from R' R^T) and a wrong, singular mass matrix here: model such "
-    "bodies with the Lagrangian front end (LagrangianSystem), or give the position of the "
-    "centre of gravity directly with rel_pos instead of placing it through this rotation")
-
-
-def check_linear_in_rates(e: sp.Expr, rates, where: str) -> None:
-    """A ModelError unless ``e`` is linear in the ``rates`` and contains at least one, i.e.
-    e = A . rates + a with A and a free of the rates (every second derivative d2e/dv_i dv_j is
-    identically zero).  Decided on the structure of ``e``, never by sampling: ``e`` must be a
-    polynomial in the rates (its coefficients any expressions of the other symbols) of degree
-    <= 1; a rate inside a function that is not a polynomial (Abs, sign, Heaviside, Max, Min,
-    sin, a square root, a denominator, a Piecewise whose condition contains it) is refused, so
-    is a term of degree 2 or more whatever its coefficient (1e-10 Dx^2 too), unless that
-    coefficient simplifies to 0 (x' y' (sin^2 y + cos^2 y - 1)).  A Piecewise whose conditions
-    are free of the rates is linear if each of its branches is.  The message names ``where``,
-    the rate(s) and the term."""
-    rates = [v for v in rates if v in e.free_symbols]
-    if not rates:
-        raise ModelError(f"{where}: {e} contains no rate D<coordinate>; a condition on the "
-                         "positions alone is a holonomic constraint: use constraint()")
-    problem = _nonlinearity(e, rates)
-    if problem:
-        raise ModelError(f"{where}: {e} is not linear in the rates: {problem}; a nonholonomic "
-                         "constraint must have the form A(y, t) y' + a(y, t) = 0 with A and a "
-                         "free of the rates D<coordinate>")
-
-
-def _nonlinearity(e: sp.Expr, rates: list) -> str:
-    """'' if ``e`` is linear in ``rates`` (see :func:`check_linear_in_rates`), else what makes
-    it non-linear, naming the rate and the term."""
-    try:
-        poly = e.as_poly(*rates)
-    except (sp.PolynomialError, sp.GeneratorsNeeded):
-        poly = None
-    if poly is None:
-        folded = sp.piecewise_fold(e)
-        if isinstance(folded, sp.Piecewise) and not any(
-                c.free_symbols & set(rates) for _, c in folded.args):
-            return next((p for p in (_nonlinearity(b, rates) for b, _ in folded.args) if p), "")
-        for sub in sp.preorder_traversal(e):
-            inside = sorted(set(rates) & sub.free_symbols, key=str)
-            polynomial = (sub.is_Add or sub.is_Mul or sub.is_Symbol
-                          or sub.is_Pow and sub.exp.is_Integer and sub.exp > 0)
-            if inside and not polynomial:
-                what = (f"the denominator {sub.base}" if sub.is_Pow and sub.exp.is_negative else
-                        f"{type(sub).__name__}(...)" if len(str(sub)) > 60 else str(sub))
-                return (f"the rate{'s' if len(inside) > 1 else ''} "
-                        f"{', '.join(map(str, inside))} appear{'' if len(inside) > 1 else 's'} "
-                        f"inside {what}, which is not a polynomial in the rates")
-        return "it is not a polynomial in the rates"
-    for monom, coeff in poly.terms():
-        if sum(monom) < 2:
-            continue
-        if not coeff.is_number and sp.simplify(coeff) == 0:
-            continue
-        term = sp.Mul(coeff, *[v**k for v, k in zip(rates, monom)])
-        used = [f"{v}^{k}" if k > 1 else str(v) for v, k in zip(rates, monom) if k]
-        kind = (f"of degree {sum(monom)} in the rate {rates[monom.index(max(monom))]}"
-                if len(used) == 1 else f"a product of the rates {' * '.join(used)}")
-        return f"its term {term} is {kind}"
-    return ""
-
-
-#: functions whose derivatives may jump or be impulses: the expressions that contain one are
-#: checked by :func:`check_differentiable`
-_NONSMOOTH = (sp.Abs, sp.sign, sp.Heaviside, sp.DiracDelta, sp.Max, sp.Min, sp.Piecewise, sp.floor,
-              sp.ceiling, sp.frac)
-
-
-def check_differentiable(e: sp.Expr, variables, where: str, order: int, why: str) -> None:
-    """A ModelError unless the derivatives of ``e`` up to ``order`` by the ``variables`` exist
-    as functions: none of them may contain DiracDelta (the derivative of a jump, e.g. of sign(x)
-    or Heaviside(x)) or stay an unevaluated Derivative (floor, ceiling).  Only an expression
-    that contains one of the non-smooth functions (Abs, sign, Heaviside, Max, Min, Piecewise,
-    floor, ...) is differentiated, function by function; ``why`` says what needs the
-    derivatives.  The message names ``where``, the function and the variable."""
-    if not e.has(*_NONSMOOTH):
-        return
-    variables = set(variables)
-    found = [f for f in sp.preorder_traversal(e) if isinstance(f, _NONSMOOTH)]
-    for f in found:
-        for v in sorted(f.free_symbols & variables, key=str):
-            d = f
-            for k in range(1, order + 1):
-                d = sp.diff(d, v)
-                if d.has(sp.DiracDelta) or d.has(sp.Derivative):
-                    nth = "" if k == 1 else {2: "second ", 3: "third "}.get(k, f"{k}th ")
-                    raise ModelError(f"{where}: {f} is not differentiable enough: its {nth}"
-                                     f"derivative by {v} is {d}; {why}, so the expression must be "
-                                     f"{'once' if order == 1 else f'{order} times'} differentiable "
-                                     "in the coordinates and time (write it with smooth functions)")
-
-
-def check_rotation_matrix(R: sp.Matrix, where: str, constants: dict, samples: int = 3,
-                          tol: float = 1e-9) -> None:
-    """A ModelError unless R is a rotation, R^T R = E and det R = +1, for every value of its
-    symbols.  Checked numerically, never by simplifying: at ``samples`` draws of a seeded random
-    generator for the symbols other than the ``constants`` (which keep their values), each value
-    uniform in [-2, 2]; draws where R is not finite (a square root of a negative draw) are
-    replaced, up to ten times as many.  ``where`` names the element and the keyword."""
-    import numpy as np
-
-    free = sorted(R.free_symbols - set(constants), key=str)
-    rng = np.random.default_rng(1)
-    fn = sp.lambdify([free, list(constants)], R, "numpy")
-    wanted = samples if free else 1
-    for _ in range(10 * wanted):
-        draw = rng.uniform(-2.0, 2.0, len(free))
-        with np.errstate(all="ignore"):
-            try:
-                A = np.array(fn(draw, list(constants.values())), dtype=float)
-            except (TypeError, ValueError, ZeroDivisionError):  # complex or undefined entries
-                continue
-        if not np.all(np.isfinite(A)):
-            continue
-        err = float(np.max(np.abs(A.T @ A - np.eye(3))))
-        at = (" at " + ", ".join(f"{s}={v:.3g}" for s, v in zip(free, draw))) if free else ""
-        if err > tol:
-            raise ModelError(
-                f"{where}: the matrix is not a rotation: R^T R differs from the identity by "
-                f"{err:.3g}{at} (the rows of R must be orthonormal unit vectors"
-                + (" for every value of " + ", ".join(map(str, free)) + "; " + NATURAL_COORDINATES_HINT
-                   if free else "") + ")")
-        det = float(np.linalg.det(A))
-        if det < 0:
-            raise ModelError(f"{where}: the matrix is a reflection (det R = {det:.3g}{at}), not a "
-                             "rotation (det R = +1)")
-        wanted -= 1
-        if wanted == 0:
-            return
-
-
-def check_mass_properties(body: Body, params: dict[str, float]) -> None:
-    """ModelError unless the body's mass is positive and its inertia tensor (about the centre of
-    gravity) is possible: symmetric, positive semi-definite, principal moments satisfying the
-    triangle inequality J1 + J2 >= J3 (zero moments are allowed for slender rods and point
-    masses).  The test itself is :func:`~mbsfmu.equations.parameter_requirements.
-    mass_property_problem`, the one the parameter checks use."""
-    import numpy as np
-
-    from ..equations.parameter_requirements import mass_property_problem
-
-    subs = {sp.Symbol(k, real=True): v for k, v in params.items()}
-    where = f"body {body.name!r}"
-    try:
-        m = float(body.mass.xreplace(subs))
-        J = np.array(body.inertia.xreplace(subs).tolist(), dtype=float)
-    except TypeError:
-        raise ParameterError(f"{where}: mass or inertia depends on something other than "
-                             "constants") from None
-    scale = max(np.abs(J).max(), 1e-300) if np.all(np.isfinite(J)) else 1.0
-    if np.all(np.isfinite(J)) and np.abs(J - J.T).max() > 1e-12 * scale:
-        raise ModelError(f"{where}: inertia tensor is not symmetric:\n{J}")
-    problem = mass_property_problem([m, J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2]])
-    if problem:
-        raise ModelError(f"{where}: {problem}")

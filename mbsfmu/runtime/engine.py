@@ -24,6 +24,7 @@ import numpy as np
 from ..core import constants
 from ..core.checks import check_fixed_names
 from ..core.errors import MbsError, ParameterError
+from ..equations.derive import derive
 from . import ENGINE_HEADERS, ENGINE_SOURCES, source
 
 #: formulations the engine runs (all of mbsfmu.formulations)
@@ -75,7 +76,7 @@ def engine_module(system, unset_constants: bool = False):
         mod.model_source = "\n".join(model[name] for name in MODEL_FILES)
         return mod
 
-    return system.equations().derived("engine_module", build)
+    return derive(system).derived("engine_module", build)
 
 
 class EngineError(MbsError, RuntimeError):
@@ -104,7 +105,7 @@ class Engine:
 
         if self.sizes["nc"]:
             check_nonholonomic(system, self.formulation)
-            check_regular_mass(system.equations(), self.formulation)
+            check_regular_mass(derive(system), self.formulation)
         opts = self._engine_options(check_options(self.formulation, options, bool(self.sizes["nc"])))
         if method not in constants.METHOD_KINDS:
             raise ParameterError(f"unknown engine method {method!r}; choose one of "

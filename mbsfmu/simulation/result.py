@@ -6,6 +6,7 @@ import csv
 
 import numpy as np
 
+from ..equations.derive import derive
 from .result_csv import read_columns
 
 
@@ -175,7 +176,7 @@ class Result:
         coords = list(system.coordinates_)
         col = read_columns(path, ["time"] + coords + [f"der({c})" for c in coords],
                            f"model {system.name!r}")
-        numeric = NumericModel(system.equations(), params or {})
+        numeric = NumericModel(derive(system), params or {})
         n = len(col["time"])
         y = np.array([col[c] for c in coords]).reshape(len(coords), n)
         yd = np.array([col[f"der({c})"] for c in coords]).reshape(len(coords), n)

@@ -16,6 +16,7 @@ from ..core.checks import finite_number, fixed_names
 from ..core.errors import ConstraintError, ParameterError, SimulationError, SimulationInterrupted, stop_reason
 from ..core.formulation_choice import check_formulation_name, check_options
 from ..core.solver_settings import ATOL_FACTOR, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
+from ..equations.derive import derive
 from ..formulations import make_formulation
 from ..formulations.consistent_initialization import consistent_state
 from ..integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
@@ -218,7 +219,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     if finite_number(progress_every, "progress_every") < 0:
         raise ParameterError(f"progress_every must be a number of seconds >= 0, got {progress_every!r}")
     fixed = fixed_names(fixed)
-    eqs = system.equations()
+    eqs = derive(system)
     numeric = eqs.numeric(params)
     form = make_formulation(formulation, numeric, inputs, **check_options(
         check_formulation_name(formulation), formulation_options, bool(numeric.m)))

@@ -24,6 +24,7 @@ from ..core.checks import check_fixed_names, finite_number
 from ..core.errors import ParameterError
 from ..core.formulation_choice import check_formulation_name, check_nonholonomic
 from ..core.solver_settings import check_setting
+from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
 from ..formulations import make_formulation
 from ..simulation import simulate
@@ -143,7 +144,7 @@ def _formulation_options(system, formulation, options, params) -> None:
     ParameterError now instead of a failed row per run."""
     values = {c.name: c.value if c.value is not None else 1.0 for c in system.constants_.values()}
     values.update(params)
-    numeric = NumericModel(system.equations(), values, check=False)
+    numeric = NumericModel(derive(system), values, check=False)
     make_formulation(formulation, numeric, None, **options)
 
 
