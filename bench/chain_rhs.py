@@ -125,7 +125,7 @@ def main(argv=None) -> int:
     import sympy as sp
     from pydy.codegen.ode_function_generators import generate_ode_function
 
-    from mbsfmu.codegen.c_rhs import CompiledRHS
+    from mbsfmu.engine.compiled_rhs import CompiledRHS
 
     # ---------------------------------------------------------------- build both
     t0 = time.perf_counter()

@@ -136,7 +136,7 @@ def run_engine(n: int, joint: str, cache: str, conn) -> None:
     os.environ["MBSFMU_CACHE"] = cache
     import mbsfmu.codegen.c_model as c_model
     import mbsfmu.codegen.compile as compile_
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
 
     times = {"generate": 0.0, "gcc": 0.0}
 

@@ -23,8 +23,8 @@ import numpy as np
 
 import mbsfmu
 from mbsfmu import derive
+from mbsfmu.engine.extension import Engine
 from mbsfmu.model.loader import load_model
-from mbsfmu.runtime.engine import Engine
 from mbsfmu.simulation.simulate import output_grid
 
 

@@ -42,8 +42,8 @@ if str(ROOT) not in sys.path:
 
 import mbsfmu  # noqa: E402
 from mbsfmu import LagrangianSystem, derive  # noqa: E402
+from mbsfmu.engine.extension import engine_module  # noqa: E402
 from mbsfmu.natural import dot  # noqa: E402
-from mbsfmu.runtime.engine import engine_module  # noqa: E402
 from models.five_link_natural import B0, BS0, BT0, L_XY, P0, ROD_INERTIA, ROD_MASS, F  # noqa: E402
 
 

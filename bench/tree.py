@@ -327,7 +327,7 @@ def run_case(case: Case, t_end: float, repeat: int, seed: int) -> tuple[bool, bo
     from scipy.integrate import solve_ivp
 
     import mbsfmu
-    from mbsfmu.codegen.c_rhs import CompiledRHS
+    from mbsfmu.engine.compiled_rhs import CompiledRHS
     from mbsfmu.simulation.simulate import output_grid
 
     s, n = case.system, len(case.links)
@@ -461,8 +461,8 @@ def breakdown(case: Case, t_end: float, repeat: int = 15) -> None:
     import timeit
 
     import mbsfmu
-    from mbsfmu.codegen.c_rhs import CompiledRHS
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.compiled_rhs import CompiledRHS
+    from mbsfmu.engine.extension import Engine
     from mbsfmu.simulation.simulate import output_grid
 
     s = case.system

@@ -19,7 +19,7 @@ from scipy.integrate import solve_ivp
 
 import mbsfmu
 from mbsfmu import derive
-from mbsfmu.formulations import make_formulation
+from mbsfmu.reference.formulations import make_formulation
 from mbsfmu.simulation.simulate import initial_state
 from models import andrews
 

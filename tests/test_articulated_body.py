@@ -12,7 +12,7 @@ from c_support import shaker
 
 from mbsfmu import ModelError, SingularMassMatrixError, System, derive, rot_x, rot_y, rot_z
 from mbsfmu.codegen.c_aba import aba_source
-from mbsfmu.codegen.c_rhs import CompiledRHS
+from mbsfmu.engine.compiled_rhs import CompiledRHS
 from mbsfmu.equations.articulated_body import aba_applicable, articulated_accelerations, articulated_body
 from mbsfmu.equations.python_source import make_function
 from mbsfmu.model.loader import load_model

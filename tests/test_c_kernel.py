@@ -8,8 +8,8 @@ from c_support import shaker
 
 from mbsfmu import derive
 from mbsfmu.codegen import compile as cmp
-from mbsfmu.codegen.c_backend import CKernel
 from mbsfmu.codegen.c_source import generate_c
+from mbsfmu.engine.c_kernel import CKernel, use_c_kernel
 from models import andrews, cart_pendulum, double_pendulum, four_bar, slider_crank, spinning_top
 
 MODELS = {"double_pendulum": double_pendulum, "cart_pendulum": cart_pendulum,
@@ -125,8 +125,8 @@ def test_tree_simulation_with_c_backend_uses_the_compiled_right_hand_side(cache)
     import math
 
     import mbsfmu
-    from mbsfmu.codegen.c_rhs import CompiledRHS
-    from mbsfmu.formulations.minimal_ode import MinimalODE
+    from mbsfmu.engine.compiled_rhs import CompiledRHS
+    from mbsfmu.reference.formulations.minimal_ode import MinimalODE
     from models import cart_pendulum
 
     args = {"t_end": 1.0, "dt": 0.25, "rtol": 1e-10}
@@ -135,7 +135,7 @@ def test_tree_simulation_with_c_backend_uses_the_compiled_right_hand_side(cache)
         fast = mbsfmu.simulate(cart_pendulum.model(), inputs=inputs, backend="c", **args)
         np.testing.assert_allclose(fast.y, ref.y, rtol=0, atol=1e-9 * max(1.0, np.abs(ref.y).max()))
     num = derive(cart_pendulum.model()).numeric()
-    num.use_c_kernel()
+    use_c_kernel(num)
     assert isinstance(MinimalODE(num, {"F": 0.5}).rhs, CompiledRHS)
     assert not isinstance(MinimalODE(num, {"F": lambda t: t}).rhs, CompiledRHS)
 

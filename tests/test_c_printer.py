@@ -14,8 +14,8 @@ import sympy as sp
 
 from mbsfmu import derive
 from mbsfmu.codegen import compile as cmp
-from mbsfmu.codegen.c_printer import CPrinter, UnknownSymbols
-from mbsfmu.codegen.c_source import _printer, c_names, output_groups
+from mbsfmu.codegen.c_printer import CPrinter, UnknownSymbols, _printer
+from mbsfmu.codegen.c_source import c_names, output_groups
 from mbsfmu.equations.articulated_body import articulated_body
 
 x, y, z = sp.symbols("x y z", real=True)

@@ -8,7 +8,8 @@ import pytest
 from c_support import shaker
 
 from mbsfmu import ModelError, SingularMassMatrixError, System, derive, rot_x
-from mbsfmu.codegen.c_rhs import CompiledRHS
+from mbsfmu.engine.c_kernel import use_c_kernel
+from mbsfmu.engine.compiled_rhs import CompiledRHS
 from mbsfmu.model.loader import load_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -77,7 +78,7 @@ def test_parameter_and_input_changes_are_seen(cache):
 def test_rhs_is_the_engines_right_hand_side(cache):
     """No copy of its own: the object is the engine extension's RHS on an engine instance, and
     gives what the instance's own rhs gives with the same (start) values."""
-    from mbsfmu.runtime.engine import engine_module
+    from mbsfmu.engine.extension import engine_module
 
     s = load_model(os.path.join(ROOT, "models", "cart_pendulum.py"))
     num = derive(s).numeric()
@@ -146,7 +147,7 @@ def test_without_python_headers_minimal_ode_keeps_the_per_state_kernel(cache, mo
     MinimalODE on the C backend falls back to the per-state kernel and still agrees."""
     from mbsfmu.codegen import compile as compile_module
     from mbsfmu.codegen.compile import MissingPythonHeaders
-    from mbsfmu.formulations.minimal_ode import MinimalODE
+    from mbsfmu.reference.formulations.minimal_ode import MinimalODE
 
     def no_headers(*_):
         raise MissingPythonHeaders("Python.h not found in /nowhere")
@@ -157,7 +158,7 @@ def test_without_python_headers_minimal_ode_keeps_the_per_state_kernel(cache, mo
         CompiledRHS(num)
     with pytest.raises(ValueError, match="unknown binding 'ctypes'.*removed"):
         CompiledRHS(num, binding="ctypes")
-    num.use_c_kernel()
+    use_c_kernel(num)
     num.set_inputs({"F": 0.5})
     form = MinimalODE(num, {"F": 0.5})
     assert not isinstance(form.rhs, CompiledRHS)
@@ -169,7 +170,7 @@ def test_constant_without_value(cache):
     """The engine module of CompiledRHS is built although a constant has no value (numeric.prm
     is handed in at every call); an Engine of the same model still refuses to start without it."""
     from mbsfmu import ParameterError, rot_z
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
 
     s = System("unset")
     m = s.constant("m")

@@ -29,7 +29,7 @@ def test_simulate_help_and_defaults_are_the_api_s():
     """Every default of `mbsfmu simulate` is simulate()'s, and its help names them."""
     from mbsfmu.cli import build_parser
     from mbsfmu.core.formulation_choice import DEFAULT_FORMULATION
-    from mbsfmu.formulations import FORMULATIONS
+    from mbsfmu.reference.formulations import FORMULATIONS
     from mbsfmu.simulation.simulate import ATOL_FACTOR, METHOD_DESCRIPTIONS, SCIPY_METHODS, simulate_defaults
 
     parser = build_parser()

@@ -15,9 +15,9 @@ from fmu_support import Slave
 import mbsfmu
 from mbsfmu import derive
 from mbsfmu.core.errors import ParameterError, SimulationError
+from mbsfmu.engine.extension import Engine, EngineError
 from mbsfmu.fmu.native import build_native_fmu
 from mbsfmu.model.loader import load_model
-from mbsfmu.runtime.engine import Engine, EngineError
 
 CASES = [("slider_crank", 2.0), ("four_bar", 2.0), ("andrews", 0.03)]
 
@@ -81,7 +81,7 @@ def _engine_multipliers(system, form, grid):
 def test_engine_multipliers_are_the_reference_algorithm(form):
     """One algorithm (eq. 31 then the minimum-norm C^T lambda = M y'' - (q - k)) in C and Python:
     the engine's multipliers at its recorded states equal the reference's at the same states."""
-    from mbsfmu.formulations import make_formulation
+    from mbsfmu.reference.formulations import make_formulation
 
     system = load_model("models/slider_crank.py")
     X, lam = _engine_multipliers(system, form, np.linspace(0.0, 1.0, 21))

@@ -17,9 +17,9 @@ from mbsfmu import System, derive, sequence
 from mbsfmu.codegen.c_model import model_sources
 from mbsfmu.codegen.c_source import CHUNK_STATEMENTS, function_lines, generate_c_functions, sizes
 from mbsfmu.codegen.compile import compile_shared
+from mbsfmu.engine.extension import Engine
 from mbsfmu.equations.recursive_newton_euler import recursive_newton_euler
 from mbsfmu.model.loader import load_model
-from mbsfmu.runtime.engine import Engine
 
 
 def chain(n: int) -> System:
@@ -132,7 +132,7 @@ def test_model_aba_is_compiled_while_the_model_is_generated(cache):
     """model_aba.c includes no model header: the engine build hands it to precompile_object as
     soon as it is printed, and links the cached object (no second compile of it)."""
     from mbsfmu.codegen import compile as cmp
-    from mbsfmu.runtime.engine import engine_module
+    from mbsfmu.engine.extension import engine_module
 
     s = chain(2)
     started = []
@@ -157,7 +157,7 @@ def test_model_aba_is_compiled_while_the_model_is_generated(cache):
 def test_compiled_rhs_on_the_aba_derives_no_mass_matrix(cache):
     """CompiledRHS of a tree runs the engine's mbs_aba: neither M nor k is derived, and the
     engine module's mbs_dynamics is the Newton-Euler one."""
-    from mbsfmu.codegen.c_rhs import CompiledRHS
+    from mbsfmu.engine.compiled_rhs import CompiledRHS
 
     s = chain(3)
     eqs = derive(s)

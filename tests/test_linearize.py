@@ -20,7 +20,7 @@ import sympy as sp
 
 import mbsfmu
 from mbsfmu import ConstraintError, ParameterError, SingularMassMatrixError, derive, rot_x
-from mbsfmu.runtime.engine import Engine
+from mbsfmu.engine.extension import Engine
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -324,8 +324,8 @@ def test_engine_matches_numpy_reference(case, form):
 def test_engine_multipliers_are_the_reference_algorithm():
     """The engine's multipliers (all rows, the nonholonomic one too) at its recorded states
     equal the reference's."""
-    from mbsfmu.formulations import make_formulation
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
+    from mbsfmu.reference.formulations import make_formulation
 
     s = chaplygin_sled()
     grid = np.linspace(0.0, 1.0, 11)
@@ -346,8 +346,8 @@ def test_consistent_start_with_an_initial_condition_engine_equals_reference():
     length and B_y - A_y = 0.3 (B moves, A is held with its rates, at rest), B's rates (guesses)
     from the three velocity rows (length rate, knife edge, the condition's rate 0.2); C engine
     and numpy reference give the same state."""
-    from mbsfmu.formulations.consistent_initialization import consistent_state
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
+    from mbsfmu.reference.consistent_initialization import consistent_state
 
     s = chaplygin_sled()
     s.initial(DA_x=0.0, DA_y=0.0)
@@ -372,8 +372,8 @@ def test_unsatisfiable_initial_condition_is_named_by_the_engine():
     (which have none): |B - A|^2 / 2 = 2 cannot hold for a rod of length 1; Newton ends nearer
     the length, so the condition 'lift' is the worst row, named like the reference does."""
     from mbsfmu.core.errors import ConstraintError
-    from mbsfmu.formulations.consistent_initialization import consistent_state
-    from mbsfmu.runtime.engine import Engine, EngineError
+    from mbsfmu.engine.extension import Engine, EngineError
+    from mbsfmu.reference.consistent_initialization import consistent_state
 
     s = chaplygin_sled()
     ax, ay, bx, by = s.y
@@ -546,7 +546,7 @@ def test_formulations_without_nonholonomic_support_refuse_by_name(form, tmp_path
     for backend in ("c", "numpy"):
         with pytest.raises(ParameterError, match=pattern):
             mbsfmu.simulate(DISC, t_end=0.1, backend=backend, formulation=form)
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
 
     with pytest.raises(ParameterError, match=pattern):
         Engine(_disc(), form)
@@ -560,7 +560,7 @@ def test_formulations_without_nonholonomic_support_refuse_by_name(form, tmp_path
 def test_engine_itself_refuses_partition():
     """The C instance refuses the kind too (for callers that bypass the Python checks)."""
     from mbsfmu.core import constants
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
 
     e = Engine(_disc(), "qr")
     inst = e.module.Instance()

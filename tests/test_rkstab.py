@@ -13,7 +13,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from mbsfmu.core.errors import ParameterError, SimulationError, SingularMassMatrixError
-from mbsfmu.integrators import StepperResult, integrate
+from mbsfmu.reference.integrators import StepperResult, integrate
 
 # ---------------------------------------------------------------------------------------- problems
 

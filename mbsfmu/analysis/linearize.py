@@ -59,6 +59,7 @@ import sympy as sp
 
 from ..core.errors import ConstraintError, ModelError, ParameterError, SingularMassMatrixError
 from ..equations.derive import derive
+from ..model.loader import system_of
 from . import arguments
 from .linear_model import Linearization, mass_singularity
 from .operating_point import check_constants, complete_coordinates, constant_values, operating_point
@@ -335,8 +336,6 @@ def _outputs(system, eqs, outputs, independent_hint):
 def _system_of(model):
     """The System (or LagrangianSystem) of a model, its Equations or a model file (simulate's
     reading of a model, with linearize's message for anything else)."""
-    from ..simulation.simulate import _system_of as system_of
-
     try:
         return system_of(model)
     except TypeError:

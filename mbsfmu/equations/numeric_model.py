@@ -140,20 +140,12 @@ class NumericModel:
         values = [np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args)]
         return np.stack(values, axis=-1) if values else np.zeros((n, 0))
 
-    def use_c_kernel(self) -> None:
-        """Evaluate single states with the compiled C kernel (:mod:`mbsfmu.codegen.c_backend`) from now on.
-
-        The per-state methods (mass_and_force, constraint_parts, constrained_parts) are
-        replaced on this instance; time series keep using the vectorized numpy code."""
-        from ..codegen.c_backend import CKernel
-
-        kernel = CKernel(self)
-        self.mass_and_force = kernel.mass_and_force
-        self.constraint_parts = kernel.constraint_parts
-        self.constrained_parts = kernel.constrained_parts
-        self.backend = "c"
-
+    #: what evaluates single states: "numpy" (the generated Python), or "c" once the compiled
+    #: kernel replaced the per-state methods (:func:`mbsfmu.engine.c_kernel.use_c_kernel`)
     backend = "numpy"
+    #: None, or (set with the compiled kernel) a function that returns the whole right-hand side
+    #: x' = F(t, x) of a tree compiled on the engine, or None where the engine cannot be built
+    compiled_rhs = None
 
     # ---------------------------------------------------------------- constraints
     @property

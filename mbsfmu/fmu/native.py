@@ -7,7 +7,7 @@ formulations, RKSTAB, parameter rules, linear algebra) and the FMI glue ``fmi2_g
 FMU's ``sources/`` folder, compiles them into ``binaries/linux64/<modelIdentifier>.so`` (no
 libpython) and writes ``modelDescription.xml``.
 The FMU's variables and value references are those of
-:func:`~mbsfmu.fmu.model_description.fmu_variables`.
+:func:`~mbsfmu.codegen.fmu_variables.fmu_variables`.
 
 The FMU runs exactly the code ``simulate(backend='c')`` runs (the instance layer of
 ``mbs_instance.c``), so both take the same steps.  Models with loops run the formulation chosen
@@ -35,12 +35,13 @@ import zipfile
 from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
 from ..codegen.c_source import sizes
 from ..codegen.compile import CompileError, compile_objects, find_compiler, run_compiler
+from ..codegen.fmu_variables import fmu_variables
 from ..core.constants import FORMULATION_KINDS
 from ..core.errors import ModelError
 from ..core.solver_settings import DEFAULT_SOLVER, check_setting
 from ..equations.derive import derive
 from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
-from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
+from .model_description import fmu_path, model_description_xml, model_identifier
 
 RUNTIME = source_dir()
 RUNTIME_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, *ENGINE_HEADERS)

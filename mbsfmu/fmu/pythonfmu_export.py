@@ -3,11 +3,11 @@
 :func:`build_pythonfmu` writes a small slave script (a ``pythonfmu.Fmi2Slave`` subclass named
 after the model) and builds an FMU from it with pythonfmu's ``FmuBuilder``; the model file is
 bundled in the FMU's ``resources/model/`` folder.  The FMU exposes exactly the variables of
-:func:`mbsfmu.fmu.model_description.fmu_variables` (same names, causality, variability, initial
+:func:`mbsfmu.codegen.fmu_variables.fmu_variables` (same names, causality, variability, initial
 and start values, in the same value-reference order).
 
 At run time the slave (:class:`mbsfmu.fmu.pythonfmu_slave.MbsfmuSlave`) loads the model file
-and runs it on mbsfmu's C engine (:mod:`mbsfmu.runtime.engine`), whose Python extension is
+and runs it on mbsfmu's C engine (:mod:`mbsfmu.engine.extension`), whose Python extension is
 compiled at fmi2Instantiate in the importer's process (once per model; mbsfmu's compile cache
 keeps it): the instance layer the native FMU runs too.  Values are checked and set by the engine,
 fmi2ExitInitializationMode is its consistent start (loops: the formulation chosen at build time,
@@ -17,7 +17,7 @@ input or parameter changed, inputs held over the step.  So this flavour takes th
 the native FMU (both give the same values at every communication point, bit for bit on the same
 machine).  Where the engine cannot be compiled (no C compiler) or does not have the formulation,
 the slave integrates with the numpy formulations and the Python RKSTAB of
-:mod:`mbsfmu.formulations` instead (scipy's Radau with the same projection for ``solver`` =
+:mod:`mbsfmu.reference.formulations` instead (scipy's Radau with the same projection for ``solver`` =
 stiff), restarted at every ``fmi2DoStep``, and says so with a warning at fmi2Instantiate.  The
 integration method is the Integer parameter ``solver`` as in the native FMU (``solver=`` of the
 build is its start value), and the work of each method is logged under ``logStatistics`` at
@@ -62,9 +62,10 @@ import sys
 import tempfile
 import uuid
 
+from ..codegen.fmu_variables import fmu_variables
 from ..core.solver_settings import DEFAULT_SOLVER, check_setting
 from ..equations.derive import derive
-from .model_description import fmu_path, fmu_variables, model_identifier
+from .model_description import fmu_path, model_identifier
 
 #: file name of pythonfmu's FMI library inside the FMU, beside the guard
 INNER_LIBRARY = "pythonfmu-export.so"
@@ -100,7 +101,7 @@ def build_pythonfmu(model_path, out_path, formulation=None, solver=DEFAULT_SOLVE
     """Build a pythonfmu FMU of the model file ``model_path`` at ``out_path`` (a ``.fmu`` file
     name, or a folder that receives ``<model name>.fmu``); returns the FMU's path.
 
-    ``formulation`` chooses how loop constraints are kept (see :mod:`mbsfmu.formulations`,
+    ``formulation`` chooses how loop constraints are kept (see :mod:`mbsfmu.reference.formulations`,
     default ``'qr'``); trees always use the minimal ODE.  ``solver`` is the start value of the
     FMU parameter ``solver`` (``'rkstab'`` or ``'stiff'``).  The FMU needs ``mbsfmu`` installed in
     the Python interpreter of the tool that runs it (see the module docstring).  Its GUID is

@@ -6,7 +6,7 @@ Each FMU's script (written by :func:`mbsfmu.fmu.pythonfmu_export.build_pythonfmu
 ``SOLVER`` (the start value of the parameter ``solver``, by name), ``VARIABLES`` (names in
 value-reference order, as at build time) and ``N_STATE`` (length of the integrator state [y, y']).
 
-The model runs on the C engine (:class:`mbsfmu.runtime.engine.Engine`: the instance layer of
+The model runs on the C engine (:class:`mbsfmu.engine.extension.Engine`: the instance layer of
 ``mbs_instance.h`` that the native FMU's ``fmi2_glue.c`` runs as well): fmi2SetReal and
 fmi2GetReal are its values (checked by it as well), fmi2ExitInitializationMode is its consistent
 start, fmi2DoStep its do-step with dense output (the integrator continues across communication
@@ -14,9 +14,9 @@ points and restarts only after an input or parameter changed) and FMU states are
 So both FMU flavours take the same steps and give the same values at every communication point.
 The engine's extension is compiled when the FMU is instantiated, in the importer's process (once
 per model and mbsfmu version: mbsfmu's compile cache keeps it).  Where that is not possible (no C
-compiler), or the FMU's formulation is not one of :data:`mbsfmu.runtime.engine.ENGINE_FORMULATIONS`,
+compiler), or the FMU's formulation is not one of :data:`mbsfmu.engine.extension.ENGINE_FORMULATIONS`,
 the instance integrates with the numpy formulations and the Python RKSTAB of
-:mod:`mbsfmu.formulations` instead (restarted at every fmi2DoStep, so its steps differ from the
+:mod:`mbsfmu.reference.formulations` instead (restarted at every fmi2DoStep, so its steps differ from the
 native FMU's; outputs are updated at communication points only) and says so with a warning at
 fmi2Instantiate.
 
@@ -292,7 +292,7 @@ class _EngineBackend:
     max_steps = ENGINE_MAX_STEPS
 
     def __init__(self, system, formulation, names, warn, solver):
-        from mbsfmu.runtime.engine import Engine
+        from mbsfmu.engine.extension import Engine
 
         self.engine = Engine(system, formulation, method=solver)  # also the value of 'solver'
         if self.engine.names != list(names):
@@ -440,7 +440,7 @@ class _NumpyBackend:
         self.time = t0
 
     def _build(self, params, inputs):
-        from mbsfmu.formulations import make_formulation
+        from mbsfmu.reference.formulations import make_formulation
 
         numeric = derive(self.system).numeric(params)
         numeric.set_inputs(inputs)
@@ -469,7 +469,7 @@ class _NumpyBackend:
         return out
 
     def start(self, fn):
-        from mbsfmu.formulations.consistent_initialization import consistent_state
+        from mbsfmu.reference.consistent_initialization import consistent_state
         from mbsfmu.simulation.simulate import check_rank
 
         t = self.time
@@ -494,7 +494,7 @@ class _NumpyBackend:
 
     def _integrate(self, method, t1, project, hmax):
         """One do-step's integration from (time, x) to t1: the solution and its counters."""
-        from mbsfmu.integrators import integrate, integrate_projected
+        from mbsfmu.reference.integrators import integrate, integrate_projected
 
         rtol = self.values["solver_rtol"]
         atol = effective_atol(self.values["solver_atol"], rtol, bool(self.numeric.m))
@@ -601,7 +601,7 @@ class MbsfmuSlave(Fmi2Slave):
         self.stop_time = None
         self.mode = "instantiated"
         try:
-            from mbsfmu.fmu.model_description import fmu_variables
+            from mbsfmu.codegen.fmu_variables import fmu_variables
             from mbsfmu.model.loader import load_model
 
             self.system = load_model(pathlib.Path(self.resources) / "model" / self.MODEL_FILE)
@@ -638,7 +638,7 @@ class MbsfmuSlave(Fmi2Slave):
         """The C engine, or the numpy path where the engine cannot run this FMU (with a warning)."""
         constrained = self.system.constrained
         try:
-            from mbsfmu.runtime.engine import ENGINE_FORMULATIONS
+            from mbsfmu.engine.extension import ENGINE_FORMULATIONS
 
             if constrained and self.FORMULATION is not None and self.FORMULATION not in ENGINE_FORMULATIONS:
                 why = f"the formulation {self.FORMULATION!r} is not one of the C engine's"

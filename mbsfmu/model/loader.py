@@ -1,4 +1,6 @@
-"""Load a model file: any Python file with a ``model()`` function returning a System."""
+"""Load a model file: any Python file with a ``model()`` function returning a System; and
+:func:`system_of`, the one reading of "a model" by simulate and linearize (a System, its
+equations or a model file)."""
 
 from __future__ import annotations
 
@@ -7,12 +9,11 @@ import pathlib
 import traceback
 
 from ..core.errors import ModelError
+from .system import System
 
 
 def load_model(path, **kwargs):
     """Import ``path`` and return ``model(**kwargs)``; errors name the file."""
-    from .system import System
-
     p = pathlib.Path(path)
     if p.is_dir():
         raise ModelError(f"model file {str(p)!r} is a directory; give the model's .py file")
@@ -48,3 +49,16 @@ def _line_in(exc: BaseException, path: pathlib.Path) -> str:
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
              if str(pathlib.Path(f.filename).resolve()) == target]
     return f", line {lines[-1]}" if lines else ""
+
+
+def system_of(model):
+    """The System (or LagrangianSystem) of ``model``: the model itself, the system of its
+    equations (an object with ``system`` and ``M``) or the model file it names; a TypeError
+    for anything else."""
+    if isinstance(model, System):
+        return model
+    if hasattr(model, "system") and hasattr(model, "M"):
+        return model.system
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        return load_model(model)
+    raise TypeError(f"simulate() needs a System, Equations or a model file, got {type(model)!r}")

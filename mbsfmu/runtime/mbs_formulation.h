@@ -1,7 +1,7 @@
 /*
  * mbs_formulation.h -- the constrained formulations of mbsfmu in C (the engine).
  *
- * The engine's implementation of the Python classes in mbsfmu/formulations/, which stay its readable reference
+ * The engine's implementation of the Python classes in mbsfmu/reference/formulations/, which stay its readable reference
  * (tests compare both).  The state is x = [y, y'] (f coordinates and their rates); the model's
  * generated functions provide M, q - k, c, C, b', b'' and the extra initial conditions e(y),
  * E = de/dy.  Equation numbers refer to seed 000 unless marked 3.xx (seed 004).

@@ -59,7 +59,7 @@ void mbs_time_parameters(double t, const double *prm, double *tp);
 int mbs_aba(MBS_EQ_ARGS);
 #endif
 
-/* Value-reference layout (also mbsfmu.fmu.model_description.fmu_variables):
+/* Value-reference layout (also mbsfmu.codegen.fmu_variables.fmu_variables):
  *   [0, f) coordinates, [f, 2f) velocities, 2f constraint_residual (models with constraints),
  *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, solver, inputs.
  * Every value is held as a double; solver (the integration method, MBS_METHOD_*) is the one

@@ -12,9 +12,9 @@ itself, or a function of the user's -- the caller gets one exception that says w
 * an input's or time parameter's own :class:`~mbsfmu.core.errors.MbsError` (a ParameterError, say)
   keeps its type, as on the engine;
 * the message ends with what the formulation knows about the place: a singular position of the
-  mechanism (:meth:`~mbsfmu.formulations.base.Formulation.singularity_note`), and where the
+  mechanism (:meth:`~mbsfmu.reference.formulations.base.Formulation.singularity_note`), and where the
   model's equations were not defined during the failed step (a square root of a negative number
-  in a Newton iterate, :attr:`~mbsfmu.formulations.base.Formulation.undefined`).
+  in a Newton iterate, :attr:`~mbsfmu.reference.formulations.base.Formulation.undefined`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..core.errors import ConstraintError, MbsError, SimulationError, SingularMa
 def run_failure(exc: Exception, system, form, stepper, method: str, partial_result) -> MbsError:
     """The exception for a run that stopped with ``exc`` at the stepper's last accepted step;
     ``partial_result(exc, reason)`` makes the partial Result from ``exc.partial`` (the output points
-    reached, which :func:`mbsfmu.integrators.sample` attaches to any exception)."""
+    reached, which :func:`mbsfmu.reference.integrators.sample` attaches to any exception)."""
     partial = getattr(exc, "partial", (None, None))
     if isinstance(exc, MbsError) and not isinstance(exc, (SimulationError, ConstraintError,
                                                           SingularMassMatrixError)):

@@ -26,7 +26,7 @@ from ..core.formulation_choice import check_formulation_name, check_nonholonomic
 from ..core.solver_settings import check_setting
 from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
-from ..formulations import make_formulation
+from ..reference.formulations import make_formulation
 from ..simulation import simulate
 from ..simulation.simulate import check_settings, initial_state, output_grid
 from . import definition

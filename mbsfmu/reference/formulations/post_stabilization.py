@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.constants import DEFAULTS
-from ..core.errors import ConstraintError
+from ...core.constants import DEFAULTS
+from ...core.errors import ConstraintError
 from .dae import DAE
 
 

@@ -9,14 +9,14 @@ add rows to C, b' and b'' but not to c: the position-level parts (Baumgarte's be
 position projections, the consistent positions) use the holonomic rows only.
 """
 
-from ..core.errors import ParameterError
-from ..core.formulation_choice import (
+from ...core.errors import ParameterError
+from ...core.formulation_choice import (
     FORMULATION_NAMES,
     check_formulation_name,
     check_nonholonomic,
     check_options,
 )
-from ..equations.mass_regularity import check_regular_mass
+from ...equations.mass_regularity import check_regular_mass
 from .base import Formulation, InputSchedule, kkt_solve
 from .baumgarte import Baumgarte
 from .coordinate_partitioning import CoordinatePartitioning
