@@ -39,6 +39,7 @@ import shutil
 import tempfile
 import weakref
 
+from mbsfmu.fmu.fmpy_callbacks import recording_callbacks
 from mbsfmu.runner.block import Block, BlockError
 
 _log = logging.getLogger(__name__)
@@ -255,8 +256,6 @@ class FMU(Block):
 
     def start(self, t0, dt):
         from fmpy.fmi2 import FMU2Slave
-
-        from mbsfmu.fmu.fmpy_callbacks import recording_callbacks
 
         self._release()
         md = self.model_description

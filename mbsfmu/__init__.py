@@ -18,26 +18,12 @@ from .core.errors import (
     StiffnessWarning,
     SweepError,
 )
-from .core.solver_settings import DEFAULT_SOLVER
 from .equations import derive
+from .fmu.build import build_fmu
 from .model import INERTIAL, LagrangianSystem, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
 from .simulation import Result, simulate
-
-
-def sweep(target, design, **options):
-    """Run a model or FMU over a design of parameter sets on Dask (see :func:`mbsfmu.study.sweep`)."""
-    from .study import sweep as _sweep
-
-    return _sweep(target, design, **options)
-
-
-def build_fmu(model, out=".", *, backend="native", formulation=None, solver=DEFAULT_SOLVER):
-    """Export ``model`` as an FMI 2.0 Co-Simulation FMU (see :mod:`mbsfmu.fmu.build`)."""
-    from .fmu.build import build_fmu as _build
-
-    return _build(model, out, backend=backend, formulation=formulation, solver=solver)
-
+from .study import sweep
 
 __version__ = "0.1.0"
 

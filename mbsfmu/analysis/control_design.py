@@ -22,6 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import solve_continuous_are, solve_discrete_are
+
+from blocks.control import StateFeedback
 
 from ..core.errors import ParameterError
 from ..equations.parameter_requirements import moving_coordinates
@@ -44,8 +47,6 @@ class StateFeedbackGain:
     def block(self, references=(), sample_time: float | None = None):
         """The runner block ``blocks.control.StateFeedback`` of this gain; ``references``: the
         names of the states (one or a list) that follow a reference input ``<name>_ref``."""
-        from blocks.control import StateFeedback
-
         references = arguments.name_list(references, "block: references", self.states, "state")
 
         u0 = [float(self.operating_point.get(n, 0.0)) for n in self.inputs] if self.operating_point else None
@@ -176,8 +177,6 @@ def lqr(lin, Q, R) -> StateFeedbackGain:
     (n x n or its n diagonal entries, n states), R: symmetric positive definite (inputs x
     inputs or its diagonal); (A, B) stabilizable and no mode on the imaginary axis unseen by Q,
     else a ParameterError naming the weight or the mode."""
-    from scipy.linalg import solve_continuous_are
-
     lin, A, B = _model(lin, "lqr")
     Q, R = _weights(lin, Q, R, "lqr")
     tol = RANK_RTOL * max(1.0, float(np.max(np.abs(np.linalg.eigvals(A)))))
@@ -191,7 +190,6 @@ def lqr(lin, Q, R) -> StateFeedbackGain:
 def dlqr(lin, Q, R, period: float) -> StateFeedbackGain:
     """Discrete-time LQR of the zero-order-hold discretization at ``period`` (> 0 s); the
     weights and the plant as for :func:`lqr`, with the unit circle as the stability boundary."""
-    from scipy.linalg import solve_discrete_are
     from scipy.signal import cont2discrete
 
     lin, A, B = _model(lin, "dlqr")

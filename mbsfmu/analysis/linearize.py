@@ -59,6 +59,7 @@ import sympy as sp
 
 from ..core.errors import ConstraintError, ModelError, ParameterError, SingularMassMatrixError
 from ..equations.derive import derive
+from ..equations.outputs import output_expressions
 from ..model.loader import system_of
 from . import arguments
 from .linear_model import Linearization, mass_singularity
@@ -292,8 +293,6 @@ def _constraint_terms(at_point, C, y, alg, M0, ydd0, h0, J, ind, dep, C0):
 def _outputs(system, eqs, outputs, independent_hint):
     """(names, expressions) of the outputs; default (``outputs`` None): the states, once the
     independent coordinates are known (``independent_hint``; before: none)."""
-    from ..equations.outputs import output_expressions
-
     exprs = dict(zip(system.outputs, output_expressions(eqs)))
     if outputs is None:
         hint = independent_hint or []

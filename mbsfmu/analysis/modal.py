@@ -22,6 +22,7 @@ import numpy as np
 from ..core.errors import ParameterError
 from ..core.output_files import plot_path
 from ..equations.derive import derive
+from ..equations.numeric_model import NumericModel
 from . import arguments
 
 
@@ -197,8 +198,6 @@ def frame_positions(lin):
     The origins come from :meth:`NumericModel.pose_series` (the one evaluation of frame poses,
     shared with the animation) at the operating point's time, with the constants the
     linearization substituted and the others at their defaults (0 where a constant has none)."""
-    from ..equations.numeric_model import NumericModel
-
     system = lin.system
     frames = getattr(system, "frames", None)
     if system is None or not frames or len(frames) < 2 or not hasattr(system, "bodies"):

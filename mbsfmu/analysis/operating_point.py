@@ -19,6 +19,7 @@ import sympy as sp
 from ..core.checks import finite_number
 from ..core.errors import ConstraintError, ModelError, ParameterError
 from ..equations.derive import derive
+from ..equations.numeric_model import NumericModel
 from ..equations.parameter_requirements import parameter_requirements
 
 #: constraint residual above which an operating point is refused (model units)
@@ -244,8 +245,6 @@ def complete_coordinates(system, eqs, op: OperatingPoint) -> None:
 
 def _constraint_function(system, eqs, op: OperatingPoint):
     """y -> (c, C) with numbers for everything but the coordinates (None when not possible)."""
-    from ..equations.numeric_model import NumericModel
-
     params = constant_values(system, op)
     tn = op.numeric(op.t)
     if params is None or tn is None:

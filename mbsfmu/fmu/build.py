@@ -12,10 +12,14 @@ solver=...)``.
 
 from __future__ import annotations
 
+import inspect
 import pathlib
 
 from ..core.errors import ParameterError
 from ..core.solver_settings import DEFAULT_SOLVER, check_setting
+from ..model.system import System
+from .native import build_native_fmu
+from .pythonfmu_export import build_pythonfmu
 
 BACKENDS = ("native", "pythonfmu")
 
@@ -29,24 +33,18 @@ def build_fmu(model, out=".", *, backend: str = "native", formulation: str | Non
         raise ParameterError(f"unknown FMU backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     check_setting("solver", solver, api=True)
     if backend == "native":
-        from .native import build_native_fmu
-
         return build_native_fmu(model, out, formulation=formulation, solver=solver)
-    from ..model.system import System
 
     if isinstance(model, System):
         raise ParameterError("the pythonfmu backend bundles the model file: pass its path, not a System")
     path = pathlib.Path(model)
     if not path.is_file():
         raise ParameterError(f"model file {str(path)!r} does not exist")
-    from .pythonfmu_export import build_pythonfmu
 
     return build_pythonfmu(path, out, formulation=formulation, solver=solver)
 
 
 def build_defaults() -> dict:
     """The defaults of build_fmu's keywords (the CLI shows these in its help)."""
-    import inspect
-
     return {k: p.default for k, p in inspect.signature(build_fmu).parameters.items()
             if p.default is not inspect.Parameter.empty}

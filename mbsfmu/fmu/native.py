@@ -38,8 +38,12 @@ from ..codegen.compile import CompileError, compile_objects, find_compiler, run_
 from ..codegen.fmu_variables import fmu_variables
 from ..core.constants import FORMULATION_KINDS
 from ..core.errors import ModelError
+from ..core.formulation_choice import DEFAULT_FORMULATION, check_formulation_name, check_nonholonomic
 from ..core.solver_settings import DEFAULT_SOLVER, check_setting
 from ..equations.derive import derive
+from ..equations.mass_regularity import check_regular_mass
+from ..model.loader import load_model
+from ..model.system import System
 from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
 from .model_description import fmu_path, model_description_xml, model_identifier
 
@@ -80,11 +84,6 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     or ``'dae'`` (see the module docstring); tree models always run the minimal ODE.
     ``solver`` is the start value of the FMU parameter ``solver``: ``'rkstab'`` (default) or
     ``'stiff'`` (:data:`mbsfmu.core.solver_settings.SOLVERS`)."""
-    from ..core.formulation_choice import DEFAULT_FORMULATION, check_formulation_name, check_nonholonomic
-    from ..equations.mass_regularity import check_regular_mass
-    from ..model.loader import load_model
-    from ..model.system import System
-
     check_setting("solver", solver, api=True)  # before any work
     system = model if isinstance(model, System) else load_model(pathlib.Path(model))
     if formulation is not None:

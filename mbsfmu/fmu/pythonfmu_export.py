@@ -61,10 +61,16 @@ import pathlib
 import sys
 import tempfile
 import uuid
+import xml.etree.ElementTree as ET
+import zipfile
 
+from ..codegen.compile import find_compiler, run_compiler
 from ..codegen.fmu_variables import fmu_variables
+from ..core.formulation_choice import check_formulation_name, check_nonholonomic
 from ..core.solver_settings import DEFAULT_SOLVER, check_setting
 from ..equations.derive import derive
+from ..equations.mass_regularity import check_regular_mass
+from ..model.loader import load_model
 from .model_description import fmu_path, model_identifier
 
 #: file name of pythonfmu's FMI library inside the FMU, beside the guard
@@ -107,10 +113,6 @@ def build_pythonfmu(model_path, out_path, formulation=None, solver=DEFAULT_SOLVE
     the Python interpreter of the tool that runs it (see the module docstring).  Its GUID is
     derived from the model file, the formulation, the solver and the slave and guard templates, so
     that a state of another model (or of another build of the slave) is recognized as foreign."""
-    from ..core.formulation_choice import check_formulation_name, check_nonholonomic
-    from ..equations.mass_regularity import check_regular_mass
-    from ..model.loader import load_model
-
     model_path = pathlib.Path(model_path).resolve()
     check_setting("solver", solver, api=True)
     if formulation is not None:
@@ -150,8 +152,6 @@ def c_string(text: str) -> str:
 def compile_guard(ident: str, guid: str, model_name: str, folder: pathlib.Path) -> pathlib.Path:
     """Compile the guard library (:data:`GUARD_SOURCE`) for one model into ``folder``, with its
     guard_config.h (GUID, model name, name of pythonfmu's library)."""
-    from ..codegen.compile import find_compiler, run_compiler
-
     (folder / "guard_config.h").write_text(
         f'#define GUARD_GUID "{c_string(guid)}"\n#define GUARD_MODEL "{c_string(model_name)}"\n'
         f'#define GUARD_INNER "{c_string(INNER_LIBRARY)}"\n')
@@ -166,8 +166,6 @@ def compile_guard(ident: str, guid: str, model_name: str, folder: pathlib.Path) 
 def install_guard(fmu: pathlib.Path, ident: str, guid: str, model_name: str) -> None:
     """Make the guard library the FMU's Linux binary: pythonfmu's library moves beside it as
     :data:`INNER_LIBRARY` (see the module docstring)."""
-    import zipfile
-
     binary = f"binaries/linux64/{ident}.so"
     with zipfile.ZipFile(fmu) as zf:
         entries = [(info, zf.read(info.filename)) for info in zf.infolist()]
@@ -238,9 +236,6 @@ def complete_model_structure(fmu_path: pathlib.Path, fmu_vars=None) -> None:
     feed-through user outputs, from ``fmu_vars``), <InitialUnknowns> for the outputs with initial
     'approx' or 'calculated' (coordinates of loop models, user outputs) and the declared bounds
     (``min``, ``max``: of constants, inputs and solver settings, e.g. 0 and 1 of ``solver``)."""
-    import xml.etree.ElementTree as ET
-    import zipfile
-
     with zipfile.ZipFile(fmu_path) as zf:
         entries = [(info, zf.read(info.filename)) for info in zf.infolist()]
     root = ET.fromstring(dict((i.filename, d) for i, d in entries)["modelDescription.xml"])

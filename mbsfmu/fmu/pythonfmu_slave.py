@@ -48,11 +48,19 @@ import numpy as np
 from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Integer, Real
 from pythonfmu.enums import Fmi2Status
 
+from mbsfmu.codegen.fmu_variables import fmu_variables
 from mbsfmu.core.constants import MAX_STEPS_PER_CALL, METHOD_KINDS
+from mbsfmu.core.errors import ParameterError
 from mbsfmu.core.solver_settings import check_setting, effective_atol
+from mbsfmu.engine.extension import ENGINE_FORMULATIONS, Engine
+from mbsfmu.equations.derive import derive
+from mbsfmu.equations.numeric_model import NumericModel
 from mbsfmu.fmu.model_description import LOG_STATISTICS
-
-from ..equations.derive import derive
+from mbsfmu.model.loader import load_model
+from mbsfmu.reference.consistent_initialization import consistent_state
+from mbsfmu.reference.formulations import make_formulation
+from mbsfmu.reference.integrators import integrate, integrate_projected
+from mbsfmu.simulation.constraint_rank import check_rank
 
 TIME_RTOL = 1e-9  # a communication point must match the FMU time within 1e-9 (1 + |t|)
 ENGINE_MAX_STEPS = MAX_STEPS_PER_CALL  # internal steps one fmi2DoStep may take on the engine
@@ -292,8 +300,6 @@ class _EngineBackend:
     max_steps = ENGINE_MAX_STEPS
 
     def __init__(self, system, formulation, names, warn, solver):
-        from mbsfmu.engine.extension import Engine
-
         self.engine = Engine(system, formulation, method=solver)  # also the value of 'solver'
         if self.engine.names != list(names):
             raise RuntimeError(f"the engine has the variables {self.engine.names}, the FMU {list(names)}")
@@ -309,7 +315,6 @@ class _EngineBackend:
         if any(p.functions is not None for p in system.time_parameters.values()):
             # time parameters given as Python functions: the engine calls them (expressions among
             # them depend on the parameters, kept in step with the engine's in _sync)
-            from mbsfmu.equations.numeric_model import NumericModel
 
             self.numeric = NumericModel(derive(system), check=False)
             self.instance.set_functions(None, lambda t: self.numeric._tp_at(t))
@@ -440,8 +445,6 @@ class _NumpyBackend:
         self.time = t0
 
     def _build(self, params, inputs):
-        from mbsfmu.reference.formulations import make_formulation
-
         numeric = derive(self.system).numeric(params)
         numeric.set_inputs(inputs)
         return numeric, make_formulation(self.slave.FORMULATION if numeric.m else None, numeric)
@@ -469,9 +472,6 @@ class _NumpyBackend:
         return out
 
     def start(self, fn):
-        from mbsfmu.reference.consistent_initialization import consistent_state
-        from mbsfmu.simulation.simulate import check_rank
-
         t = self.time
         caught = []
         try:
@@ -494,8 +494,6 @@ class _NumpyBackend:
 
     def _integrate(self, method, t1, project, hmax):
         """One do-step's integration from (time, x) to t1: the solution and its counters."""
-        from mbsfmu.reference.integrators import integrate, integrate_projected
-
         rtol = self.values["solver_rtol"]
         atol = effective_atol(self.values["solver_atol"], rtol, bool(self.numeric.m))
         max_step = hmax if hmax > 0 else math.inf
@@ -601,9 +599,6 @@ class MbsfmuSlave(Fmi2Slave):
         self.stop_time = None
         self.mode = "instantiated"
         try:
-            from mbsfmu.codegen.fmu_variables import fmu_variables
-            from mbsfmu.model.loader import load_model
-
             self.system = load_model(pathlib.Path(self.resources) / "model" / self.MODEL_FILE)
             self.fmu_vars = fmu_variables(self.system, self.SOLVER)
             names = [v.name for v in self.fmu_vars]
@@ -638,8 +633,6 @@ class MbsfmuSlave(Fmi2Slave):
         """The C engine, or the numpy path where the engine cannot run this FMU (with a warning)."""
         constrained = self.system.constrained
         try:
-            from mbsfmu.engine.extension import ENGINE_FORMULATIONS
-
             if constrained and self.FORMULATION is not None and self.FORMULATION not in ENGINE_FORMULATIONS:
                 why = f"the formulation {self.FORMULATION!r} is not one of the C engine's"
             else:
@@ -694,8 +687,6 @@ class MbsfmuSlave(Fmi2Slave):
 
     def _value_problem(self, var, value):
         """Why ``value`` is no value for the parameter or input ``var`` (None if it is one)."""
-        from mbsfmu.core.errors import ParameterError
-
         if var.kind == "solver":
             try:
                 check_setting(var.name, value)

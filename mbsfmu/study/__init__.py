@@ -9,6 +9,7 @@ resumes from, ``definition`` what produced them beside it.  :func:`sweep` ties t
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 
 import pandas as pd
@@ -231,8 +232,6 @@ def _settings(target, loaded, t_end, dt, rtol, simulate_kwargs, chosen, design, 
 
 
 def _bar(total, done):
-    import sys
-
     from tqdm import tqdm
 
     return tqdm(total=total, initial=done, unit="run", desc="sweep", file=sys.stderr)

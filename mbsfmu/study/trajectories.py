@@ -27,6 +27,7 @@ import zipfile
 import numpy as np
 
 from ..core.errors import ParameterError, StudyWarning
+from .results import read_rows  # the exact float read-back of the rows file
 
 
 def key(run: int) -> str:
@@ -52,8 +53,6 @@ def read(path, run: int | None = None):
         with np.load(p) as z:
             found = {int(k[4:]): z[k] for k in z.files}
     else:
-        from .results import read_rows  # the exact float read-back of the rows file
-
         found = {int(f.stem[4:]): read_rows(f).to_records(index=False) for f in sorted(p.glob("run_*.csv"))}
     if run is None:
         return found
