@@ -12,6 +12,7 @@ constraints; M, k, q and the energies on first use, :mod:`.minimal_form`), a
 from __future__ import annotations
 
 from ..model.lagrangian import LagrangianSystem
+from ..model.system import System
 from .articulated_body import own_coordinates
 from .constraints import constraint_equations
 from .intermediates import Intermediates
@@ -26,6 +27,9 @@ def derive(system) -> Equations:
     first call and the same object on every later one until the model changes."""
     return system.cached_equations(derive_lagrange if isinstance(system, LagrangianSystem)
                                    else derive_newton_euler)
+
+
+System.register_derivation(derive)  # what the deprecated System.equations() calls
 
 
 def derive_newton_euler(system) -> Equations:

@@ -26,12 +26,13 @@ from __future__ import annotations
 import keyword
 import os
 import re
+import warnings
 from collections.abc import Callable
 
 import sympy as sp
 
 from ..core.checks import declared_bounds, finite_number, keyword_alias
-from ..core.errors import ModelError, ParameterError
+from ..core.errors import MbsError, ModelError, ParameterError
 from ..core.fmu_layout import added_names
 from .elastic import modal_data as md
 from .elastic.modal_data import check_frame_node, linear_form
@@ -837,6 +838,29 @@ class System:
                 continue
             out[c.name] = c.value
         return out
+
+    #: ``derive(model) -> Equations``, registered by :mod:`mbsfmu.equations` when it is imported
+    #: (:meth:`register_derivation`); only the deprecated :meth:`equations` calls it, so that the
+    #: model never imports its own derivation
+    _derivation = None
+
+    @staticmethod
+    def register_derivation(derive: Callable) -> None:
+        """Make ``derive`` (:func:`mbsfmu.derive`) what :meth:`equations` calls, for every front end."""
+        System._derivation = staticmethod(derive)
+
+    def equations(self):
+        """Deprecated for one release: ``mbsfmu.derive(s)`` returns the same equations of motion.
+
+        Warns with a DeprecationWarning; an MbsError if no derivation is registered."""
+        kind = type(self).__name__
+        warnings.warn(f"{kind}.equations() is deprecated and goes away in the next release: use "
+                      "mbsfmu.derive(s), which returns the same Equations", DeprecationWarning, stacklevel=2)
+        if self._derivation is None:
+            raise MbsError(f"{self.name}: {kind}.equations() finds no derivation of the equations of motion "
+                           "(mbsfmu.equations registers it when it is imported): import mbsfmu and call "
+                           "mbsfmu.derive(s)")
+        return self._derivation(self)
 
     def cached_equations(self, derive):
         """``derive(self)``, computed once and kept until the model changes: the equations of
