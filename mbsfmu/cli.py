@@ -131,11 +131,30 @@ def cmd_info(args) -> int:
 
     system = load_model(args.model)
     print(system.summary())
+    for line in signal_lines(system):
+        print(line)
     eqs = system.equations()
     f = len(system.y)
     print(f"  equations: M {f}x{f}, k {f}x1, q {f}x1 over {len(eqs.intermediates)} "
           "intermediate variables")
     return 0
+
+
+def signal_lines(system) -> list[str]:
+    """What ``mbsfmu info`` lists besides the model's summary: the rate symbols a model file
+    writes velocities with (damping, control laws, outputs, nonholonomic constraints), the user
+    outputs (each with its description), and every signal a Result reads, which are the FMU's
+    outputs too (with the reactions) and the signals of a sweep's metrics."""
+    from .simulation.result import signal_names
+
+    coords = system.coordinates_.values()
+    outputs = list(getattr(system, "outputs", {}).values())
+    signals = signal_names(system)
+    return [f"  rates ({len(coords)}): " + ", ".join(f"{c.velocity} = der({c.name})" for c in coords),
+            f"  outputs ({len(outputs)}): " + ", ".join(
+                f"{o.name} ({o.description}{'; res.multipliers()' if o.constraint else ''})"
+                for o in outputs),
+            f"  result signals ({len(signals)}): " + ", ".join(signals)]
 
 
 class _ProgressBar:
