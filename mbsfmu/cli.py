@@ -5,7 +5,7 @@
                    [--formulation F] [--set NAME=VALUE ...] --out FILE.csv [--plot FILE.png]
                    [--progress | --no-progress]
     mbsfmu build MODEL.py -o NAME.fmu [--formulation F] [--backend native|pythonfmu]
-                 [--solver rkstab|stiff]
+                 [--solver rkstab|stiff|dop853]
     mbsfmu linearize MODEL.py [--at NAME=VALUE ...] [--inputs U ...] [--outputs Z ...]
                  [--set CONSTANT=VALUE ...] [--independent Y ...] [--equilibrium] [--symbolic]
                  [--json] [--bode FILE.png] [--modes FILE.png]
@@ -500,9 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--backend", default="native", choices=["native", "pythonfmu"],
                     help="native: Python-free C binary (default); pythonfmu: runs mbsfmu in the "
                     "host's Python")
-    pb.add_argument("--formulation", default=None,
-                    help="for models with loops: qr (default), baumgarte, dae (native and "
-                    "pythonfmu), partition, svd, projection (pythonfmu only)")
+    pb.add_argument("--formulation", default=None, help=_FORMULATION_HELP + " (both FMU kinds)")
     pb.add_argument("--solver", default=_BUILD_DEFAULTS["solver"],
                     help="start value of the FMU's integration method (the tunable parameter solver): "
                     + ", ".join(f"{n} ({d})" for n, d in SOLVERS.items())

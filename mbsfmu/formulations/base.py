@@ -161,7 +161,7 @@ class Formulation:
 
 
 def kkt_solve(M, h, C, b2):
-    """Solve eq. (8) of seed 000:  [[M, C^T], [C, 0]] [y''; -lambda] = [q - k; -b''].
+    """Solve eq. (8) of seed 000, ``[[M, C^T], [C, 0]] [y''; -lambda] = [q - k; -b'']``.
 
     Returns (y'', lambda); raises numpy.linalg.LinAlgError if the matrix is singular."""
     f, m = M.shape[0], C.shape[0]
