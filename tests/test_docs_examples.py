@@ -43,6 +43,20 @@ def test_the_extractor_finds_fences_and_the_marker(tmp_path):
     assert blocks(page) == [(4, "a = 1\n", True), (9, "b = 2\n", False), (17, "c = a\n", True)]
 
 
+def test_sphinx_roles_become_code_spans():
+    """The API pages' Griffe extension (docs/_ext/griffe_roles.py) shows a docstring's roles as
+    code: the target, its last part for '~', without the leading dot of a relative one."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("griffe_roles", ROOT / "docs" / "_ext" / "griffe_roles.py")
+    roles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(roles)
+    text = ("see :func:`mbsfmu.simulate`, :class:`~mbsfmu.model.System` and :mod:`.scene`; "
+            ":meth:`Result.to_csv` and ``x``")
+    assert roles.ROLE.sub(lambda m: f"`{roles.plain(m.group(1))}`", text) == (
+        "see `mbsfmu.simulate`, `System` and `scene`; `Result.to_csv` and ``x``")
+
+
 RUNNABLE = [p for p in pages() if any(runs for _, _, runs in blocks(p))]
 
 
