@@ -1,4 +1,4 @@
-"""The FMI 2.0 Co-Simulation model description of a model (ARCHITECTURE.md, FMU conventions).
+"""The FMI 2.0 Co-Simulation model description of a model (docs/guide/fmus.md, Variables).
 
 Variables, in value-reference order:
 
