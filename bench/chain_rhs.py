@@ -10,7 +10,7 @@ m L^2 / 12 about the cg for rotations about y and z).  The coordinates are the *
 joint angles q_i (link i against link i-1; link 1 against the inertial x axis), in both
 programs; the speeds are u_i = q_i'.  m, L and g are symbols with default values.
 
-* mbsfmu: ``System`` -> ``equations()`` -> ``numeric()`` -> :class:`CompiledRHS` (the C
+* mbsfmu: ``System`` -> ``mbsfmu.derive`` -> ``numeric()`` -> :class:`CompiledRHS` (the C
   engine's right-hand side of the model: generated C for y'' by the articulated-body algorithm,
   called through the engine extension's ``RHS`` type by vectorcall; the breakdown also times the
   engine's mass-matrix path: M and q - k, Cholesky solve).

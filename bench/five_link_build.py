@@ -124,7 +124,7 @@ def main():
         cmd = [sys.executable, __file__, "--form", form] + (["--engine"] if args.engine else [])
         r = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True,
                                       cwd=ROOT).stdout.splitlines()[-1])
-        line = f"{label:22s} model() {r['model']:6.2f} s   equations() {r['equations']:6.2f} s"
+        line = f"{label:22s} model() {r['model']:6.2f} s   derive() {r['equations']:6.2f} s"
         if "engine" in r:
             line += f"   engine {r['engine']:6.2f} s"
         print(line + f"   element-constraint check {r['check share']}")

@@ -1,7 +1,9 @@
 """mbsfmu: symbolic multibody equations of motion, simulation and FMI export.
 
-Pipeline: model (System or LagrangianSystem) -> equations (M, k, q) -> formulations (ODE / DAE)
--> codegen -> FMU; analysis (linearize, modes, control design) works on the equations.
+Pipeline: model (System or LagrangianSystem) -> equations (M y'' + k = q with the constraints
+c, C, b', b'') -> codegen (C99) -> the C engine, which simulate, both FMU kinds, the runner's FMU
+blocks and sweeps run; the Python formulations and integrators are its reference.  Analysis
+(linearize, modes, control design) works on the equations.  docs/architecture.md.
 """
 
 from . import natural

@@ -5,7 +5,7 @@
                    [--formulation F] [--set NAME=VALUE ...] --out FILE.csv [--plot FILE.png]
                    [--progress | --no-progress]
     mbsfmu build MODEL.py -o NAME.fmu [--formulation F] [--backend native|pythonfmu]
-                 [--solver rkstab|stiff]
+                 [--solver rkstab|stiff|dop853]
     mbsfmu linearize MODEL.py [--at NAME=VALUE ...] [--inputs U ...] [--outputs Z ...]
                  [--set CONSTANT=VALUE ...] [--independent Y ...] [--equilibrium] [--symbolic]
                  [--json] [--bode FILE.png] [--modes FILE.png]
@@ -59,6 +59,7 @@ from .equations.derive import derive
 from .fmu.build import build_defaults, build_fmu
 from .model.loader import load_model
 from .simulation import Result, simulate
+from .simulation.result import signal_names
 from .simulation.run_clock import timing_text
 from .simulation.simulate import (
     ATOL_FACTOR,
@@ -155,11 +156,28 @@ def _parse_sets(items, system):
 def cmd_info(args) -> int:
     system = load_model(args.model)
     print(system.summary())
+    for line in signal_lines(system):
+        print(line)
     eqs = derive(system)
     f = len(system.y)
     print(f"  equations: M {f}x{f}, k {f}x1, q {f}x1 over {len(eqs.intermediates)} "
           "intermediate variables")
     return 0
+
+
+def signal_lines(system) -> list[str]:
+    """What ``mbsfmu info`` lists besides the model's summary: the rate symbols a model file
+    writes velocities with (damping, control laws, outputs, nonholonomic constraints), the user
+    outputs (each with its description), and every signal a Result reads, which are the FMU's
+    outputs too (with the reactions) and the signals of a sweep's metrics."""
+    coords = system.coordinates_.values()
+    outputs = list(getattr(system, "outputs", {}).values())
+    signals = signal_names(system)
+    return [f"  rates ({len(coords)}): " + ", ".join(f"{c.velocity} = der({c.name})" for c in coords),
+            f"  outputs ({len(outputs)}): " + ", ".join(
+                f"{o.name} ({o.description}{'; res.multipliers()' if o.constraint else ''})"
+                for o in outputs),
+            f"  result signals ({len(signals)}): " + ", ".join(signals)]
 
 
 class _ProgressBar:
@@ -482,9 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--backend", default="native", choices=["native", "pythonfmu"],
                     help="native: Python-free C binary (default); pythonfmu: runs mbsfmu in the "
                     "host's Python")
-    pb.add_argument("--formulation", default=None,
-                    help="for models with loops: qr (default), baumgarte, dae (native and "
-                    "pythonfmu), partition, svd, projection (pythonfmu only)")
+    pb.add_argument("--formulation", default=None, help=_FORMULATION_HELP + " (both FMU kinds)")
     pb.add_argument("--solver", default=_BUILD_DEFAULTS["solver"],
                     help="start value of the FMU's integration method (the tunable parameter solver): "
                     + ", ".join(f"{n} ({d})" for n, d in SOLVERS.items())

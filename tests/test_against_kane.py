@@ -1,7 +1,7 @@
 """Equations of motion cross-checked against an independent derivation by Kane's method.
 
 Every test builds the same mechanism twice: once with our modeling API (``System`` ->
-``equations()``, a recursive Newton-Euler/Jourdain derivation) and once from scratch with
+``mbsfmu.derive``, a recursive Newton-Euler/Jourdain derivation) and once from scratch with
 ``sympy.physics.mechanics`` (reference frames oriented with ``orient_axis``, points placed with
 ``locatenew`` and differentiated by sympy's own vector calculus, ``KanesMethod`` with generalized
 speeds u_i = y_i').  Kane's equations read Fr + Fr* = 0 with

@@ -3,8 +3,8 @@
 sympy's ``C99CodePrinter`` (``ccode``) is general: every node goes through method lookup by the
 class's MRO, ``precedence()``, sign extraction by building ``-expr`` and, before printing, an
 ``xreplace`` of the whole expression to rename the model's symbols to C names (``y[3]``,
-``prm[0]``).  For a 50-link chain (ten thousand intermediates) that took about two thirds of the
-code generation time.  :class:`CPrinter` prints the node types that derivation produces
+``prm[0]``).  For large models that overhead dominates code generation (timings:
+bench/results/derive.md).  :class:`CPrinter` prints the node types that derivation produces
 
 * ``Add``, ``Mul`` (numerator / denominator, leading sign), ``Pow`` with an integer exponent
   (2 to 4 as products, -1 as ``1.0/(b)``), 1/2 (``sqrt``), 1/3 (``cbrt``) or another rational

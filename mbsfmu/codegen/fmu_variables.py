@@ -1,6 +1,6 @@
 """The FMU variables of a model, in value-reference order: the variables of both FMU flavours,
 of the engine's model source (its tables of names, kinds and start values, :mod:`.c_model`) and
-of the model description (ARCHITECTURE, FMU conventions).
+of the model description (docs/guide/fmus.md, Variables).
 
 * every generalized coordinate by its own name and its velocity as ``der(<name>)``: outputs,
   continuous; their start values are the initial state (``initial="exact"`` for trees,

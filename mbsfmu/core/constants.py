@@ -46,7 +46,7 @@ DEFAULTS = {
 #: row, which the null-space formulations take; the same test in both implementations)
 SINGULAR_PIVOT = {"low": 1e-13, "high": 1e-4}
 
-#: singular positions on the null-space formulations 'qr' and 'svd' (issue 12 item 3): a pivot of
+#: singular positions on the null-space formulations 'qr' and 'svd': a pivot of
 #: the column-pivoted QR of C^T below ``weak`` times the larger of the largest pivot there and at the
 #: start marks a weak constraint direction, whose share of the projection's correction RKSTAB does
 #: not count as error (there it is rounding of c amplified by 1 / pivot^2, not an error of the

@@ -29,8 +29,8 @@ the engine.
 The object is an instance of the module's ``RHS`` type (registered as a virtual subclass of
 :class:`CompiledRHS`) and carries ``numeric``, ``f``, ``source`` (the generated model files),
 ``path`` (the extension module), ``binding`` (always "extension"), ``algorithm`` and ``instance``
-(the engine instance it evaluates).  There is no ctypes binding any more: the engine extension
-needs the interpreter's ``Python.h`` like every engine run; without them
+(the engine instance it evaluates).  There is no ctypes binding: the engine extension needs the
+interpreter's ``Python.h`` like every engine run; without them
 :class:`~mbsfmu.reference.formulations.minimal_ode.MinimalODE` keeps its per-state C kernel (ctypes).
 """
 

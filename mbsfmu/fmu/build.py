@@ -2,12 +2,14 @@
 solver=...)``.
 
 * ``backend="native"`` (default): :func:`~mbsfmu.fmu.native.build_native_fmu`, a Python-free
-  binary with the integrator in C; loops with ``'qr'`` (default), ``'baumgarte'`` or ``'dae'``.
-* ``backend="pythonfmu"``: :func:`~mbsfmu.fmu.pythonfmu_export.build_pythonfmu`, which needs
-  mbsfmu in the importing tool's Python but offers every formulation.
+  binary of the C engine;
+* ``backend="pythonfmu"``: :func:`~mbsfmu.fmu.pythonfmu_export.build_pythonfmu`, which runs the
+  same engine in the importing tool's Python (mbsfmu must be installed there).
 
-``solver`` is the start value of the FMU's integration method, the tunable parameter ``solver``:
-``'rkstab'`` (default, explicit) or ``'stiff'`` (Radau IIA 5; see README, "Choosing the solver").
+Both take every formulation for models with loops (``'qr'`` by default).  ``solver`` is the start
+value of the FMU's integration method, the tunable parameter ``solver``: ``'rkstab'`` (default,
+explicit), ``'stiff'`` (Radau IIA 5) or ``'dop853'`` (:data:`mbsfmu.solver_settings.SOLVERS`;
+docs/guide/fmus.md, "Choosing the solver").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The FMI 2.0 Co-Simulation model description of a model (ARCHITECTURE, FMU conventions).
+"""The FMI 2.0 Co-Simulation model description of a model (docs/guide/fmus.md, Variables).
 
 The variables, in value-reference order, are those of
 :func:`mbsfmu.codegen.fmu_variables.fmu_variables` (coordinates, velocities ``der(<name>)``,

@@ -5,24 +5,24 @@
 ``model_config.h``) next to the engine's sources (``mbsfmu/runtime``: the instance layer,
 formulations, RKSTAB, parameter rules, linear algebra) and the FMI glue ``fmi2_glue.c`` in the
 FMU's ``sources/`` folder, compiles them into ``binaries/linux64/<modelIdentifier>.so`` (no
-libpython) and writes ``modelDescription.xml``.
-The FMU's variables and value references are those of
-:func:`~mbsfmu.codegen.fmu_variables.fmu_variables`.
+libpython) and writes ``modelDescription.xml``. The FMU's variables and value references are
+those of :func:`~mbsfmu.codegen.fmu_variables.fmu_variables`.
 
 The FMU runs exactly the code ``simulate(backend='c')`` runs (the instance layer of
-``mbs_instance.c``), so both take the same steps.  Models with loops run the formulation chosen
-at build time: ``'qr'`` (default: optimal partitioning with the projection inside every RKSTAB
-step, copes with redundant constraints), ``'baumgarte'`` (alpha = beta = 10 1/s) or ``'dae'``
-(the index-1 DAE without stabilization); trees run the articulated-body algorithm where it
-applies.  Start values are made consistent at ``fmi2ExitInitializationMode``.  Time parameters
-must be expressions (Python callables cannot run without Python).  FMU state
-get/set/serialize is supported; binaries are built for Linux x86-64 only.
+``mbs_instance.c``), so both take the same steps. Models with loops run the formulation chosen
+at build time, any of :data:`NATIVE_FORMULATIONS` (``'qr'`` by default: optimal partitioning
+with the projection inside every RKSTAB step, copes with redundant constraints); trees run the
+articulated-body algorithm where it applies. Start values are made consistent at
+``fmi2ExitInitializationMode``. Time parameters must be expressions (Python callables cannot run
+without Python). FMU state get/set/serialize is supported; binaries are built for Linux x86-64
+only.
 
 The integration method is the tunable Integer parameter ``solver`` (0 = ``rkstab``, the explicit
 stabilized DOPRI5 that continues past communication points; 1 = ``stiff``, Radau IIA 5, which
-stops at each one); ``solver=`` of the build chooses its start value, and setting it between
-do-steps switches the method (the integrator restarts at the next step).  At fmi2Terminate the
-work of each method is logged under ``logStatistics``.
+stops at each one; 2 = ``dop853``, the stabilized Dormand-Prince 8(5,3)); ``solver=`` of the
+build chooses its start value, and setting it between do-steps switches the method (the
+integrator restarts at the next step). At fmi2Terminate the work of each method is logged under
+``logStatistics``.
 """
 
 from __future__ import annotations
@@ -80,10 +80,10 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     """Build a native FMI 2.0 Co-Simulation FMU of ``model`` (a model file or a System) at
     ``out_path`` (a ``.fmu`` file name, or a folder that receives ``<model name>.fmu``).
 
-    ``formulation`` chooses how loop constraints are kept: ``'qr'`` (default), ``'baumgarte'``
-    or ``'dae'`` (see the module docstring); tree models always run the minimal ODE.
-    ``solver`` is the start value of the FMU parameter ``solver``: ``'rkstab'`` (default) or
-    ``'stiff'`` (:data:`mbsfmu.core.solver_settings.SOLVERS`)."""
+    ``formulation`` chooses how loop constraints are kept: one of :data:`NATIVE_FORMULATIONS`,
+    ``'qr'`` by default; tree models always run the minimal ODE.  ``solver`` is the start value
+    of the FMU parameter ``solver``: ``'rkstab'`` (default), ``'stiff'`` or ``'dop853'``
+    (:data:`mbsfmu.core.solver_settings.SOLVERS`)."""
     check_setting("solver", solver, api=True)  # before any work
     system = model if isinstance(model, System) else load_model(pathlib.Path(model))
     if formulation is not None:

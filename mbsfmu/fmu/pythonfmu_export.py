@@ -109,8 +109,9 @@ def build_pythonfmu(model_path, out_path, formulation=None, solver=DEFAULT_SOLVE
 
     ``formulation`` chooses how loop constraints are kept (see :mod:`mbsfmu.reference.formulations`,
     default ``'qr'``); trees always use the minimal ODE.  ``solver`` is the start value of the
-    FMU parameter ``solver`` (``'rkstab'`` or ``'stiff'``).  The FMU needs ``mbsfmu`` installed in
-    the Python interpreter of the tool that runs it (see the module docstring).  Its GUID is
+    FMU parameter ``solver`` (``'rkstab'``, ``'stiff'`` or ``'dop853'``).  The FMU needs
+    ``mbsfmu`` installed in the Python interpreter of the tool that runs it (see the module
+    docstring).  Its GUID is
     derived from the model file, the formulation, the solver and the slave and guard templates, so
     that a state of another model (or of another build of the slave) is recognized as foreign."""
     model_path = pathlib.Path(model_path).resolve()

@@ -56,9 +56,19 @@ class Result:
         return self.numeric.m > 0
 
     @property
-    def columns(self) -> list[str]:
+    def csv_columns(self) -> list[str]:
+        """The columns :meth:`to_csv` writes and :meth:`read_csv` needs back: ``time``, the
+        coordinates, their rates ``der(<name>)`` and, with constraints, ``constraint_residual``."""
         cols = ["time"] + self.coordinate_names + [f"der({n})" for n in self.coordinate_names]
         return cols + (["constraint_residual"] if self.has_constraints else [])
+
+    @property
+    def columns(self) -> list[str]:
+        """Every signal ``result[name]`` reads: the :attr:`csv_columns`, then the user outputs
+        that are expressions or frame kinematics (``System.output``, ``frame_output``,
+        ``deflection_output``, ``point_output``) in declaration order.  The reactions of
+        ``reaction_outputs`` are Lagrange multipliers: :meth:`multipliers`, :meth:`reactions`."""
+        return self.csv_columns + output_names(self.system)
 
     @property
     def constraint_residual(self) -> np.ndarray:
@@ -88,7 +98,7 @@ class Result:
         names = output_names(self.system)
         if name in names:  # a user output (System.output, frame_output, deflection_output)
             return self.output_series()[:, names.index(name)]
-        raise KeyError(f"no signal {name!r} in the result (signals: {', '.join(self.columns + names)})")
+        raise KeyError(f"no signal {name!r} in the result (signals: {', '.join(self.columns)})")
 
     def output_series(self) -> np.ndarray:
         """The user outputs that are expressions or frame kinematics (reactions left out), at
@@ -154,8 +164,9 @@ class Result:
         return float(np.max(np.abs(E - E[0])) / scale)
 
     def to_csv(self, path, extra: dict[str, np.ndarray] | None = None) -> None:
-        """Write time, coordinates and velocities (plus ``extra`` columns) with a header row."""
-        cols = self.columns + list(extra or {})
+        """Write the :attr:`csv_columns` (plus ``extra`` columns, e.g. ``{name: result[name]}``
+        for user outputs) with a header row."""
+        cols = self.csv_columns + list(extra or {})
         data = [self.t, *self.y, *self.yd]
         if self.has_constraints:
             data.append(self.constraint_residual)

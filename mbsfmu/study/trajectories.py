@@ -1,11 +1,12 @@
 """The whole trajectories of a study's runs, when asked for, next to its rows.
 
-``trajectories=DIR`` writes one CSV file per run, ``DIR/run_000012.csv`` (the columns of
-:meth:`mbsfmu.Result.to_csv`: time, coordinates, velocities, constraint residual; for an FMU
-every variable fmpy recorded), as each batch finishes.  ``trajectories=FILE.npz`` keeps them in
-one array file: one structured array per run under the key ``run_000012``; the runs are kept in
-``FILE.npz.parts/`` as they finish and packed into FILE.npz when the sweep ends, so an
-interrupted sweep loses none and its restart packs them all.  A failed run has no trajectory.
+``trajectories=DIR`` writes one CSV file per run, ``DIR/run_000012.csv`` (every signal of
+:attr:`mbsfmu.Result.columns`: time, coordinates, velocities, constraint residual and the user
+outputs; for an FMU every variable fmpy recorded), as each batch finishes.
+``trajectories=FILE.npz`` keeps them in one array file: one structured array per run under the
+key ``run_000012``; the runs are kept in ``FILE.npz.parts/`` as they finish and packed into
+FILE.npz when the sweep ends, so an interrupted sweep loses none and its restart packs them all.
+A failed run has no trajectory.
 Floats are written exactly (``repr`` in CSV, binary in .npz).
 
 Every file is written atomically (a temporary file, then a rename), so a stop mid-write leaves

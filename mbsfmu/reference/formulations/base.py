@@ -2,8 +2,8 @@
 
 A formulation turns the equations of motion (and constraints) into a first-order system
 x' = F(t, x) with x = [y, y'], plus an optional projection ``project(t, x) -> x`` applied after
-every accepted step (ARCHITECTURE.md: "a function f(t, x, u, p) -> x' plus an optional
-project(t, x, p) -> x").  Inputs are held by an :class:`InputSchedule`.
+every accepted step, so that the integrator does not care which formulation it runs.  Inputs are
+held by an :class:`InputSchedule`.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ class Formulation:
 
 
 def kkt_solve(M, h, C, b2):
-    """Solve eq. (8) of seed 000:  [[M, C^T], [C, 0]] [y''; -lambda] = [q - k; -b''].
+    """Solve eq. (8) of seed 000, ``[[M, C^T], [C, 0]] [y''; -lambda] = [q - k; -b'']``.
 
     Returns (y'', lambda); raises numpy.linalg.LinAlgError if the matrix is singular."""
     f, m = M.shape[0], C.shape[0]

@@ -2,8 +2,13 @@
 stepped by hand, with a projection after every accepted step for formulations that keep
 constraints by projection.
 
-After each step the solver's state is replaced by ``project(t, x)`` (and an explicit method's
-stored derivative is recomputed there).  Output points inside a step come from the step's dense
+After each step the solver's state is replaced by its projection onto the constraint manifold,
+
+    x_{n+1} = project(t_{n+1}, x~_{n+1}),
+
+the post-stabilization of seed 004 sec. 3.4 (eqs. 3.66 and 3.68 for ``projection``; the
+formulation's own correction for ``qr``, ``svd``, ``partition``), and an explicit method's stored
+derivative is recomputed there.  Output points inside a step come from the step's dense
 output, projected as well.  Stepping by hand (rather than ``solve_ivp``) lets a monitor watch
 every step (progress, stiffness diagnostic) and keeps what was computed when a run fails or is
 interrupted: the exception then carries ``partial = (t, x)``, the output points reached.
