@@ -34,9 +34,12 @@ element's constraint identical to an existing one is left out; one that depends 
 existing ones at the initial configuration is added with a RedundantConstraintWarning.
 Points and elements share one namespace (the frames' of a System), springs and forces another.
 
-Frames do not exist here (only ISYS): outputs are expressions (:meth:`point_output` gives a
-point's coordinates and velocity), and the frame-based commands (``body``, ``frame``, ``loop``,
-``force``, ``torque``, ``frame_output``) raise a ModelError naming their replacement.
+What it shares with :class:`~mbsfmu.model.System` (symbols, constraints, outputs, generalized
+forces) is :class:`~mbsfmu.model.base.Model`; the two are siblings.  Frames do not exist here
+(points and gravity are in ISYS components): outputs are expressions (:meth:`point_output`
+gives a point's coordinates and velocity), and a System's frame-based commands (``body``,
+``frame``, ``loop``, ``force``, ``torque``, ``frame_output``, ``flexible_body``, ...) are a
+ModelError naming their replacement (:attr:`LagrangianSystem.ELSEWHERE`).
 """
 
 from __future__ import annotations
@@ -47,7 +50,9 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ModelError, RedundantConstraintWarning
+from .base import Model
 from .elements import Body, EnergyTerm, Mass, PointForce, PointSpringDamper
+from .names import FORCES, FRAMES, t
 from .natural_coordinates import (
     RigidElement,
     dot,
@@ -56,7 +61,7 @@ from .natural_coordinates import (
     point_mass_form,
     rod_form,
 )
-from .system import FORCES, FRAMES, System, check_differentiable, check_mass_properties, finite_number, t
+from .system import check_differentiable, check_mass_properties, finite_number
 
 #: relative tolerances: of the identity check of element constraints (values at random points),
 #: of the redundancy check (distance of a new gradient from the span of the others, relative to
@@ -68,9 +73,23 @@ DEFINITE_RTOL = 1e-9
 _AXES = "xyz"
 
 
-class LagrangianSystem(System):
+class LagrangianSystem(Model):
     """A system given by T, V (or L), R, Q and holonomic constraints; points have ``dim``
     (2 or 3) components."""
+
+    ELSEWHERE = {
+        "frame": "point() and unit_vector()",
+        "body": "rigid_body(), rod() or point_mass()",
+        "loop": "shared points, distance() or constraint()",
+        "force": "point_force()",
+        "torque": "point_force() on two points or generalized_force()",
+        "frame_output": "point_output()",
+        "flexible_body": "a System (flexible bodies need a frame of reference)",
+        "deflection_output": "a System (flexible bodies need a frame of reference)",
+        "visual": "a System (the animation draws frames and bodies)",
+        "vector": "pv() (points and vectors of dim components)",
+    }
+    ELSEWHERE_WHY = "natural coordinates have no frames"
 
     def __init__(self, name: str, title: str = "", dim: int = 3):
         super().__init__(name, title)
@@ -148,14 +167,11 @@ class LagrangianSystem(System):
         return D(self.expr(value, "velocity()"), without_ydd=True)
 
     def rates(self, coordinates):
-        """The rate symbols D<q> (see :meth:`System.rates`); here also of a point or vector
+        """The rate symbols D<q> (see :meth:`Model.rates`); here also of a point or vector
         given by its name: ``s.rates("A")`` is the column (DA_x, DA_y(, DA_z))."""
         if isinstance(coordinates, str) and coordinates in self.pvs:
             coordinates = self.pvs[coordinates]
         return super().rates(coordinates)
-
-    def _changed(self) -> None:
-        self._equations = None
 
     # ------------------------------------------------------------------ coordinates of points
     def point(self, name: str, initial, velocity=None, guess: bool = False) -> sp.Matrix:
@@ -716,7 +732,7 @@ class LagrangianSystem(System):
 
     def nonholonomic_constraint(self, name: str, expression) -> str:
         """A nonholonomic constraint A(y, t) y' + a(y, t) = 0, given as the scalar A y' + a
-        (see :meth:`System.nonholonomic_constraint`; ``velocity(point)`` and ``rates(point)``
+        (see :meth:`Model.nonholonomic_constraint`; ``velocity(point)`` and ``rates(point)``
         help build it)."""
         if isinstance(expression, (sp.MatrixBase, list, tuple, set, dict)) or getattr(
                 expression, "shape", ()) != ():  # a 1 x 1 matrix is its element, others refused
@@ -798,52 +814,20 @@ class LagrangianSystem(System):
                       for ax, e in zip(_AXES, self.velocity(p))]
         return names
 
-    # ------------------------------------------------------------------ frame commands refused
-    def _no_frames(self, command: str, instead: str):
-        raise ModelError(f"{self.name}: {command}() is not available in a LagrangianSystem (natural "
-                         f"coordinates have no frames); use {instead}")
-
-    def frame(self, name, *args, **kwargs):
-        self._no_frames("frame", "point() and unit_vector()")
-
-    def body(self, name, *args, **kwargs):
-        self._no_frames("body", "rigid_body(), rod() or point_mass()")
-
-    def loop(self, name, *args, **kwargs):
-        self._no_frames("loop", "shared points, distance() or constraint()")
-
-    def force(self, name, *args, **kwargs):
-        self._no_frames("force", "point_force()")
-
-    def torque(self, name, *args, **kwargs):
-        self._no_frames("torque", "point_force() on two points or generalized_force()")
-
-    def frame_output(self, frame, *args, **kwargs):
-        self._no_frames("frame_output", "point_output()")
-
-    def flexible_body(self, name, *args, **kwargs):
-        self._no_frames("flexible_body", "a System (flexible bodies need a frame of reference)")
-
     # ------------------------------------------------------------------ queries
-    def equations(self):
-        """The equations of motion from Lagrange's equations (derived once and cached until
-        the model changes; :func:`mbsfmu.equations.lagrange.derive_lagrange`)."""
-        if self._equations is None:
-            from ..equations.lagrange import derive_lagrange
+    def elements_with_mass(self) -> list[Mass]:
+        """The point masses, rods and rigid bodies (mass, centre of gravity, inertia)."""
+        return list(self.masses)
 
-            self._equations = derive_lagrange(self)
-        return self._equations
-
-    def summary(self) -> str:
-        lines = super().summary().splitlines()
-        lines = [ln for ln in lines if not ln.lstrip().startswith(("frames", "bodies", "force elements"))]
+    def _summary_elements(self) -> list[str]:
+        lines = []
         for kind, label in (("T", "kinetic energy"), ("V", "potential energy"), ("R", "dissipation")):
             names = [t.name for t in self.energy_terms if t.kind == kind]
             if names:
                 lines.append(f"  {label} ({len(names)}): " + ", ".join(names))
         forces = [e.name for e in self.point_springs + self.point_forces + self.generalized_forces]
         lines.append(f"  force elements ({len(forces)}): " + ", ".join(forces))
-        return "\n".join(lines)
+        return lines
 
 
 def _number(e) -> float | None:
