@@ -22,6 +22,7 @@ def test_standard_blocks_register_when_imported():
     assert block_type("FMU") is FMU is blocks.FMU
     for name in blocks.__all__:
         assert block_type(name) is getattr(blocks, name), name
+    assert not [name for name in BLOCK_TYPES if name.startswith("_")]  # e.g. blocks.sources._Source
 
 
 def test_unknown_block_type_names_the_registered_ones():

@@ -35,7 +35,8 @@ Block types
     module is imported, so the runner finds a block type by name without importing the packages
     that define them (SSP import finds its FMU block, ``'FMU'``, this way; the standard blocks of
     the top-level package ``blocks`` register when ``blocks`` is imported).  The first class of a
-    name keeps it; a class sets ``type_name`` to register under another name.
+    name keeps it; a class sets ``type_name`` to register under another name; private classes
+    (a leading ``_``) are not registered.
 """
 
 from __future__ import annotations
@@ -78,9 +79,11 @@ class Block:
     def __init_subclass__(cls, **kwargs):
         """Register the new block type under ``type_name`` (its own, else the class name),
         unless another class has that name already (the same class defined again, as by a
-        reload, takes its place)."""
+        reload, takes its place); private classes (``_Source``) are not block types."""
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("type_name", cls.__name__)
+        if name.startswith("_"):
+            return
         known = BLOCK_TYPES.get(name)
         if known is None or (known.__module__, known.__qualname__) == (cls.__module__, cls.__qualname__):
             BLOCK_TYPES[name] = cls
