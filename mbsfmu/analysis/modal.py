@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
+from ..model.multibody import System
 from ..output_files import plot_path
 from . import arguments
 
@@ -199,9 +200,9 @@ def frame_positions(lin):
     from ..equations.numeric_model import NumericModel
 
     system = lin.system
-    frames = getattr(system, "frames", None)
-    if system is None or not frames or len(frames) < 2 or not hasattr(system, "bodies"):
+    if not isinstance(system, System) or len(system.frames) < 2:
         return None
+    frames = system.frames
     params = {c.name: (c.value if c.value is not None else 0.0) for c in system.constants_.values()}
     for name, v in lin.substituted.items():
         try:

@@ -34,10 +34,11 @@ def build_fmu(model, out=".", *, backend: str = "native", formulation: str | Non
         from .native import build_native_fmu
 
         return build_native_fmu(model, out, formulation=formulation, solver=solver)
-    from ..model.system import System
+    from ..model import Model
 
-    if isinstance(model, System):
-        raise ParameterError("the pythonfmu backend bundles the model file: pass its path, not a System")
+    if isinstance(model, Model):
+        raise ParameterError(f"the pythonfmu backend bundles the model file: pass its path, not a "
+                             f"{type(model).__name__}")
     path = pathlib.Path(model)
     if not path.is_file():
         raise ParameterError(f"model file {str(path)!r} does not exist")

@@ -84,11 +84,11 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
         check_nonholonomic,
         check_regular_mass,
     )
+    from ..model import Model
     from ..model.loader import load_model
-    from ..model.system import System
 
     check_setting("solver", solver, api=True)  # before any work
-    system = model if isinstance(model, System) else load_model(pathlib.Path(model))
+    system = model if isinstance(model, Model) else load_model(pathlib.Path(model))
     if formulation is not None:
         check_formulation_name(formulation)
     formulation = formulation or DEFAULT_FORMULATION

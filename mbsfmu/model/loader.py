@@ -1,4 +1,5 @@
-"""Load a model file: any Python file with a ``model()`` function returning a System."""
+"""Load a model file: any Python file with a ``model()`` function returning a model (a System or a
+LagrangianSystem)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,11 @@ import pathlib
 import traceback
 
 from ..errors import ModelError
+from .base import Model
 
 
 def load_model(path, **kwargs):
     """Import ``path`` and return ``model(**kwargs)``; errors name the file."""
-    from .system import System
-
     p = pathlib.Path(path)
     if p.is_dir():
         raise ModelError(f"model file {str(p)!r} is a directory; give the model's .py file")
@@ -37,8 +37,9 @@ def load_model(path, **kwargs):
     except (Exception, SystemExit) as exc:
         where = _line_in(exc, p)
         raise ModelError(f"{p}{where}: model() failed: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(system, System):
-        raise ModelError(f"{p}: model() returned {type(system).__name__}, not a mbsfmu.System")
+    if not isinstance(system, Model):
+        raise ModelError(f"{p}: model() returned {type(system).__name__}, not a mbsfmu model (a System "
+                         "or a LagrangianSystem)")
     return system
 
 

@@ -123,9 +123,9 @@ def default_backend() -> str:
 
 
 def _system_of(model):
-    from ..model import System
+    from ..model import Model
 
-    if isinstance(model, System):
+    if isinstance(model, Model):
         return model
     if hasattr(model, "system") and hasattr(model, "M"):
         return model.system
@@ -133,7 +133,8 @@ def _system_of(model):
         from ..model.loader import load_model
 
         return load_model(model)
-    raise TypeError(f"simulate() needs a System, Equations or a model file, got {type(model)!r}")
+    raise TypeError(f"simulate() needs a model (System or LagrangianSystem), its Equations or a model "
+                    f"file, got {type(model)!r}")
 
 
 def check_rank(formulation, t, y):

@@ -111,9 +111,9 @@ class Target:
 
 def make_target(target, in_process: bool) -> Target:
     """The Target of ``target`` (a model or FMU file, or a System)."""
-    from ..model import System
+    from ..model import Model
 
-    if isinstance(target, System):
+    if isinstance(target, Model):
         if in_process:
             return Target("system", payload=str(id(target)).encode(), system=target, name=target.name)
         import cloudpickle
