@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from c_support import RUNTIME, compile_harness
 
-from mbsfmu.integrators.rkstab import integrate
+from mbsfmu.reference.integrators.rkstab import integrate
 
 # Codes from mbs_rkstab.h
 OK, EARG, EUNDERFLOW, ETOOMANY, ERHS, EPROJECT, ENONFINITE = 0, -1, -2, -3, -4, -5, -6

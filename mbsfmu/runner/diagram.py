@@ -21,7 +21,7 @@ last point only outputs are computed.  Each run ``start``\\ s every block (with 
 ``stop``\\ s them at the end, also after an error, so a diagram can be run again.
 
 Errors during a run are raised as :class:`BlockRunError` (a :class:`~mbsfmu.runner.block.
-BlockError` and a :class:`~mbsfmu.errors.SimulationError`) with the message prefix
+BlockError` and a :class:`~mbsfmu.core.errors.SimulationError`) with the message prefix
 ``"<block> at t=<t>: "``, chained to the block's own exception, or as
 :class:`~mbsfmu.runner.scheduling.AlgebraicLoopError` / :class:`~mbsfmu.runner.realtime.
 RealtimeError`; every one carries ``.result``, the signals recorded up to the failing step.
@@ -48,7 +48,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..errors import SimulationError
+from ..core.errors import SimulationError
 from .algebraic_loops import LoopSolver
 from .block import PORT_TYPES, Block, BlockError
 from .realtime import Pacer, RealtimeError

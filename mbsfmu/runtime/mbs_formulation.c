@@ -115,7 +115,7 @@ static const char *where(const mbs_form *F, double t, const double *y, char *buf
 /* ---------------------------------------------------------------- QR and SVD of C^T */
 
 /* A rank-revealing decomposition of C^T (f x m) for the null-space basis and for minimum-norm
- * solutions of C x = b (optimal_partitioning.py, class _Decomposition). */
+ * solutions of C x = b (reference/formulations/null_space.py, NullSpaceDecomposition). */
 typedef struct {
     int svd, f, m, rank;
     double *A;   /* QR: the factor of C^T; SVD: U (f x m) */

@@ -29,7 +29,7 @@
 #error "model_config.h and the value-reference layout of mbs_model.h disagree"
 #endif
 #if MBS_SOLVER_MIN != MBS_METHOD_RKSTAB || MBS_SOLVER_MAX != MBS_METHOD_DOP853 || MBS_METHOD_STIFF != 1
-#error "the values of 'solver' (mbsfmu/solver_settings.py) are not the engine's method numbers"
+#error "the values of 'solver' (mbsfmu/core/solver_settings.py) are not the engine's method numbers"
 #endif
 #if MBS_NTP != 0 && !MBS_TP_FUNCTION
 #define TP_EXTERNAL 1 /* the time parameters come from mbs_inst_set_tp_fn (Python callables) */
@@ -209,7 +209,7 @@ static void setup_form(mbs_instance *I)
     fm->iwork = I->form_iwork;
 }
 
-/* the kind numbers of the model header (mbsfmu.runtime.constants) are those of the engine */
+/* the kind numbers of the model header (mbsfmu.core.constants) are those of the engine */
 typedef char kinds_agree[(MBS_FORM_KIND_MINIMAL == MBS_FORM_MINIMAL && MBS_FORM_KIND_QR == MBS_FORM_QR &&
                           MBS_FORM_KIND_BAUMGARTE == MBS_FORM_BAUMGARTE && MBS_FORM_KIND_DAE == MBS_FORM_DAE &&
                           MBS_FORM_KIND_SVD == MBS_FORM_SVD &&
@@ -345,7 +345,7 @@ int mbs_inst_set_time(mbs_instance *I, double t0, double t_stop)
 
 /* ---------------------------------------------------------------- value checks */
 
-/* The range of a solver setting (mbsfmu/solver_settings.py): 0 if value is allowed, else 1 with
+/* The range of a solver setting (mbsfmu/core/solver_settings.py): 0 if value is allowed, else 1 with
  * the explanation in I->msg.  The method 'solver' takes the numbers MBS_SOLVER_MIN..MAX only. */
 static int solver_setting_problem(mbs_instance *I, unsigned vr, double value)
 {
@@ -375,7 +375,7 @@ static int solver_setting_problem(mbs_instance *I, unsigned vr, double value)
 }
 
 /* The absolute tolerance the integrators use: solver_atol, or where it is 0 the rule of
- * mbsfmu/solver_settings.py (default_atol): a factor of solver_rtol, with constraints and without. */
+ * mbsfmu/core/solver_settings.py (default_atol): a factor of solver_rtol, with constraints and without. */
 static double solver_atol(const mbs_instance *I)
 {
     const double atol = I->d.v[MBS_VR_ATOL];

@@ -13,7 +13,7 @@
  * minus the start of the call), end the call.  Such a run could not finish in 1e12 steps; it is
  * typically creeping towards a point where the solution is not smooth (an unstabilized
  * formulation at a singular position of the mechanism), each step accepted, never arriving.
- * The reference steppers apply the same rule (mbsfmu/integrators/stepper.py, COLLAPSE). */
+ * The reference steppers apply the same rule (mbsfmu/reference/integrators/stepper.py, COLLAPSE). */
 #define MBS_RK_COLLAPSE_RATIO 1e-12
 #define MBS_RK_COLLAPSE_STEPS 10000
 

@@ -1,6 +1,6 @@
 /*
  * mbs_rkstab.c -- RKSTAB: Dormand-Prince 5(4) with post-stabilization (see mbs_rkstab.h).
- * Port of mbsfmu/integrators/rkstab.py; keep the two in step.
+ * Port of mbsfmu/reference/integrators/rkstab.py; keep the two in step.
  */
 #include "mbs_rkstab.h"
 #include "mbs_rk_shared.h"

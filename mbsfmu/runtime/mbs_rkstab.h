@@ -1,7 +1,7 @@
 /*
  * mbs_rkstab.h -- RKSTAB: Dormand-Prince 5(4) with post-stabilization inside the step (C99).
  *
- * C port of mbsfmu/integrators/rkstab.py (same tableau, error norm, step-size controller, starting
+ * C port of mbsfmu/reference/integrators/rkstab.py (same tableau, error norm, step-size controller, starting
  * step heuristic and rejection rules, so both take the same step sequence for the same problem).
  *
  * One attempted step of size h from (t, x) with k1 = f(t, x) known (FSAL):

@@ -7,8 +7,8 @@ import math
 
 from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Variability, Integer, Real
 
-from mbsfmu.errors import ParameterError
-from mbsfmu.solver_settings import check_setting
+from mbsfmu.core.errors import ParameterError
+from mbsfmu.core.solver_settings import check_setting
 
 from .backend import Refused
 from .text import a_or_an, num, vr_of

@@ -2,7 +2,7 @@
 
 ``CompiledRHS(numeric)`` takes a :class:`~mbsfmu.equations.numeric_model.NumericModel` (for the
 parameter, input and time-parameter values) and returns a callable over the model's engine
-extension (:func:`mbsfmu.runtime.engine.engine_module`, the same compiled module that
+extension (:func:`mbsfmu.engine.extension.engine_module`, the same compiled module that
 ``simulate`` runs): an engine instance configured for the minimal ODE, and that module's ``RHS``
 type bound to it and to ``numeric``.  A call evaluates the engine's own right-hand side
 (``mbs_inst_rhs`` of ``mbs_instance.h``): x = [y, y'], x' = [y', y''] with
@@ -17,7 +17,7 @@ type bound to it and to ``numeric``.  A call evaluates the engine's own right-ha
 
 ``CompiledRHS(numeric, algorithm="auto")`` takes the ABA where it applies and the mass matrix
 otherwise; ``rhs.algorithm`` tells which one runs.  Both report a failed pivot (a singular
-configuration) as :class:`~mbsfmu.errors.SingularMassMatrixError` naming the coordinate.
+configuration) as :class:`~mbsfmu.core.errors.SingularMassMatrixError` naming the coordinate.
 
 Calling the object, ``rhs(t, x)``, returns x' as a new numpy array.  It is a vectorcall of the
 extension (no argument tuple, no Python frame); ``numeric.prm`` and ``numeric.u`` are read at
@@ -31,7 +31,7 @@ The object is an instance of the module's ``RHS`` type (registered as a virtual 
 ``path`` (the extension module), ``binding`` (always "extension"), ``algorithm`` and ``instance``
 (the engine instance it evaluates).  There is no ctypes binding: the engine extension needs the
 interpreter's ``Python.h`` like every engine run; without them
-:class:`~mbsfmu.formulations.minimal_ode.MinimalODE` keeps its per-state C kernel (ctypes).
+:class:`~mbsfmu.reference.formulations.minimal_ode.MinimalODE` keeps its per-state C kernel (ctypes).
 """
 
 from __future__ import annotations
@@ -41,9 +41,11 @@ import pathlib
 
 import numpy as np
 
+from ..codegen.c_source import time_parameters_native
+from ..core import constants
+from ..core.errors import ModelError, SingularMassMatrixError
 from ..equations.articulated_body import articulated_body
-from ..errors import ModelError, SingularMassMatrixError
-from .compile import MissingPythonHeaders  # noqa: F401 (raised without Python.h; MinimalODE catches it)
+from .extension import engine_module
 
 ALGORITHMS = ("auto", "aba", "mass_matrix")
 
@@ -86,15 +88,11 @@ def _check_tree(num) -> None:
     if eqs.n_constraints:
         raise ModelError(f"{eqs.system.name}: CompiledRHS handles tree models only; this model "
                          f"has {eqs.n_constraints} constraint(s) (use a formulation from "
-                         f"mbsfmu.formulations)")
+                         f"mbsfmu.reference.formulations)")
 
 
 def _engine_rhs(num, algorithm: str):
     """The engine extension's RHS of ``num`` on a fresh instance running ``algorithm``."""
-    from ..runtime import constants
-    from ..runtime.engine import engine_module
-    from .c_source import time_parameters_native
-
     system = num.eqs.system
     mod = engine_module(system, unset_constants=True)   # num.prm is handed in at every call
     inst = mod.Instance()

@@ -75,6 +75,11 @@ class RedundantConstraintWarning(UserWarning):
     run the model."""
 
 
+class InconsistentInitialValuesWarning(UserWarning):
+    """Given initial values were changed to satisfy the constraints (consistent initialization,
+    on either backend and in both FMU flavours)."""
+
+
 class ConstraintError(MbsError, ValueError):
     """Constraints that cannot be satisfied, redundant constraints a formulation cannot take,
     or a singular configuration of the constraint Jacobian."""

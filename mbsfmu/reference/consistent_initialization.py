@@ -19,11 +19,8 @@ import warnings
 import numpy as np
 import sympy as sp
 
-from ..errors import ConstraintError, ParameterError
-
-
-class InconsistentInitialValuesWarning(UserWarning):
-    """Given initial values were changed to satisfy the constraints."""
+from ..core.checks import check_fixed_names, fixed_names
+from ..core.errors import ConstraintError, InconsistentInitialValuesWarning
 
 
 def _condition_functions(numeric):
@@ -38,23 +35,6 @@ def _condition_functions(numeric):
     fE = sp.lambdify([s.y, consts], E, "numpy")
     return (lambda y: np.array(fe(y, numeric.prm)) - np.array([ic.value for ic in ics]),
             lambda y: np.atleast_2d(np.array(fE(y, numeric.prm), dtype=float)))
-
-
-def fixed_names(fixed) -> list:
-    """``fixed`` (a coordinate name, or names) as a list, or a ParameterError saying what it must be."""
-    if isinstance(fixed, str):
-        return [fixed]
-    try:
-        return list(fixed or ())
-    except TypeError:
-        raise ParameterError(f"fixed must be a list of coordinate names, got {fixed!r}") from None
-
-
-def check_fixed_names(names, fixed) -> None:
-    """ParameterError naming the entries of ``fixed`` that are not coordinates in ``names``."""
-    bad = [n for n in fixed_names(fixed) if n not in names]
-    if bad:
-        raise ParameterError(f"consistent initialization: unknown fixed coordinate(s) {bad}")
 
 
 def consistent_state(numeric, x0, t0=0.0, fixed=None, tol=1e-12, max_iter=50, warn_tol=1e-8,

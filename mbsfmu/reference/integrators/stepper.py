@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ParameterError, SimulationError
-from ..runtime.constants import COLLAPSE
+from ...core.constants import COLLAPSE
+from ...core.errors import ParameterError, SimulationError
 
 __all__ = ["Stepper", "StepperResult", "sample", "check_output_times", "check_settings"]
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ..errors import ConstraintError, ParameterError
-from ..runtime.constants import DEFAULTS
+from ...core.constants import DEFAULTS
+from ...core.errors import ConstraintError, ParameterError
 from .base import Formulation
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, Radau
 
-from ..errors import ParameterError, SimulationError
+from ...core.errors import ParameterError, SimulationError
 from .stepper import Stepper, StepperResult, check_settings, sample
 
 #: Methods whose state can be replaced between steps, so that a projection can be applied.
@@ -30,7 +30,7 @@ UNPROJECTED_SOLVERS = {**SOLVERS, "BDF": BDF, "LSODA": LSODA}
 
 
 class ProjectedScipy(Stepper):
-    """scipy's ``method`` as a :class:`~mbsfmu.integrators.stepper.Stepper`, projecting the end
+    """scipy's ``method`` as a :class:`~mbsfmu.reference.integrators.stepper.Stepper`, projecting the end
     state of every step (:meth:`stabilize`) where ``project`` is given."""
 
     def __init__(self, rhs, x0, t_span, method, project=None, rtol=1e-6, atol=1e-8,

@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.linalg
 
-from ..equations.python_source import failing_line
-from ..errors import MbsError, ParameterError, SimulationError
-from ..runtime.constants import DEFAULTS, SINGULAR_PIVOT
+from ...core.constants import DEFAULTS, SINGULAR_PIVOT
+from ...core.errors import MbsError, ParameterError, SimulationError
+from ...equations.python_source import failing_line
+from .null_space import reduced_accelerations
 
 
 class InputSchedule:
@@ -105,8 +107,6 @@ class Formulation:
         """(Q (None unless ``with_q``), |diagonal of R|, row permutation, scale) of the
         column-pivoted QR C^T P = Q R of the rows of C; the scale is the larger of |R_00| and
         :attr:`pivot_scale` (the engine's pivot_ratio and mbs_form_singularity)."""
-        import scipy.linalg
-
         if with_q:
             Q, R, perm = scipy.linalg.qr(C.T, pivoting=True)
         else:
@@ -151,8 +151,6 @@ class Formulation:
         with J an orthonormal null-space basis of C and gamma = -C^+ b'' from the QR of C^T.
         Both are defined also for redundant constraints (the multipliers are then not unique and
         the minimum-norm ones are given)."""
-        from .optimal_partitioning import reduced_accelerations
-
         f = self.f
         y, yd = x[:f], x[f:]
         M, h, c, C, b1, b2 = self.numeric.constrained_parts(t, y, yd, self.inputs(t))

@@ -21,11 +21,17 @@ import sys
 
 import numpy as np
 
-from ..errors import MbsError, ParameterError
-from ..formulations.consistent_initialization import check_fixed_names
-from . import ENGINE_HEADERS, ENGINE_SOURCES, constants, source
+from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
+from ..codegen.compile import compile_engine, precompile_object
+from ..core import constants
+from ..core.checks import check_fixed_names
+from ..core.errors import MbsError, ParameterError
+from ..core.formulation_choice import check_nonholonomic, check_options
+from ..equations.derive import derive
+from ..equations.mass_regularity import check_regular_mass
+from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source
 
-#: formulations the engine runs (all of mbsfmu.formulations)
+#: formulations the engine runs (all of mbsfmu.reference.formulations)
 ENGINE_FORMULATIONS = tuple(constants.FORMULATION_KINDS)
 
 _LOADED: dict[str, object] = {}
@@ -46,15 +52,12 @@ def engine_module(system, unset_constants: bool = False):
     """The compiled engine extension of ``system`` (built once per model and cached).
 
     Besides ``Instance`` it holds ``RHS``, the right-hand side of an instance as a fast callable
-    (:class:`mbsfmu.codegen.c_rhs.CompiledRHS` is one), and ``model_source``, the generated
+    (:class:`mbsfmu.engine.compiled_rhs.CompiledRHS` is one), and ``model_source``, the generated
     files compiled into it (``model.c``, ``model_aba.c``, ``model_tree.c``).
 
     Every constant needs a value (the start values of the instance; ParameterError otherwise)
     unless ``unset_constants``: for callers that hand every parameter value in at each call
     (CompiledRHS), a constant without one starts at 0."""
-    from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
-    from ..codegen.compile import compile_engine, precompile_object
-
     if not unset_constants:
         for c in system.constants_.values():
             if c.value is None:
@@ -74,7 +77,7 @@ def engine_module(system, unset_constants: bool = False):
         mod.model_source = "\n".join(model[name] for name in MODEL_FILES)
         return mod
 
-    return system.equations().derived("engine_module", build)
+    return derive(system).derived("engine_module", build)
 
 
 class EngineError(MbsError, RuntimeError):
@@ -98,11 +101,9 @@ class Engine:
         if self.formulation not in ENGINE_FORMULATIONS:
             raise ParameterError(f"unknown formulation {self.formulation!r}; choose one of "
                                  f"{', '.join(ENGINE_FORMULATIONS)}")
-        from ..formulations import check_nonholonomic, check_options, check_regular_mass
-
         if self.sizes["nc"]:
             check_nonholonomic(system, self.formulation)
-            check_regular_mass(system, self.formulation)
+            check_regular_mass(derive(system), self.formulation)
         opts = self._engine_options(check_options(self.formulation, options, bool(self.sizes["nc"])))
         if method not in constants.METHOD_KINDS:
             raise ParameterError(f"unknown engine method {method!r}; choose one of "

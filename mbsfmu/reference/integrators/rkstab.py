@@ -73,7 +73,7 @@ import math
 
 import numpy as np
 
-from ..errors import ParameterError, SimulationError
+from ...core.errors import ParameterError, SimulationError
 from .stepper import Stepper, StepperResult, check_settings, sample
 
 __all__ = ["RKStab", "integrate"]
@@ -143,7 +143,7 @@ def _initial_step(rhs, t0, x0, f0, span, max_step, rtol, atol):
 
 
 class RKStab(Stepper):
-    """RKSTAB as a :class:`~mbsfmu.integrators.stepper.Stepper` (arguments as :func:`integrate`).
+    """RKSTAB as a :class:`~mbsfmu.reference.integrators.stepper.Stepper` (arguments as :func:`integrate`).
 
     One :meth:`step` makes attempts (:meth:`_attempt`: stages, stabilization, error norm) until
     one passes the error test, with DOPRI5's step-size control (:meth:`_accept`,

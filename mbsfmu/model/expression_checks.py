@@ -1,91 +1,20 @@
-"""Checks and helpers of the model commands (:mod:`mbsfmu.model.base` and its parts): finite
-numbers and declared bounds, expressions linear in the rates and differentiable enough,
-rotation matrices, mass properties, the polynomials of modal data and the sizes of visuals.
-The classes live in :mod:`.base` (Model), :mod:`.multibody` (System) and :mod:`.lagrangian`
-(LagrangianSystem).
+"""Checks of the symbolic expressions of a model, decided when the element is added (each
+raises a ModelError naming the element and the keyword):
+
+* :func:`check_linear_in_rates`: a nonholonomic constraint A(y, t) y' + a(y, t) = 0 is linear in
+  the rates, decided on the structure of the expression (never by sampling);
+* :func:`check_differentiable`: an expression with non-smooth functions (Abs, sign, Heaviside,
+  Max, Min, Piecewise, floor, ...) has the derivatives the equations need (C = dc/dy, b', b'');
+* :func:`check_rotation_matrix`: a matrix given as a rotation is orthonormal with det R = +1 for
+  every value of its symbols (checked numerically at seeded random draws).
 """
 
 from __future__ import annotations
 
-import math
-import numbers
-
+import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, ParameterError
-from .elements import Body
-
-
-def linear_form(c0, c1, syms) -> sp.Expr:
-    """c0 + c1 . syms with the numbers as sympy Floats (exact zeros dropped): the modal data's
-    polynomials in the elastic coordinates (node positions, mdCM, Cr, their rates)."""
-    terms = [sp.Float(float(c0))] if float(c0) != 0.0 else []
-    terms += [sp.Float(float(c)) * s for c, s in zip(c1, syms) if float(c) != 0.0]
-    return sp.Add(*terms)
-
-
-def _check_frame_node(data, where: str, rtol: float = 1e-9) -> None:
-    """ModelError unless the node ``data.frame_node`` is R's origin with vanishing mode shapes
-    (its frame is R's, so what the data say of it must agree)."""
-    import numpy as np
-
-    nd = data.node(data.frame_node)
-    size = max([float(np.abs(n.position).max(initial=0.0)) for n in data.nodes] + [1e-300])
-    shape = max([float(np.abs(n.phi).max(initial=0.0)) for n in data.nodes]
-                + [float(np.abs(n.psi).max(initial=0.0)) for n in data.nodes] + [1e-300])
-    for what, value, scale in (("position (origin.M0)", nd.position, size),
-                               ("translational mode shapes (origin.M1)", nd.phi, shape),
-                               ("rotational mode shapes (psi)", nd.psi, shape)):
-        if float(np.abs(np.asarray(value, dtype=float)).max(initial=0.0)) > rtol * scale:
-            raise ModelError(f"{where}: frame_node {nd.id} is the frame of reference, so its {what} "
-                             f"must vanish; got {np.asarray(value).tolist()}")
-
-
-def _alias(where: str, canonical: str, value, alias: str, alias_value):
-    """(value, keyword used) of a keyword that has an older alias; giving both is a ModelError."""
-    if alias_value is None:
-        return value, canonical
-    if value is not None:
-        raise ModelError(f"{where}: {alias!r} is an alias of {canonical!r}; give only one of them "
-                         f"(preferably {canonical})")
-    return alias_value, alias
-
-
-def _visual_size(name: str, shape: str, size, meaning: tuple[str, ...]) -> tuple[float, ...]:
-    """The size values of a visual shape, checked: as many positive finite numbers as the shape
-    takes (one number for a box is a cube)."""
-    if not meaning:
-        if size is not None:
-            raise ModelError(f"visual of {name!r}: shape {shape!r} takes no size, got {size!r}")
-        return ()
-    if size is None:
-        raise ModelError(f"visual of {name!r}: shape {shape!r} needs a size ({', '.join(meaning)})")
-    values = list(size) if isinstance(size, (list, tuple)) else [size]
-    if shape == "box" and len(values) == 1:
-        values = values * 3
-    if len(values) != len(meaning):
-        raise ModelError(f"visual of {name!r}: shape {shape!r} takes {len(meaning)} size value(s) "
-                         f"({', '.join(meaning)}), got {size!r}")
-    out = []
-    for what, v in zip(meaning, values):
-        ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0
-        if not ok:
-            raise ModelError(f"visual of {name!r}: the {what} of the {shape} must be a positive "
-                             f"number, got {v!r}")
-        out.append(float(v))
-    return tuple(out)
-
-
-def finite_number(value, where: str) -> float:
-    """A finite float, or a ParameterError naming ``where`` ('<where>: ... is not a number')."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{where}: {value!r} is not a number") from None
-    if not math.isfinite(v):
-        raise ParameterError(f"{where}: {value!r} is not finite")
-    return v
-
+from ..core.errors import ModelError
 
 #: The hint of a rotation matrix that is not a rotation for every value of its symbols.
 NATURAL_COORDINATES_HINT = (
@@ -190,8 +119,6 @@ def check_rotation_matrix(R: sp.Matrix, where: str, constants: dict, samples: in
     generator for the symbols other than the ``constants`` (which keep their values), each value
     uniform in [-2, 2]; draws where R is not finite (a square root of a negative draw) are
     replaced, up to ten times as many.  ``where`` names the element and the keyword."""
-    import numpy as np
-
     free = sorted(R.free_symbols - set(constants), key=str)
     rng = np.random.default_rng(1)
     fn = sp.lambdify([free, list(constants)], R, "numpy")
@@ -220,41 +147,3 @@ def check_rotation_matrix(R: sp.Matrix, where: str, constants: dict, samples: in
         wanted -= 1
         if wanted == 0:
             return
-
-
-def declared_bounds(lo, hi, value, where: str) -> tuple[float, float]:
-    """Checked (min, max) of a constant or input: numbers (or None for no bound), min <= max,
-    and the default ``value`` (if any) inside them."""
-    lo = -math.inf if lo is None else float(finite_number(lo, f"{where} min"))
-    hi = math.inf if hi is None else float(finite_number(hi, f"{where} max"))
-    if lo > hi:
-        raise ModelError(f"{where}: min {lo!r} is greater than max {hi!r}")
-    if value is not None and not lo <= value <= hi:
-        raise ModelError(f"{where}: default value {value!r} is outside [{lo!r}, {hi!r}]")
-    return lo, hi
-
-
-def check_mass_properties(body: Body, params: dict[str, float]) -> None:
-    """ModelError unless the body's mass is positive and its inertia tensor (about the centre of
-    gravity) is possible: symmetric, positive semi-definite, principal moments satisfying the
-    triangle inequality J1 + J2 >= J3 (zero moments are allowed for slender rods and point
-    masses).  The test itself is :func:`~mbsfmu.equations.parameter_requirements.
-    mass_property_problem`, the one the parameter checks use."""
-    import numpy as np
-
-    from ..equations.parameter_requirements import mass_property_problem
-
-    subs = {sp.Symbol(k, real=True): v for k, v in params.items()}
-    where = f"body {body.name!r}"
-    try:
-        m = float(body.mass.xreplace(subs))
-        J = np.array(body.inertia.xreplace(subs).tolist(), dtype=float)
-    except TypeError:
-        raise ParameterError(f"{where}: mass or inertia depends on something other than "
-                             "constants") from None
-    scale = max(np.abs(J).max(), 1e-300) if np.all(np.isfinite(J)) else 1.0
-    if np.all(np.isfinite(J)) and np.abs(J - J.T).max() > 1e-12 * scale:
-        raise ModelError(f"{where}: inertia tensor is not symmetric:\n{J}")
-    problem = mass_property_problem([m, J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2]])
-    if problem:
-        raise ModelError(f"{where}: {problem}")

@@ -3,7 +3,9 @@
 ``CKernel(numeric)`` takes a :class:`~mbsfmu.equations.numeric_model.NumericModel` (for the
 parameter, input and time-parameter values), generates and compiles the C source (cached on
 disk) and offers the same per-state methods with the same results: ``mass_and_force``,
-``constraint_parts``, ``constrained_parts`` and ``energy``.
+``constraint_parts``, ``constrained_parts`` and ``energy``.  :func:`use_c_kernel` puts them in
+place of a NumericModel's own, for the runs of ``simulate(backend='c')`` that the engine does
+not make (scipy's methods) under the Python integrators.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ import ctypes
 
 import numpy as np
 
-from ..errors import MbsError
-from .c_source import generate_c, sizes
-from .compile import compile_shared
+from ..codegen.c_source import generate_c, sizes
+from ..codegen.compile import MissingPythonHeaders, compile_shared
+from ..core.errors import MbsError
+from .compiled_rhs import CompiledRHS
 
 _P = ctypes.POINTER(ctypes.c_double)
 _GROUPS = ("dynamics", "constraints", "constrained", "energy")
@@ -126,3 +129,27 @@ class CKernel:
         """(kinetic, potential) energy at one state."""
         o = self._run("energy", t, y, yd, u)
         return float(o[0]), float(o[1])
+
+
+def use_c_kernel(numeric) -> None:
+    """Evaluate the single states of ``numeric`` (a NumericModel) with its compiled C kernel from
+    now on: the per-state methods (mass_and_force, constraint_parts, constrained_parts) are
+    replaced on this instance, time series keep the vectorized numpy code; and
+    ``numeric.compiled_rhs()`` gives the whole right-hand side of a tree on the engine
+    (:class:`~.compiled_rhs.CompiledRHS`, which the reference's minimal ODE then calls once per
+    evaluation), or None without the headers the engine extension needs."""
+    kernel = CKernel(numeric)
+    numeric.mass_and_force = kernel.mass_and_force
+    numeric.constraint_parts = kernel.constraint_parts
+    numeric.constrained_parts = kernel.constrained_parts
+    numeric.backend = "c"
+    numeric.compiled_rhs = lambda: _engine_rhs(numeric)
+
+
+def _engine_rhs(numeric):
+    """CompiledRHS(numeric), or None where the interpreter lacks Python.h (the per-state kernel
+    stays)."""
+    try:
+        return CompiledRHS(numeric)
+    except MissingPythonHeaders:
+        return None

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.constants import DEFAULTS
+from ...core.constants import DEFAULTS
 from .dae import DAE
 
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConstraintError
-from ..runtime.constants import DEFAULTS
+from ...core.constants import DEFAULTS
+from ...core.errors import ConstraintError
 from .dae import DAE
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConstraintError
+from ...core.errors import ConstraintError
 from .base import Formulation, kkt_solve
 
 

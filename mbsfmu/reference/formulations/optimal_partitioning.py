@@ -27,59 +27,11 @@ directions are constrained.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
-from ..errors import ConstraintError, ParameterError
-from ..runtime.constants import DEFAULTS, SINGULAR_STEP
+from ...core.constants import DEFAULTS, SINGULAR_STEP
+from ...core.errors import ConstraintError, ParameterError
 from .base import Formulation
-
-
-class _Decomposition:
-    """Null-space basis J (f x (f-r)) and a pseudo-inverse solver for C x = b."""
-
-    def __init__(self, C, method, rank_tol):
-        m, f = C.shape
-        if method == "qr":
-            # plain Householder QR first (cheap); column pivoting only if the rank is in doubt
-            Q, R = np.linalg.qr(C.T, mode="complete")
-            d = np.abs(np.diag(R[:m, :m]))
-            if d.size and d.min() > rank_tol * d.max():
-                r, P = m, np.arange(m)
-            else:
-                Q, R, P = scipy.linalg.qr(C.T, pivoting=True)
-                d = np.abs(np.diag(R))
-                r = int(np.sum(d > rank_tol * d[0])) if d.size and d[0] > 0 else 0
-            self.Q1, self.J = Q[:, :r], Q[:, r:]
-            self.R1 = R[:r, :r]
-            self.P = P[:r]  # rows of C that carry the rank
-            self._solve = self._solve_qr
-        else:
-            U, s, Vt = np.linalg.svd(C.T)
-            r = int(np.sum(s > rank_tol * s[0])) if s.size and s[0] > 0 else 0
-            self.U1, self.J = U[:, :r], U[:, r:]
-            self.s, self.V1 = s[:r], Vt[:r].T
-            self._solve = self._solve_svd
-        self.rank = r
-
-    def _solve_qr(self, b):
-        # C x = b with x in range(Q1):  R1^T (Q1^T x) = b[P]
-        z = np.linalg.solve(self.R1.T, b[self.P])
-        return self.Q1 @ z
-
-    def _solve_svd(self, b):
-        return self.U1 @ ((self.V1.T @ b) / self.s)
-
-    def pinv_solve(self, b):
-        """Minimum-norm x with C x = b (b consistent with the range of C)."""
-        return self._solve(b)
-
-
-def reduced_accelerations(M, h, C, b2, rank_tol):
-    """y'' of eq. 8 by the null-space form of eq. 31 (QR of C^T; defined for redundant C)."""
-    d = _Decomposition(C, "qr", rank_tol)
-    gamma = -d.pinv_solve(b2)
-    J = d.J
-    return J @ np.linalg.solve(J.T @ M @ J, J.T @ (h - M @ gamma)) + gamma
+from .null_space import NullSpaceDecomposition
 
 
 class OptimalPartitioning(Formulation):
@@ -98,7 +50,7 @@ class OptimalPartitioning(Formulation):
         self.rank = None
 
     def decompose(self, C):
-        d = _Decomposition(C, self.method, self.rank_tol)
+        d = NullSpaceDecomposition(C, self.method, self.rank_tol)
         self.rank = d.rank
         return d
 

@@ -4,7 +4,7 @@
 ``solver_rtol``, ``solver_atol``, ``max_internal_step``) check the same ranges; the native FMU
 gets them as macros in its generated header (:func:`c_macros`), so C and Python cannot drift.
 The FMU parameter ``solver`` chooses the integration method (an Integer whose values are the
-engine's method numbers, :data:`mbsfmu.runtime.constants.METHOD_KINDS`: 0 = ``rkstab``, 1 =
+engine's method numbers, :data:`mbsfmu.core.constants.METHOD_KINDS`: 0 = ``rkstab``, 1 =
 ``stiff``, 2 = ``dop853``); the export functions take it by name (``solver="stiff"``) as its start value.
 
 Why these ranges: below a relative tolerance of about 1e-14 (45 ulp) the error estimate of an
@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .constants import METHOD_KINDS
 from .errors import ParameterError
-from .runtime.constants import METHOD_KINDS
 
 #: the integration methods of the FMU parameter ``solver``: name -> what it is (its number is
 #: that of the engine, METHOD_KINDS)
