@@ -36,7 +36,7 @@ from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
 from ..codegen.c_source import sizes
 from ..codegen.compile import CompileError, compile_objects, find_compiler, run_compiler
 from ..errors import ModelError
-from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
+from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source, source_dir
 from ..runtime.constants import FORMULATION_KINDS
 from ..solver_settings import DEFAULT_SOLVER, check_setting
 from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
@@ -123,7 +123,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
         src = tmp / "sources"
         src.mkdir()
         for name in RUNTIME_SOURCES:
-            (src / name).write_bytes((RUNTIME / name).read_bytes())
+            (src / name).write_text(source(name))
         for name in (*MODEL_FILES, MODEL_HEADER):
             (src / name).write_text(files[name])
         so = tmp / "binaries" / plat / f"{ident}.so"
