@@ -55,6 +55,22 @@ void collapse_rule(double *out)
 
 const char *message(int code) { return mbs_step_message(code); }
 
+/* Method k (0 RKSTAB, 1 DOP853, 2 Radau) initialized for n <= 2 states at rtol and atol, in static
+ * storage: its stepper and descriptor; the code of its init. */
+static int method(int k, int n, double rtol, double atol, mbs_stepper **s, const mbs_step_method **m)
+{
+    static double work[MBS_DOP853_WORK_SIZE(2) + MBS_RADAU_WORK_SIZE(2)];
+    static int iwork[MBS_RADAU_IWORK_SIZE(2)];
+    static mbs_stepper r;
+    static mbs_dop853 d;
+    static mbs_radau a;
+    *s = k == 0 ? &r : k == 1 ? &d.st : &a.st;
+    *m = k == 0 ? &mbs_rkstab_method : k == 1 ? &mbs_dop853_method : &mbs_radau_method;
+    return k == 0 ? mbs_rkstab_init(&r, n, work, rtol, atol, 0.0)
+         : k == 1 ? mbs_dop853_init(&d, n, work, rtol, atol, 0.0)
+                  : mbs_radau_init(&a, n, work, iwork, rtol, atol, 0.0);
+}
+
 /* x' = cos(w t): resolving an oscillation of period 2e-12 s over 1 s takes steps of 1e-13 s, each
  * accepted: a run that could not finish in 1e12 steps. */
 static int creep(void *ctx, double t, const double *x, double *xd)
@@ -68,18 +84,11 @@ static int creep(void *ctx, double t, const double *x, double *xd)
  * at most max_steps attempts; the code, the time reached and the accepted steps. */
 int creep_run(int k, double w, long max_steps, double *t_out, long *naccept)
 {
-    static double work[MBS_DOP853_WORK_SIZE(1) + MBS_RADAU_WORK_SIZE(1)];
-    static int iwork[MBS_RADAU_IWORK_SIZE(1)];
-    mbs_stepper r;
-    mbs_dop853 d;
-    mbs_radau a;
-    mbs_stepper *s = k == 0 ? &r : k == 1 ? &d.st : &a.st;
-    const mbs_step_method *m = k == 0 ? &mbs_rkstab_method : k == 1 ? &mbs_dop853_method : &mbs_radau_method;
+    mbs_stepper *s;
+    const mbs_step_method *m;
     const mbs_problem pb = {creep, NULL, NULL, &w};
     double x = 0.0, t = 0.0;
-    int rc = k == 0 ? mbs_rkstab_init(&r, 1, work, 1e-6, 1e-20, 0.0)
-           : k == 1 ? mbs_dop853_init(&d, 1, work, 1e-6, 1e-20, 0.0)
-                    : mbs_radau_init(&a, 1, work, iwork, 1e-6, 1e-20, 0.0);
+    int rc = method(k, 1, 1e-6, 1e-20, &s, &m);
     if (rc != 0) return rc;
     rc = mbs_stepper_advance(s, m, &pb, &t, &x, 1.0, max_steps);
     *t_out = t;
@@ -126,21 +135,13 @@ static int turn_p(void *ctx, double t, double *x)
 int turn_run(int k, const double *fail, double rtol, int project, double t_end, long max_steps, int ngrid,
              double *xgrid, double *t_out, double *x_out, long *stats)
 {
-    static double work[MBS_DOP853_WORK_SIZE(2) + MBS_RADAU_WORK_SIZE(2)];
-    static int iwork[MBS_RADAU_IWORK_SIZE(2)];
-    mbs_stepper r;
-    mbs_dop853 d;
-    mbs_radau a;
-    mbs_stepper *s = k == 0 ? &r : k == 1 ? &d.st : &a.st;
-    const mbs_step_method *m = k == 0 ? &mbs_rkstab_method : k == 1 ? &mbs_dop853_method : &mbs_radau_method;
+    mbs_stepper *s;
+    const mbs_step_method *m;
     turn c = {1.0, fail[0], fail[1], fail[2], 0, 0};
     const mbs_problem pb = {turn_f, NULL, project ? turn_p : NULL, &c};
     double t = 0.0, x[2] = {1.0, 0.0};
     const double *xs;
-    int rc = k == 0 ? mbs_rkstab_init(&r, 2, work, rtol, rtol / 10, 0.0)
-           : k == 1 ? mbs_dop853_init(&d, 2, work, rtol, rtol / 10, 0.0)
-                    : mbs_radau_init(&a, 2, work, iwork, rtol, rtol / 10, 0.0);
-    int g;
+    int g, rc = method(k, 2, rtol, rtol / 10, &s, &m);
     if (rc == MBS_STEP_OK && ngrid == 0) rc = mbs_stepper_advance(s, m, &pb, &t, x, t_end, max_steps);
     for (g = 1; rc == MBS_STEP_OK && g <= ngrid; g++)
         rc = mbs_stepper_advance_dense(s, m, &pb, 0.0, x, t_end * g / ngrid, t_end, max_steps,
