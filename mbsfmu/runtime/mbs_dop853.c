@@ -160,8 +160,7 @@ static int build_dense(mbs_dop853 *d, const mbs_problem *pb)
     int stage, m;
     dense_rows(s, K);
     for (stage = 14; stage <= 16; ++stage) {
-        mbs_rk_combine(ARG, XOLD, h, A[stage], stage - 1, K, n, 1);
-        if (!mbs_step_finite_sumsq(ARG, n)) return MBS_STEP_ENONFINITE;
+        if (!isfinite(mbs_rk_combine(ARG, XOLD, h, A[stage], stage - 1, K, n, 1))) return MBS_STEP_ENONFINITE;
         s->nfev++;
         if (pb->f(pb->ctx, s->t_prev + C[stage] * h, ARG, KROW(s, stage)) != 0) return MBS_STEP_ERHS;
     }

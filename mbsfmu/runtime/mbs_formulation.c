@@ -957,8 +957,8 @@ static void init_workspace(mbs_form *F, init_work *w)
 /* Positions: Newton with minimum-norm steps of the free coordinates on g(y) = 0 (the Rp = mh + nic
  * rows at the position level), halving a step until the residual falls.  0, or 1 with *bad_row and
  * the message when max |g| stays above tol. */
-static int consistent_positions(mbs_form *F, double t, init_work *w, const double *e0, double tol, int max_iter,
-                                int *bad_row)
+static int consistent_positions(mbs_form *F, double t, init_work *w, const double *e0, double tol,
+                                int max_iter, int *bad_row)
 {
     const int f = F->f, m = F->m, mh = F->mh, Rp = mh + F->nic;
     int it, i, rank, worst;
@@ -968,7 +968,8 @@ static int consistent_positions(mbs_form *F, double t, init_work *w, const doubl
     for (it = 0; it < max_iter && !(norm <= tol) && w->nfree > 0; it++) {
         double lam = 1.0;
         int accepted = 0;
-        if (qr_of_transpose(Rp, f, w->G, w->freeidx, w->nfree, w->A, w->tau, w->perm, &rank, F->rank_tol) != 0)
+        if (qr_of_transpose(Rp, f, w->G, w->freeidx, w->nfree, w->A, w->tau, w->perm, &rank,
+                            F->rank_tol) != 0)
             break;
         for (i = 0; i < Rp; i++)
             w->gt[i] = -w->g[i];
@@ -1001,8 +1002,9 @@ static int consistent_positions(mbs_form *F, double t, init_work *w, const doubl
         if (fabs(w->g[i]) > fabs(w->g[worst]))
             worst = i;
     *bad_row = worst < mh ? worst : m + worst - mh; /* the rows of c, then of e */
-    snprintf(F->message, sizeof F->message, "violated by %.3g after Newton from the given values (%d coordinate(s) "
-             "free)", Rp > 0 ? fabs(w->g[worst]) : 0.0, w->nfree);
+    snprintf(F->message, sizeof F->message,
+             "violated by %.3g after Newton from the given values (%d coordinate(s) free)",
+             Rp > 0 ? fabs(w->g[worst]) : 0.0, w->nfree);
     return 1;
 }
 
@@ -1052,8 +1054,8 @@ static int consistent_velocities(mbs_form *F, init_work *w, int nrow, const unsi
         }
     }
     if (vres < 0.0)
-        vres = consistent_rates(F, nrow, w->G, w->rhs, w->freeidx, w->nfree, w->v, w->gt, w->A, w->tau, w->step,
-                                w->perm);
+        vres = consistent_rates(F, nrow, w->G, w->rhs, w->freeidx, w->nfree, w->v, w->gt, w->A, w->tau,
+                                w->step, w->perm);
     if (vres < 0.0) {
         snprintf(F->message, sizeof F->message, "QR of the velocity constraints failed");
         return 2;

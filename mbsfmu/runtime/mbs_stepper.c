@@ -518,25 +518,68 @@ int mbs_stepper_advance(mbs_stepper *s, const mbs_step_method *m, const mbs_prob
 
 /* ---------------------------------------------------------------- explicit Runge-Kutta methods */
 
-void mbs_rk_combine(double *out, const double *base, double h, const double *coef, int jmax,
-                    const double *const *K, int n, int sparse)
+/* One pass of mbs_rk_combine: out = src + the nt terms hc[j] k[j] (1 <= nt <= 8), each component
+ * summed from the left; the sum of squares of out, summed in the order of the components. */
+#define TERM(j) + hc[j] * k[j][i]
+#define PASS(terms)                         \
+    for (i = 0; i < n; ++i) {               \
+        const double v = src[i] terms;      \
+        out[i] = v;                         \
+        sum += v * v;                       \
+    }                                       \
+    break
+static double add_terms(double *out, const double *src, const double *hc, const double *const *k, int nt,
+                        int n)
 {
-    double hc[MAX_TERMS];
-    const double *k[MAX_TERMS];
-    int i, j, nt = 0;
-    for (j = 1; j <= jmax; ++j) {
-        if (sparse && coef[j] == 0.0) continue;
-        hc[nt] = h * coef[j];
-        k[nt++] = K[j];
+    double sum = 0.0;
+    int i;
+    switch (nt) {
+    case 1: PASS(TERM(0));
+    case 2: PASS(TERM(0) TERM(1));
+    case 3: PASS(TERM(0) TERM(1) TERM(2));
+    case 4: PASS(TERM(0) TERM(1) TERM(2) TERM(3));
+    case 5: PASS(TERM(0) TERM(1) TERM(2) TERM(3) TERM(4));
+    case 6: PASS(TERM(0) TERM(1) TERM(2) TERM(3) TERM(4) TERM(5));
+    case 7: PASS(TERM(0) TERM(1) TERM(2) TERM(3) TERM(4) TERM(5) TERM(6));
+    default: PASS(TERM(0) TERM(1) TERM(2) TERM(3) TERM(4) TERM(5) TERM(6) TERM(7));
     }
-    for (i = 0; i < n; ++i) {
-        double acc = base != NULL ? base[i] : 0.0;
-        for (j = 0; j < nt; ++j) acc += hc[j] * k[j][i];
-        out[i] = acc;
+    return sum;
+}
+#undef PASS
+#undef TERM
+
+double mbs_rk_combine(double *out, const double *base, double h, const double *coef, int jmax,
+                      const double *const *K, int n, int sparse)
+{
+    double hc[8], sum = 0.0;
+    const double *k[8], *src = base;
+    int i, j = 1, nt;
+    if (base == NULL) {
+        for (i = 0; i < n; ++i) out[i] = 0.0;
+        src = out;
     }
+    while (j <= jmax) { /* the next (up to) eight terms, in one pass */
+        for (nt = 0; nt < 8 && j <= jmax; ++j) {
+            if (sparse && coef[j] == 0.0) continue;
+            hc[nt] = h * coef[j];
+            k[nt++] = K[j];
+        }
+        if (nt == 0) break;
+        sum = add_terms(out, src, hc, k, nt, n);
+        src = out;
+    }
+    if (src != out) { /* no terms */
+        sum = 0.0;
+        for (i = 0; i < n; ++i) {
+            out[i] = src[i];
+            sum += out[i] * out[i];
+        }
+    }
+    return sum;
 }
 
-/* Stages 2..s and x~ (row XT); 1 where a stage argument or x~ is not finite (f never sees it). */
+/* Stages 2..s and x~ (row XT); 1 where a stage argument or x~ is not finite by the explicit methods'
+ * rule, its sum of squares (f never sees it). */
 static int rk_stages(mbs_stepper *s, const mbs_step_method *m, const mbs_problem *pb, double t, double h,
                      double t_new)
 {
@@ -548,13 +591,11 @@ static int rk_stages(mbs_stepper *s, const mbs_step_method *m, const mbs_problem
     for (i = 1; i <= tb->stages; ++i) K[i] = ROW(s, MBS_RK_K(i));
     for (i = 2; i <= tb->stages; ++i) {
         const double c = tb->c[i];
-        mbs_rk_combine(ARG, X, h, tb->a + i * tb->stride, i - 1, K, n, tb->sparse);
-        if (!m->finite(ARG, n)) return 1;
+        if (!isfinite(mbs_rk_combine(ARG, X, h, tb->a + i * tb->stride, i - 1, K, n, tb->sparse))) return 1;
         s->nfev++;
         if (pb->f(pb->ctx, c == 1.0 ? t_new : t + c * h, ARG, ROW(s, MBS_RK_K(i))) != 0) return MBS_STEP_ERHS;
     }
-    mbs_rk_combine(XT, X, h, tb->b, tb->stages, K, n, tb->sparse);
-    return m->finite(XT, n) ? MBS_STEP_OK : 1;
+    return isfinite(mbs_rk_combine(XT, X, h, tb->b, tb->stages, K, n, tb->sparse)) ? MBS_STEP_OK : 1;
 }
 
 /* The outcome of a finished attempt: a non-finite error norm breaks it (its cause: non-finite

@@ -328,10 +328,12 @@ double mbs_rk_pi_accepted(mbs_stepper *s, const mbs_step_control *c, double err,
                           int clipped);
 double mbs_rk_rejected(mbs_stepper *s, const mbs_step_method *m, const mbs_try *a, double h);
 double mbs_rk_hrho(const mbs_stepper *s, const mbs_step_method *m, double h);
-/* out = base + h sum_{j=1..jmax} coef[j] k_j (base NULL: 0), one pass over the n components, the
- * terms in the order of j (sparse: skipping zero coefficients); K[j] is the row of k_j. */
-void mbs_rk_combine(double *out, const double *base, double h, const double *coef, int jmax,
-                    const double *const *K, int n, int sparse);
+/* out = base + h sum_{j=1..jmax} coef[j] k_j (base NULL: 0), each component summed from the left,
+ * the terms in the order of j (sparse: skipping zero coefficients); K[j] is the row of k_j, out
+ * none of them nor base.  Returns the sum of squares of out, summed as mbs_step_finite_sumsq sums
+ * (finite exactly when that calls out finite). */
+double mbs_rk_combine(double *out, const double *base, double h, const double *coef, int jmax,
+                      const double *const *K, int n, int sparse);
 
 /* The count of stability-limited steps (hrho above threshold; threshold 0: none are counted)
  * after one more accepted step: a step above adds one; steps below the threshold restart the
