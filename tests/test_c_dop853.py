@@ -35,8 +35,8 @@ HARNESS = r"""
 #include "mbs_dop853.h"
 
 /* DOP853 (or RKSTAB) on the step driver: from (*t, x) to exactly t_end, or in dense mode */
-static int advance(mbs_stepper *s, const mbs_step_method *m, mbs_project_fn p, void *ctx, double *t, double *x,
-                   double t_end, long max_steps);
+static int advance(mbs_stepper *s, const mbs_step_method *m, mbs_project_fn p, void *ctx, double *t,
+                   double *x, double t_end, long max_steps);
 static int advance_dense(mbs_dop853 *s, mbs_project_fn p, void *ctx, double t0, const double *x0,
                          double t_target, double t_stop, long max_steps, double *xout);
 
@@ -95,8 +95,8 @@ static int project(void *vc, double t, double *x)
     return 0;
 }
 
-static int advance(mbs_stepper *s, const mbs_step_method *m, mbs_project_fn p, void *ctx, double *t, double *x,
-                   double t_end, long max_steps)
+static int advance(mbs_stepper *s, const mbs_step_method *m, mbs_project_fn p, void *ctx, double *t,
+                   double *x, double t_end, long max_steps)
 {
     const mbs_problem pb = {rhs, NULL, p, ctx};
     return mbs_stepper_advance(s, m, &pb, t, x, t_end, max_steps);
@@ -106,7 +106,8 @@ static int advance_dense(mbs_dop853 *s, mbs_project_fn p, void *ctx, double t0, 
                          double t_target, double t_stop, long max_steps, double *xout)
 {
     const mbs_problem pb = {rhs, NULL, p, ctx};
-    return mbs_stepper_advance_dense(&s->st, &mbs_dop853_method, &pb, t0, x0, t_target, t_stop, max_steps, xout);
+    return mbs_stepper_advance_dense(&s->st, &mbs_dop853_method, &pb, t0, x0, t_target, t_stop, max_steps,
+                                     xout);
 }
 
 /* Integrate over grid[0..m-1] with DOP853 (method 0; mode 0 dense with t_stop = INFINITY, 1 dense

@@ -35,8 +35,8 @@ HARNESS = r"""
 #include "mbs_radau.h"
 
 /* Radau on the step driver: from (*t, x) to exactly t_end, or in dense mode */
-static int advance(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn p, void *ctx, double *t, double *x,
-                   double t_end, long max_steps)
+static int advance(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn p, void *ctx, double *t,
+                   double *x, double t_end, long max_steps)
 {
     const mbs_problem pb = {f, jac, p, ctx};
     return mbs_stepper_advance(&s->st, &mbs_radau_method, &pb, t, x, t_end, max_steps);
@@ -46,7 +46,8 @@ static int advance_dense(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project
                          const double *x0, double t_target, double t_stop, long max_steps, double *xout)
 {
     const mbs_problem pb = {f, jac, p, ctx};
-    return mbs_stepper_advance_dense(&s->st, &mbs_radau_method, &pb, t0, x0, t_target, t_stop, max_steps, xout);
+    return mbs_stepper_advance_dense(&s->st, &mbs_radau_method, &pb, t0, x0, t_target, t_stop, max_steps,
+                                     xout);
 }
 
 typedef struct { int problem, n; double p; const double *A; } ctx_t;
@@ -165,7 +166,8 @@ int drive(int problem, double p, const double *A, double rtol, double atol, doub
                                              max_steps, row);
                 info[1] = s.st.t;
             }
-            if (problem == 2 && s.st.valid && circle_residual(work) > info[0]) info[0] = circle_residual(work);
+            if (problem == 2 && s.st.valid && circle_residual(work) > info[0])
+                info[0] = circle_residual(work);
             if (rc != 0) stats[7] = k;
         }
         stats[0] = s.st.naccept; stats[1] = s.st.nreject; stats[2] = s.st.nfev; stats[3] = s.njev;

@@ -27,8 +27,8 @@ HARNESS = r"""
 #include "mbs_rkstab.h"
 
 /* RKSTAB from (*t, x) to exactly t_end on the step driver */
-static int advance(mbs_stepper *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t, double *x, double t_end,
-                   long max_steps)
+static int advance(mbs_stepper *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t, double *x,
+                   double t_end, long max_steps)
 {
     const mbs_problem pb = {f, NULL, p, ctx};
     return mbs_stepper_advance(s, &mbs_rkstab_method, &pb, t, x, t_end, max_steps);
