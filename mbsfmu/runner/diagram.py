@@ -662,6 +662,7 @@ class _Run:
             self.phase, self.cur, self.n, self.ck_state, self.ck_n = phase, cur, n, ck_state, ck_n
 
     def finish_stats(self) -> None:
+        """The run's wall time, the loop solvers' iterations and the pacer's statistics."""
         self.stats["wall_time"] = time.perf_counter() - self.wall0
         self.stats["loop_iterations"] = sum(s.iterations for s in self.solvers)
         if self.pacer is not None:
