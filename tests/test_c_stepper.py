@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from c_support import RUNTIME, compile_harness
 
+from mbsfmu.integrators import rkstab
 from mbsfmu.runtime import ENGINE_HEADERS, ENGINE_SOURCES, GENERATED_HEADERS, constants, source
 
 HARNESS = r"""
@@ -195,8 +196,6 @@ def build(tmp):
 def test_the_c_build_sees_the_python_step_control(lib):
     """The values the compiled RKSTAB runs with are those of constants.RKSTAB, and the Python
     reference takes its own from the same table (so that both take the same steps)."""
-    from mbsfmu.integrators import rkstab
-
     out = np.zeros(11)
     lib.rkstab_control(out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
     r = constants.RKSTAB
