@@ -140,7 +140,7 @@ int mbs_inst_do_step(mbs_instance *inst, double t, double h);
 int mbs_inst_run(mbs_instance *inst, const double *grid, size_t n, double *rec, size_t stride,
                  int with_lambda, int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
 
-/* Why the last do-step failed: an MBS_RKSTAB_* code, or MBS_STOPPED (tick), 0 if it did not. */
+/* Why the last do-step failed: an MBS_STEP_* code (mbs_stepper.h), or MBS_STOPPED (tick), 0 if it did not. */
 #define MBS_STOPPED (-100)
 int mbs_inst_last_code(const mbs_instance *inst);
 
