@@ -1,13 +1,16 @@
 """mbsfmu: symbolic multibody equations of motion, simulation and FMI export.
 
-Pipeline: model (System or LagrangianSystem) -> equations (M, k, q) -> formulations (ODE / DAE)
--> codegen -> FMU; analysis (linearize, modes, control design) works on the equations.
+Pipeline: model (a System or a LagrangianSystem, both a Model) -> equations (M y'' + k = q with
+the constraints c, C, b', b''; :func:`derive`) -> codegen (C99) -> the C engine (``runtime``, its
+Python side ``engine``), which simulate, both FMU kinds, the runner's FMU blocks and sweeps run;
+the Python formulations and integrators (``reference``) are its oracle.  Analysis (linearize,
+modes, control design) works on the equations.  What every stage shares is ``core``; the layers
+and what each holds: docs/architecture.md.
 """
 
 from . import natural
 from .analysis import linearize
-from .equations import derive
-from .errors import (
+from .core.errors import (
     ConstraintError,
     MbsError,
     ModelError,
@@ -19,30 +22,17 @@ from .errors import (
     StiffnessWarning,
     SweepError,
 )
-from .model import INERTIAL, LagrangianSystem, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
+from .equations import derive
+from .fmu.build import build_fmu
+from .model import INERTIAL, LagrangianSystem, Model, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
 from .simulation import Result, simulate
-from .solver_settings import DEFAULT_SOLVER
-
-
-def sweep(target, design, **options):
-    """Run a model or FMU over a design of parameter sets on Dask (see :func:`mbsfmu.study.sweep`)."""
-    from .study import sweep as _sweep
-
-    return _sweep(target, design, **options)
-
-
-def build_fmu(model, out=".", *, backend="native", formulation=None, solver=DEFAULT_SOLVER):
-    """Export ``model`` as an FMI 2.0 Co-Simulation FMU (see :mod:`mbsfmu.fmu.build`)."""
-    from .fmu.build import build_fmu as _build
-
-    return _build(model, out, backend=backend, formulation=formulation, solver=solver)
-
+from .study import sweep
 
 __version__ = "0.1.0"
 
-__all__ = ["System", "LagrangianSystem", "derive", "linearize", "simulate", "sweep", "build_fmu", "Result",
-           "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
+__all__ = ["Model", "System", "LagrangianSystem", "derive", "linearize", "simulate", "sweep", "build_fmu",
+           "Result", "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
            "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",
            "SingularMassMatrixError", "ConstraintError", "SweepError", "RedundantConstraintWarning",

@@ -19,8 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..output_files import plot_path
+from ..core.errors import ParameterError
+from ..core.output_files import plot_path
+from ..equations.derive import derive
+from ..equations.numeric_model import NumericModel
+from ..model.multibody import System
 from . import arguments
 
 
@@ -196,19 +199,17 @@ def frame_positions(lin):
     The origins come from :meth:`NumericModel.pose_series` (the one evaluation of frame poses,
     shared with the animation) at the operating point's time, with the constants the
     linearization substituted and the others at their defaults (0 where a constant has none)."""
-    from ..equations.numeric_model import NumericModel
-
     system = lin.system
-    frames = getattr(system, "frames", None)
-    if system is None or not frames or len(frames) < 2 or not hasattr(system, "bodies"):
+    if not isinstance(system, System) or len(system.frames) < 2:
         return None
+    frames = system.frames
     params = {c.name: (c.value if c.value is not None else 0.0) for c in system.constants_.values()}
     for name, v in lin.substituted.items():
         try:
             params[name] = float(v)
         except (TypeError, ValueError):  # a symbolic value: keep the default
             pass
-    numeric = NumericModel(system.equations(), params, check=False)
+    numeric = NumericModel(derive(system), params, check=False)
     names = list(frames)
     t_value = np.array([float(lin.point.get("t", 0.0))])
     refs = [frames[n].ref for n in names]

@@ -1,5 +1,5 @@
-"""Animation of any model's motion (issue 15 item 4): a stick figure of its frames, flexible
-bodies and shapes in 3D, written as a self-contained HTML player or a GIF.
+"""Animation of any model's motion: a stick figure of its frames, flexible bodies and shapes in
+3D, written as a self-contained HTML player or a GIF.
 
 :mod:`.scene` computes what is drawn (pure numpy), :mod:`.render` draws it with matplotlib,
 :mod:`.animate` ties both to a :class:`~mbsfmu.simulation.Result` (``result.animate(path)``).

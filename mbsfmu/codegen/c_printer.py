@@ -3,8 +3,8 @@
 sympy's ``C99CodePrinter`` (``ccode``) is general: every node goes through method lookup by the
 class's MRO, ``precedence()``, sign extraction by building ``-expr`` and, before printing, an
 ``xreplace`` of the whole expression to rename the model's symbols to C names (``y[3]``,
-``prm[0]``).  For a 50-link chain (ten thousand intermediates) that took about two thirds of the
-code generation time.  :class:`CPrinter` prints the node types that derivation produces
+``prm[0]``).  For large models that overhead dominates code generation (timings:
+bench/results/derive.md).  :class:`CPrinter` prints the node types that derivation produces
 
 * ``Add``, ``Mul`` (numerator / denominator, leading sign), ``Pow`` with an integer exponent
   (2 to 4 as products, -1 as ``1.0/(b)``), 1/2 (``sqrt``), 1/3 (``cbrt``) or another rational
@@ -16,7 +16,7 @@ code generation time.  :class:`CPrinter` prints the node types that derivation p
 directly from the un-renamed expression: the C name of each model symbol (or of any
 sub-expression, e.g. a hoisted ``cos(y[3])`` held in a local) is looked up in ``names``.
 Anything else (floats, constants such as pi, Piecewise, ...) is printed by sympy's printer
-(:class:`~mbsfmu.codegen.c_source` ``_CPrinter``) on that sub-expression, renamed.
+(``_CPrinter`` below) on that sub-expression, renamed.
 
 The text is that of ``_CPrinter`` with ``order="none"`` (arguments in sympy's stored order, the
 same signs, parentheses and number formats), so the compiled code does the same floating-point
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sympy as sp
 from sympy.core.numbers import equal_valued
-from sympy.printing.c import get_math_macros
+from sympy.printing.c import C99CodePrinter, get_math_macros
 from sympy.printing.precedence import PRECEDENCE, precedence
 
 _ADD = PRECEDENCE["Add"]
@@ -49,6 +49,24 @@ FUNCTIONS = {
 }
 
 _MACROS = get_math_macros()
+
+
+class _CPrinter(C99CodePrinter):
+    """C99 printer that writes small integer powers as products (pow() is slow)."""
+
+    def _print_Pow(self, expr):
+        base, exp = expr.args
+        if exp.is_Integer and 2 <= abs(int(exp)) <= 4:
+            b = f"({self._print(base)})"
+            prod = "*".join([b] * abs(int(exp)))
+            return prod if exp > 0 else f"1.0/({prod})"
+        if exp == -1:
+            return f"1.0/({self._print(base)})"
+        return super()._print_Pow(expr)
+
+
+def _printer():
+    return _CPrinter({"order": "none", "strict": True})
 
 
 class UnknownSymbols(Exception):
@@ -202,8 +220,6 @@ class CPrinter:
     def _sympy(self, e) -> str:
         """``e`` printed by sympy's C printer after renaming its symbols."""
         if self._fallback is None:
-            from .c_source import _printer
-
             self._fallback = _printer()
             self._renamed = {k: sp.Symbol(v) for k, v in self.names.items() if k.is_Symbol}
         stray = [s for s in e.free_symbols if s not in self.names]

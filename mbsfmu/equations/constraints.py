@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .kinematics import Kinematics, TimeDerivative, cross, expression_kinematics, time_partial
+from ..model.multibody import System
+from ..model.time_derivative import TimeDerivative
+from .kinematics import Kinematics, cross, expression_kinematics, time_partial
 
 _CYCLIC = {"x": ("y", "z"), "y": ("z", "x"), "z": ("x", "y")}
 _AXIS = {"x": 0, "y": 1, "z": 2}
@@ -116,16 +118,17 @@ def nonholonomic_rows(h, system, D: TimeDerivative):
 def constraint_equations(system, kin: Kinematics, w):
     """Stacked c (m), C (m + p x f), b' (m + p), b'' (m + p) of all loops and constraints, in
     the order of ``system.constraint_names`` (the m holonomic rows, then the p nonholonomic
-    ones, which have no row in c); rows are stored as intermediate variables."""
+    ones, which have no row in c); rows are stored as intermediate variables.  Only a System
+    has loops (between its frames)."""
     rows = []
-    for lp in system.loops:
+    for lp in system.loops if isinstance(system, System) else ():
         rows += loop_constraints(lp, kin, w)
     for h in system.holonomic:
         if getattr(h, "product", None) is not None:
             rows += product_rows(h, system, kin.D, w)
         else:
             rows += holonomic_rows(h, system, kin.D)
-    for h in getattr(system, "nonholonomic", ()):
+    for h in system.nonholonomic:
         rows += nonholonomic_rows(h, system, kin.D)
     f = len(system.y)
     if not rows:

@@ -2,20 +2,26 @@
 solver=...)``.
 
 * ``backend="native"`` (default): :func:`~mbsfmu.fmu.native.build_native_fmu`, a Python-free
-  binary with the integrator in C; loops with ``'qr'`` (default), ``'baumgarte'`` or ``'dae'``.
-* ``backend="pythonfmu"``: :func:`~mbsfmu.fmu.pythonfmu_export.build_pythonfmu`, which needs
-  mbsfmu in the importing tool's Python but offers every formulation.
+  binary of the C engine;
+* ``backend="pythonfmu"``: :func:`~mbsfmu.fmu.pythonfmu_export.build_pythonfmu`, which runs the
+  same engine in the importing tool's Python (mbsfmu must be installed there).
 
-``solver`` is the start value of the FMU's integration method, the tunable parameter ``solver``:
-``'rkstab'`` (default, explicit) or ``'stiff'`` (Radau IIA 5; see README, "Choosing the solver").
+Both take every formulation for models with loops (``'qr'`` by default).  ``solver`` is the start
+value of the FMU's integration method, the tunable parameter ``solver``: ``'rkstab'`` (default,
+explicit), ``'stiff'`` (Radau IIA 5) or ``'dop853'`` (:data:`mbsfmu.core.solver_settings.SOLVERS`;
+docs/guide/fmus.md, "Choosing the solver").
 """
 
 from __future__ import annotations
 
+import inspect
 import pathlib
 
-from ..errors import ParameterError
-from ..solver_settings import DEFAULT_SOLVER, check_setting
+from ..core.errors import ParameterError
+from ..core.solver_settings import DEFAULT_SOLVER, check_setting
+from ..model import Model
+from .native import build_native_fmu
+from .pythonfmu_export import build_pythonfmu
 
 BACKENDS = ("native", "pythonfmu")
 
@@ -29,24 +35,19 @@ def build_fmu(model, out=".", *, backend: str = "native", formulation: str | Non
         raise ParameterError(f"unknown FMU backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     check_setting("solver", solver, api=True)
     if backend == "native":
-        from .native import build_native_fmu
-
         return build_native_fmu(model, out, formulation=formulation, solver=solver)
-    from ..model.system import System
 
-    if isinstance(model, System):
-        raise ParameterError("the pythonfmu backend bundles the model file: pass its path, not a System")
+    if isinstance(model, Model):
+        raise ParameterError(f"the pythonfmu backend bundles the model file: pass its path, not a "
+                             f"{type(model).__name__}")
     path = pathlib.Path(model)
     if not path.is_file():
         raise ParameterError(f"model file {str(path)!r} does not exist")
-    from .pythonfmu_export import build_pythonfmu
 
     return build_pythonfmu(path, out, formulation=formulation, solver=solver)
 
 
 def build_defaults() -> dict:
     """The defaults of build_fmu's keywords (the CLI shows these in its help)."""
-    import inspect
-
     return {k: p.default for k, p in inspect.signature(build_fmu).parameters.items()
             if p.default is not inspect.Parameter.empty}

@@ -5,24 +5,24 @@
 ``model_config.h``) next to the engine's sources (``mbsfmu/runtime``: the instance layer,
 formulations, RKSTAB, parameter rules, linear algebra) and the FMI glue ``fmi2_glue.c`` in the
 FMU's ``sources/`` folder, compiles them into ``binaries/linux64/<modelIdentifier>.so`` (no
-libpython) and writes ``modelDescription.xml``.
-The FMU's variables and value references are those of
-:func:`~mbsfmu.fmu.model_description.fmu_variables`.
+libpython) and writes ``modelDescription.xml``. The FMU's variables and value references are
+those of :func:`~mbsfmu.codegen.fmu_variables.fmu_variables`.
 
 The FMU runs exactly the code ``simulate(backend='c')`` runs (the instance layer of
-``mbs_instance.c``), so both take the same steps.  Models with loops run the formulation chosen
-at build time: ``'qr'`` (default: optimal partitioning with the projection inside every RKSTAB
-step, copes with redundant constraints), ``'baumgarte'`` (alpha = beta = 10 1/s) or ``'dae'``
-(the index-1 DAE without stabilization); trees run the articulated-body algorithm where it
-applies.  Start values are made consistent at ``fmi2ExitInitializationMode``.  Time parameters
-must be expressions (Python callables cannot run without Python).  FMU state
-get/set/serialize is supported; binaries are built for Linux x86-64 only.
+``mbs_instance.c``), so both take the same steps. Models with loops run the formulation chosen
+at build time, any of :data:`NATIVE_FORMULATIONS` (``'qr'`` by default: optimal partitioning
+with the projection inside every RKSTAB step, copes with redundant constraints); trees run the
+articulated-body algorithm where it applies. Start values are made consistent at
+``fmi2ExitInitializationMode``. Time parameters must be expressions (Python callables cannot run
+without Python). FMU state get/set/serialize is supported; binaries are built for Linux x86-64
+only.
 
 The integration method is the tunable Integer parameter ``solver`` (0 = ``rkstab``, the explicit
 stabilized DOPRI5 that continues past communication points; 1 = ``stiff``, Radau IIA 5, which
-stops at each one); ``solver=`` of the build chooses its start value, and setting it between
-do-steps switches the method (the integrator restarts at the next step).  At fmi2Terminate the
-work of each method is logged under ``logStatistics``.
+stops at each one; 2 = ``dop853``, the stabilized Dormand-Prince 8(5,3)); ``solver=`` of the
+build chooses its start value, and setting it between do-steps switches the method (the
+integrator restarts at the next step). At fmi2Terminate the work of each method is logged under
+``logStatistics``.
 """
 
 from __future__ import annotations
@@ -35,11 +35,17 @@ import zipfile
 from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
 from ..codegen.c_source import sizes
 from ..codegen.compile import CompileError, compile_objects, find_compiler, run_compiler
-from ..errors import ModelError
-from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
-from ..runtime.constants import FORMULATION_KINDS
-from ..solver_settings import DEFAULT_SOLVER, check_setting
-from .model_description import fmu_path, fmu_variables, model_description_xml, model_identifier
+from ..codegen.fmu_variables import fmu_variables
+from ..core.constants import FORMULATION_KINDS
+from ..core.errors import ModelError
+from ..core.formulation_choice import DEFAULT_FORMULATION, check_formulation_name, check_nonholonomic
+from ..core.solver_settings import DEFAULT_SOLVER, check_setting
+from ..equations.derive import derive
+from ..equations.mass_regularity import check_regular_mass
+from ..model import Model
+from ..model.loader import load_model
+from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source, source_dir
+from .model_description import fmu_path, model_description_xml, model_identifier
 
 RUNTIME = source_dir()
 RUNTIME_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, *ENGINE_HEADERS)
@@ -74,21 +80,12 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     """Build a native FMI 2.0 Co-Simulation FMU of ``model`` (a model file or a System) at
     ``out_path`` (a ``.fmu`` file name, or a folder that receives ``<model name>.fmu``).
 
-    ``formulation`` chooses how loop constraints are kept: ``'qr'`` (default), ``'baumgarte'``
-    or ``'dae'`` (see the module docstring); tree models always run the minimal ODE.
-    ``solver`` is the start value of the FMU parameter ``solver``: ``'rkstab'`` (default) or
-    ``'stiff'`` (:data:`mbsfmu.solver_settings.SOLVERS`)."""
-    from ..formulations import (
-        DEFAULT_FORMULATION,
-        check_formulation_name,
-        check_nonholonomic,
-        check_regular_mass,
-    )
-    from ..model.loader import load_model
-    from ..model.system import System
-
+    ``formulation`` chooses how loop constraints are kept: one of :data:`NATIVE_FORMULATIONS`,
+    ``'qr'`` by default; tree models always run the minimal ODE.  ``solver`` is the start value
+    of the FMU parameter ``solver``: ``'rkstab'`` (default), ``'stiff'`` or ``'dop853'``
+    (:data:`mbsfmu.core.solver_settings.SOLVERS`)."""
     check_setting("solver", solver, api=True)  # before any work
-    system = model if isinstance(model, System) else load_model(pathlib.Path(model))
+    system = model if isinstance(model, Model) else load_model(pathlib.Path(model))
     if formulation is not None:
         check_formulation_name(formulation)
     formulation = formulation or DEFAULT_FORMULATION
@@ -98,14 +95,14 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
         raise ModelError(f"{system.name}: formulation {formulation!r} needs a system without "
                          f"constraints (for loops choose one of {', '.join(NATIVE_FORMULATIONS)})")
     check_nonholonomic(system, formulation)
-    check_regular_mass(system, formulation)
+    check_regular_mass(derive(system), formulation)
     callables = [p.name for p in system.time_parameters.values() if p.functions is not None]
     if callables:
         raise ModelError(f"{system.name}: time parameter(s) {', '.join(callables)} are given as "
                          "Python functions, which cannot run in a native FMU; give them as "
                          "expressions of t, or use the pythonfmu backend")
     variables = fmu_variables(system, solver)  # fails early (e.g. constants without values)
-    eqs = system.equations()
+    eqs = derive(system)
     n = sizes(eqs)
     ident = model_identifier(system.name)
     files = model_sources(system, formulation, variables, tag=f"native:{ident}")
@@ -123,7 +120,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
         src = tmp / "sources"
         src.mkdir()
         for name in RUNTIME_SOURCES:
-            (src / name).write_bytes((RUNTIME / name).read_bytes())
+            (src / name).write_text(source(name))
         for name in (*MODEL_FILES, MODEL_HEADER):
             (src / name).write_text(files[name])
         so = tmp / "binaries" / plat / f"{ident}.so"

@@ -1,4 +1,6 @@
-"""Load a model file: any Python file with a ``model()`` function returning a System."""
+"""Load a model file: any Python file with a ``model()`` function returning a model (a System or a
+LagrangianSystem); and :func:`system_of`, the one reading of "a model" by simulate and linearize
+(a model, its equations or a model file)."""
 
 from __future__ import annotations
 
@@ -6,13 +8,12 @@ import importlib.util
 import pathlib
 import traceback
 
-from ..errors import ModelError
+from ..core.errors import ModelError
+from .base import Model
 
 
 def load_model(path, **kwargs):
     """Import ``path`` and return ``model(**kwargs)``; errors name the file."""
-    from .system import System
-
     p = pathlib.Path(path)
     if p.is_dir():
         raise ModelError(f"model file {str(p)!r} is a directory; give the model's .py file")
@@ -37,8 +38,9 @@ def load_model(path, **kwargs):
     except (Exception, SystemExit) as exc:
         where = _line_in(exc, p)
         raise ModelError(f"{p}{where}: model() failed: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(system, System):
-        raise ModelError(f"{p}: model() returned {type(system).__name__}, not a mbsfmu.System")
+    if not isinstance(system, Model):
+        raise ModelError(f"{p}: model() returned {type(system).__name__}, not a mbsfmu model (a System "
+                         "or a LagrangianSystem)")
     return system
 
 
@@ -48,3 +50,17 @@ def _line_in(exc: BaseException, path: pathlib.Path) -> str:
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
              if str(pathlib.Path(f.filename).resolve()) == target]
     return f", line {lines[-1]}" if lines else ""
+
+
+def system_of(model):
+    """The model (a System or a LagrangianSystem) of ``model``: the model itself, the model of its
+    equations (an object with ``system`` and ``M``) or the model file it names; a TypeError for
+    anything else."""
+    if isinstance(model, Model):
+        return model
+    if hasattr(model, "system") and hasattr(model, "M"):
+        return model.system
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        return load_model(model)
+    raise TypeError(f"simulate() needs a model (System or LagrangianSystem), its Equations or a model "
+                    f"file, got {type(model)!r}")

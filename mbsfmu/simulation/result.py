@@ -6,6 +6,10 @@ import csv
 
 import numpy as np
 
+from ..animation import animate
+from ..equations.derive import derive
+from ..equations.numeric_model import NumericModel
+from ..model.multibody import System
 from .result_csv import read_columns
 
 
@@ -53,9 +57,19 @@ class Result:
         return self.numeric.m > 0
 
     @property
-    def columns(self) -> list[str]:
+    def csv_columns(self) -> list[str]:
+        """The columns :meth:`to_csv` writes and :meth:`read_csv` needs back: ``time``, the
+        coordinates, their rates ``der(<name>)`` and, with constraints, ``constraint_residual``."""
         cols = ["time"] + self.coordinate_names + [f"der({n})" for n in self.coordinate_names]
         return cols + (["constraint_residual"] if self.has_constraints else [])
+
+    @property
+    def columns(self) -> list[str]:
+        """Every signal ``result[name]`` reads: the :attr:`csv_columns`, then the user outputs
+        that are expressions or frame kinematics (``System.output``, ``frame_output``,
+        ``deflection_output``, ``point_output``) in declaration order.  The reactions of
+        ``reaction_outputs`` are Lagrange multipliers: :meth:`multipliers`, :meth:`reactions`."""
+        return self.csv_columns + output_names(self.system)
 
     @property
     def constraint_residual(self) -> np.ndarray:
@@ -85,7 +99,7 @@ class Result:
         names = output_names(self.system)
         if name in names:  # a user output (System.output, frame_output, deflection_output)
             return self.output_series()[:, names.index(name)]
-        raise KeyError(f"no signal {name!r} in the result (signals: {', '.join(self.columns + names)})")
+        raise KeyError(f"no signal {name!r} in the result (signals: {', '.join(self.columns)})")
 
     def output_series(self) -> np.ndarray:
         """The user outputs that are expressions or frame kinematics (reactions left out), at
@@ -114,7 +128,8 @@ class Result:
 
     def reactions(self) -> dict[str, dict[str, np.ndarray]]:
         """Reaction force and torque of every loop closure over time, acting on the loop's
-        frame b (from frame a), in ISYS components: {loop: {'force': (n,3), 'torque': (n,3)}}.
+        frame b (from frame a), in ISYS components: {loop: {'force': (n,3), 'torque': (n,3)}} (empty
+        for a model without frames).
 
         A translational condition along axis d of ``in_frame`` carries the force lambda d; a
         rotational condition about axis k of frame a carries the torque lambda n_k with
@@ -123,7 +138,7 @@ class Result:
         out = {}
         axis = {"x": 0, "y": 1, "z": 2}
         cyclic = {"x": (1, 2), "y": (2, 0), "z": (0, 1)}
-        for lp in self.system.loops:
+        for lp in self.system.loops if isinstance(self.system, System) else ():
             n = len(self.t)
             force, torque = np.zeros((n, 3)), np.zeros((n, 3))
             S_in = self.frame(lp.in_frame)["rotation"]
@@ -151,8 +166,9 @@ class Result:
         return float(np.max(np.abs(E - E[0])) / scale)
 
     def to_csv(self, path, extra: dict[str, np.ndarray] | None = None) -> None:
-        """Write time, coordinates and velocities (plus ``extra`` columns) with a header row."""
-        cols = self.columns + list(extra or {})
+        """Write the :attr:`csv_columns` (plus ``extra`` columns, e.g. ``{name: result[name]}``
+        for user outputs) with a header row."""
+        cols = self.csv_columns + list(extra or {})
         data = [self.t, *self.y, *self.yd]
         if self.has_constraints:
             data.append(self.constraint_residual)
@@ -170,12 +186,10 @@ class Result:
         ignored); ``params`` binds constants as in simulate (defaults otherwise).  Every value
         read must be a finite number and time must increase: a ParameterError names missing
         columns, and the line and column of a bad value (:mod:`.result_csv`)."""
-        from ..equations.numeric_model import NumericModel
-
         coords = list(system.coordinates_)
         col = read_columns(path, ["time"] + coords + [f"der({c})" for c in coords],
                            f"model {system.name!r}")
-        numeric = NumericModel(system.equations(), params or {})
+        numeric = NumericModel(derive(system), params or {})
         n = len(col["time"])
         y = np.array([col[c] for c in coords]).reshape(len(coords), n)
         yd = np.array([col[f"der({c})"] for c in coords]).reshape(len(coords), n)
@@ -188,8 +202,6 @@ class Result:
         each frame joined to its reference frame (coloured per body), flexible bodies as lines
         through their nodes, the shapes of ``System.visual``; one animation frame per output
         sample (``every``: every n-th), played in real time by default (``fps``)."""
-        from ..animation import animate
-
         return animate(self, path, fps=fps, every=every, dpi=dpi, size=size)
 
     def plot(self, path, signals=None, title=None):

@@ -1,16 +1,17 @@
 """The whole trajectories of a study's runs, when asked for, next to its rows.
 
-``trajectories=DIR`` writes one CSV file per run, ``DIR/run_000012.csv`` (the columns of
-:meth:`mbsfmu.Result.to_csv`: time, coordinates, velocities, constraint residual; for an FMU
-every variable fmpy recorded), as each batch finishes.  ``trajectories=FILE.npz`` keeps them in
-one array file: one structured array per run under the key ``run_000012``; the runs are kept in
-``FILE.npz.parts/`` as they finish and packed into FILE.npz when the sweep ends, so an
-interrupted sweep loses none and its restart packs them all.  A failed run has no trajectory.
+``trajectories=DIR`` writes one CSV file per run, ``DIR/run_000012.csv`` (every signal of
+:attr:`mbsfmu.Result.columns`: time, coordinates, velocities, constraint residual and the user
+outputs; for an FMU every variable fmpy recorded), as each batch finishes.
+``trajectories=FILE.npz`` keeps them in one array file: one structured array per run under the
+key ``run_000012``; the runs are kept in ``FILE.npz.parts/`` as they finish and packed into
+FILE.npz when the sweep ends, so an interrupted sweep loses none and its restart packs them all.
+A failed run has no trajectory.
 Floats are written exactly (``repr`` in CSV, binary in .npz).
 
 Every file is written atomically (a temporary file, then a rename), so a stop mid-write leaves
 the old file or the new one, never half of one.  A part file that cannot be read when the
-runs are packed (damaged on disk) is left out with a :class:`~mbsfmu.errors.StudyWarning`
+runs are packed (damaged on disk) is left out with a :class:`~mbsfmu.core.errors.StudyWarning`
 naming it, and the sweep's rows are returned and written all the same; an earlier FILE.npz
 that cannot be read is moved aside to ``FILE.npz.damaged`` (named in the warning) instead of
 being overwritten.
@@ -26,7 +27,8 @@ import zipfile
 
 import numpy as np
 
-from ..errors import ParameterError, StudyWarning
+from ..core.errors import ParameterError, StudyWarning
+from .results import read_rows  # the exact float read-back of the rows file
 
 
 def key(run: int) -> str:
@@ -52,8 +54,6 @@ def read(path, run: int | None = None):
         with np.load(p) as z:
             found = {int(k[4:]): z[k] for k in z.files}
     else:
-        from .results import read_rows  # the exact float read-back of the rows file
-
         found = {int(f.stem[4:]): read_rows(f).to_records(index=False) for f in sorted(p.glob("run_*.csv"))}
     if run is None:
         return found

@@ -13,8 +13,7 @@ from fmu_support import CASES, MODELS, TOL, Lazy, Slave, assert_matches, referen
 from slow_cases import cases
 
 import mbsfmu
-from mbsfmu.errors import ModelError
-from mbsfmu.formulations.consistent_initialization import InconsistentInitialValuesWarning
+from mbsfmu.core.errors import InconsistentInitialValuesWarning, ModelError
 
 fmpy = pytest.importorskip("fmpy")
 

@@ -11,7 +11,7 @@ import pytest
 from fmu_support import Lazy
 
 import mbsfmu
-from mbsfmu.fmu.model_description import fmu_variables
+from mbsfmu.codegen.fmu_variables import fmu_variables
 from mbsfmu.model.loader import load_model
 
 fmpy = pytest.importorskip("fmpy")

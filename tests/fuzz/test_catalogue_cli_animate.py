@@ -31,7 +31,7 @@ from stiff_pendulum import STIFF_MODEL
 import mbsfmu
 from blocks import UdpReceive, UdpSend
 from mbsfmu.cli import ANIMATE_T_END, EXIT_INTERRUPTED, EXIT_TERMINATED, main
-from mbsfmu.errors import ModelError, ParameterError
+from mbsfmu.core.errors import ModelError, ParameterError
 from mbsfmu.runner import BlockError
 from mbsfmu.runner.udp_protocol import ProtocolError
 from mbsfmu.simulation import Result
@@ -88,7 +88,8 @@ SIMULATE_CASES = [
     ("rtol zero", ["--t-end", "1", "--rtol", "0"], r"rtol = 0\.0 is outside its range \[1e-14, 0\.1\]"),
     ("t-end text", ["--t-end", "soon"], r"argument --t-end: invalid float value: 'soon'"),
     ("dt negative", ["--t-end", "1", "--dt", "-1"], r"dt must be a positive number, got -1.0"),
-    ("atol nan", ["--t-end", "1", "--atol", "nan"], r"atol = nan is outside its range 0 \(derived from rtol\) or \(0, 1\]"),
+    ("atol nan", ["--t-end", "1", "--atol", "nan"],
+     r"atol = nan is outside its range 0 \(derived from rtol\) or \(0, 1\]"),
     ("method empty", ["--t-end", "1", "--method", ""], r"unknown method ''; use 'explicit', 'stiff'"),
     ("backend unknown", ["--t-end", "1", "--backend", "gpu"], r"argument --backend: invalid choice: 'gpu'"),
     ("set initial nan", ["--t-end", "1", "--set", "theta=nan"], r"initial value 'theta': nan is not finite"),

@@ -11,7 +11,7 @@ import pytest
 from rotating_beam_segments import rotating_beam_module, segment_model
 
 import mbsfmu
-from mbsfmu.errors import SimulationError
+from mbsfmu.core.errors import SimulationError
 from mbsfmu.model.loader import load_model
 
 MODEL = "models/rotating_beam.py"

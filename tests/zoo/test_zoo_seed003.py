@@ -27,6 +27,7 @@ from mechanism_references import bricard_reference, copy_machine_reference, flyb
 from scipy.integrate import solve_ivp
 
 import mbsfmu
+from mbsfmu import derive
 
 
 # ---------------------------------------------------------------- copy machine
@@ -127,7 +128,7 @@ def test_five_link_structure(five_link):
     """12 coordinates (G, H, B_T, W), the seed's 10 constraints, independent at the start (rank 10
     of the constraint Jacobian): DoF 2."""
     s = five_link
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     y0 = np.array([c.initial for c in s.coordinates_.values()])
     c, C, _ = num.constraint_parts(0.0, y0)
     assert len(s.y) == 12 and C.shape == (10, 12)
