@@ -112,7 +112,8 @@ def test_the_collapse_rule_is_the_same_in_both_implementations():
     from mbsfmu.core.constants import COLLAPSE, STEP_HEADER
     from mbsfmu.runtime import source
 
-    text = source(STEP_HEADER)  # the engine's, generated from COLLAPSE (tests/test_c_stepper.py: as compiled)
+    # the engine's, generated from COLLAPSE (tests/engine/test_c_stepper.py: as compiled)
+    text = source(STEP_HEADER)
     assert float(re.search(r"#define MBS_STEP_COLLAPSE_RATIO (\S+)", text).group(1)) == COLLAPSE["ratio"]
     assert int(re.search(r"#define MBS_STEP_COLLAPSE_STEPS (\d+)", text).group(1)) == COLLAPSE["steps"]
     from mbsfmu.reference.integrators.stepper import Stepper, sample

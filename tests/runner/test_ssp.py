@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from fmu_support import MODELS, TOL
 
+import mbsfmu
 from mbsfmu.runner.diagram import Diagram
 
 fmpy = pytest.importorskip("fmpy")

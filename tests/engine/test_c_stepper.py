@@ -6,10 +6,10 @@ descriptors), a value changed in Python is the one the next build runs with, and
 the runtime writes them a second time.
 
 The three methods on the driver are tested against closed forms and references in
-tests/test_c_rkstab.py, test_c_dop853.py and test_c_radau.py; here what they share, on one problem
-with a closed-form solution for all three: what the statistics count, where the projection hook is
-called, dense output taking the steps of one call, the stop reasons and the state they hand back,
-and the collapse guard.
+tests/engine/test_c_rkstab.py, test_c_dop853.py and test_c_radau.py; here what they share, on one
+problem with a closed-form solution for all three: what the statistics count, where the
+projection hook is called, dense output taking the steps of one call, the stop reasons and the
+state they hand back, and the collapse guard.
 """
 
 import ctypes
