@@ -16,6 +16,7 @@ import re
 import traceback
 
 import pytest
+from slow_cases import cases
 
 #: the repository: the nearest folder above this file with the pyproject.toml (wherever in
 #: tests/ the file stands)
@@ -62,7 +63,12 @@ def test_sphinx_roles_become_code_spans():
 RUNNABLE = [p for p in pages() if any(runs for _, _, runs in blocks(p))]
 
 
-@pytest.mark.parametrize("page", RUNNABLE, ids=lambda p: str(p.relative_to(ROOT)))
+#: the pages whose examples take seconds (parameter sweeps, FMU builds): slow
+SLOW_PAGES = {"docs/guide/studies.md", "docs/guide/fmus.md"}
+
+
+@pytest.mark.parametrize("page", cases(RUNNABLE, slow=SLOW_PAGES, label=lambda p: str(p.relative_to(ROOT)),
+                                       values=lambda p: (p,)))
 def test_examples_of_page_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
