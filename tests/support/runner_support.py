@@ -1,4 +1,8 @@
-"""Shared helpers of the runner and block tests: stepping one block by hand, tiny test blocks."""
+"""Shared helpers of the runner and block tests: stepping one block by hand, tiny test blocks.
+
+The tiny blocks are not block types of the registry (mbsfmu.runner.block.BLOCK_TYPES): their
+``type_name`` is private, since the first class of a name keeps it and ``Gain`` or ``Sum``
+imported from here before ``blocks`` would take the standard blocks' names in every later test."""
 
 import numpy as np
 
@@ -22,6 +26,8 @@ def step_block(block, u, n, dt=0.1, t0=0.0):
 class Const(Block):
     """y = value."""
 
+    type_name = "_test_const"
+
     outputs = ("y",)
 
     def __init__(self, value=1.0):
@@ -34,6 +40,8 @@ class Const(Block):
 class Clock(Block):
     """y = t (no inputs)."""
 
+    type_name = "_test_clock"
+
     outputs = ("y",)
 
     def output(self, t, u):
@@ -42,6 +50,8 @@ class Clock(Block):
 
 class Gain(SISO):
     """y = k u with direct feed-through; counts its output calls."""
+
+    type_name = "_test_gain"
 
     def __init__(self, k=1.0):
         self.k = k
@@ -57,6 +67,8 @@ class Gain(SISO):
 
 class Sum(Block):
     """y = s1 u1 + s2 u2 with signs from a string like "+-"."""
+
+    type_name = "_test_sum"
 
     inputs = ("u1", "u2")
     outputs = ("y",)
