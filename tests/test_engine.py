@@ -72,7 +72,7 @@ def _engine_multipliers(system, form, grid):
     e.start(0.0, grid[-1])
     rec, reached, status, _, _ = e.run(grid, with_lambda=True)
     assert status == 0 and reached == len(grid)
-    nx, nc = 2 * e.sizes["ny"], e.sizes["nc"]
+    nx, nc = 2 * e.sizes["f"], e.sizes["m"]
     return rec[:, :nx], rec[:, -nc:]
 
 

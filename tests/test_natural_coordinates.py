@@ -42,7 +42,7 @@ def test_four_bar_equations_have_a_constant_mass_matrix():
     for N in (2, 3):
         s = mbsfmu.load_model(FOUR_BAR, N=N)
         eqs = s.equations()
-        assert len(s.y) == 2 * N + 2 and eqs.n_constraints == 2 * N + 1
+        assert len(s.y) == 2 * N + 2 and eqs.m == 2 * N + 1
         consts = {c.symbol for c in s.constants_.values()}
         assert eqs.M.free_symbols <= consts
         assert all(v == 0 for v in eqs.k)

@@ -333,7 +333,7 @@ def test_engine_multipliers_are_the_reference_algorithm():
     e.start(0.0, grid[-1])
     rec, reached, status, _, _ = e.run(grid, with_lambda=True)
     assert status == 0 and reached == len(grid)
-    nx, nc = 2 * e.sizes["ny"], e.sizes["nc"]
+    nx, nc = 2 * e.sizes["f"], e.sizes["m"]
     assert nc == 2
     ref = make_formulation("qr", s.equations().numeric())
     want = np.array([ref.multipliers(t, x) for t, x in zip(grid, rec[:, :nx])])

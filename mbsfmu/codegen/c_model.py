@@ -4,7 +4,7 @@
 (the native FMU and the Python binding compile the same two files with the same runtime):
 
 ``model_config.h``
-    sizes (``MBS_NY``, ``MBS_NPRM``, ...), the model's name and GUID, the default formulation of
+    sizes (``MBS_F``, ``MBS_M``, ``MBS_NPRM``, ...), the model's name and GUID, the default formulation of
     this build, the constants shared with Python (:mod:`mbsfmu.runtime.constants`) and the
     ranges of the solver settings (:mod:`mbsfmu.solver_settings`).
 ``model.c``
@@ -80,7 +80,7 @@ def _kind(v) -> int:
 
 def _aba(eqs) -> str:
     """``mbs_aba`` where the articulated-body algorithm applies (a tree on joint coordinates)."""
-    if eqs.n_constraints:
+    if eqs.m:
         return ""
     from .c_aba import aba_source
 
@@ -176,7 +176,7 @@ def _parameter_rule_tables(system, eqs) -> list[str]:
 
 def _shared_count(eqs) -> int:
     """Intermediates passed from mbs_constrained_positions to mbs_constrained_velocities."""
-    split = constrained_split(eqs) if eqs.n_constraints else None
+    split = constrained_split(eqs) if eqs.m else None
     return 0 if split is None else len(split[2])
 
 

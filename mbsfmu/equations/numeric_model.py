@@ -162,12 +162,12 @@ class NumericModel:
     @property
     def m(self) -> int:
         """Number of scalar constraints (rows of C: holonomic and nonholonomic)."""
-        return self.eqs.n_constraints
+        return self.eqs.m
 
     @property
     def mh(self) -> int:
         """Number of holonomic constraints (rows of c; the first rows of C)."""
-        return self.eqs.n_holonomic
+        return self.eqs.mh
 
     def _tp_at(self, t):
         return [float(v) for v in self.time_parameters(t)] if self._tp else ()

@@ -103,7 +103,7 @@ def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = 
     geometry = set()
     if loops:
         eqs = system.equations()
-        mh = eqs.n_holonomic  # the constants of c and of nonholonomic rows A y' + a are fixed
+        mh = eqs.mh  # the constants of c and of nonholonomic rows A y' + a are fixed
         held = list(eqs.c) + list(eqs.C[mh:, :]) + list(eqs.b1[mh:, :])
         geometry = {s.name for e in held for s in eqs.expanded(e).free_symbols}
     if system.outputs:

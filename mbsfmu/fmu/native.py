@@ -113,7 +113,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     xml = model_description_xml(system, ident, guid=guid, can_get_set_state=True,
                                 directional_derivatives=True, source_files=COMPILED_SOURCES,
                                 variables=variables)
-    assert len(variables) == 2 * n["NY"] + (n["NC"] > 0) + len(system.outputs) + n["NPRM"] + 4 + n["NU"]
+    assert len(variables) == 2 * n["F"] + (n["M"] > 0) + len(system.outputs) + n["NPRM"] + 4 + n["NU"]
 
     out_path = fmu_path(out_path, ident)
     plat = _platform_dir()

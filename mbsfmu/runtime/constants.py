@@ -87,11 +87,11 @@ COLLAPSE = {"ratio": 1e-12, "steps": 10_000}
 WEIGHTINGS = {"mass": 0, "identity": 1}
 
 
-def constrained_layout(f: int, m: int, nh: int | None = None) -> dict[str, slice]:
+def constrained_layout(f: int, m: int, mh: int | None = None) -> dict[str, slice]:
     """Where each quantity sits in the output of ``mbs_constrained`` (f coordinates, m rows of
-    C of which ``nh`` (default: all) are holonomic and have a row in c)."""
-    nh = m if nh is None else nh
-    sizes = (("M", f * f), ("h", f), ("c", nh), ("C", m * f), ("b1", m), ("b2", m))
+    C of which ``mh`` (default: all) are holonomic and have a row in c)."""
+    mh = m if mh is None else mh
+    sizes = (("M", f * f), ("h", f), ("c", mh), ("C", m * f), ("b1", m), ("b2", m))
     out, start = {}, 0
     for name, n in sizes:
         out[name] = slice(start, start + n)

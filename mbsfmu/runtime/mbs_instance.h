@@ -61,7 +61,7 @@ int mbs_model_nvars(void);
 const char *mbs_var_name(unsigned vr);  /* NULL for an unknown value reference */
 int mbs_var_kind(unsigned vr);          /* -1 for an unknown value reference */
 int mbs_var_type(unsigned vr);          /* MBS_TYPE_*, -1 for an unknown value reference */
-/* sizes: ny, nprm, nu, ntp, nc, nic, nout, nvars, has_aba, first value reference of the outputs,
+/* sizes: f, nprm, nu, ntp, m, nic, nout, nvars, has_aba, first value reference of the outputs,
  * constants, solver settings and inputs; returns the number written (<= 13) */
 int mbs_model_sizes(int *out);
 
