@@ -54,7 +54,7 @@ SINGULAR_PIVOT = {"low": 1e-13, "high": 1e-4}
 #: when to place its steps around the predicted singular time (mbs_rkstab.c, rkstab.py)
 SINGULAR_STEP = {"weak": 0.03}
 
-#: internal steps one do-step of the engine may take (both FMU flavours refuse a step that a
+#: internal steps one do-step of the engine may take (both FMU kinds refuse a step that a
 #: max_internal_step would make longer)
 MAX_STEPS_PER_CALL = 10_000_000
 
