@@ -22,10 +22,10 @@ from .errors import (
     StiffnessWarning,
     SweepError,
 )
+from .fmu.build import build_fmu
 from .model import INERTIAL, LagrangianSystem, Model, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
 from .simulation import Result, simulate
-from .solver_settings import DEFAULT_SOLVER
 
 
 def sweep(target, design, **options):
@@ -33,13 +33,6 @@ def sweep(target, design, **options):
     from .study import sweep as _sweep
 
     return _sweep(target, design, **options)
-
-
-def build_fmu(model, out=".", *, backend="native", formulation=None, solver=DEFAULT_SOLVER):
-    """Export ``model`` as an FMI 2.0 Co-Simulation FMU (see :mod:`mbsfmu.fmu.build`)."""
-    from .fmu.build import build_fmu as _build
-
-    return _build(model, out, backend=backend, formulation=formulation, solver=solver)
 
 
 __version__ = "0.1.0"

@@ -239,7 +239,7 @@ def test_stiff_method_takes_a_bounded_number_of_steps():
     stability), and the same motion as the explicit method where that one is affordable."""
     s = _stiff_slider_crank()
     stiff = mbsfmu.simulate(s, t_end=1.0, dt=0.1, rtol=1e-8, method="stiff", backend="c")
-    assert stiff.stats["method"] == "radau5 (engine)"
+    assert stiff.stats["method"] == "stiff" and stiff.stats["backend"] == "c"
     assert stiff.stats["naccept"] < 300 and stiff.stats["njev"] < 100
     assert stiff.constraint_residual.max() < 1e-12
     short = dict(t_end=0.02, dt=0.01, rtol=1e-10, backend="c")

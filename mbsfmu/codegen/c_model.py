@@ -189,10 +189,11 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
     ``tag`` (e.g. "native") enters the GUID so that different kinds of build differ;
     ``on_file(name, text)``, if given, is called with ``model_aba.c`` and ``model_tree.c`` as
     soon as each is final."""
-    from ..fmu.model_description import fmu_variables
+    from ..fmu.model_description import engine_variables, fmu_variables
     from ..solver_settings import c_macros as solver_macros
 
     variables = fmu_variables(system, unset_constants=unset_constants) if variables is None else variables
+    variables = engine_variables(variables)  # the FMU's deprecated names are the glue's, not the instance's
     eqs = system.equations()
     n = sizes(eqs)
     aba = _aba(eqs)

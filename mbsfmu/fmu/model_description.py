@@ -14,10 +14,12 @@ Variables, in value-reference order:
   middle of a run would leave the state inconsistent);
 * the solver settings ``solver_rtol``, ``solver_atol`` and ``max_internal_step``: tunable
   parameters (``solver_atol`` starts at 0, which means the rule of ``simulate``: rtol / 10 with
-  constraints, rtol / 100 without, :func:`mbsfmu.solver_settings.default_atol`), and ``solver``,
+  constraints, rtol / 100 without, :func:`mbsfmu.solver_settings.default_atol`), and ``method``,
   the integration method, a tunable Integer parameter (0 = rkstab, 1 = stiff, 2 = dop853,
-  :data:`mbsfmu.solver_settings.SOLVERS`) whose start value the export chooses;
-* the model's inputs: continuous inputs held over each communication step.
+  :data:`mbsfmu.solver_settings.METHODS`) whose start value the export chooses;
+* the model's inputs: continuous inputs held over each communication step;
+* last, ``solver``: the old name of ``method`` (:data:`mbsfmu.solver_settings.DEPRECATED_FMU_NAMES`),
+  kept for one release; setting it sets ``method`` and logs a deprecation warning.
 
 The integrator runs inside the FMU, so the coordinates and rates do not depend directly on an
 input (empty dependencies in ``<Outputs>``); initial unknowns depend on all start values and
@@ -36,7 +38,7 @@ import uuid
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
-from ..solver_settings import DEFAULT_SOLVER, SOLVER_SETTINGS, check_setting
+from ..solver_settings import BY_NAME, DEFAULT_METHOD, DEPRECATED_FMU_NAMES, SOLVER_SETTINGS, check_setting
 
 
 @dataclass
@@ -48,11 +50,11 @@ class FmuVariable:
     initial: str | None
     start: float | None
     description: str = ""
-    kind: str = ""  # coordinate, velocity, residual, output, reaction, constant, solver, input
+    kind: str = ""  # coordinate, velocity, residual, output, reaction, constant, solver, input, deprecated
     dependencies: tuple = ()  # names of the inputs an output depends on directly
     min: float = -math.inf  # declared bounds (FMI min/max attributes, written when finite)
     max: float = math.inf
-    type: str = "Real"  # FMI type: Real, or Integer (solver)
+    type: str = "Real"  # FMI type: Real, or Integer (method)
 
 
 def model_identifier(name: str) -> str:
@@ -71,17 +73,19 @@ def fmu_path(out_path, ident: str) -> pathlib.Path:
     return out_path
 
 
-#: the log categories of both FMU flavours besides those pythonfmu declares itself
+#: the log categories of both FMU kinds besides those pythonfmu declares itself
 LOG_STATISTICS = ("logStatistics", "integrator statistics per method (accepted and rejected steps, "
                   "right-hand sides, Jacobians, LU decompositions) at fmi2Terminate")
 
 
-def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = False) -> list[FmuVariable]:
-    """The FMU variables of a System, in value-reference order; ``solver`` (a name of
-    :data:`mbsfmu.solver_settings.SOLVERS`) is the start value of the parameter ``solver``.
+def fmu_variables(system, method: str = DEFAULT_METHOD, unset_constants: bool = False) -> list[FmuVariable]:
+    """The FMU variables of a System, in value-reference order; ``method`` (a name of
+    :data:`mbsfmu.solver_settings.METHODS` or an alias) is the start value of the parameter
+    ``method``.  The deprecated names (kind ``deprecated``) come last: the engine's instance
+    holds the variables before them (:func:`engine_variables`).
     A constant without a value is a ParameterError, unless ``unset_constants`` (then its start is
     None: for builds whose caller hands every parameter value in, never for an FMU)."""
-    method = check_setting("solver", solver, api=True)
+    number = check_setting("method", method, api=True)
     loops = system.constrained
     out: list[FmuVariable] = []
 
@@ -123,12 +127,23 @@ def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = 
         add(c.name, "parameter", variability, "exact", c.value, c.description or "model constant",
             kind="constant", min=c.min, max=c.max)
     for st in SOLVER_SETTINGS:
-        add(st.name, "parameter", "tunable", "exact", method if st.choices else st.default, st.description,
+        add(st.name, "parameter", "tunable", "exact", number if st.choices else st.default, st.description,
             kind="solver", min=0.0 if st.zero_means else st.low, max=st.high, type=st.type)
     for u in system.inputs.values():
         add(u.name, "input", "continuous", None, u.default, "model input", kind="input",
             min=u.min, max=u.max)
+    for old, new in DEPRECATED_FMU_NAMES.items():
+        st = BY_NAME[new]
+        add(old, "parameter", "tunable", "exact", number, f"deprecated, goes away in the next release: "
+            f"the old name of {new!r}, which it sets", kind="deprecated", min=st.low, max=st.high,
+            type=st.type)
     return out
+
+
+def engine_variables(variables: list[FmuVariable]) -> list[FmuVariable]:
+    """The variables the engine's instance holds (value references 0, 1, ...): all but the
+    deprecated names, which the FMU maps to the variable they name."""
+    return [v for v in variables if v.kind != "deprecated"]
 
 
 def model_description_xml(system, model_identifier: str, guid: str | None = None,

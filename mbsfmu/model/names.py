@@ -19,7 +19,7 @@ import keyword
 import sympy as sp
 
 from ..errors import ModelError
-from ..solver_settings import SOLVER_SETTINGS
+from ..solver_settings import DEPRECATED_FMU_NAMES, SOLVER_SETTINGS
 
 #: The time symbol used in every model.
 t = sp.Symbol("t", real=True)
@@ -45,7 +45,9 @@ RESERVED_ELEMENT = {INERTIAL: f"{INERTIAL} is the inertial frame"}
 #: FMU variable names the export adds itself, which no constant, coordinate, input or output
 #: may take (model_description.fmu_variables).
 FMU_FIXED_NAMES = {"constraint_residual": "the constraint residual of models with loops",
-                   **{st.name: f"the solver setting {st.name}" for st in SOLVER_SETTINGS}}
+                   **{st.name: f"the solver setting {st.name}" for st in SOLVER_SETTINGS},
+                   **{old: f"the old name of the solver setting {new}"
+                      for old, new in DEPRECATED_FMU_NAMES.items()}}
 
 
 class Names(dict):

@@ -28,8 +28,8 @@
 #if NVARS != MBS_VR_U + MBS_NU
 #error "model_config.h and the value-reference layout of mbs_model.h disagree"
 #endif
-#if MBS_SOLVER_MIN != MBS_METHOD_RKSTAB || MBS_SOLVER_MAX != MBS_METHOD_DOP853 || MBS_METHOD_STIFF != 1
-#error "the values of 'solver' (mbsfmu/solver_settings.py) are not the engine's method numbers"
+#if MBS_METHOD_MIN != MBS_METHOD_RKSTAB || MBS_METHOD_MAX != MBS_METHOD_DOP853 || MBS_METHOD_STIFF != 1
+#error "the values of 'method' (mbsfmu/solver_settings.py) are not the engine's method numbers"
 #endif
 #if MBS_NTP != 0 && !MBS_TP_FUNCTION
 #define TP_EXTERNAL 1 /* the time parameters come from mbs_inst_set_tp_fn (Python callables) */
@@ -110,13 +110,13 @@ int mbs_var_kind(unsigned vr) { return vr < NVARS ? (int)mbs_kind[vr] : -1; }
 
 int mbs_var_type(unsigned vr)
 {
-    return vr >= NVARS ? -1 : vr == MBS_VR_SOLVER ? MBS_TYPE_INTEGER : MBS_TYPE_REAL;
+    return vr >= NVARS ? -1 : vr == MBS_VR_METHOD ? MBS_TYPE_INTEGER : MBS_TYPE_REAL;
 }
 
 int mbs_model_sizes(int *out)
 {
     int s[] = {MBS_F, MBS_NPRM, MBS_NU, MBS_NTP, MBS_M, MBS_NIC, MBS_NOUT, NVARS, MBS_HAS_ABA,
-               MBS_VR_OUT, VR_PRM, MBS_VR_RTOL, VR_U};
+               MBS_VR_OUT, VR_PRM, MBS_VR_RTOL, VR_U, MBS_VR_METHOD};
     memcpy(out, s, sizeof s);
     return (int)(sizeof s / sizeof s[0]);
 }
@@ -257,11 +257,11 @@ mbs_form *mbs_inst_form(mbs_instance *I) { return &I->form; }
 int mbs_inst_set_method(mbs_instance *I, int method)
 {
     if (mbs_method_name(method) == NULL)
-        return fail(I, "method %d is not a method of the engine (%s)", method, MBS_SOLVER_VALUES);
+        return fail(I, "method %d is not a method of the engine (%s)", method, MBS_METHOD_VALUES);
     if (I->d.method != method)
         I->d.fsal_dirty = 1;
     I->d.method = method;
-    I->d.v[MBS_VR_SOLVER] = (double)method;
+    I->d.v[MBS_VR_METHOD] = (double)method;
     return MBS_OK;
 }
 
@@ -269,8 +269,8 @@ int mbs_inst_method(const mbs_instance *I) { return I->d.method; }
 
 const char *mbs_method_name(int method)
 {
-    static const char *const names[] = {MBS_SOLVER_NAMES};
-    return method >= MBS_SOLVER_MIN && method <= MBS_SOLVER_MAX ? names[method - MBS_SOLVER_MIN] : NULL;
+    static const char *const names[] = {MBS_METHOD_NAMES};
+    return method >= MBS_METHOD_MIN && method <= MBS_METHOD_MAX ? names[method - MBS_METHOD_MIN] : NULL;
 }
 
 void mbs_inst_use_aba(mbs_instance *I, int on) { I->aba = on && MBS_HAS_ABA; }
@@ -325,7 +325,7 @@ void mbs_inst_init(mbs_instance *I)
     memcpy(I->d.v, mbs_start, sizeof I->d.v);
     I->d.t_stop = INFINITY;
     I->d.fsal_dirty = 1;
-    I->d.method = (int)I->d.v[MBS_VR_SOLVER]; /* the start value of 'solver' (checked at start) */
+    I->d.method = (int)I->d.v[MBS_VR_METHOD]; /* the start value of 'method' (checked at start) */
     I->kind = MBS_M > 0 ? MBS_FORMULATION : MBS_FORM_KIND_MINIMAL;
     I->aba = MBS_HAS_ABA;
     mbs_inst_set_formulation(I, I->kind);
@@ -346,15 +346,15 @@ int mbs_inst_set_time(mbs_instance *I, double t0, double t_stop)
 /* ---------------------------------------------------------------- value checks */
 
 /* The range of a solver setting (mbsfmu/solver_settings.py): 0 if value is allowed, else 1 with
- * the explanation in I->msg.  The method 'solver' takes the numbers MBS_SOLVER_MIN..MAX only. */
+ * the explanation in I->msg.  The variable 'method' takes the numbers MBS_METHOD_MIN..MAX only. */
 static int solver_setting_problem(mbs_instance *I, unsigned vr, double value)
 {
-    if (vr == MBS_VR_SOLVER) {
+    if (vr == MBS_VR_METHOD) {
         char g[32];
-        if (value >= MBS_SOLVER_MIN && value <= MBS_SOLVER_MAX && value == floor(value))
+        if (value >= MBS_METHOD_MIN && value <= MBS_METHOD_MAX && value == floor(value))
             return 0;
         snprintf(I->msg, sizeof I->msg, "%s = %s is not one of its values %s", mbs_names[vr],
-                 mbs_format_double(value, g, sizeof g), MBS_SOLVER_VALUES);
+                 mbs_format_double(value, g, sizeof g), MBS_METHOD_VALUES);
         return 1;
     }
     double lo = vr == MBS_VR_RTOL ? MBS_RTOL_MIN : vr == MBS_VR_ATOL ? MBS_ATOL_MIN : MBS_HMAX_MIN;
@@ -465,7 +465,7 @@ int mbs_inst_set(mbs_instance *I, size_t n, const unsigned *vr, const double *va
             mbs_form_forget(&I->form);
         }
         I->d.v[vr[i]] = value[i];
-        if (vr[i] == MBS_VR_SOLVER)
+        if (vr[i] == MBS_VR_METHOD)
             I->d.method = (int)value[i]; /* the integrator restarts at the next do-step */
         if (mbs_kind[vr[i]] == MBS_VAR_STATE)
             I->d.given[vr[i]] = 1;
@@ -1106,7 +1106,7 @@ int mbs_inst_state_check(const void *buf)
         (d.dp.crossing & ~1))
         return 1;
     if ((d.part[0] & ~1) || d.part[1] < 0 || mbs_method_name(d.method) == NULL ||
-        d.v[MBS_VR_SOLVER] != (double)d.method ||
+        d.v[MBS_VR_METHOD] != (double)d.method ||
         (d.rd.n != NX && d.rd.n != 0) || (d.rd.valid & ~1) || (d.rd.dense_valid & ~1) ||
         (d.rd.jac_valid & ~1) || (d.rd.valid && !isfinite(d.rd.t_cur)))
         return 1;

@@ -50,8 +50,8 @@ enum {
     MBS_VAR_INPUT = 4
 };
 
-/* FMI types of the variables: every value is a double here, but the FMU declares the solver
- * choice as an Integer (mbs_var_type) */
+/* FMI types of the variables: every value is a double here, but the FMU declares the method
+ * 'method' as an Integer (mbs_var_type) */
 enum { MBS_TYPE_REAL = 0, MBS_TYPE_INTEGER = 1 };
 
 /* ---- the model */
@@ -62,7 +62,8 @@ const char *mbs_var_name(unsigned vr);  /* NULL for an unknown value reference *
 int mbs_var_kind(unsigned vr);          /* -1 for an unknown value reference */
 int mbs_var_type(unsigned vr);          /* MBS_TYPE_*, -1 for an unknown value reference */
 /* sizes: f, nprm, nu, ntp, m, nic, nout, nvars, has_aba, first value reference of the outputs,
- * constants, solver settings and inputs; returns the number written (<= 13) */
+ * constants, solver settings and inputs, value reference of the method; returns the number
+ * written (<= 14) */
 int mbs_model_sizes(int *out);
 
 /* ---- life cycle */
@@ -84,12 +85,12 @@ int mbs_inst_set_partition(mbs_instance *inst, const unsigned char *dependent);
 /* Integration method: MBS_METHOD_RKSTAB (explicit, stabilized DOPRI5), MBS_METHOD_STIFF (Radau
  * IIA 5 with the formulation's projection; it stops at every communication point, since its dense
  * output is of order 3 only) or MBS_METHOD_DOP853 (explicit Dormand-Prince 8(5,3), projected
- * after each step; fewer steps than RKSTAB at tight tolerances, mbs_dop853.h).  It is the value of the variable 'solver' (whose start
+ * after each step; fewer steps than RKSTAB at tight tolerances, mbs_dop853.h).  It is the value of the variable 'method' (whose start
  * value, the model's, is the default); setting that variable with mbs_inst_set switches the
  * method as well, also between do-steps (the integrator restarts at the next one). */
 int mbs_inst_set_method(mbs_instance *inst, int method);
 int mbs_inst_method(const mbs_instance *inst);
-/* "rkstab", "stiff", "dop853" (the values of 'solver', mbsfmu.solver_settings.SOLVERS); NULL for another
+/* "rkstab", "stiff", "dop853" (the values of 'method', mbsfmu.solver_settings.METHODS); NULL for another
  * number, so that 0, 1, ... until NULL are all the methods */
 const char *mbs_method_name(int method);
 /* Minimal ODE of a tree: 1 = articulated-body algorithm where the model has it, 0 = mass matrix. */
@@ -105,7 +106,7 @@ int mbs_inst_set_time(mbs_instance *inst, double t0, double t_stop);
 
 /* ---- values */
 /* Check and set: before the start any variable but calculated outputs; after it, inputs and
- * tunable parameters (incl. the solver settings and the method 'solver', mbs_inst_set_method).
+ * tunable parameters (incl. the solver settings and the method 'method', mbs_inst_set_method).
  * Everything is checked first: a refused call changes nothing. */
 int mbs_inst_set(mbs_instance *inst, size_t n, const unsigned *vr, const double *value);
 /* Values by value reference (outputs recomputed first if an input or parameter changed). */

@@ -64,9 +64,10 @@ int mbs_aba(MBS_EQ_ARGS);
  *
  * Value-reference layout (also mbsfmu.fmu.model_description.fmu_variables):
  *   [0, f) coordinates, [f, 2f) velocities, 2f constraint_residual (models with constraints),
- *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, solver, inputs.
- * Every value is held as a double; solver (the integration method, MBS_METHOD_*) is the one
- * Integer variable of the FMU. */
+ *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, method, inputs.
+ * Every value is held as a double; method (the integration method, MBS_METHOD_*) is the one
+ * Integer variable of the FMU.  The FMU's deprecated names follow the instance's variables:
+ * 'solver', the old name of 'method', at MBS_NVARS (fmi2_glue.c handles it). */
 #define MBS_NX (2 * MBS_F)
 #define MBS_HAS_RES (MBS_M > 0)
 #define MBS_VR_RES MBS_NX
@@ -75,7 +76,7 @@ int mbs_aba(MBS_EQ_ARGS);
 #define MBS_VR_RTOL (MBS_VR_PRM + MBS_NPRM)
 #define MBS_VR_ATOL (MBS_VR_RTOL + 1)
 #define MBS_VR_HMAX (MBS_VR_RTOL + 2)
-#define MBS_VR_SOLVER (MBS_VR_RTOL + 3)
+#define MBS_VR_METHOD (MBS_VR_RTOL + 3)
 #define MBS_VR_U (MBS_VR_RTOL + 4)
 #define MBS_NROWS (MBS_M + MBS_NIC)
 /* doubles of the output of mbs_constrained, and with the intermediates of its two halves */

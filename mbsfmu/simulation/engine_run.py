@@ -19,7 +19,8 @@ from ..runtime.engine import Engine, EngineError
 from .run_clock import RunClock
 
 #: simulate's methods the engine runs, and its method for each
-ENGINE_METHODS = {"explicit": "rkstab", "rkstab": "rkstab", "stiff": "stiff", "DOP853": "dop853"}
+ENGINE_METHODS = {"explicit": "rkstab", "rkstab": "rkstab", "stiff": "stiff", "dop853": "dop853",
+                  "DOP853": "dop853"}
 
 
 def engine_applies(system, method: str, formulation: str) -> bool:
