@@ -1,7 +1,7 @@
 """Numerical evaluation of the equations of motion with generated Python/numpy code.
 
-This is the readable reference backend: ``NumericModel`` binds parameter values to the
-generated functions and offers the mass matrix, the accelerations y'' = M^-1 (q - k)
+This is the readable reference (simulate's backend 'numpy'): ``NumericModel`` binds parameter
+values to the generated functions and offers the mass matrix, the accelerations y'' = M^-1 (q - k)
 (seed 002 eq. 11 solved for y''), energies and frame kinematics, for one state or a time series.
 """
 

@@ -4,7 +4,7 @@ With the state x = [y, y'] (seed 002 eq. 11):
 
     x' = [ y',  M(y,t)^-1 (q(y,y',t,u) - k(y,y',t)) ].
 
-With the compiled backend (``NumericModel.use_c_kernel()``) and inputs that are constants, the
+With the compiled kernel (``NumericModel.use_c_kernel()``) and inputs that are constants, the
 whole right-hand side is one call of :class:`~mbsfmu.codegen.c_rhs.CompiledRHS`, the C engine's
 minimal ODE (the generated articulated-body algorithm where the model has joint coordinates,
 else M and a Cholesky solve); inputs given as functions of time, or an interpreter without the
