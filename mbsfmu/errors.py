@@ -109,7 +109,7 @@ def renamed_keyword(function: str, new: str, new_value, old: str, old_value, def
     if old_value is None:
         return default if new_value is None else new_value
     if new_value is not None:
-        raise ParameterError(f"{function}: {old}= and {new}= name the same setting ({old}= is the "
-                             f"deprecated spelling): give only {new}=")
+        raise ParameterError(f"{function}: {old}= and {new}= name the same setting ({old}= is its "
+                             f"deprecated name): give only {new}=")
     deprecated(f"{function}({old}=...)", f"{new}=", stacklevel=4)
     return old_value
