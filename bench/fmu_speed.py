@@ -65,7 +65,7 @@ def build(kind: str) -> tuple[pathlib.Path, float]:
     if folder.exists():
         shutil.rmtree(folder)
     t0 = time.perf_counter()
-    path = mbsfmu.build_fmu(MODEL, folder, backend=kind)
+    path = mbsfmu.build_fmu(MODEL, folder, kind=kind)
     return path, time.perf_counter() - t0
 
 
