@@ -242,8 +242,8 @@ def cmd_simulate(args) -> int:
     if res.has_constraints:
         extra = (f", formulation {st['formulation']}, max constraint residual "
                  f"{res.constraint_residual.max():.2e}")
-    print(f"{system.name}: {len(res.t)} rows -> {args.out} ({st['method']}, {st['nfev']} "
-          f"evaluations, {timing_text(st)}{extra})")
+    print(f"{system.name}: {len(res.t)} rows -> {args.out} ({st['method']}, backend {st['backend']}, "
+          f"{st['nfev']} evaluations, {timing_text(st)}{extra})")
     return 0
 
 
