@@ -16,11 +16,11 @@ import warnings
 
 from ..errors import MbsError, SimulationError, SimulationInterrupted, StiffnessWarning, stop_reason
 from ..runtime.engine import Engine, EngineError
+from ..solver_settings import METHOD_ALIASES, METHODS
 from .run_clock import RunClock
 
-#: simulate's methods the engine runs, and its method for each
-ENGINE_METHODS = {"explicit": "rkstab", "rkstab": "rkstab", "stiff": "stiff", "dop853": "dop853",
-                  "DOP853": "dop853"}
+#: simulate's methods the engine runs, and its method for each: its own and their other names
+ENGINE_METHODS = {**{m: m for m in METHODS}, **METHOD_ALIASES}
 
 
 def engine_applies(system, method: str, formulation: str) -> bool:

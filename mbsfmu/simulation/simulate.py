@@ -17,7 +17,13 @@ from ..formulations import check_formulation_name, check_options, make_formulati
 from ..formulations.consistent_initialization import consistent_state, fixed_names
 from ..integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
 from ..model.system import finite_number
-from ..solver_settings import ATOL_FACTOR, canonical_method, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
+from ..solver_settings import (  # noqa: F401 (ATOL_FACTOR: the CLI's help)
+    ATOL_FACTOR,
+    METHOD_ALIASES,
+    canonical_method,
+    check_setting,
+    effective_atol,
+)
 from .engine_run import ENGINE_METHODS, engine_applies, run_on_engine
 from .result import Result
 from .run_clock import RunClock
@@ -264,7 +270,8 @@ def method_name(method: str, integrator: str) -> str:
     names, scipy's own name for a scipy method asked by that name)."""
     if method == "stiff":
         return "stiff"
-    return canonical_method(integrator) if method in METHOD_DESCRIPTIONS or method == "DOP853" else integrator
+    ours = method in METHOD_DESCRIPTIONS or method in METHOD_ALIASES
+    return canonical_method(integrator) if ours else integrator
 
 
 def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, project, rtol, atol, max_step,
