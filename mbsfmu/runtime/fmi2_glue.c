@@ -518,41 +518,51 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
     return fmi2OK;
 }
 
-/* The Integer variable (method, also by its deprecated name solver) is held as a double by the
- * instance: converted here. */
-fmi2Status fmi2GetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Integer value[])
+/* fmi2GetInteger (into `out`) and fmi2SetInteger (from `in`): the Integer variable (method, also
+ * by its deprecated name solver) is held as a double by the instance, converted here. */
+static fmi2Status integer_values(fmi2Component comp, const char *fn, unsigned states,
+                                 const fmi2ValueReference vr[], size_t nvr, const fmi2Integer *in,
+                                 fmi2Integer *out)
 {
     component *c = (component *)comp;
     double small[8], *v;
     fmi2ValueReference refs_small[8];
     const fmi2ValueReference *refs;
     size_t i;
-    int rc, renamed;
-    if (!check_state(c, "fmi2GetInteger", S_INIT | S_STEP | S_TERM | S_ERR))
+    int rc = MBS_OK, renamed;
+    if (!check_state(c, fn, states))
         return fmi2Error;
-    if (nvr > 0 && (vr == NULL || value == NULL))
-        return ERR(c, "fmi2GetInteger: NULL argument");
-    if (!of_type(c, "fmi2GetInteger", vr, nvr, MBS_TYPE_INTEGER))
+    if (nvr > 0 && (vr == NULL || (in == NULL && out == NULL)))
+        return ERR(c, "%s: NULL argument", fn);
+    if (!of_type(c, fn, vr, nvr, MBS_TYPE_INTEGER))
         return fmi2Error;
-    refs = deprecated_names(c, "fmi2GetInteger", vr, nvr, refs_small, sizeof refs_small / sizeof refs_small[0], 0);
+    refs = deprecated_names(c, fn, vr, nvr, refs_small, sizeof refs_small / sizeof refs_small[0], in != NULL);
     renamed = refs != vr;
     v = refs == NULL ? NULL : values_buffer(c, small, sizeof small / sizeof small[0], nvr);
-    if (v == NULL) {
-        if (refs != NULL && refs != vr && refs != refs_small)
-            release(c, c->used_cb_alloc, (void *)refs);
-        return ERR(c, "fmi2GetInteger: out of memory for %lu values", (unsigned long)nvr);
+    if (v != NULL && in != NULL) {
+        for (i = 0; i < nvr; i++)
+            v[i] = (double)in[i];
+        rc = mbs_inst_set(c->I, nvr, refs, v); /* checks every value first: a refusal changes nothing */
+    } else if (v != NULL) {
+        rc = mbs_inst_get(c->I, nvr, refs, v);
+        for (i = 0; rc == MBS_OK && i < nvr; i++)
+            out[i] = (fmi2Integer)v[i];
     }
-    rc = mbs_inst_get(c->I, nvr, refs, v);
-    for (i = 0; rc == MBS_OK && i < nvr; i++)
-        value[i] = (fmi2Integer)v[i];
-    if (v != small)
+    if (v != NULL && v != small)
         release(c, c->used_cb_alloc, v);
-    if (refs != vr && refs != refs_small)
+    if (refs != NULL && refs != vr && refs != refs_small)
         release(c, c->used_cb_alloc, (void *)refs);
+    if (v == NULL)
+        return ERR(c, "%s: out of memory for %lu values", fn, (unsigned long)nvr);
     if (rc != MBS_OK)
-        return ERR(c, "fmi2GetInteger: %s%s", mbs_inst_message(c->I),
+        return ERR(c, "%s: %s%s", fn, mbs_inst_message(c->I),
                    renamed ? " (given by its deprecated name 'solver')" : "");
     return fmi2OK;
+}
+
+fmi2Status fmi2GetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Integer value[])
+{
+    return integer_values(comp, "fmi2GetInteger", S_INIT | S_STEP | S_TERM | S_ERR, vr, nvr, NULL, value);
 }
 
 fmi2Status fmi2GetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Boolean value[])
@@ -570,37 +580,7 @@ fmi2Status fmi2GetString(fmi2Component comp, const fmi2ValueReference vr[], size
 fmi2Status fmi2SetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr,
                           const fmi2Integer value[])
 {
-    component *c = (component *)comp;
-    double small[8], *v;
-    fmi2ValueReference refs_small[8];
-    const fmi2ValueReference *refs;
-    size_t i;
-    int rc, renamed;
-    if (!check_state(c, "fmi2SetInteger", S_INST | S_INIT | S_STEP))
-        return fmi2Error;
-    if (nvr > 0 && (vr == NULL || value == NULL))
-        return ERR(c, "fmi2SetInteger: NULL argument");
-    if (!of_type(c, "fmi2SetInteger", vr, nvr, MBS_TYPE_INTEGER))
-        return fmi2Error;
-    refs = deprecated_names(c, "fmi2SetInteger", vr, nvr, refs_small, sizeof refs_small / sizeof refs_small[0], 1);
-    renamed = refs != vr;
-    v = refs == NULL ? NULL : values_buffer(c, small, sizeof small / sizeof small[0], nvr);
-    if (v == NULL) {
-        if (refs != NULL && refs != vr && refs != refs_small)
-            release(c, c->used_cb_alloc, (void *)refs);
-        return ERR(c, "fmi2SetInteger: out of memory for %lu values", (unsigned long)nvr);
-    }
-    for (i = 0; i < nvr; i++)
-        v[i] = (double)value[i];
-    rc = mbs_inst_set(c->I, nvr, refs, v); /* checks every value first: a refusal changes nothing */
-    if (v != small)
-        release(c, c->used_cb_alloc, v);
-    if (refs != vr && refs != refs_small)
-        release(c, c->used_cb_alloc, (void *)refs);
-    if (rc != MBS_OK)
-        return ERR(c, "fmi2SetInteger: %s%s", mbs_inst_message(c->I),
-                   renamed ? " (given by its deprecated name 'solver')" : "");
-    return fmi2OK;
+    return integer_values(comp, "fmi2SetInteger", S_INST | S_INIT | S_STEP, vr, nvr, value, NULL);
 }
 
 fmi2Status fmi2SetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr,
