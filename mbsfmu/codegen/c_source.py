@@ -7,7 +7,7 @@ const double *u, const double *tp, double *out)`` that writes its outputs into `
 same order as :class:`~mbsfmu.equations.numeric_model.NumericModel` uses:
 
 * ``dynamics``: M (row-major, f x f), then q - k (f)
-* ``constraints``: c (nh), C (row-major, m x f), b' (m) -- m rows, of which the first nh are
+* ``constraints``: c (mh), C (row-major, m x f), b' (m) -- m rows, of which the first mh are
   holonomic (``MBS_MH``; the rest are nonholonomic and have no row in c)
 * ``constrained``: M, q - k, c, C, b', b''
 * ``energy``: kinetic and potential energy

@@ -10,7 +10,7 @@ the two implementations cannot drift:
   QR/SVD decompositions, the Newton tolerance and iteration limit of the projections, the
   iterations and weightings of PStab, the condition limit of coordinate partitioning),
 * the packed layout of the generated ``mbs_constrained`` output: M (f x f, row-major), q - k (f),
-  c (nh), C (m x f, row-major), b' (m), b'' (m) with m rows of which the first nh are holonomic
+  c (mh), C (m x f, row-major), b' (m), b'' (m) with m rows of which the first mh are holonomic
   (the others nonholonomic, without a row in c) -- :func:`constrained_layout`.
 """
 
