@@ -50,10 +50,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from mbsfmu.errors import SimulationError  # noqa: E402
-from mbsfmu.formulations import make_formulation  # noqa: E402
-from mbsfmu.formulations.consistent_initialization import consistent_state  # noqa: E402
-from mbsfmu.integrators.rkstab import integrate  # noqa: E402
+from mbsfmu import derive  # noqa: E402
+from mbsfmu.core.errors import SimulationError  # noqa: E402
+from mbsfmu.reference.consistent_initialization import consistent_state  # noqa: E402
+from mbsfmu.reference.formulations import make_formulation  # noqa: E402
+from mbsfmu.reference.integrators.rkstab import integrate  # noqa: E402
 from mbsfmu.simulation.simulate import initial_state  # noqa: E402
 from models import andrews  # noqa: E402
 
@@ -78,7 +79,7 @@ FORMULATIONS = ("qr", "projection")
 
 def setup():
     system = andrews.model()
-    numeric = system.equations().numeric()
+    numeric = derive(system).numeric()
     x0 = consistent_state(numeric, initial_state(system))
     return system, numeric, x0
 
@@ -270,9 +271,9 @@ def diagnose(numeric, x0, tols, t_end):
     """Why 'qr' needs fewer evaluations than 'projection': 'qr' evaluates the right-hand side at
     the velocity-projected state (seed 000 eq. 30 inside rhs), 'projection' at the raw stage value.
     Swap that one ingredient in both and count evaluations again."""
-    from mbsfmu.formulations.base import kkt_solve
-    from mbsfmu.formulations.optimal_partitioning import OptimalPartitioning
-    from mbsfmu.formulations.post_stabilization import PostStabilization
+    from mbsfmu.reference.formulations.base import kkt_solve
+    from mbsfmu.reference.formulations.optimal_partitioning import OptimalPartitioning
+    from mbsfmu.reference.formulations.post_stabilization import PostStabilization
 
     class QRWithoutEq30(OptimalPartitioning):
         def rhs(self, t, x):

@@ -10,7 +10,7 @@ m L^2 / 12 about the cg for rotations about y and z).  The coordinates are the *
 joint angles q_i (link i against link i-1; link 1 against the inertial x axis), in both
 programs; the speeds are u_i = q_i'.  m, L and g are symbols with default values.
 
-* mbsfmu: ``System`` -> ``equations()`` -> ``numeric()`` -> :class:`CompiledRHS` (the C
+* mbsfmu: ``System`` -> ``mbsfmu.derive`` -> ``numeric()`` -> :class:`CompiledRHS` (the C
   engine's right-hand side of the model: generated C for y'' by the articulated-body algorithm,
   called through the engine extension's ``RHS`` type by vectorcall; the breakdown also times the
   engine's mass-matrix path: M and q - k, Cholesky solve).
@@ -46,6 +46,8 @@ import time
 import timeit
 
 import numpy as np
+
+from mbsfmu import derive
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -123,11 +125,11 @@ def main(argv=None) -> int:
     import sympy as sp
     from pydy.codegen.ode_function_generators import generate_ode_function
 
-    from mbsfmu.codegen.c_rhs import CompiledRHS
+    from mbsfmu.engine.compiled_rhs import CompiledRHS
 
     # ---------------------------------------------------------------- build both
     t0 = time.perf_counter()
-    num = mbsfmu_chain(n).equations().numeric()
+    num = derive(mbsfmu_chain(n)).numeric()
     t_mb_derive = time.perf_counter() - t0
     t0 = time.perf_counter()
     rhs_mb = CompiledRHS(num)

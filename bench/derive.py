@@ -23,7 +23,7 @@ Joints (``--joint``):
 What is timed (each in a fresh Python process, so sympy's cache starts empty)
 ----------------------------------------------------------------------------
 * mbsfmu: building the ``System`` (constants, coordinates, bodies, frames) and
-  ``s.equations()``, which returns M, k and q.
+  ``derive(s)``, which returns M, k and q.
 * Kane: building the frames (``orient_axis``), points (``locatenew`` + ``v2pt_theory``),
   rigid bodies and gravity loads, ``KanesMethod(...).kanes_equations(bodies, loads)`` and
   reading ``mass_matrix`` and ``forcing`` (generalized speeds u_i = q_i').  Kane runs in a
@@ -44,7 +44,7 @@ difference exceeds 1e-9.
 Engine mode (``--engine``)
 --------------------------
 From the model to a running C engine, each size in a fresh process with an empty model cache:
-building the ``System`` and ``s.equations()`` (derive), the engine's generated files
+building the ``System`` and ``derive(s)``, the engine's generated files
 (``model_sources``: generate; model_aba.c and model_tree.c start compiling in the background
 during it), gcc (``compile_engine``: model.c, the wait for those two, the engine files that no
 model changes unless their objects are cached already, and the link; ``--cold`` also drops the
@@ -73,6 +73,8 @@ import sys
 import time
 
 import numpy as np
+
+from mbsfmu import derive
 
 #: default parameter values (a 0.5 m slender box of 1 kg, slightly skewed principal axes)
 PARAMS = {"m": 1.0, "L": 0.5, "g": 9.81, "Ixx": 0.0215, "Iyy": 0.022, "Izz": 0.0012,
@@ -118,7 +120,7 @@ def run_mbsfmu(n: int, joint: str, y: np.ndarray, yd: np.ndarray, conn) -> None:
 
     t0 = time.perf_counter()
     s = mbsfmu_chain(n, joint)
-    eqs = s.equations()
+    eqs = derive(s)
     t_derive = time.perf_counter() - t0
     conn.send({"derive": t_derive, "intermediates": len(eqs.intermediates)})
     t0 = time.perf_counter()
@@ -134,7 +136,7 @@ def run_engine(n: int, joint: str, cache: str, conn) -> None:
     os.environ["MBSFMU_CACHE"] = cache
     import mbsfmu.codegen.c_model as c_model
     import mbsfmu.codegen.compile as compile_
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
 
     times = {"generate": 0.0, "gcc": 0.0}
 
@@ -151,7 +153,7 @@ def run_engine(n: int, joint: str, cache: str, conn) -> None:
     compile_.compile_engine = timed("gcc", compile_.compile_engine)
     t0 = time.perf_counter()
     s = mbsfmu_chain(n, joint)
-    eqs = s.equations()
+    eqs = derive(s)
     times["derive"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     eng = Engine(s)

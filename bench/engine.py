@@ -22,8 +22,9 @@ import warnings
 import numpy as np
 
 import mbsfmu
+from mbsfmu import derive
+from mbsfmu.engine.extension import Engine
 from mbsfmu.model.loader import load_model
-from mbsfmu.runtime.engine import Engine
 from mbsfmu.simulation.simulate import output_grid
 
 
@@ -40,7 +41,7 @@ def engine_cpu(system, form, t_end, rtol, dt=0.01, repeat=3, method="rkstab"):
         best = min(best, time.process_time() - t0)
         if status != 0:
             raise RuntimeError(message)
-    return best, e.statistics(), float(np.abs(rec[:, 2 * system.equations().numeric().f]).max())
+    return best, e.statistics(), float(np.abs(rec[:, 2 * derive(system).numeric().f]).max())
 
 
 def table1(quick: bool):

@@ -13,7 +13,7 @@ rods on carrier points, ``body_point``):
   (RedundantConstraintWarning) and kept.
 
 For each: the wall time of ``model()`` (the declarations, with the element-constraint check),
-of ``equations()`` (Lagrange's equations), the share of the element-constraint check in
+of ``derive()`` (Lagrange's equations), the share of the element-constraint check in
 ``model()`` (cProfile, a separate run), and with ``--engine`` the build of the C engine
 (code generation and compilation, cached afterwards: run with a fresh ``MBSFMU_CACHE`` to time
 it).  Each form runs in a fresh process, so sympy's cache starts empty.
@@ -41,9 +41,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import mbsfmu  # noqa: E402
-from mbsfmu import LagrangianSystem  # noqa: E402
+from mbsfmu import LagrangianSystem, derive  # noqa: E402
+from mbsfmu.engine.extension import engine_module  # noqa: E402
 from mbsfmu.natural import dot  # noqa: E402
-from mbsfmu.runtime.engine import engine_module  # noqa: E402
 from models.five_link_natural import B0, BS0, BT0, L_XY, P0, ROD_INERTIA, ROD_MASS, F  # noqa: E402
 
 
@@ -92,7 +92,7 @@ def measure(form: str, engine: bool) -> dict:
         t0 = time.perf_counter()
         s = make()
         t1 = time.perf_counter()
-        eqs = s.equations()
+        eqs = derive(s)
         t2 = time.perf_counter()
         out = {"model": t1 - t0, "equations": t2 - t1, "constraints": s.constraint_names,
                "warnings": [str(w.message) for w in caught]}
@@ -124,7 +124,7 @@ def main():
         cmd = [sys.executable, __file__, "--form", form] + (["--engine"] if args.engine else [])
         r = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True,
                                       cwd=ROOT).stdout.splitlines()[-1])
-        line = f"{label:22s} model() {r['model']:6.2f} s   equations() {r['equations']:6.2f} s"
+        line = f"{label:22s} model() {r['model']:6.2f} s   derive() {r['equations']:6.2f} s"
         if "engine" in r:
             line += f"   engine {r['engine']:6.2f} s"
         print(line + f"   element-constraint check {r['check share']}")

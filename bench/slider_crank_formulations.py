@@ -31,6 +31,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import mbsfmu  # noqa: E402
+from mbsfmu import derive  # noqa: E402
 from models import slider_crank  # noqa: E402
 
 RUNS = [
@@ -95,7 +96,7 @@ def main(argv=None) -> int:
     atol = args.rtol / 10
 
     start = time.perf_counter()
-    slider_crank.model().equations()
+    derive(slider_crank.model())
     print(f"slider-crank, rtol {args.rtol:g}, atol {atol:g}, method {args.method}; derivation "
           f"(modeling time) {time.perf_counter() - start:.2f} s")
     head = (f"{'formulation':24s} | {'CPU ' + str(int(args.t_short)) + ' s':>9s} "

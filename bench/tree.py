@@ -77,6 +77,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mbsfmu import derive
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -325,7 +327,7 @@ def run_case(case: Case, t_end: float, repeat: int, seed: int) -> tuple[bool, bo
     from scipy.integrate import solve_ivp
 
     import mbsfmu
-    from mbsfmu.codegen.c_rhs import CompiledRHS
+    from mbsfmu.engine.compiled_rhs import CompiledRHS
     from mbsfmu.simulation.simulate import output_grid
 
     s, n = case.system, len(case.links)
@@ -338,7 +340,7 @@ def run_case(case: Case, t_end: float, repeat: int, seed: int) -> tuple[bool, bo
     print(f"  initial state: {', '.join(f'{k} = {v:.6g}' for k, v in case.initial.items())}, "
           "all rates 0")
 
-    rhs_mb = CompiledRHS(s.equations().numeric())
+    rhs_mb = CompiledRHS(derive(s).numeric())
     if not check_accelerations(case, rhs_mb, seed):
         print(f"  the accelerations disagree by more than {CHECK_TOL:g}: not timing")
         return False, False
@@ -459,12 +461,12 @@ def breakdown(case: Case, t_end: float, repeat: int = 15) -> None:
     import timeit
 
     import mbsfmu
-    from mbsfmu.codegen.c_rhs import CompiledRHS
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.compiled_rhs import CompiledRHS
+    from mbsfmu.engine.extension import Engine
     from mbsfmu.simulation.simulate import output_grid
 
     s = case.system
-    eqs = s.equations()
+    eqs = derive(s)
 
     def best(fn):
         return min(timeit.repeat(fn, number=1, repeat=repeat))

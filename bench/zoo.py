@@ -40,8 +40,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from zoo_cases import CASES, Run  # noqa: E402
 
 import mbsfmu  # noqa: E402
+from mbsfmu.core.formulation_choice import DEFAULT_FORMULATION  # noqa: E402
 from mbsfmu.fmu.native import NATIVE_FORMULATIONS  # noqa: E402
-from mbsfmu.formulations import DEFAULT_FORMULATION  # noqa: E402
 
 RTOL = 1e-10
 METHOD = {"explicit": 0, "stiff": 1, "dop853": 2}  # the FMU parameter 'method'

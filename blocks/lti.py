@@ -18,7 +18,6 @@ from __future__ import annotations
 from operator import mul
 
 import numpy as np
-from scipy.signal import cont2discrete, tf2ss
 
 from mbsfmu.runner.block import Block, BlockError
 
@@ -108,6 +107,8 @@ class StateSpace(Block):
         return {y: us for y, us in self._through.items() if us}
 
     def start(self, t0, dt):
+        from scipy.signal import cont2discrete  # heavy (about 1 s): imported where it is used
+
         Ad, Bd, Cd, Dd, _ = cont2discrete((self.A, self.B, self.C, self.D), float(dt), method=self.method)
         self.discrete = (Ad, Bd, Cd, Dd)
         self._has_d = bool(np.any(Dd != 0.0))
@@ -172,6 +173,8 @@ class TransferFunction(StateSpace):
             raise BlockError(f"TransferFunction: improper (numerator degree {len(num) - 1} > "
                              f"denominator degree {len(den) - 1}); it needs a derivative of the input")
         self.num, self.den = num or [0.0], den
+        from scipy.signal import tf2ss  # heavy (about 1 s): imported where it is used
+
         A, B, C, D = tf2ss(self.num, den)  # a static gain comes with one dummy state
         super().__init__(A, B, C, D, method=method, sample_time=sample_time)
 

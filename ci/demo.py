@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "ci"))
 
 import mbsfmu  # noqa: E402
+from mbsfmu import derive  # noqa: E402
 from mbsfmu.simulation.run_clock import timing_text  # noqa: E402
 
 
@@ -34,7 +35,7 @@ def main() -> int:
     system = mbsfmu.load_model(ROOT / "models" / "double_pendulum.py")
     print(system.summary())
     start = time.perf_counter()
-    eqs = system.equations()
+    eqs = derive(system)
     print(f"\nderived in {time.perf_counter() - start:.3f} s; mass matrix M(y):")
     sp.pprint(sp.trigsimp(eqs.expanded(eqs.M)))
     res = mbsfmu.simulate(system, t_end=10.0, dt=0.01, rtol=1e-10)

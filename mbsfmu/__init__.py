@@ -1,16 +1,16 @@
 """mbsfmu: symbolic multibody equations of motion, simulation and FMI export.
 
 Pipeline: model (a System or a LagrangianSystem, both a Model) -> equations (M y'' + k = q with
-the constraints c, C, b', b'') -> codegen (C99) -> the C engine, which simulate, both FMU kinds,
-the runner's FMU blocks and sweeps run; the Python formulations and integrators are its
-reference.  Analysis (linearize, modes, control design) works on the equations.
-docs/architecture.md.
+the constraints c, C, b', b''; :func:`derive`) -> codegen (C99) -> the C engine (``runtime``, its
+Python side ``engine``), which simulate, both FMU kinds, the runner's FMU blocks and sweeps run;
+the Python formulations and integrators (``reference``) are its oracle.  Analysis (linearize,
+modes, control design) works on the equations.  What every stage shares is ``core``; the layers
+and what each holds: docs/architecture.md.
 """
 
 from . import natural
 from .analysis import linearize
-from .equations import derive
-from .errors import (
+from .core.errors import (
     ConstraintError,
     MbsError,
     ModelError,
@@ -22,18 +22,12 @@ from .errors import (
     StiffnessWarning,
     SweepError,
 )
+from .equations import derive
 from .fmu.build import build_fmu
 from .model import INERTIAL, LagrangianSystem, Model, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
 from .simulation import Result, simulate
-
-
-def sweep(target, design, **options):
-    """Run a model or FMU over a design of parameter sets on Dask (see :func:`mbsfmu.study.sweep`)."""
-    from .study import sweep as _sweep
-
-    return _sweep(target, design, **options)
-
+from .study import sweep
 
 __version__ = "0.1.0"
 

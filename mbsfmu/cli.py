@@ -31,24 +31,45 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import pathlib
 import signal
 import sys
 import threading
 import warnings
+import zipfile
 
-from .errors import MbsError, ParameterError, Terminated, stop_reason
-from .fmu.build import DEFAULT_KIND, KINDS
-from .formulations import DEFAULT_FORMULATION, FORMULATIONS
-from .output_files import check_output_path, partial_path, plot_path
+import sympy as sp
+
+from .analysis import linearize
+from .animation import check_options
+from .animation.scene import check_drawable
+from .core.errors import (
+    MbsError,
+    ParameterError,
+    SimulationError,
+    SimulationInterrupted,
+    Terminated,
+    stop_reason,
+)
+from .core.formulation_choice import DEFAULT_FORMULATION, FORMULATION_NAMES
+from .core.output_files import check_output_path, partial_path, plot_path
+from .core.solver_settings import DEFAULT_METHOD, METHOD_ALIASES, METHODS
+from .equations.derive import derive
+from .fmu.build import DEFAULT_KIND, KINDS, build_fmu
+from .model.loader import load_model
+from .simulation import Result, simulate
+from .simulation.result import signal_names
+from .simulation.run_clock import timing_text
 from .simulation.simulate import (
     ATOL_FACTOR,
     BACKENDS,
     METHOD_DESCRIPTIONS,
     OTHER_SCIPY_METHODS,
+    output_grid,
     simulate_defaults,
 )
-from .solver_settings import DEFAULT_METHOD, METHOD_ALIASES, METHODS
+from .study import designs, sweep
 
 _DEFAULTS = simulate_defaults()
 #: the help of simulate's --method and --formulation, from the API's tables
@@ -56,7 +77,7 @@ _METHOD_HELP = "; ".join([*(f"{n}{' (default)' if n == _DEFAULTS['method'] else 
                             for n, d in METHOD_DESCRIPTIONS.items()),
                           f"or a scipy method: {', '.join(OTHER_SCIPY_METHODS)}"])
 _FORMULATION_HELP = "for models with loops: " + ", ".join(
-    n + (" (default)" if n == DEFAULT_FORMULATION else "") for n in FORMULATIONS)
+    n + (" (default)" if n == DEFAULT_FORMULATION else "") for n in FORMULATION_NAMES)
 #: the build's deprecated options: old flag -> its new name (each works for one release)
 _RENAMED_BUILD_OPTIONS = {"--backend": "--kind", "--solver": "--method"}
 #: exit status of a command stopped by a signal: 128 + its number, as a shell reports it
@@ -67,7 +88,7 @@ ANIMATE_T_END = 5.0
 
 
 class _SigtermAsInterrupt:
-    """While a command runs, SIGTERM raises :class:`~mbsfmu.errors.Terminated` (a
+    """While a command runs, SIGTERM raises :class:`~mbsfmu.core.errors.Terminated` (a
     KeyboardInterrupt) in the main thread, so a command stopped by a process manager, a batch
     system or ``kill`` keeps what it computed exactly as on Ctrl-C.  Only the first SIGTERM
     raises: one that arrives while the command is already stopping (after a first SIGTERM, or
@@ -134,13 +155,11 @@ def _parse_sets(items, system):
 
 
 def cmd_info(args) -> int:
-    from .model.loader import load_model
-
     system = load_model(args.model)
     print(system.summary())
     for line in signal_lines(system):
         print(line)
-    eqs = system.equations()
+    eqs = derive(system)
     f = len(system.y)
     print(f"  equations: M {f}x{f}, k {f}x1, q {f}x1 over {len(eqs.intermediates)} "
           "intermediate variables")
@@ -152,8 +171,6 @@ def signal_lines(system) -> list[str]:
     writes velocities with (damping, control laws, outputs, nonholonomic constraints), the user
     outputs (each with its description), and every signal a Result reads, which are the FMU's
     outputs too (with the reactions) and the signals of a sweep's metrics."""
-    from .simulation.result import signal_names
-
     coords = system.coordinates_.values()
     outputs = list(getattr(system, "outputs", {}).values())
     signals = signal_names(system)
@@ -185,9 +202,6 @@ def _simulate_keeping(system, keep: pathlib.Path, progress, hint: str = "", **op
     """simulate(system, **options), or, when the run fails or is stopped (Ctrl-C, SIGTERM), the
     rows it computed written to ``keep`` and the exit status to return (2, 130 or 143) after
     saying so on stderr; ``hint`` is a line on what to do with the file."""
-    from .errors import SimulationError, SimulationInterrupted
-    from .simulation import simulate
-
     try:
         return simulate(system, progress=progress, **options)
     except (SimulationError, SimulationInterrupted) as exc:
@@ -217,9 +231,6 @@ def _write_csv(result, path: pathlib.Path) -> str:
 
 
 def cmd_simulate(args) -> int:
-    from .model.loader import load_model
-    from .simulation.run_clock import timing_text
-
     out = check_output_path(args.out, "--out", [("model file", args.model)])
     if args.plot:
         plot_path(args.plot, "--plot", [("model file", args.model), ("--out file", args.out)])
@@ -265,10 +276,6 @@ def _renamed_options(args, renamed: dict) -> None:
 
 
 def cmd_build(args) -> int:
-    import zipfile
-
-    from .fmu.build import build_fmu
-
     _renamed_options(args, _RENAMED_BUILD_OPTIONS)
     kind = DEFAULT_KIND if args.kind is None else args.kind
     path = build_fmu(args.model, args.output, kind=kind, formulation=args.formulation, method=args.method)
@@ -305,10 +312,6 @@ def _matrix_text(name, M, rows, cols) -> str:
 
 
 def cmd_linearize(args) -> int:
-    import json
-
-    from .analysis import linearize
-    from .model.loader import load_model
 
     for opt in ("bode", "modes"):
         if getattr(args, opt):
@@ -335,8 +338,6 @@ def cmd_linearize(args) -> int:
     if lin.independent != lin.coordinates:
         print(f"independent coordinates: {', '.join(lin.independent)} (of {', '.join(lin.coordinates)})")
     if args.symbolic:
-        import sympy as sp
-
         for name in ("M0", "D", "K", "F"):
             print(f"{name} =")
             print(sp.pretty(getattr(lin, name)))
@@ -381,8 +382,6 @@ def _distribution(name, spec):
 
 
 def cmd_sweep(args) -> int:
-    from .study import designs, sweep
-
     out = check_output_path(args.out, "--out")
     plot = plot_path(args.plot, "--plot", [("--out file", args.out)]) if args.plot else None
     params = _parse_params(args.param, args.design)
@@ -424,12 +423,6 @@ def cmd_animate(args) -> int:
     or drawing the animation fails or is stopped, the samples go to ``<out stem>.partial.csv``
     (a result CSV: ``mbsfmu animate`` draws it with ``--model``); nothing is drawn from a
     simulation that did not finish."""
-    from .animation import check_options
-    from .animation.scene import check_drawable
-    from .model.loader import load_model
-    from .simulation import Result
-    from .simulation.simulate import output_grid
-
     out = check_output_path(args.out, "--out")
     check_options(out, args.fps, args.every, args.dpi)
     source = pathlib.Path(args.source)

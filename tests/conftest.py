@@ -34,7 +34,7 @@ def start_cli_cluster(tmp_path, request):
     """``start(n_workers=2, **options)``: a real Dask cluster (a scheduler and workers started
     as separate processes, :class:`mbsfmu.study.cli_cluster.CliCluster`, logs in ``tmp_path``),
     connected (its ``.client``), and stopped at the end of the test even if the start fails."""
-    from mbsfmu.errors import ParameterError
+    from mbsfmu.core.errors import ParameterError
     from mbsfmu.study.cli_cluster import CliCluster
 
     def start(n_workers=2, **options):

@@ -1,7 +1,7 @@
 """Equations of motion cross-checked against an independent derivation by Kane's method.
 
 Every test builds the same mechanism twice: once with our modeling API (``System`` ->
-``equations()``, a recursive Newton-Euler/Jourdain derivation) and once from scratch with
+``mbsfmu.derive``, a recursive Newton-Euler/Jourdain derivation) and once from scratch with
 ``sympy.physics.mechanics`` (reference frames oriented with ``orient_axis``, points placed with
 ``locatenew`` and differentiated by sympy's own vector calculus, ``KanesMethod`` with generalized
 speeds u_i = y_i').  Kane's equations read Fr + Fr* = 0 with
@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from sympy.core.function import AppliedUndef
 from sympy.physics import mechanics as me
 
-from mbsfmu import System, rot_x, rot_y, rot_z, sequence
+from mbsfmu import System, derive, rot_x, rot_y, rot_z, sequence
 from mbsfmu.equations.python_source import make_function
 from models import cart_pendulum, double_pendulum, spinning_top
 
@@ -64,7 +64,7 @@ class Ours:
 
     def __init__(self, system: System, params=None):
         self.system = system
-        eqs = system.equations()
+        eqs = derive(system)
         self.f = len(system.y)
         self.num = eqs.numeric(params)
         outputs = list(eqs.M) + list(eqs.k) + list(eqs.q)

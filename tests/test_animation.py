@@ -14,7 +14,7 @@ from PIL import Image
 import mbsfmu
 from mbsfmu.animation import Animation
 from mbsfmu.cli import main
-from mbsfmu.errors import ModelError, ParameterError
+from mbsfmu.core.errors import ModelError, ParameterError
 from mbsfmu.simulation import Result
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

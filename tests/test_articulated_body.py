@@ -10,9 +10,9 @@ import pytest
 import sympy as sp
 from c_support import shaker
 
-from mbsfmu import ModelError, SingularMassMatrixError, System, rot_x, rot_y, rot_z
+from mbsfmu import ModelError, SingularMassMatrixError, System, derive, rot_x, rot_y, rot_z
 from mbsfmu.codegen.c_aba import aba_source
-from mbsfmu.codegen.c_rhs import CompiledRHS
+from mbsfmu.engine.compiled_rhs import CompiledRHS
 from mbsfmu.equations.articulated_body import aba_applicable, articulated_accelerations, articulated_body
 from mbsfmu.equations.python_source import make_function
 from mbsfmu.model.loader import load_model
@@ -79,7 +79,7 @@ MODELS = {
 
 
 def _numeric(name):
-    num = MODELS[name]().equations().numeric()
+    num = derive(MODELS[name]()).numeric()
     if num.input_names:
         num.set_inputs({n: 1.5 + i for i, n in enumerate(num.input_names)})
     return num
@@ -161,7 +161,7 @@ def test_model_without_joint_coordinates_falls_back(cache):
     s = two_frames()
     reason = aba_applicable(s)
     assert "coordinate 'q' places both frame 'A' and frame 'B'" in reason
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     assert articulated_accelerations(num.eqs) is None
     assert articulated_body(num.eqs).reason == reason
     rhs = CompiledRHS(num)
@@ -183,14 +183,14 @@ def test_identically_zero_pivot_falls_back():
     q, r = s.coordinates("q", "r")
     s.body("B", rel_rot=rot_x(q), cg_pos=[1, 0, 0], mass=1, inertia=[0, 0, 0])
     s.body("C", ref="B", rel_pos=[r, 0, 0], mass=1, inertia=[0, 0, 0])
-    eqs = s.equations()
+    eqs = derive(s)
     assert aba_applicable(s) is None
     assert articulated_accelerations(eqs) is None
     assert "coordinate 'q' is identically zero" in articulated_body(eqs).reason
 
 
 def test_singular_configuration_names_the_coordinate(cache):
-    num = slider_on_axis().equations().numeric()
+    num = derive(slider_on_axis()).numeric()
     rhs = CompiledRHS(num)
     assert rhs.algorithm == "aba"
     t, y, yd = next(_states(num, k=1))

@@ -6,9 +6,10 @@ import pytest
 import sympy as sp
 from c_support import shaker
 
+from mbsfmu import derive
 from mbsfmu.codegen import compile as cmp
-from mbsfmu.codegen.c_backend import CKernel
 from mbsfmu.codegen.c_source import generate_c
+from mbsfmu.engine.c_kernel import CKernel, use_c_kernel
 from models import andrews, cart_pendulum, double_pendulum, four_bar, slider_crank, spinning_top
 
 MODELS = {"double_pendulum": double_pendulum, "cart_pendulum": cart_pendulum,
@@ -28,7 +29,7 @@ def _close(a, b, what):
 @pytest.mark.parametrize("name", [*MODELS, "shaker"])
 def test_c_kernel_matches_numpy_backend(cache, name):
     s = shaker() if name == "shaker" else MODELS[name].model()
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     k = CKernel(num)
     assert k.path.parent == cache
     rng = np.random.default_rng(7)
@@ -51,7 +52,7 @@ def test_c_kernel_matches_numpy_backend(cache, name):
 
 
 def test_cache_reuses_library(cache):
-    src = generate_c(slider_crank.model().equations())
+    src = generate_c(derive(slider_crank.model()))
     first = cmp.compile_shared(src, "slider_crank")
     n, mtime = cmp.compile_count, first.stat().st_mtime_ns
     again = cmp.compile_shared(src, "slider_crank")
@@ -78,13 +79,13 @@ def test_missing_compiler_is_reported(cache, monkeypatch):
 
 
 def test_powers_are_products():
-    src = generate_c(shaker().equations())
+    src = generate_c(derive(shaker()))
     assert "pow(" not in src
     assert "mbs_constrained" in src and "#define MBS_NTP 3" in src and "tp[2]" in src
 
 
 def test_parameter_and_input_changes_are_seen(cache):
-    num = cart_pendulum.model().equations().numeric()
+    num = derive(cart_pendulum.model()).numeric()
     k = CKernel(num)
     y, yd = np.array([0.3, -0.7]), np.array([1.1, 0.4])
     k.mass_and_force(0.0, y, yd)
@@ -124,8 +125,8 @@ def test_tree_simulation_with_c_backend_uses_the_compiled_right_hand_side(cache)
     import math
 
     import mbsfmu
-    from mbsfmu.codegen.c_rhs import CompiledRHS
-    from mbsfmu.formulations.minimal_ode import MinimalODE
+    from mbsfmu.engine.compiled_rhs import CompiledRHS
+    from mbsfmu.reference.formulations.minimal_ode import MinimalODE
     from models import cart_pendulum
 
     args = {"t_end": 1.0, "dt": 0.25, "rtol": 1e-10}
@@ -133,8 +134,8 @@ def test_tree_simulation_with_c_backend_uses_the_compiled_right_hand_side(cache)
         ref = mbsfmu.simulate(cart_pendulum.model(), inputs=inputs, **args)
         fast = mbsfmu.simulate(cart_pendulum.model(), inputs=inputs, backend="c", **args)
         np.testing.assert_allclose(fast.y, ref.y, rtol=0, atol=1e-9 * max(1.0, np.abs(ref.y).max()))
-    num = cart_pendulum.model().equations().numeric()
-    num.use_c_kernel()
+    num = derive(cart_pendulum.model()).numeric()
+    use_c_kernel(num)
     assert isinstance(MinimalODE(num, {"F": 0.5}).rhs, CompiledRHS)
     assert not isinstance(MinimalODE(num, {"F": lambda t: t}).rhs, CompiledRHS)
 
@@ -159,7 +160,7 @@ def test_constrained_halves_equal_the_whole(cache, name):
     from mbsfmu.codegen.c_source import constrained_split
 
     s = _driven_loop() if name == "driven_loop" else MODELS[name].model()
-    eqs = s.equations()
+    eqs = derive(s)
     num = eqs.numeric()
     k = CKernel(num)
     f, m = num.f, num.m

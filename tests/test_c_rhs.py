@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from c_support import shaker
 
-from mbsfmu import ModelError, SingularMassMatrixError, System, rot_x
-from mbsfmu.codegen.c_rhs import CompiledRHS
+from mbsfmu import ModelError, SingularMassMatrixError, System, derive, rot_x
+from mbsfmu.engine.c_kernel import use_c_kernel
+from mbsfmu.engine.compiled_rhs import CompiledRHS
 from mbsfmu.model.loader import load_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -29,7 +30,7 @@ def _check(num, rhs, t, x):
 @pytest.mark.parametrize("name", [*MODELS, "shaker"])
 def test_rhs_matches_numpy_backend(cache, name, algorithm):
     s = shaker() if name == "shaker" else load_model(os.path.join(ROOT, "models", f"{name}.py"))
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     if num.input_names:
         num.set_inputs({n: 2.5 for n in num.input_names})
         assert np.all(num.u != 0)
@@ -51,7 +52,7 @@ def test_rhs_matches_numpy_backend(cache, name, algorithm):
 
 
 def test_time_parameter_changes_the_result(cache):
-    num = shaker().equations().numeric()
+    num = derive(shaker()).numeric()
     rhs = CompiledRHS(num)
     x = np.array([0.3, -0.4])
     a, b = _check(num, rhs, 0.0, x), _check(num, rhs, 1.3, x)
@@ -59,7 +60,7 @@ def test_time_parameter_changes_the_result(cache):
 
 
 def test_parameter_and_input_changes_are_seen(cache):
-    num = load_model(os.path.join(ROOT, "models", "cart_pendulum.py")).equations().numeric()
+    num = derive(load_model(os.path.join(ROOT, "models", "cart_pendulum.py"))).numeric()
     rhs = CompiledRHS(num)
     x = np.array([0.3, -0.7, 1.1, 0.4])
     before = _check(num, rhs, 0.0, x)
@@ -77,10 +78,10 @@ def test_parameter_and_input_changes_are_seen(cache):
 def test_rhs_is_the_engines_right_hand_side(cache):
     """No copy of its own: the object is the engine extension's RHS on an engine instance, and
     gives what the instance's own rhs gives with the same (start) values."""
-    from mbsfmu.runtime.engine import engine_module
+    from mbsfmu.engine.extension import engine_module
 
     s = load_model(os.path.join(ROOT, "models", "cart_pendulum.py"))
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     rhs = CompiledRHS(num)
     mod = engine_module(s)
     assert type(rhs) is mod.RHS and isinstance(rhs.instance, mod.Instance)
@@ -94,7 +95,7 @@ def test_rhs_is_the_engines_right_hand_side(cache):
 
 
 def test_loop_model_is_rejected():
-    num = load_model(os.path.join(ROOT, "models", "four_bar.py")).equations().numeric()
+    num = derive(load_model(os.path.join(ROOT, "models", "four_bar.py"))).numeric()
     with pytest.raises(ModelError, match=r"four_bar: CompiledRHS handles tree models only.*constraint"):
         CompiledRHS(num)
 
@@ -106,7 +107,7 @@ def test_singular_mass_matrix_names_the_state(cache):
     q, r = s.coordinates("q", "r")
     s.body("B", rel_rot=rot_x(q), cg_pos=[1, 0, 0], mass=1, inertia=[0, 0, 0])
     s.body("C", ref="B", rel_pos=[r, 0, 0], mass=1, inertia=[0, 0, 0])
-    rhs = CompiledRHS(s.equations().numeric())
+    rhs = CompiledRHS(derive(s).numeric())
     assert rhs.algorithm == "mass_matrix"
     with pytest.raises(SingularMassMatrixError,
                        match=r"axis: mass matrix is not positive definite \(Cholesky pivot of 'q' "
@@ -115,7 +116,7 @@ def test_singular_mass_matrix_names_the_state(cache):
 
 
 def test_extension_rejects_bad_calls(cache):
-    num = load_model(os.path.join(ROOT, "models", "double_pendulum.py")).equations().numeric()
+    num = derive(load_model(os.path.join(ROOT, "models", "double_pendulum.py"))).numeric()
     rhs = CompiledRHS(num, binding="extension")
     x = np.zeros(4)
     with pytest.raises(TypeError, match=r"rhs\(t, x\) takes exactly two positional arguments"):
@@ -146,18 +147,18 @@ def test_without_python_headers_minimal_ode_keeps_the_per_state_kernel(cache, mo
     MinimalODE on the C backend falls back to the per-state kernel and still agrees."""
     from mbsfmu.codegen import compile as compile_module
     from mbsfmu.codegen.compile import MissingPythonHeaders
-    from mbsfmu.formulations.minimal_ode import MinimalODE
+    from mbsfmu.reference.formulations.minimal_ode import MinimalODE
 
     def no_headers(*_):
         raise MissingPythonHeaders("Python.h not found in /nowhere")
 
     monkeypatch.setattr(compile_module, "python_include_dirs", no_headers)
-    num = load_model(os.path.join(ROOT, "models", "cart_pendulum.py")).equations().numeric()
+    num = derive(load_model(os.path.join(ROOT, "models", "cart_pendulum.py"))).numeric()
     with pytest.raises(MissingPythonHeaders, match="Python.h"):
         CompiledRHS(num)
     with pytest.raises(ValueError, match="unknown binding 'ctypes'.*removed"):
         CompiledRHS(num, binding="ctypes")
-    num.use_c_kernel()
+    use_c_kernel(num)
     num.set_inputs({"F": 0.5})
     form = MinimalODE(num, {"F": 0.5})
     assert not isinstance(form.rhs, CompiledRHS)
@@ -169,14 +170,14 @@ def test_constant_without_value(cache):
     """The engine module of CompiledRHS is built although a constant has no value (numeric.prm
     is handed in at every call); an Engine of the same model still refuses to start without it."""
     from mbsfmu import ParameterError, rot_z
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
 
     s = System("unset")
     m = s.constant("m")
     (q,) = s.coordinates("q")
     s.gravity([0, -9.81, 0])
     s.body("B", rel_rot=rot_z(q), cg_pos=[1, 0, 0], mass=m, inertia=[0.1, 0.1, 0.1])
-    num = s.equations().numeric({"m": 2.0})
+    num = derive(s).numeric({"m": 2.0})
     rhs = CompiledRHS(num)
     _check(num, rhs, 0.0, np.array([0.3, 0.1]))
     with pytest.raises(ParameterError, match="constant 'm' has no value"):

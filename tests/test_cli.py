@@ -28,7 +28,8 @@ def test_info(capsys):
 def test_simulate_help_and_defaults_are_the_api_s():
     """Every default of `mbsfmu simulate` is simulate()'s, and its help names them."""
     from mbsfmu.cli import build_parser
-    from mbsfmu.formulations import DEFAULT_FORMULATION, FORMULATIONS
+    from mbsfmu.core.formulation_choice import DEFAULT_FORMULATION
+    from mbsfmu.reference.formulations import FORMULATIONS
     from mbsfmu.simulation.simulate import (
         ATOL_FACTOR,
         METHOD_DESCRIPTIONS,

@@ -13,7 +13,7 @@ from fmu_support import MODELS, Slave
 
 import mbsfmu
 from mbsfmu import System, rot_z
-from mbsfmu.formulations.consistent_initialization import InconsistentInitialValuesWarning
+from mbsfmu.core.errors import InconsistentInitialValuesWarning
 
 BACKENDS = ["numpy", "c"]
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mbsfmu import System, cardan, rot_x, rot_y, rot_z
+from mbsfmu import System, cardan, derive, rot_x, rot_y, rot_z
 
 
 def spatial_loop_system(translations, rotations, in_frame, moving_base):
@@ -27,7 +27,7 @@ def spatial_loop_system(translations, rotations, in_frame, moving_base):
 
 
 def check_against_differentiation(s, n_points=3, seed=0):
-    eqs = s.equations()
+    eqs = derive(s)
     ex = eqs.expanded
     c, C, b1, b2 = ex(eqs.c), ex(eqs.C), ex(eqs.b1), ex(eqs.b2)
     y, yd = sp.Matrix(s.y), sp.Matrix(s.yd)
@@ -77,7 +77,7 @@ def test_rotational_condition_is_sine_of_relative_angle():
     s.body("A", rel_rot=rot_z(a), mass=1, inertia=[1, 1, 1])
     s.body("B", rel_rot=rot_z(b), mass=1, inertia=[1, 1, 1])
     s.loop("same", "A", "B", translations="", rotations="z")
-    eqs = s.equations()
+    eqs = derive(s)
     assert sp.simplify(eqs.expanded(eqs.c)[0] - sp.sin(b - a)) == 0
 
 

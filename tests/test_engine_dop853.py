@@ -99,7 +99,7 @@ def test_native_fmu_with_method_dop853_equals_simulate(tmp_path):
 def test_a_failed_dop853_run_names_the_model_and_keeps_the_partial_result():
     """A force of 1e300 N makes the state non-finite: SimulationError naming the model, with the
     output points reached (the same path as RKSTAB's)."""
-    from mbsfmu.errors import SimulationError
+    from mbsfmu.core.errors import SimulationError
 
     with pytest.raises(SimulationError) as info:
         mbsfmu.simulate("models/cart_pendulum.py", t_end=1.0, dt=0.01, backend="c", method="dop853",

@@ -8,7 +8,7 @@ import pytest
 import scipy.linalg
 import scipy.optimize
 
-from mbsfmu.errors import ModelError
+from mbsfmu.core.errors import ModelError
 from mbsfmu.model.elastic import LOAD_CASES, beam, beam_geometric_stiffness, beam_modal_data, fe_modal_data
 from mbsfmu.model.elastic import load as load_sid
 from mbsfmu.model.elastic import save as save_sid

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.io
 
-from mbsfmu.errors import ModelError
+from mbsfmu.core.errors import ModelError
 from mbsfmu.model.elastic import LOAD_CASES, beam, beam_geometric_stiffness, fe_modal_data, import_modal_data
 
 E, RHO = 2.1e11, 7850.0

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import mbsfmu
-from mbsfmu.errors import ModelError
+from mbsfmu import derive
+from mbsfmu.core.errors import ModelError
 from mbsfmu.model import System, cardan, rot_x, rot_y, rot_z
 from mbsfmu.model.elastic import ModalData, from_fe, save
 
@@ -68,8 +69,8 @@ def test_particle_equivalence_M_k_q():
     """Exact for point masses: Mbar(q) of from_fe is their mass matrix (J to second order is
     exact), so M and q - k equal the rigid-body API's to rounding at random states."""
     X, m, Phi, data = lumped()
-    flex = spatial_flexible(data).equations().numeric()
-    ref = spatial_particles(X, m, Phi, data).equations().numeric()
+    flex = derive(spatial_flexible(data)).numeric()
+    ref = derive(spatial_particles(X, m, Phi, data)).numeric()
     rng = np.random.default_rng(5)
     for _ in range(5):
         y, yd, t = rng.normal(size=7), rng.normal(size=7), float(rng.uniform())
@@ -106,7 +107,7 @@ def pendulum(data, particles=None, name="flex_pendulum", stiffening=False):
 def test_particle_equivalence_energy_and_trajectory():
     X, m, Phi, data = lumped()
     flex, ref = pendulum(data), pendulum(data, (X, m, Phi), name="particle_pendulum")
-    ef, er = flex.equations().numeric(), ref.equations().numeric()
+    ef, er = derive(flex).numeric(), derive(ref).numeric()
     rng = np.random.default_rng(6)
     Y, YD = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
     (Tf, Vf), (Tr, Vr) = ef.energy_series(np.zeros(4), Y, YD), er.energy_series(np.zeros(4), Y, YD)
@@ -137,7 +138,7 @@ def test_node_frames_carry_force_elements_bodies_and_outputs():
     ref = with_attachments(pendulum(data, (X, m, Phi), name="particle_pendulum"), "p1")
     assert flex.flexible_bodies["P1"].node_frames == ["P1_1", "P1_2", "P1_3", "P1_4"]
     flex.frame_output("P1_2", prefix="node2")
-    ef, er = flex.equations().numeric(), ref.equations().numeric()
+    ef, er = derive(flex).numeric(), derive(ref).numeric()
     rng = np.random.default_rng(7)
     for _ in range(3):
         y, yd = rng.normal(size=3), rng.normal(size=3)
@@ -168,7 +169,7 @@ def test_frame_node_is_R():
     s.frame_output("P1", "angular_velocity", prefix="wR")
     s.frame_output("P1_1", "angular_velocity", prefix="w1")
     r = mbsfmu.simulate(s, 0.2, 0.05, rtol=1e-8)
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     for i in range(len(r.t)):
         out = num.expression_outputs(r.t[i], r.y[:, i], r.yd[:, i])
         assert np.array_equal(out[0:3], out[3:6]) and np.array_equal(out[6:9], out[9:12])
@@ -338,8 +339,8 @@ def test_geometric_stiffening():
         A = rng.normal(size=(24, 24))
         geo.append(A + A.T)
     data = from_fe(*_lumped_fe(X, m), X, Phi, geometric_stiffness=geo)
-    stiff = spatial_flexible(data, stiffening=True).equations().numeric()
-    plain = spatial_flexible(data).equations().numeric()
+    stiff = derive(spatial_flexible(data, stiffening=True)).numeric()
+    plain = derive(spatial_flexible(data)).numeric()
     for _ in range(3):
         y, yd = rng.normal(size=7), rng.normal(size=7)
         dh = stiff.mass_and_force(0.0, y, yd)[1] - plain.mass_and_force(0.0, y, yd)[1]
@@ -362,7 +363,7 @@ def test_tree_algorithms_refused_and_elastic_coordinates_move():
     _, _, _, data = lumped()
     s = pendulum(data)
     assert "flexible bodies (P1)" in aba_applicable(s)
-    eqs = s.equations()
+    eqs = derive(s)
     assert articulated_body(eqs).ydd is None and "flexible" in articulated_body(eqs).reason
     assert recursive_newton_euler(eqs).mass_times is None
     held = System("held")
@@ -451,7 +452,7 @@ def test_unused_node_frames_cost_nothing_until_asked_for():
     a = s.coordinate("a", 0.3)
     s.gravity([0, 0, -9.81])
     s.flexible_body("B", rel_rot=rot_x(a), data=data)
-    eqs = s.equations()
+    eqs = derive(s)
     eqs.M, eqs.k, eqs.q  # noqa: B018
     assert not any(n in eqs.kinematics.frames for n in s.flexible_bodies["B"].node_frames)
     r = eqs.frame_expanded("B_21")["position"]

@@ -9,7 +9,7 @@ import pytest
 from fmu_support import Slave
 
 import mbsfmu
-from mbsfmu import ParameterError
+from mbsfmu import ParameterError, derive
 from mbsfmu.equations.parameter_requirements import parameter_requirements
 
 MODEL = textwrap.dedent('''
@@ -43,7 +43,7 @@ def model_file(tmp_path_factory):
 
 
 def test_requirements_list_both_factors(model_file):
-    req = parameter_requirements(mbsfmu.load_model(model_file).equations())
+    req = parameter_requirements(derive(mbsfmu.load_model(model_file)))
     assert [(f.body, f.label, f.parameters) for f in req.factors] == [
         ("B", "stiffness_factor", ["k_s"]), ("B", "damping_factor", ["d_s"])]
     assert "k_s" not in req.nonzero and "d_s" not in req.nonzero  # 0 is a valid factor

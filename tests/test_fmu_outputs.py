@@ -6,7 +6,7 @@ import pytest
 from fmu_support import MODELS, TOL, Slave, reference
 
 import mbsfmu
-from mbsfmu.errors import ModelError
+from mbsfmu.core.errors import ModelError
 from mbsfmu.model.loader import load_model
 
 fmpy = pytest.importorskip("fmpy")

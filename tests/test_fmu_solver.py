@@ -18,7 +18,7 @@ import pytest
 from fmu_support import MODELS, Slave, slider_crank_variant
 
 import mbsfmu
-from mbsfmu.errors import ParameterError
+from mbsfmu.core.errors import ParameterError
 
 fmpy = pytest.importorskip("fmpy")
 pytest.importorskip("pythonfmu")
@@ -26,7 +26,7 @@ pytest.importorskip("pythonfmu")
 from fmpy.fmi1 import FMICallException  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
 
-from mbsfmu.fmu.model_description import fmu_variables  # noqa: E402
+from mbsfmu.codegen.fmu_variables import fmu_variables  # noqa: E402
 from mbsfmu.fmu.native import build_native_fmu  # noqa: E402
 from mbsfmu.fmu.pythonfmu_export import build_pythonfmu  # noqa: E402
 

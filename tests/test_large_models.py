@@ -1,6 +1,6 @@
 """A tree model built for the engine derives and emits only what its run needs.
 
-The articulated-body run needs neither M nor k: ``System.equations()`` derives them on first
+The articulated-body run needs neither M nor k: ``derive(system)`` derives them on first
 use, the engine's model.c gets ``mbs_dynamics`` (used only by runs without the ABA) from the
 recursive Newton-Euler M v, and the parameter probe takes M the same way.  What was derived and
 emitted is checked, and the results against the numpy reference (no timings).
@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 import mbsfmu
-from mbsfmu import System, sequence
+from mbsfmu import System, derive, sequence
 from mbsfmu.codegen.c_model import model_sources
 from mbsfmu.codegen.c_source import CHUNK_STATEMENTS, function_lines, generate_c_functions, sizes
 from mbsfmu.codegen.compile import compile_shared
+from mbsfmu.engine.extension import Engine
 from mbsfmu.equations.recursive_newton_euler import recursive_newton_euler
 from mbsfmu.model.loader import load_model
-from mbsfmu.runtime.engine import Engine
 
 
 def chain(n: int) -> System:
@@ -39,7 +39,7 @@ def chain(n: int) -> System:
 
 def test_engine_build_of_a_tree_derives_no_mass_matrix():
     s = chain(3)
-    eqs = s.equations()
+    eqs = derive(s)
     assert not eqs.is_derived("M") and not eqs.is_derived("k") and not eqs.is_derived("q")
     files = model_sources(s, "qr")
     src = files["model.c"]
@@ -61,7 +61,7 @@ def test_engine_build_of_a_tree_derives_no_mass_matrix():
 def test_models_with_constraints_still_print_the_mass_matrix():
     s = load_model("models/slider_crank.py")
     files = model_sources(s, "qr")
-    assert "mbs_mass_times" not in files["model.c"] and s.equations().is_derived("M")
+    assert "mbs_mass_times" not in files["model.c"] and derive(s).is_derived("M")
     assert "mbs_aba(" not in files["model_aba.c"] and "#define MBS_HAS_ABA 0" in files["model_config.h"]
 
 
@@ -69,7 +69,7 @@ def test_models_with_constraints_still_print_the_mass_matrix():
                                    "models/cart_pendulum.py"])
 def test_recursive_newton_euler_is_the_assembled_mass_matrix(model):
     s = load_model(model)
-    eqs = s.equations()
+    eqs = derive(s)
     rn = recursive_newton_euler(eqs)
     num = eqs.numeric()
     rng = np.random.default_rng(3)
@@ -108,7 +108,7 @@ def test_tree_energy_from_the_newton_euler_mass_times(cache):
     """mbs_energy of an engine build of a scleronomic tree: T = y'^T (M v) / 2, V printed;
     neither derives the kinetic energy, both equal the numpy reference's energies."""
     s = chain(3)
-    eqs = s.equations()
+    eqs = derive(s)
     functions, _ = generate_c_functions(eqs, tree_dynamics=True)
     assert not eqs.is_derived("energies")
     assert "mbs_mass_times(t, y, yd, prm, u, tp, my);" in functions
@@ -132,21 +132,21 @@ def test_model_aba_is_compiled_while_the_model_is_generated(cache):
     """model_aba.c includes no model header: the engine build hands it to precompile_object as
     soon as it is printed, and links the cached object (no second compile of it)."""
     from mbsfmu.codegen import compile as cmp
-    from mbsfmu.runtime.engine import engine_module
+    from mbsfmu.engine import extension  # the engine build, which calls precompile_object
 
     s = chain(2)
     started = []
-    real = cmp.precompile_object
+    real = extension.precompile_object
 
     def spy(name, text, include_dirs=()):
-        started.append((name, s.equations().is_derived("recursive_newton_euler")))
+        started.append((name, derive(s).is_derived("recursive_newton_euler")))
         real(name, text, include_dirs)
 
-    cmp.precompile_object = spy
+    extension.precompile_object = spy
     try:
-        engine_module(s)
+        extension.engine_module(s)
     finally:
-        cmp.precompile_object = real
+        extension.precompile_object = real
     # started before model.c's functions (the Newton-Euler parts) were derived
     assert started == [("model_aba.c", False), ("model_tree.c", True)]
     assert len(list((cache / "objects").glob("model_aba_*.o"))) == 1
@@ -157,10 +157,10 @@ def test_model_aba_is_compiled_while_the_model_is_generated(cache):
 def test_compiled_rhs_on_the_aba_derives_no_mass_matrix(cache):
     """CompiledRHS of a tree runs the engine's mbs_aba: neither M nor k is derived, and the
     engine module's mbs_dynamics is the Newton-Euler one."""
-    from mbsfmu.codegen.c_rhs import CompiledRHS
+    from mbsfmu.engine.compiled_rhs import CompiledRHS
 
     s = chain(3)
-    eqs = s.equations()
+    eqs = derive(s)
     num = eqs.numeric()
     rhs = CompiledRHS(num)
     assert rhs.algorithm == "aba" and "mbs_mass_times" in rhs.source

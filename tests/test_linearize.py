@@ -19,8 +19,8 @@ import scipy.optimize
 import sympy as sp
 
 import mbsfmu
-from mbsfmu import ConstraintError, ParameterError, SingularMassMatrixError, rot_x
-from mbsfmu.runtime.engine import Engine
+from mbsfmu import ConstraintError, ParameterError, SingularMassMatrixError, derive, rot_x
+from mbsfmu.engine.extension import Engine
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -200,7 +200,7 @@ def test_A_against_central_differences_of_the_engine_double_pendulum_moving():
 def _reduced_fd(system, lin, eps=1e-6):
     """Central differences of the engine's y_i'' on the constraint manifold, in the independent
     coordinates: the dependent ones solved from c(y) = 0 by Newton, velocities y' = J y_i'."""
-    num = system.equations().numeric()
+    num = derive(system).numeric()
     names = lin.coordinates
     ind = [names.index(n) for n in lin.independent]
     dep = [k for k in range(len(names)) if k not in ind]
@@ -256,7 +256,7 @@ def test_dependent_coordinates_are_solved_and_outputs_follow_the_constraints():
     s = loaded_slider_crank()
     lin = mbsfmu.linearize(s, at={"x": 0.55}, symbolic=False,
                            outputs=["alpha", "beta", "pin.x", "pin.y", "der(x)"])
-    c, _, _ = s.equations().numeric().constraint_parts(0.0, [float(lin.point[n]) for n in lin.coordinates])
+    c, _, _ = derive(s).numeric().constraint_parts(0.0, [float(lin.point[n]) for n in lin.coordinates])
     assert np.max(np.abs(c)) < 1e-12
     # the coordinate outputs are the rows of J
     ind = lin.independent

@@ -7,7 +7,7 @@ import pytest
 
 import mbsfmu
 from mbsfmu import ConstraintError, ModelError, ParameterError, System, rot_z
-from mbsfmu.formulations.consistent_initialization import InconsistentInitialValuesWarning
+from mbsfmu.core.errors import InconsistentInitialValuesWarning
 from models import four_bar
 
 

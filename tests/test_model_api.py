@@ -19,7 +19,7 @@ import sympy as sp
 import mbsfmu
 from mbsfmu import ModelError, System
 from mbsfmu.model import Rotation, cardan, euler, rot_x, rot_y, rot_z, sequence
-from mbsfmu.model.system import check_rotation_matrix
+from mbsfmu.model.expression_checks import check_rotation_matrix
 
 
 def base():

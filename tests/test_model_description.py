@@ -4,7 +4,8 @@ import pytest
 from fmpy import read_model_description
 from fmpy.validation import validate_model_description
 
-from mbsfmu.fmu.model_description import fmu_variables, model_description_xml
+from mbsfmu.codegen.fmu_variables import fmu_variables
+from mbsfmu.fmu.model_description import model_description_xml
 from models import andrews, cart_pendulum, double_pendulum, four_bar, slider_crank, spinning_top
 
 MODELS = [double_pendulum, cart_pendulum, spinning_top, slider_crank, four_bar, andrews]

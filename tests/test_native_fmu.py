@@ -11,8 +11,7 @@ import sympy as sp
 from fmu_support import CASES, MODELS, TOL, Slave, assert_matches, reference
 
 import mbsfmu
-from mbsfmu.errors import ModelError
-from mbsfmu.formulations.consistent_initialization import InconsistentInitialValuesWarning
+from mbsfmu.core.errors import InconsistentInitialValuesWarning, ModelError
 
 fmpy = pytest.importorskip("fmpy")
 

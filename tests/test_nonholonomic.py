@@ -21,9 +21,9 @@ import sympy as sp
 from fmu_support import MODELS, TOL
 
 import mbsfmu
-from mbsfmu import LagrangianSystem, System, rot_z
-from mbsfmu.errors import ModelError, ParameterError
-from mbsfmu.formulations import NONHOLONOMIC_FORMULATIONS
+from mbsfmu import LagrangianSystem, System, derive, rot_z
+from mbsfmu.core.errors import ModelError, ParameterError
+from mbsfmu.core.formulation_choice import NONHOLONOMIC_FORMULATIONS
 from mbsfmu.model.loader import load_model
 
 DISC = MODELS / "rolling_disc.py"
@@ -66,7 +66,7 @@ def test_disc_energies_and_constraints_from_rigid_body_kinematics():
     f = sp.lambdify([q, qd], [T, V, *v_contact], "numpy")
 
     s = _disc()
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     rng = np.random.default_rng(7)
     for _ in range(5):
         yy, yd = rng.uniform(-1, 1, 5), rng.uniform(-3, 3, 5)
@@ -324,8 +324,8 @@ def test_engine_matches_numpy_reference(case, form):
 def test_engine_multipliers_are_the_reference_algorithm():
     """The engine's multipliers (all rows, the nonholonomic one too) at its recorded states
     equal the reference's."""
-    from mbsfmu.formulations import make_formulation
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
+    from mbsfmu.reference.formulations import make_formulation
 
     s = chaplygin_sled()
     grid = np.linspace(0.0, 1.0, 11)
@@ -335,7 +335,7 @@ def test_engine_multipliers_are_the_reference_algorithm():
     assert status == 0 and reached == len(grid)
     nx, nc = 2 * e.sizes["f"], e.sizes["m"]
     assert nc == 2
-    ref = make_formulation("qr", s.equations().numeric())
+    ref = make_formulation("qr", derive(s).numeric())
     want = np.array([ref.multipliers(t, x) for t, x in zip(grid, rec[:, :nx])])
     assert np.max(np.abs(rec[:, -nc:] - want)) < 1e-9 * max(1.0, np.abs(want).max())
     assert np.abs(want[:, 1]).max() > 0.1  # the knife edge carries a force
@@ -346,15 +346,15 @@ def test_consistent_start_with_an_initial_condition_engine_equals_reference():
     length and B_y - A_y = 0.3 (B moves, A is held with its rates, at rest), B's rates (guesses)
     from the three velocity rows (length rate, knife edge, the condition's rate 0.2); C engine
     and numpy reference give the same state."""
-    from mbsfmu.formulations.consistent_initialization import consistent_state
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
+    from mbsfmu.reference.consistent_initialization import consistent_state
 
     s = chaplygin_sled()
     s.initial(DA_x=0.0, DA_y=0.0)
     s.initial_guess(B_x=1.0, B_y=0.0, DB_x=1.0, DB_y=0.5)
     ay, by = s.coordinates_["A_y"].symbol, s.coordinates_["B_y"].symbol
     s.initial_condition("lift", by - ay, 0.3, rate=0.2)
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     x0 = np.array([c.initial for c in s.coordinates_.values()]
                   + [c.initial_velocity for c in s.coordinates_.values()])
     ref = consistent_state(num, x0)
@@ -371,16 +371,16 @@ def test_unsatisfiable_initial_condition_is_named_by_the_engine():
     """The engine's row index of a violated position-level row skips the nonholonomic rows
     (which have none): |B - A|^2 / 2 = 2 cannot hold for a rod of length 1; Newton ends nearer
     the length, so the condition 'lift' is the worst row, named like the reference does."""
-    from mbsfmu.errors import ConstraintError
-    from mbsfmu.formulations.consistent_initialization import consistent_state
-    from mbsfmu.runtime.engine import Engine, EngineError
+    from mbsfmu.core.errors import ConstraintError
+    from mbsfmu.engine.extension import Engine, EngineError
+    from mbsfmu.reference.consistent_initialization import consistent_state
 
     s = chaplygin_sled()
     ax, ay, bx, by = s.y
     s.initial_condition("lift", ((bx - ax) ** 2 + (by - ay) ** 2) / 2, 2.0)
     x0 = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.5])
     with pytest.raises(ConstraintError, match=r"no consistent initial state: 'lift'"):
-        consistent_state(s.equations().numeric(), x0)
+        consistent_state(derive(s).numeric(), x0)
     with pytest.raises(EngineError, match=r"no consistent initial state: 'lift'"):
         Engine(s, "qr").start(0.0, 1.0)
 
@@ -546,7 +546,7 @@ def test_formulations_without_nonholonomic_support_refuse_by_name(form, tmp_path
     for backend in ("c", "numpy"):
         with pytest.raises(ParameterError, match=pattern):
             mbsfmu.simulate(DISC, t_end=0.1, backend=backend, formulation=form)
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
 
     with pytest.raises(ParameterError, match=pattern):
         Engine(_disc(), form)
@@ -559,8 +559,8 @@ def test_formulations_without_nonholonomic_support_refuse_by_name(form, tmp_path
 
 def test_engine_itself_refuses_partition():
     """The C instance refuses the kind too (for callers that bypass the Python checks)."""
-    from mbsfmu.runtime import constants
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.core import constants
+    from mbsfmu.engine.extension import Engine
 
     e = Engine(_disc(), "qr")
     inst = e.module.Instance()

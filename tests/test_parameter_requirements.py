@@ -11,12 +11,9 @@ import pytest
 import sympy as sp
 
 import mbsfmu
-from mbsfmu import ParameterError, System, rot_z
-from mbsfmu.equations.parameter_requirements import (
-    BodyCheck,
-    mass_property_problem,
-    parameter_requirements,
-)
+from mbsfmu import ParameterError, System, derive, rot_z
+from mbsfmu.equations.parameter_requirements import BodyCheck, parameter_requirements
+from mbsfmu.model.element_checks import mass_property_problem
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "mbsfmu" / "runtime"
@@ -120,7 +117,7 @@ def _column_vanishes(eqs, coordinate, subs):
 
 def test_probe_finds_the_slider_crank_crank_length():
     s = mbsfmu.load_model(MODELS / "slider_crank.py")
-    eqs = s.equations()
+    eqs = derive(s)
     req = parameter_requirements(eqs)
     assert set(req.nonzero) == {"r", "l"}
     assert "coordinate 'beta' would move no mass" in req.nonzero["r"]
@@ -131,7 +128,7 @@ def test_probe_finds_the_slider_crank_crank_length():
 
 def test_probe_finds_the_pendulum_length_of_the_cart():
     s = mbsfmu.load_model(MODELS / "cart_pendulum.py")
-    eqs = s.equations()
+    eqs = derive(s)
     req = parameter_requirements(eqs)
     assert "l" in req.nonzero and "theta" in req.nonzero["l"]
     assert _column_vanishes(eqs, "theta", {s.constants_["l"].symbol: 0})
@@ -144,7 +141,7 @@ def test_probe_flags_nothing_where_no_parameter_is_needed(name):
     """Each pendulum of the double pendulum keeps its own inertia Ix, and Andrews' bodies their
     inertias, so no single zero length makes M singular there."""
     s = mbsfmu.load_model(MODELS / f"{name}.py")
-    assert parameter_requirements(s.equations()).nonzero == {}
+    assert parameter_requirements(derive(s)).nonzero == {}
 
 
 # ------------------------------------------------------------------ simulate's messages
@@ -189,7 +186,7 @@ def test_body_check_lists_only_parameter_dependent_bodies():
     x, y = s.coordinates("x", "y")
     s.body("fixed_mass", rel_pos=[x, 0, 0], mass=2.0, inertia=[1, 1, 1])
     s.body("param_mass", ref="fixed_mass", rel_pos=[0, y, 0], mass=m, inertia=[0, 0, 0])
-    req = parameter_requirements(s.equations())
+    req = parameter_requirements(derive(s))
     assert [b.body for b in req.bodies] == ["param_mass"]
     assert isinstance(req.bodies[0], BodyCheck) and req.bodies[0].parameters == ["m"]
     assert "m" in req.nonzero  # m = 0 leaves y moving no mass
@@ -212,4 +209,4 @@ def test_rot_z_model_has_no_spurious_requirements():
     m, l, J = s.constants(m=1.0, l=0.5, J=0.1)
     phi, = s.coordinates("phi")
     s.body("bob", rel_rot=rot_z(phi), cg_pos=[l, 0, 0], mass=m, inertia=[J, J, J])
-    assert parameter_requirements(s.equations()).nonzero == {}
+    assert parameter_requirements(derive(s)).nonzero == {}

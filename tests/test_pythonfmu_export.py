@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mbsfmu
-from mbsfmu.fmu.model_description import fmu_variables
+from mbsfmu.codegen.fmu_variables import fmu_variables
 from mbsfmu.model.loader import load_model
 
 fmpy = pytest.importorskip("fmpy")

@@ -270,7 +270,7 @@ for model, name in (("slider_crank", "constraint_residual"), ("slider_crank", "p
         case(f"set_output_{name}", (model,), mode, lambda b, n=name: b.set([n], [1.5]),
              lambda b, n=name: [f"'{n}'", "1.5", "calculated output"])
 
-# solver settings (one table of ranges: mbsfmu.solver_settings)
+# solver settings (one table of ranges: mbsfmu.core.solver_settings)
 ATOL_RANGE = "0 (derived from rtol) or (0, 1]"
 for name, value, rng in (("solver_rtol", 0.0, "[1e-14, 0.1]"), ("solver_rtol", 1e300, "[1e-14, 0.1]"),
                          ("solver_rtol", math.nan, "[1e-14, 0.1]"), ("solver_atol", -1.0, ATOL_RANGE),

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from mbsfmu.errors import ParameterError, SimulationError, SingularMassMatrixError
-from mbsfmu.integrators import StepperResult, integrate
+from mbsfmu.core.errors import ParameterError, SimulationError, SingularMassMatrixError
+from mbsfmu.reference.integrators import StepperResult, integrate
 
 # ---------------------------------------------------------------------------------------- problems
 

@@ -10,7 +10,7 @@ import pytest
 
 import mbsfmu
 from mbsfmu import System, rot_z
-from mbsfmu.errors import SimulationError
+from mbsfmu.core.errors import SimulationError
 from mbsfmu.model.loader import load_model
 
 MODEL = "models/rotating_beam.py"

@@ -24,6 +24,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from blocks import FMU, PID, Step, Sum
+from mbsfmu import derive
 from mbsfmu.fmu.native import build_native_fmu
 from mbsfmu.model.loader import load_model
 from mbsfmu.runner import Diagram
@@ -39,7 +40,7 @@ T_END = 3.0
 def plant(cache, tmp_path_factory):
     system = load_model(os.path.join(ROOT, "models", "cart_pendulum.py"))
     path = build_native_fmu(system, tmp_path_factory.mktemp("loop") / "cart.fmu")
-    num = system.equations().numeric()
+    num = derive(system).numeric()
     num.set_params(PARAMS)
     return path, num
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from runner_support import Clock, Const, Gain, Sum
 
-from mbsfmu.errors import SimulationError
+from mbsfmu.core.errors import SimulationError
 from mbsfmu.runner import (
     SISO,
     AlgebraicLoopError,

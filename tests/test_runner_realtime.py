@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from mbsfmu.errors import SimulationError
+from mbsfmu.core.errors import SimulationError
 from mbsfmu.runner import SISO, Block, Diagram, DiagramError, RealtimeError
 from mbsfmu.runner.realtime import Pacer
 

@@ -8,7 +8,7 @@ from scipy import stats
 
 import mbsfmu
 from mbsfmu.cli import main
-from mbsfmu.errors import ParameterError
+from mbsfmu.core.errors import ParameterError
 from mbsfmu.study import batch, designs
 from mbsfmu.study.results import read_rows
 

@@ -17,7 +17,7 @@ import dask
 import pytest
 
 import mbsfmu
-from mbsfmu.errors import SweepError
+from mbsfmu.core.errors import SweepError
 from mbsfmu.study.results import read_rows
 
 CART = "models/cart_pendulum.py"

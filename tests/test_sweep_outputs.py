@@ -12,7 +12,7 @@ import pytest
 
 import mbsfmu
 from mbsfmu.cli import main
-from mbsfmu.errors import ParameterError
+from mbsfmu.core.errors import ParameterError
 from mbsfmu.study import metrics, trajectories
 
 CART = "models/cart_pendulum.py"

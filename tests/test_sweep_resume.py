@@ -23,7 +23,7 @@ import pytest
 
 import mbsfmu
 from mbsfmu.cli import main
-from mbsfmu.errors import ParameterError, StudyWarning
+from mbsfmu.core.errors import ParameterError, StudyWarning
 from mbsfmu.study import definition, trajectories
 from mbsfmu.study.results import checksum, read_rows
 

@@ -18,7 +18,7 @@ import pytest
 from fmu_support import MODELS, Slave
 
 import mbsfmu
-from mbsfmu.errors import ParameterError
+from mbsfmu.core.errors import ParameterError
 from mbsfmu.runner.result import Result as DiagramResult
 
 fmpy = pytest.importorskip("fmpy")

@@ -27,6 +27,7 @@ from scipy.integrate import solve_ivp
 from zoo_reference import FirstKind, cross, dot
 
 import mbsfmu
+from mbsfmu import derive
 
 
 def _stack(*xs):
@@ -282,7 +283,7 @@ def test_five_link_structure(five_link):
     """12 coordinates (G, H, B_T, W), the seed's 10 constraints, independent at the start (rank 10
     of the constraint Jacobian): DoF 2."""
     s = five_link
-    num = s.equations().numeric()
+    num = derive(s).numeric()
     y0 = np.array([c.initial for c in s.coordinates_.values()])
     c, C, _ = num.constraint_parts(0.0, y0)
     assert len(s.y) == 12 and C.shape == (10, 12)

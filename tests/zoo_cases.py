@@ -33,6 +33,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from zoo_reference import FirstKind
 
+from mbsfmu import derive
+
 MODELS = pathlib.Path(__file__).resolve().parent.parent / "models"
 
 
@@ -328,7 +330,7 @@ def _energy(case, run):
     """The relative energy drift of a conservative model (its own energy function)."""
     from mbsfmu.model.loader import load_model
 
-    num = load_model(MODELS / case.file, **case.kwargs).equations().numeric()
+    num = derive(load_model(MODELS / case.file, **case.kwargs)).numeric()
     T, V = num.energy_series(run.t, run.y, run.yd)
     E = T + V
     return float(np.max(np.abs(E - E[0]))) / max(float(np.max(np.abs(T))), 1e-300)

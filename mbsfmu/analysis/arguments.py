@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..model import matrices
 
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import solve_continuous_are, solve_discrete_are
 
+from ..core.errors import ParameterError
 from ..equations.parameter_requirements import moving_coordinates
-from ..errors import ParameterError
 from ..model.matrices import check_symmetric, real_array
 from . import arguments
 from .linear_model import Linearization
@@ -44,6 +45,8 @@ class StateFeedbackGain:
     def block(self, references=(), sample_time: float | None = None):
         """The runner block ``blocks.control.StateFeedback`` of this gain; ``references``: the
         names of the states (one or a list) that follow a reference input ``<name>_ref``."""
+        # imported here so that ``import mbsfmu`` (which imports this module) loads nothing of
+        # blocks: the runner runs without it (tests/test_layout.py, LATE_INTERNAL)
         from blocks.control import StateFeedback
 
         references = arguments.name_list(references, "block: references", self.states, "state")
@@ -176,8 +179,6 @@ def lqr(lin, Q, R) -> StateFeedbackGain:
     (n x n or its n diagonal entries, n states), R: symmetric positive definite (inputs x
     inputs or its diagonal); (A, B) stabilizable and no mode on the imaginary axis unseen by Q,
     else a ParameterError naming the weight or the mode."""
-    from scipy.linalg import solve_continuous_are
-
     lin, A, B = _model(lin, "lqr")
     Q, R = _weights(lin, Q, R, "lqr")
     tol = RANK_RTOL * max(1.0, float(np.max(np.abs(np.linalg.eigvals(A)))))
@@ -191,7 +192,6 @@ def lqr(lin, Q, R) -> StateFeedbackGain:
 def dlqr(lin, Q, R, period: float) -> StateFeedbackGain:
     """Discrete-time LQR of the zero-order-hold discretization at ``period`` (> 0 s); the
     weights and the plant as for :func:`lqr`, with the unit circle as the stability boundary."""
-    from scipy.linalg import solve_discrete_are
     from scipy.signal import cont2discrete
 
     lin, A, B = _model(lin, "dlqr")

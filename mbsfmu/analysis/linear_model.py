@@ -22,9 +22,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import sympy as sp
 
+from ..core.errors import ParameterError, SingularMassMatrixError
 from ..equations.parameter_requirements import moving_coordinates
-from ..errors import ParameterError, SingularMassMatrixError
+from ..model.lagrangian import LagrangianSystem
 from . import arguments
+from .modal import bode, frequency_response, modal_table, modes, plot_modes, transfer_function
 from .operating_point import check_constants
 
 
@@ -210,8 +212,6 @@ class Linearization:
         T = δẏᵀ M0 δẏ / 2 and one generalized force per coordinate, -(K δy + D δẏ) + F δu (K
         need not be symmetric).  Only about an equilibrium: elsewhere the linear model has the
         constant part ``drift``, which this form would drop."""
-        from ..model.lagrangian import LagrangianSystem
-
         lin = self.numeric()
         if not lin.equilibrium and np.any(np.abs(lin.drift) > 0.0):
             raise ParameterError(f"{self.system_name}: to_system needs a linearization about an "
@@ -239,38 +239,26 @@ class Linearization:
     # ------------------------------------------------------------------ analysis
     def modes(self):
         """Modal analysis (:func:`mbsfmu.analysis.modal.modes`)."""
-        from .modal import modes
-
         return modes(self.numeric())
 
     def modal_table(self) -> str:
-        from .modal import modal_table
-
         return modal_table(self.numeric())
 
     def transfer_function(self, input: str, output: str):
         """(numerator, denominator) coefficients in descending powers of s of δz/δu."""
-        from .modal import transfer_function
-
         return transfer_function(self.numeric(), input, output)
 
     def frequency_response(self, input: str, output: str, frequencies_hz):
-        from .modal import frequency_response
-
         return frequency_response(self.numeric(), input, output, frequencies_hz)
 
     def bode(self, path, pairs=None, frequencies_hz=None):
         """Bode plot (PNG) of the (input, output) ``pairs`` (default: every pair)."""
-        from .modal import bode
-
         return bode(self.numeric(), path, pairs, frequencies_hz)
 
     def plot_modes(self, path, count: int = 6):
         """Mode shapes (PNG): one panel per mode -- for a model with frames the mechanism drawn in
         its plane at the operating point and displaced along the mode, else the shape over the
         model's coordinates as bars."""
-        from .modal import plot_modes
-
         return plot_modes(self.numeric(), path, count)
 
     def to_control(self):
@@ -289,8 +277,6 @@ class Linearization:
 
     def to_dict(self) -> dict:
         """Everything as JSON-ready numbers: state space, second-order form, names, modes."""
-        from .modal import modes
-
         lin = self.numeric()
         return {
             "system": self.system_name,

@@ -57,7 +57,10 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..errors import ConstraintError, ModelError, ParameterError, SingularMassMatrixError
+from ..core.errors import ConstraintError, ModelError, ParameterError, SingularMassMatrixError
+from ..equations.derive import derive
+from ..equations.outputs import output_expressions
+from ..model.loader import system_of
 from . import arguments
 from .linear_model import Linearization, mass_singularity
 from .operating_point import check_constants, complete_coordinates, constant_values, operating_point
@@ -95,7 +98,7 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
     at = arguments.mapping(at, "linearize: at")
     params = arguments.mapping(params, "linearize: params")
     system = _system_of(system)
-    eqs = system.equations()
+    eqs = derive(system)
     if eqs.m > eqs.mh:
         raise ModelError(f"{system.name}: linearize does not handle nonholonomic constraints yet")
     coords = list(system.coordinates_)
@@ -290,8 +293,6 @@ def _constraint_terms(at_point, C, y, alg, M0, ydd0, h0, J, ind, dep, C0):
 def _outputs(system, eqs, outputs, independent_hint):
     """(names, expressions) of the outputs; default (``outputs`` None): the states, once the
     independent coordinates are known (``independent_hint``; before: none)."""
-    from ..equations.outputs import output_expressions
-
     exprs = dict(zip(system.outputs, output_expressions(eqs)))
     if outputs is None:
         hint = independent_hint or []
@@ -334,8 +335,6 @@ def _outputs(system, eqs, outputs, independent_hint):
 def _system_of(model):
     """The System (or LagrangianSystem) of a model, its Equations or a model file (simulate's
     reading of a model, with linearize's message for anything else)."""
-    from ..simulation.simulate import _system_of as system_of
-
     try:
         return system_of(model)
     except TypeError:

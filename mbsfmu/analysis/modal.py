@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
+from ..core.output_files import plot_path
+from ..equations.derive import derive
+from ..equations.numeric_model import NumericModel
 from ..model.multibody import System
-from ..output_files import plot_path
 from . import arguments
 
 
@@ -197,8 +199,6 @@ def frame_positions(lin):
     The origins come from :meth:`NumericModel.pose_series` (the one evaluation of frame poses,
     shared with the animation) at the operating point's time, with the constants the
     linearization substituted and the others at their defaults (0 where a constant has none)."""
-    from ..equations.numeric_model import NumericModel
-
     system = lin.system
     if not isinstance(system, System) or len(system.frames) < 2:
         return None
@@ -209,7 +209,7 @@ def frame_positions(lin):
             params[name] = float(v)
         except (TypeError, ValueError):  # a symbolic value: keep the default
             pass
-    numeric = NumericModel(system.equations(), params, check=False)
+    numeric = NumericModel(derive(system), params, check=False)
     names = list(frames)
     t_value = np.array([float(lin.point.get("t", 0.0))])
     refs = [frames[n].ref for n in names]

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
+from ..core.checks import finite_number
+from ..core.errors import ConstraintError, ModelError, ParameterError
+from ..equations.derive import derive
+from ..equations.numeric_model import NumericModel
 from ..equations.parameter_requirements import parameter_requirements
-from ..errors import ConstraintError, ModelError, ParameterError
-from ..model.system import finite_number
 
 #: constraint residual above which an operating point is refused (model units)
 CONSTRAINT_TOL = 1e-8
@@ -169,7 +171,7 @@ def check_constants(system, values: dict, where: str) -> None:
     ParameterError starting with ``where`` names the parameter and its value, e.g. a constant
     with which the mass matrix is singular."""
     try:
-        parameter_requirements(system.equations()).check(values)
+        parameter_requirements(derive(system)).check(values)
     except ParameterError as exc:
         raise ParameterError(f"{where}: {exc}") from None
 
@@ -243,8 +245,6 @@ def complete_coordinates(system, eqs, op: OperatingPoint) -> None:
 
 def _constraint_function(system, eqs, op: OperatingPoint):
     """y -> (c, C) with numbers for everything but the coordinates (None when not possible)."""
-    from ..equations.numeric_model import NumericModel
-
     params = constant_values(system, op)
     tn = op.numeric(op.t)
     if params is None or tn is None:

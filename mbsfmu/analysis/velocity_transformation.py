@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ..errors import ConstraintError, ParameterError
+from ..core.errors import ConstraintError, ParameterError
 
 #: a C_d whose smallest pivot is below this fraction of the largest is treated as singular
 SINGULAR_PIVOT = 1e-10

@@ -9,8 +9,8 @@ import pathlib
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..output_files import check_output_path
+from ..core.errors import ParameterError
+from ..core.output_files import check_output_path
 from . import render
 from .scene import Scene, build_scene
 

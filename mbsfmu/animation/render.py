@@ -19,7 +19,7 @@ import html
 import pathlib
 import re
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 #: file suffix -> format written
 FORMATS = {".html": "html", ".htm": "html", ".gif": "gif"}

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from ..model.multibody import System
 
 #: colour of the segments fixed to the ground (ISYS)

@@ -17,10 +17,12 @@ pivot is ever used.  It is appended to the model source of :func:`.c_source.gene
 
 from __future__ import annotations
 
+import re
+
 import sympy as sp
 
+from ..core.errors import ModelError
 from ..equations.articulated_body import articulated_body
-from ..errors import ModelError
 from .c_printer import CPrinter
 from .c_source import c_names, function_lines, print_c
 
@@ -106,8 +108,6 @@ def aba_source(eqs) -> str:
 
 def flop_count(source: str) -> int:
     """A rough operation count of generated C (``+ - * /`` and function calls), for benchmarks."""
-    import re
-
     body = "\n".join(ln.split("=", 1)[1] for ln in source.splitlines()
                      if ln.strip().startswith(("const double", "out[")) and "=" in ln)
     body = re.sub(r"\d+\.\d+(e[-+]?\d+)?|\[\d+\]", "0", body)

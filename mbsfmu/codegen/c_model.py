@@ -4,13 +4,14 @@
 (the native FMU and the Python binding compile the same two files with the same runtime):
 
 ``model_config.h``
-    sizes (``MBS_F``, ``MBS_M``, ``MBS_NPRM``, ...), the model's name and GUID, the default formulation of
-    this build, the constants shared with Python (:mod:`mbsfmu.runtime.constants`) and the
-    ranges of the solver settings (:mod:`mbsfmu.solver_settings`).
+    sizes (``MBS_F``, ``MBS_M``, ``MBS_MH``, ``MBS_NPRM``, ...), the model's name and GUID, the
+    default formulation of this build, the constants shared with Python
+    (:mod:`mbsfmu.core.constants`) and the ranges of the solver settings
+    (:mod:`mbsfmu.core.solver_settings`).
 ``model.c``
     the generated equations (:func:`~mbsfmu.codegen.c_source.generate_c_functions`) and the
     tables the contract declares: variable names, kinds and start values in value-reference
-    order (:func:`~mbsfmu.fmu.model_description.fmu_variables`), the guess flags and initial
+    order (:func:`~mbsfmu.codegen.fmu_variables.fmu_variables`), the guess flags and initial
     conditions for consistent initialization, the names of the constraint rows, the sources of
     the user outputs and the parameter rules (:mod:`mbsfmu.equations.parameter_requirements`).
 ``model_aba.c``
@@ -35,10 +36,14 @@ from __future__ import annotations
 import math
 import uuid
 
-from ..equations.parameter_requirements import factor_checks
-from ..errors import ModelError
-from ..runtime import constants
+from ..core import constants
+from ..core.errors import ModelError
+from ..core.solver_settings import c_macros as solver_macros
+from ..equations.derive import derive
+from ..equations.parameter_requirements import body_checks, factor_checks, parameter_requirements
+from .c_aba import aba_source
 from .c_source import constrained_split, generate_c_functions, sizes
+from .fmu_variables import engine_variables, fmu_variables
 
 #: the generated files a build compiles (with the engine's), and the header they share
 MODEL_FILES = ("model.c", "model_aba.c", "model_tree.c")
@@ -82,8 +87,6 @@ def _aba(eqs) -> str:
     """``mbs_aba`` where the articulated-body algorithm applies (a tree on joint coordinates)."""
     if eqs.m:
         return ""
-    from .c_aba import aba_source
-
     try:
         return aba_source(eqs)
     except ModelError:
@@ -140,8 +143,6 @@ def _parameter_rule_tables(system, eqs) -> list[str]:
     """The tables of mbs_param_rules (mbs_parameters.h): declared bounds of the constants and
     inputs, the bodies whose mass properties and the flexible-body factors that are checked,
     each with the constants it uses, and the reasons why constants must not be zero."""
-    from ..equations.parameter_requirements import parameter_requirements
-
     req = parameter_requirements(eqs)
     consts = list(system.constants_.values())
     names = [c.name for c in consts]
@@ -189,12 +190,9 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
     ``tag`` (e.g. "native") enters the GUID so that different kinds of build differ;
     ``on_file(name, text)``, if given, is called with ``model_aba.c`` and ``model_tree.c`` as
     soon as each is final."""
-    from ..fmu.model_description import engine_variables, fmu_variables
-    from ..solver_settings import c_macros as solver_macros
-
     variables = fmu_variables(system, unset_constants=unset_constants) if variables is None else variables
     variables = engine_variables(variables)  # the FMU's deprecated names are the glue's, not the instance's
-    eqs = system.equations()
+    eqs = derive(system)
     n = sizes(eqs)
     aba = _aba(eqs)
     title = str(system.name).replace("*/", "* /")
@@ -253,6 +251,4 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
 
 
 def _parameter_body_count(system, eqs) -> list:
-    from ..equations.parameter_requirements import body_checks
-
     return body_checks(system)

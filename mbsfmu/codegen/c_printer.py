@@ -16,7 +16,7 @@ bench/results/derive.md).  :class:`CPrinter` prints the node types that derivati
 directly from the un-renamed expression: the C name of each model symbol (or of any
 sub-expression, e.g. a hoisted ``cos(y[3])`` held in a local) is looked up in ``names``.
 Anything else (floats, constants such as pi, Piecewise, ...) is printed by sympy's printer
-(:class:`~mbsfmu.codegen.c_source` ``_CPrinter``) on that sub-expression, renamed.
+(``_CPrinter`` below) on that sub-expression, renamed.
 
 The text is that of ``_CPrinter`` with ``order="none"`` (arguments in sympy's stored order, the
 same signs, parentheses and number formats), so the compiled code does the same floating-point
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sympy as sp
 from sympy.core.numbers import equal_valued
-from sympy.printing.c import get_math_macros
+from sympy.printing.c import C99CodePrinter, get_math_macros
 from sympy.printing.precedence import PRECEDENCE, precedence
 
 _ADD = PRECEDENCE["Add"]
@@ -49,6 +49,24 @@ FUNCTIONS = {
 }
 
 _MACROS = get_math_macros()
+
+
+class _CPrinter(C99CodePrinter):
+    """C99 printer that writes small integer powers as products (pow() is slow)."""
+
+    def _print_Pow(self, expr):
+        base, exp = expr.args
+        if exp.is_Integer and 2 <= abs(int(exp)) <= 4:
+            b = f"({self._print(base)})"
+            prod = "*".join([b] * abs(int(exp)))
+            return prod if exp > 0 else f"1.0/({prod})"
+        if exp == -1:
+            return f"1.0/({self._print(base)})"
+        return super()._print_Pow(expr)
+
+
+def _printer():
+    return _CPrinter({"order": "none", "strict": True})
 
 
 class UnknownSymbols(Exception):
@@ -202,8 +220,6 @@ class CPrinter:
     def _sympy(self, e) -> str:
         """``e`` printed by sympy's C printer after renaming its symbols."""
         if self._fallback is None:
-            from .c_source import _printer
-
             self._fallback = _printer()
             self._renamed = {k: sp.Symbol(v) for k, v in self.names.items() if k.is_Symbol}
         stray = [s for s in e.free_symbols if s not in self.names]

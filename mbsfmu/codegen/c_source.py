@@ -37,34 +37,18 @@ from __future__ import annotations
 import re
 
 import sympy as sp
-from sympy.printing.c import C99CodePrinter, get_math_macros
+from sympy.printing.c import get_math_macros
 
+from ..core import constants
+from ..core.errors import ModelError
+from ..equations.newton_euler import potential_energy
 from ..equations.outputs import expression_input_jacobian, expression_outputs, force_input_jacobian
 from ..equations.parameter_requirements import body_checks, factor_checks
 from ..equations.python_source import argument_symbols
-from ..errors import ModelError
-from ..runtime import constants
+from ..equations.recursive_newton_euler import recursive_newton_euler
 from .c_printer import CPrinter, UnknownSymbols
 
 _ARGS = ("t", "y", "yd", "prm", "u", "tp")
-
-
-class _CPrinter(C99CodePrinter):
-    """C99 printer that writes small integer powers as products (pow() is slow)."""
-
-    def _print_Pow(self, expr):
-        base, exp = expr.args
-        if exp.is_Integer and 2 <= abs(int(exp)) <= 4:
-            b = f"({self._print(base)})"
-            prod = "*".join([b] * abs(int(exp)))
-            return prod if exp > 0 else f"1.0/({prod})"
-        if exp == -1:
-            return f"1.0/({self._print(base)})"
-        return super()._print_Pow(expr)
-
-
-def _printer():
-    return _CPrinter({"order": "none", "strict": True})
 
 
 def output_groups(eqs, with_dynamics: bool = True, with_energy: bool = True) -> dict[str, list]:
@@ -350,8 +334,6 @@ def _tree_energy(eqs, printer) -> list[str]:
     """``mbs_energy`` of a scleronomic tree: T = y'^T (M y') / 2 with the recursive
     Newton-Euler M v (``mbs_mass_times``, emitted by :func:`_tree_dynamics`), V printed; the
     kinetic energy is then neither derived nor compiled (for a 50-link chain 150 kB of C)."""
-    from ..equations.newton_euler import potential_energy
-
     V = potential_energy(eqs.system, eqs.kinematics, eqs.intermediates)
     lines = _function("potential_energy", [V], eqs, printer, static=True)
     lines += ["", "/* kinetic energy y'^T (M y') / 2 from the recursive Newton-Euler M v */",
@@ -402,15 +384,11 @@ def generate_c_functions(eqs, tree_dynamics: bool = False, separate: dict | None
     system = eqs.system
     rn = None
     if tree_dynamics:
-        from ..equations.recursive_newton_euler import recursive_newton_euler
-
         rn = recursive_newton_euler(eqs)
         if rn.mass_times is None:
             rn = None
     tree_energy = rn is not None and scleronomic(eqs)
     if tree_energy:  # its intermediates before the printer takes the names
-        from ..equations.newton_euler import potential_energy
-
         potential_energy(system, eqs.kinematics, eqs.intermediates)
     # derives what they need first
     groups = output_groups(eqs, with_dynamics=rn is None, with_energy=not tree_energy)

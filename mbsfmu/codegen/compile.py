@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
+import platform
 import re
 import shutil
 import subprocess
@@ -17,7 +18,9 @@ import sysconfig
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from ..errors import MbsError
+import numpy as np
+
+from ..core.errors import MbsError
 
 CFLAGS = ("-std=c99", "-O2", "-fno-math-errno", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared")
 LIBS = ("-lm",)
@@ -74,8 +77,6 @@ class MissingPythonHeaders(CompileError):
 def python_include_dirs() -> list[str]:
     """The include folders of a CPython extension that uses numpy's C API; CompileError if
     Python.h is missing (the interpreter's development headers are not installed)."""
-    import numpy as np
-
     py = sysconfig.get_paths()["include"]
     if not (pathlib.Path(py) / "Python.h").exists():
         raise MissingPythonHeaders(f"Python.h not found in {py}: install the development headers of "
@@ -108,8 +109,6 @@ def cpu_identity() -> str:
     try:
         text = pathlib.Path("/proc/cpuinfo").read_text()
     except OSError:
-        import platform
-
         return f"{platform.machine()} {platform.processor()}"
     keep = [ln for ln in text.splitlines()[:60] if ln.split(":")[0].strip() in ("model name", "flags")]
     return "\n".join(dict.fromkeys(keep))

@@ -31,7 +31,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..model.multibody import System
-from .kinematics import Kinematics, TimeDerivative, cross, expression_kinematics, time_partial
+from ..model.time_derivative import TimeDerivative
+from .kinematics import Kinematics, cross, expression_kinematics, time_partial
 
 _CYCLIC = {"x": ("y", "z"), "y": ("z", "x"), "z": ("x", "y")}
 _AXIS = {"x": 0, "y": 1, "z": 2}

@@ -53,7 +53,7 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from ..model.system import linear_form
+from ..model.elastic.modal_data import linear_form
 from .kinematics import cross, dot, matmul, skew
 
 

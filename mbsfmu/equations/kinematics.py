@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from ..model.multibody import System
 from ..model.names import INERTIAL
 from ..model.rotations import AXES, elementary_matrix
+from ..model.time_derivative import TimeDerivative
 from .intermediates import Intermediates
 
 
@@ -118,34 +119,6 @@ class FrameKinematics:
     @property
     def jacobians_formed(self) -> bool:
         return self._JT is not None
-
-
-class TimeDerivative:
-    """Total time derivative d/dt through coordinates, time and time-dependent parameters."""
-
-    def __init__(self, system):
-        self.t = system.t
-        chain = []  # (symbol, its time derivative)
-        for c in system.coordinates_.values():
-            chain.append((c.symbol, c.velocity))
-            chain.append((c.velocity, c.acceleration))
-        for p in system.time_parameters.values():
-            chain.append((p.symbol, p.velocity))
-            chain.append((p.velocity, p.acceleration))
-        self.chain = dict(chain)
-        self.accelerations = {c.acceleration for c in system.coordinates_.values()}
-
-    def __call__(self, expr, without_ydd: bool = False):
-        if isinstance(expr, sp.MatrixBase):
-            return expr.applyfunc(lambda e: self(e, without_ydd))
-        expr = sp.sympify(expr)
-        out = sp.diff(expr, self.t) if self.t in expr.free_symbols else sp.S.Zero
-        for s in expr.free_symbols:
-            ds = self.chain.get(s)
-            if ds is None or (without_ydd and ds in self.accelerations):
-                continue
-            out += sp.diff(expr, s) * ds
-        return out
 
 
 def relative_angular_velocity(rotation, D: TimeDerivative) -> sp.Matrix:

@@ -6,7 +6,7 @@ constraints c(y, t) = 0,
 
     d/dt dT/dy' - dT/dy = -dV/dy - dR/dy' + Q + C^T lambda
 
-is written in the form of :class:`~mbsfmu.equations.derive.Equations`, M y'' + k = q (the
+is written in the form of :class:`~mbsfmu.equations.minimal_form.Equations`, M y'' + k = q (the
 multipliers are added by the formulations, seed 000 eq. 3), with
 
     M = d2T/dy'dy'
@@ -28,13 +28,12 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..errors import ModelError, SingularMassMatrixError
+from ..core.errors import ModelError, SingularMassMatrixError
+from ..model.time_derivative import TimeDerivative
 from .constraints import constraint_equations
-from .derive import Equations
 from .intermediates import Intermediates
 from .kinematics import (
     Kinematics,
-    TimeDerivative,
     cross,
     dot,
     expression_kinematics,
@@ -42,6 +41,7 @@ from .kinematics import (
     matmul,
     skew,
 )
+from .minimal_form import Equations
 
 
 @dataclass

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import ParameterError
+from ..core.formulation_choice import REGULAR_MASS_FORMULATIONS, check_formulation_name
 from .parameter_requirements import PROBE_SINGULAR_RTOL, _mass_matrix, _null_space, moving_coordinates
 
 
@@ -71,12 +73,10 @@ def singular_mass(eqs) -> str:
 
 
 def _probe(eqs) -> str:
-    from .numeric_model import NumericModel
-
     s = eqs.system
     if any(c.value is None for c in s.constants_.values()) or not s.coordinates_:
         return ""
-    num = NumericModel(eqs, check=False)
+    num = eqs.numeric(check=False)
     y0 = np.array([c.initial for c in s.coordinates_.values()], dtype=float)
     rng = np.random.default_rng(20261124)
     out = ""
@@ -87,3 +87,24 @@ def _probe(eqs) -> str:
                 return ""
             out = out or why
     return out
+
+
+def check_regular_mass(eqs, name) -> None:
+    """A ParameterError if the formulation ``name`` (None: the default) needs a regular mass
+    matrix (:data:`~mbsfmu.core.formulation_choice.REGULAR_MASS_FORMULATIONS`) and that of the
+    equations ``eqs`` is singular at the model's defaults (a coordinate without mass that the
+    constraints fix, :func:`singular_mass`), naming the formulation, the motion without mass and
+    the formulations that run the model."""
+    name = check_formulation_name(name)
+    system = eqs.system
+    if name not in REGULAR_MASS_FORMULATIONS or not system.constrained:
+        return
+    why = singular_mass(eqs)
+    if why:
+        fit = [f for f in ("qr", "svd", "partition")
+               if not (f == "partition" and getattr(system, "nonholonomic", ()))]
+        raise ParameterError(
+            f"{system.name}: formulation {name!r} needs a regular mass matrix (it factors M "
+            f"itself), but {why}; choose one of {', '.join(fit)}: they need only the mass matrix "
+            "reduced by the constraints to be regular, as Lagrange's equations of the first "
+            "kind do")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..errors import ModelError, SingularMassMatrixError
+from ..core.errors import ModelError, SingularMassMatrixError
 from . import flexible
 from .intermediates import Intermediates
 from .kinematics import Kinematics, cross, dot, matmul

@@ -10,8 +10,11 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, ParameterError, SingularMassMatrixError
-from ..model.system import finite_number
+from ..core.checks import finite_number
+from ..core.errors import ModelError, ParameterError, SingularMassMatrixError
+from .mass_regularity import mass_problem
+from .outputs import expression_outputs
+from .parameter_requirements import parameter_requirements
 from .python_source import make_function
 
 _FRAME_FIELDS = ("r", "S", "v", "omega", "JT", "JR", "abar", "alphabar")
@@ -61,8 +64,6 @@ class NumericModel:
                                      f"params={{'{c.name}': ...}} or --set {c.name}=VALUE")
             values[c.name] = finite_number(v, f"parameter {c.name!r}")
         if check:
-            from .parameter_requirements import parameter_requirements
-
             parameter_requirements(self.eqs).check(values)
         self.params = values
         self.prm = np.array([values[n] for n in self.constant_names], dtype=float)
@@ -128,35 +129,23 @@ class NumericModel:
     def expression_outputs(self, t, y, yd, u=None):
         """Values of the user outputs that are expressions or frame kinematics (declaration
         order, multipliers left out; see :mod:`mbsfmu.equations.outputs`) at one state."""
-        from .outputs import expression_outputs
-
         fn = self._fn("outputs", lambda: expression_outputs(self.eqs))
         return np.array(fn(t, y, yd, self.prm, self.u if u is None else u, self._tp_at(t)), dtype=float)
 
     def expression_output_series(self, t, Y, YD, U=None) -> np.ndarray:
         """:meth:`expression_outputs` for a whole time series (Y, YD of shape (f, n)): (n, outputs)."""
-        from .outputs import expression_outputs
-
         args = self._series_args(t, Y, YD, U)
         n = len(args[0])
         fn = self._fn("outputs", lambda: expression_outputs(self.eqs), vectorized=True)
         values = [np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args)]
         return np.stack(values, axis=-1) if values else np.zeros((n, 0))
 
-    def use_c_kernel(self) -> None:
-        """Evaluate single states with the compiled C kernel (:mod:`mbsfmu.codegen.c_backend`) from now on.
-
-        The per-state methods (mass_and_force, constraint_parts, constrained_parts) are
-        replaced on this instance; time series keep using the vectorized numpy code."""
-        from ..codegen.c_backend import CKernel
-
-        kernel = CKernel(self)
-        self.mass_and_force = kernel.mass_and_force
-        self.constraint_parts = kernel.constraint_parts
-        self.constrained_parts = kernel.constrained_parts
-        self.backend = "c"
-
+    #: what evaluates single states: "numpy" (the generated Python), or "c" once the compiled
+    #: kernel replaced the per-state methods (:func:`mbsfmu.engine.c_kernel.use_c_kernel`)
     backend = "numpy"
+    #: None, or (set with the compiled kernel) a function that returns the whole right-hand side
+    #: x' = F(t, x) of a tree compiled on the engine, or None where the engine cannot be built
+    compiled_rhs = None
 
     # ---------------------------------------------------------------- constraints
     @property
@@ -237,8 +226,6 @@ class NumericModel:
                     "mass matrix is not positive definite (a singular configuration, or a "
                     "coordinate that moves no mass)", t, y)) from None
             # with constraints M may be singular where they fix the motions without mass
-            from .mass_regularity import mass_problem
-
             _, why = mass_problem(self, y)
             if why:
                 raise SingularMassMatrixError(self._where(why.replace("the ", "", 1), t, y)) from None

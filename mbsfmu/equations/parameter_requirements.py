@@ -26,7 +26,7 @@ set between steps); each failure names the parameter and its value:
    fixes it).
 
 :func:`parameter_requirements` derives them (cached per Equations object);
-:meth:`ParameterRequirements.check` raises :class:`~mbsfmu.errors.ParameterError`.  The native FMU
+:meth:`ParameterRequirements.check` raises :class:`~mbsfmu.core.errors.ParameterError`.  The native FMU
 gets the same tables in its generated header and checks them in C (``mbs_parameters.c``).
 """
 
@@ -38,10 +38,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, ParameterError
+from ..core.errors import ModelError, ParameterError
+from ..model.element_checks import mass_property_problem
+from .recursive_newton_euler import recursive_newton_euler
 
-#: relative tolerances of the mass-property checks (of the largest |J_ij|) and of the probe
-INERTIA_RTOL = 1e-9
+#: relative tolerances of the probe
 PROBE_RANK_RTOL = 1e-9
 PROBE_SINGULAR_RTOL = 1e-12
 
@@ -135,26 +136,6 @@ def factor_value(check: FactorCheck, values: dict[str, float]) -> float:
                                             for n in check.parameters}))
 
 
-def mass_property_problem(mj) -> str:
-    """'' if m > 0 and the inertia is possible, else what is wrong (reference of the C check
-    mbs_mass_property_problem in mbs_parameters.c; here by the principal moments)."""
-    m = float(mj[0])
-    if not (math.isfinite(m) and m > 0.0):
-        return f"mass must be positive, got {m!r}"
-    J = np.array([[mj[1], mj[2], mj[3]], [mj[2], mj[4], mj[5]], [mj[3], mj[5], mj[6]]])
-    if not np.all(np.isfinite(J)):
-        return "inertia tensor has non-finite entries"
-    tol = INERTIA_RTOL * max(np.abs(J).max(), 1e-300)
-    ev = np.linalg.eigvalsh(J)
-    moments = ", ".join(f"{v:.6g}" for v in ev)
-    if ev[0] < -tol:
-        return f"inertia tensor is not positive semi-definite (principal moments {moments})"
-    if ev[0] + ev[1] < ev[2] - tol:
-        return (f"principal moments {moments} violate the triangle inequality J1 + J2 >= J3 "
-                "(no rigid body has this inertia)")
-    return ""
-
-
 def parameter_requirements(eqs) -> ParameterRequirements:
     """The requirements of ``eqs.system`` (derived once per Equations object)."""
     return eqs.derived("parameter_requirements", _derive)
@@ -231,8 +212,6 @@ def _mass_matrix(num, y):
     recursive Newton-Euler M v (:mod:`.recursive_newton_euler`, all f columns in one vectorized
     call), so that the probe does not derive M (O(N f^2) terms) for a model whose run never
     needs it; otherwise from the equations' M."""
-    from .recursive_newton_euler import recursive_newton_euler
-
     rn = recursive_newton_euler(num.eqs)
     if rn.mass_times is None:
         return num.mass_and_force(0.0, y, np.zeros(num.f))[0]
@@ -259,12 +238,10 @@ def _reduced(num, y):
 def _probe_nonzero(eqs) -> dict[str, str]:
     """Constants whose value 0 makes the reduced mass matrix singular or C lose rank at two
     configurations where their default value does neither (see the module docstring)."""
-    from .numeric_model import NumericModel
-
     s = eqs.system
     if any(c.value is None for c in s.constants_.values()) or not s.coordinates_:
         return {}
-    num = NumericModel(eqs, check=False)
+    num = eqs.numeric(check=False)
     f = num.f
     y0 = np.array([c.initial for c in s.coordinates_.values()], dtype=float)
     rng = np.random.default_rng(20261124)

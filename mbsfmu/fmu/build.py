@@ -8,7 +8,7 @@ method=...)``.
 
 Both take every formulation for models with loops (``'qr'`` by default).  ``method`` is the start
 value of the FMU's integration method, the tunable parameter ``method``: ``'rkstab'`` (default,
-explicit), ``'stiff'`` (Radau IIA 5) or ``'dop853'`` (:data:`mbsfmu.solver_settings.METHODS`;
+explicit), ``'stiff'`` (Radau IIA 5) or ``'dop853'`` (:data:`mbsfmu.core.solver_settings.METHODS`;
 the aliases ``'explicit'`` and ``'DOP853'`` of ``simulate`` are taken too; docs/guide/fmus.md,
 "Choosing the method").
 
@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import pathlib
 
-from ..errors import ParameterError, renamed_keyword
-from ..solver_settings import DEFAULT_METHOD, check_setting
+from ..core.errors import ParameterError, renamed_keyword
+from ..core.solver_settings import DEFAULT_METHOD, check_setting
+from ..model import Model
+from .native import build_native_fmu
+from .pythonfmu_export import build_pythonfmu
 
 #: the FMU kinds
 KINDS = ("native", "pythonfmu")
@@ -46,17 +49,11 @@ def build_fmu(model, out=".", *, kind: str | None = None, formulation: str | Non
         raise ParameterError(f"unknown FMU kind {kind!r}; choose one of {', '.join(KINDS)}")
     check_setting("method", method, api=True)
     if kind == "native":
-        from .native import build_native_fmu
-
         return build_native_fmu(model, out, formulation=formulation, method=method)
-    from ..model import Model
-
     if isinstance(model, Model):
         raise ParameterError(f"the pythonfmu kind bundles the model file: pass its path, not a "
                              f"{type(model).__name__}")
     path = pathlib.Path(model)
     if not path.is_file():
         raise ParameterError(f"model file {str(path)!r} does not exist")
-    from .pythonfmu_export import build_pythonfmu
-
     return build_pythonfmu(path, out, formulation=formulation, method=method)

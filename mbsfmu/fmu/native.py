@@ -6,7 +6,7 @@
 formulations, RKSTAB, parameter rules, linear algebra) and the FMI glue ``fmi2_glue.c`` in the
 FMU's ``sources/`` folder, compiles them into ``binaries/linux64/<modelIdentifier>.so`` (no
 libpython) and writes ``modelDescription.xml``. The FMU's variables and value references are
-those of :func:`~mbsfmu.fmu.model_description.fmu_variables`.
+those of :func:`~mbsfmu.codegen.fmu_variables.fmu_variables`.
 
 The FMU runs exactly the code ``simulate(backend='c')`` runs (the instance layer of
 ``mbs_instance.c``), so both take the same steps. Models with loops run the formulation chosen
@@ -36,17 +36,17 @@ import zipfile
 from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
 from ..codegen.c_source import sizes
 from ..codegen.compile import CompileError, compile_objects, find_compiler, run_compiler
-from ..errors import ModelError, renamed_keyword
-from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
-from ..runtime.constants import FORMULATION_KINDS
-from ..solver_settings import DEFAULT_METHOD, DEPRECATED_FMU_NAMES, check_setting
-from .model_description import (
-    engine_variables,
-    fmu_path,
-    fmu_variables,
-    model_description_xml,
-    model_identifier,
-)
+from ..codegen.fmu_variables import engine_variables, fmu_variables
+from ..core.constants import FORMULATION_KINDS
+from ..core.errors import ModelError, renamed_keyword
+from ..core.formulation_choice import DEFAULT_FORMULATION, check_formulation_name, check_nonholonomic
+from ..core.solver_settings import DEFAULT_METHOD, DEPRECATED_FMU_NAMES, check_setting
+from ..equations.derive import derive
+from ..equations.mass_regularity import check_regular_mass
+from ..model import Model
+from ..model.loader import load_model
+from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source, source_dir
+from .model_description import fmu_path, model_description_xml, model_identifier
 
 RUNTIME = source_dir()
 RUNTIME_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, *ENGINE_HEADERS)
@@ -84,17 +84,8 @@ def build_native_fmu(model, out_path, formulation: str | None = None, method: st
     ``formulation`` chooses how loop constraints are kept: one of :data:`NATIVE_FORMULATIONS`,
     ``'qr'`` by default; tree models always run the minimal ODE.  ``method`` is the start value
     of the FMU parameter ``method``: ``'rkstab'`` (None: the default), ``'stiff'`` or ``'dop853'``
-    (:data:`mbsfmu.solver_settings.METHODS`; also ``'explicit'`` and ``'DOP853'``).
+    (:data:`mbsfmu.core.solver_settings.METHODS`; also ``'explicit'`` and ``'DOP853'``).
     ``solver=`` is the deprecated name of ``method=``."""
-    from ..formulations import (
-        DEFAULT_FORMULATION,
-        check_formulation_name,
-        check_nonholonomic,
-        check_regular_mass,
-    )
-    from ..model import Model
-    from ..model.loader import load_model
-
     method = renamed_keyword("build_native_fmu", "method", method, "solver", solver, DEFAULT_METHOD)
     check_setting("method", method, api=True)  # before any work
     system = model if isinstance(model, Model) else load_model(pathlib.Path(model))
@@ -107,14 +98,14 @@ def build_native_fmu(model, out_path, formulation: str | None = None, method: st
         raise ModelError(f"{system.name}: formulation {formulation!r} needs a system without "
                          f"constraints (for loops choose one of {', '.join(NATIVE_FORMULATIONS)})")
     check_nonholonomic(system, formulation)
-    check_regular_mass(system, formulation)
+    check_regular_mass(derive(system), formulation)
     callables = [p.name for p in system.time_parameters.values() if p.functions is not None]
     if callables:
         raise ModelError(f"{system.name}: time parameter(s) {', '.join(callables)} are given as "
                          "Python functions, which cannot run in a native FMU; give them as "
                          "expressions of t, or build the pythonfmu kind")
     variables = fmu_variables(system, method)  # fails early (e.g. constants without values)
-    eqs = system.equations()
+    eqs = derive(system)
     n = sizes(eqs)
     ident = model_identifier(system.name)
     files = model_sources(system, formulation, variables, tag=f"native:{ident}")
@@ -135,7 +126,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None, method: st
         src = tmp / "sources"
         src.mkdir()
         for name in RUNTIME_SOURCES:
-            (src / name).write_bytes((RUNTIME / name).read_bytes())
+            (src / name).write_text(source(name))
         for name in (*MODEL_FILES, MODEL_HEADER):
             (src / name).write_text(files[name])
         so = tmp / "binaries" / plat / f"{ident}.so"

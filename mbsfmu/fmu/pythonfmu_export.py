@@ -3,11 +3,11 @@
 :func:`build_pythonfmu` writes a small slave script (a ``pythonfmu.Fmi2Slave`` subclass named
 after the model) and builds an FMU from it with pythonfmu's ``FmuBuilder``; the model file is
 bundled in the FMU's ``resources/model/`` folder.  The FMU exposes exactly the variables of
-:func:`mbsfmu.fmu.model_description.fmu_variables` (same names, causality, variability, initial
+:func:`mbsfmu.codegen.fmu_variables.fmu_variables` (same names, causality, variability, initial
 and start values, in the same value-reference order).
 
 At run time the slave (:class:`mbsfmu.fmu.pythonfmu_slave.MbsfmuSlave`) loads the model file
-and runs it on mbsfmu's C engine (:mod:`mbsfmu.runtime.engine`), whose Python extension is
+and runs it on mbsfmu's C engine (:mod:`mbsfmu.engine.extension`), whose Python extension is
 compiled at fmi2Instantiate in the importer's process (once per model; mbsfmu's compile cache
 keeps it): the instance layer the native FMU runs too.  Values are checked and set by the engine,
 fmi2ExitInitializationMode is its consistent start (loops: the formulation chosen at build time,
@@ -17,7 +17,7 @@ input or parameter changed, inputs held over the step.  So this kind takes the s
 the native FMU (both give the same values at every communication point, bit for bit on the same
 machine).  Where the engine cannot be compiled (no C compiler) or does not have the formulation,
 the slave integrates with the numpy formulations and the Python RKSTAB of
-:mod:`mbsfmu.formulations` instead (scipy's Radau with the same projection for ``method`` =
+:mod:`mbsfmu.reference.formulations` instead (scipy's Radau with the same projection for ``method`` =
 stiff), restarted at every ``fmi2DoStep``, and says so with a warning at fmi2Instantiate.  The
 integration method is the Integer parameter ``method`` as in the native FMU (``method=`` of the
 build is its start value; the old name ``solver`` works for one release, with a deprecation
@@ -62,10 +62,18 @@ import pathlib
 import sys
 import tempfile
 import uuid
+import xml.etree.ElementTree as ET
+import zipfile
 
-from ..errors import renamed_keyword
-from ..solver_settings import DEFAULT_METHOD, canonical_method, check_setting
-from .model_description import fmu_path, fmu_variables, model_identifier
+from ..codegen.compile import find_compiler, run_compiler
+from ..codegen.fmu_variables import fmu_variables
+from ..core.errors import renamed_keyword
+from ..core.formulation_choice import check_formulation_name, check_nonholonomic
+from ..core.solver_settings import DEFAULT_METHOD, canonical_method, check_setting
+from ..equations.derive import derive
+from ..equations.mass_regularity import check_regular_mass
+from ..model.loader import load_model
+from .model_description import fmu_path, model_identifier
 
 #: file name of pythonfmu's FMI library inside the FMU, beside the guard
 INNER_LIBRARY = "pythonfmu-export.so"
@@ -101,7 +109,7 @@ def build_pythonfmu(model_path, out_path, formulation=None, method=None, *, solv
     """Build a pythonfmu FMU of the model file ``model_path`` at ``out_path`` (a ``.fmu`` file
     name, or a folder that receives ``<model name>.fmu``); returns the FMU's path.
 
-    ``formulation`` chooses how loop constraints are kept (see :mod:`mbsfmu.formulations`,
+    ``formulation`` chooses how loop constraints are kept (see :mod:`mbsfmu.reference.formulations`,
     default ``'qr'``); trees always use the minimal ODE.  ``method`` is the start value of the
     FMU parameter ``method`` (``'rkstab'``, the default for None, ``'stiff'`` or ``'dop853'``;
     also ``'explicit'`` and ``'DOP853'``); ``solver=`` is its deprecated name.  The FMU needs
@@ -109,9 +117,6 @@ def build_pythonfmu(model_path, out_path, formulation=None, method=None, *, solv
     docstring).  Its GUID is
     derived from the model file, the formulation, the method and the slave and guard templates, so
     that a state of another model (or of another build of the slave) is recognized as foreign."""
-    from ..formulations import check_formulation_name, check_nonholonomic, check_regular_mass
-    from ..model.loader import load_model
-
     model_path = pathlib.Path(model_path).resolve()
     method = renamed_keyword("build_pythonfmu", "method", method, "solver", solver, DEFAULT_METHOD)
     check_setting("method", method, api=True)
@@ -120,7 +125,7 @@ def build_pythonfmu(model_path, out_path, formulation=None, method=None, *, solv
         check_formulation_name(formulation)
     system = load_model(model_path)
     check_nonholonomic(system, formulation)
-    check_regular_mass(system, formulation)
+    check_regular_mass(derive(system), formulation)
     variables = fmu_variables(system, method)  # fails early (e.g. constants without values)
     ident = model_identifier(system.name)
     source = model_path.read_bytes()
@@ -154,8 +159,6 @@ def c_string(text: str) -> str:
 def compile_guard(ident: str, guid: str, model_name: str, folder: pathlib.Path) -> pathlib.Path:
     """Compile the guard library (:data:`GUARD_SOURCE`) for one model into ``folder``, with its
     guard_config.h (GUID, model name, name of pythonfmu's library)."""
-    from ..codegen.compile import find_compiler, run_compiler
-
     (folder / "guard_config.h").write_text(
         f'#define GUARD_GUID "{c_string(guid)}"\n#define GUARD_MODEL "{c_string(model_name)}"\n'
         f'#define GUARD_INNER "{c_string(INNER_LIBRARY)}"\n')
@@ -170,8 +173,6 @@ def compile_guard(ident: str, guid: str, model_name: str, folder: pathlib.Path) 
 def install_guard(fmu: pathlib.Path, ident: str, guid: str, model_name: str) -> None:
     """Make the guard library the FMU's Linux binary: pythonfmu's library moves beside it as
     :data:`INNER_LIBRARY` (see the module docstring)."""
-    import zipfile
-
     binary = f"binaries/linux64/{ident}.so"
     with zipfile.ZipFile(fmu) as zf:
         entries = [(info, zf.read(info.filename)) for info in zf.infolist()]
@@ -242,9 +243,6 @@ def complete_model_structure(fmu_path: pathlib.Path, fmu_vars=None) -> None:
     feed-through user outputs, from ``fmu_vars``), <InitialUnknowns> for the outputs with initial
     'approx' or 'calculated' (coordinates of loop models, user outputs) and the declared bounds
     (``min``, ``max``: of constants, inputs and solver settings, e.g. 0 and 2 of ``method``)."""
-    import xml.etree.ElementTree as ET
-    import zipfile
-
     with zipfile.ZipFile(fmu_path) as zf:
         entries = [(info, zf.read(info.filename)) for info in zf.infolist()]
     root = ET.fromstring(dict((i.filename, d) for i, d in entries)["modelDescription.xml"])

@@ -4,11 +4,11 @@ elements, or a :class:`LagrangianSystem` given by its energies and constraints, 
 coordinates."""
 
 from .base import Model
+from .element_checks import check_mass_properties
 from .lagrangian import LagrangianSystem
 from .multibody import System
 from .names import INERTIAL, t
 from .rotations import Rotation, cardan, euler, rot_x, rot_y, rot_z, sequence
-from .system import check_mass_properties
 
 __all__ = ["Model", "System", "LagrangianSystem", "Rotation", "rot_x", "rot_y", "rot_z", "cardan", "euler",
            "sequence", "INERTIAL", "t", "check_mass_properties"]

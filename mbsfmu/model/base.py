@@ -8,7 +8,8 @@ their initial values, generalized forces, gravity, holonomic and nonholonomic co
 with the initial conditions of a constrained system (:mod:`.constraints`), and user outputs
 (:mod:`.outputs`).  Its equations of motion ``M(y, t) y'' + k(y, y', t) = q(y, y', t, u)``
 with the constraints ``c(y, t) = 0`` (and ``A y' + a = 0``) come from the derivation that
-fits its front end (:func:`mbsfmu.equations.derive`), so simulation, code generation, the C
+fits its front end (:func:`mbsfmu.derive`, which keeps them on the model until it changes: the
+model never imports its derivation), so simulation, code generation, the C
 engine, the FMUs and the analysis take any model alike.
 
 Expressions may be sympy expressions built from the returned symbols or strings that are read
@@ -21,10 +22,12 @@ instead (:attr:`Model.ELSEWHERE`).
 from __future__ import annotations
 
 import re
+import warnings
+from collections.abc import Callable
 
 import sympy as sp
 
-from ..errors import ModelError, ParameterError
+from ..core.errors import MbsError, ModelError, ParameterError
 from .constraints import Constraints
 from .declarations import Declarations
 from .elements import (
@@ -199,11 +202,35 @@ class Model(Declarations, Constraints, Outputs):
         3 x 3 tensor about its centre of gravity), whose values the parameter checks test."""
         raise NotImplementedError
 
-    def equations(self):
-        """The equations of motion (derived once and cached until the model changes)."""
-        if self._equations is None:
-            from ..equations import derive
+    #: ``derive(model) -> Equations``, registered by :mod:`mbsfmu.equations` when it is imported
+    #: (:meth:`register_derivation`); only the deprecated :meth:`equations` calls it, so that the
+    #: model never imports its own derivation
+    _derivation = None
 
+    @staticmethod
+    def register_derivation(derive: Callable) -> None:
+        """Make ``derive`` (:func:`mbsfmu.derive`) what :meth:`equations` calls, for every front end."""
+        Model._derivation = staticmethod(derive)
+
+    def equations(self):
+        """Deprecated for one release: ``mbsfmu.derive(s)`` returns the same equations of motion.
+
+        Warns with a DeprecationWarning; an MbsError if no derivation is registered."""
+        kind = type(self).__name__
+        warnings.warn(f"{kind}.equations() is deprecated and goes away in the next release: use "
+                      "mbsfmu.derive(s), which returns the same Equations", DeprecationWarning, stacklevel=2)
+        if self._derivation is None:
+            raise MbsError(f"{self.name}: {kind}.equations() finds no derivation of the equations of motion "
+                           "(mbsfmu.equations registers it when it is imported): import mbsfmu and call "
+                           "mbsfmu.derive(s)")
+        return self._derivation(self)
+
+    def cached_equations(self, derive: Callable):
+        """``derive(self)``, computed once and kept until the model changes: the equations of
+        motion, which :func:`mbsfmu.derive` (the derivation of :mod:`mbsfmu.equations`) keeps
+        here so that every stage shares one derivation and a pickled model takes it along.  The
+        model itself never derives: it is the description the equations are derived from."""
+        if self._equations is None:
             self._equations = derive(self)
         return self._equations
 

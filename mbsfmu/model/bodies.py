@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.errors import ModelError
+from .element_checks import check_mass_properties
 from .elements import Body
 from .names import FRAMES, INERTIAL
-from .system import check_mass_properties
 
 
 class Bodies:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.checks import finite_number
+from ..core.errors import ModelError
 from .elements import HolonomicConstraint, InitialCondition, NonholonomicConstraint
+from .expression_checks import check_differentiable, check_linear_in_rates
 from .names import CONSTRAINTS, t
-from .system import check_differentiable, check_linear_in_rates, finite_number
 
 
 class Constraints:

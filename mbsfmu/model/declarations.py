@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.checks import declared_bounds, finite_number
+from ..core.errors import ModelError
 from .elements import Constant, Coordinate, Input, TimeParameter
 from .names import SYMBOLS, t
-from .system import declared_bounds, finite_number
 
 
 class Declarations:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from .elements import EnergyTerm
 from .start_values import number
 

@@ -11,11 +11,12 @@ import os
 
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.errors import ModelError
+from .elastic import modal_data as md
+from .elastic.modal_data import check_frame_node, linear_form
 from .elements import FlexibleBody, Frame
 from .names import FRAMES, INERTIAL, SYMBOLS
 from .rotations import Rotation
-from .system import _check_frame_node, linear_form
 
 
 class FlexibleBodies:
@@ -44,8 +45,6 @@ class FlexibleBodies:
         expressions of constants multiplying the modal stiffness Ke and damping De (a constant
         makes them FMU parameters that a sweep can vary; for a beam, scaling Ke is scaling E).
         Everything is checked before the system changes."""
-        from .elastic import modal_data as md  # numpy and scipy: loaded only for a flexible body
-
         where = f"flexible body {name!r}"
         if not isinstance(geometric_stiffening, bool):
             raise ModelError(f"{where}: geometric_stiffening must be True or False, got "
@@ -61,7 +60,7 @@ class FlexibleBodies:
                 raise ModelError(f"{where}: {label} must be a number >= 0, got {value!r}")
             factors.append(e)
         self._check_name(name, where, FRAMES)
-        data = self._modal_data(data, where, md)
+        data = self._modal_data(data, where)
         modes = list(data.modes) if data.modes else [f"q{j + 1:02d}" for j in range(data.n)]
         coords = [f"{name}_{mode}" for mode in modes]
         node_frames = [f"{name}_{nd.id}" for nd in data.nodes]
@@ -76,7 +75,7 @@ class FlexibleBodies:
             self._check_name(fname, f"node frame {fname!r} of {where}", FRAMES)
         primary = self._new_frame(name, ref, rel_pos, rel_rot, where)
         if data.frame_node is not None:
-            _check_frame_node(data, where)
+            check_frame_node(data, where)
 
         self._claim(name, where, FRAMES)
         self.frames[name] = primary
@@ -95,7 +94,7 @@ class FlexibleBodies:
         return name
 
     @staticmethod
-    def _modal_data(data, where: str, md):
+    def _modal_data(data, where: str):
         """The checked ModalData of ``data`` (a ModalData or a path of an mbsfmu-sid file)."""
         if isinstance(data, md.ModalData):
             try:

@@ -7,7 +7,7 @@ Force elements have a namespace of their own.
 
 from __future__ import annotations
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from .elements import AppliedForce, SpringDamper
 from .names import FORCES, INERTIAL
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.checks import keyword_alias
+from ..core.errors import ModelError
 from .elements import Frame, LoopClosure, Output
+from .expression_checks import check_rotation_matrix
 from .names import CONSTRAINTS, FRAMES, INERTIAL
 from .rotations import Rotation, as_rotation
-from .system import _alias, check_rotation_matrix
 
 
 class Frames:
@@ -75,8 +76,8 @@ class Frames:
         ``ref``, in ``ref`` components) and the rotation ``rel_rot`` (as for :meth:`body`).
         ``pos`` and ``rot`` are older aliases of ``rel_pos`` and ``rel_rot``."""
         where = f"frame {name!r}"
-        rel_pos, pos_kw = _alias(where, "rel_pos", rel_pos, "pos", pos)
-        rel_rot, rot_kw = _alias(where, "rel_rot", rel_rot, "rot", rot)
+        rel_pos, pos_kw = keyword_alias(where, "rel_pos", rel_pos, "pos", pos)
+        rel_rot, rot_kw = keyword_alias(where, "rel_rot", rel_rot, "rot", rot)
         fr = self._new_frame(name, ref, rel_pos, rel_rot, where, (pos_kw, rot_kw))
         self._claim(name, where, FRAMES)
         self.frames[name] = fr

@@ -49,7 +49,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.checks import finite_number
+from ..core.errors import ModelError
 from .base import Model
 from .elements import EnergyTerm, Mass, PointForce, PointSpringDamper
 from .energies import Energies
@@ -57,7 +58,7 @@ from .names import FRAMES
 from .natural_constraints import NaturalConstraints
 from .natural_elements import NaturalElements
 from .start_values import StartValues
-from .system import finite_number
+from .time_derivative import TimeDerivative
 
 _AXES = "xyz"
 
@@ -147,8 +148,6 @@ class LagrangianSystem(Energies, NaturalElements, NaturalConstraints, StartValue
     def velocity(self, value):
         """d/dt of an expression or point (through the coordinates, t and time parameters):
         ``s.velocity(A)`` is A' in terms of the velocity symbols ``D<coordinate>``."""
-        from ..equations.kinematics import TimeDerivative
-
         D = TimeDerivative(self)
         if isinstance(value, sp.MatrixBase):
             return value.applyfunc(lambda e: D(e, without_ydd=True))

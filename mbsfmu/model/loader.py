@@ -1,5 +1,6 @@
 """Load a model file: any Python file with a ``model()`` function returning a model (a System or a
-LagrangianSystem)."""
+LagrangianSystem); and :func:`system_of`, the one reading of "a model" by simulate and linearize
+(a model, its equations or a model file)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import importlib.util
 import pathlib
 import traceback
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from .base import Model
 
 
@@ -49,3 +50,17 @@ def _line_in(exc: BaseException, path: pathlib.Path) -> str:
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
              if str(pathlib.Path(f.filename).resolve()) == target]
     return f", line {lines[-1]}" if lines else ""
+
+
+def system_of(model):
+    """The model (a System or a LagrangianSystem) of ``model``: the model itself, the model of its
+    equations (an object with ``system`` and ``M``) or the model file it names; a TypeError for
+    anything else."""
+    if isinstance(model, Model):
+        return model
+    if hasattr(model, "system") and hasattr(model, "M"):
+        return model.system
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        return load_model(model)
+    raise TypeError(f"simulate() needs a model (System or LagrangianSystem), its Equations or a model "
+                    f"file, got {type(model)!r}")

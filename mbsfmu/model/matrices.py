@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 
 
 def real_array(value, what: str, error=ModelError, finite: bool = True,

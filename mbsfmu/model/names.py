@@ -18,8 +18,8 @@ import keyword
 
 import sympy as sp
 
-from ..errors import ModelError
-from ..solver_settings import DEPRECATED_FMU_NAMES, SOLVER_SETTINGS
+from ..core.errors import ModelError
+from ..core.fmu_layout import added_names
 
 #: The time symbol used in every model.
 t = sp.Symbol("t", real=True)
@@ -43,11 +43,8 @@ RESERVED_SYMBOL = {
 RESERVED_ELEMENT = {INERTIAL: f"{INERTIAL} is the inertial frame"}
 
 #: FMU variable names the export adds itself, which no constant, coordinate, input or output
-#: may take (model_description.fmu_variables).
-FMU_FIXED_NAMES = {"constraint_residual": "the constraint residual of models with loops",
-                   **{st.name: f"the solver setting {st.name}" for st in SOLVER_SETTINGS},
-                   **{old: f"the old name of the solver setting {new}"
-                      for old, new in DEPRECATED_FMU_NAMES.items()}}
+#: may take (:func:`mbsfmu.codegen.fmu_variables.fmu_variables`)
+FMU_FIXED_NAMES = added_names()
 
 
 class Names(dict):

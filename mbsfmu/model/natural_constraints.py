@@ -14,11 +14,11 @@ import warnings
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, RedundantConstraintWarning
+from ..core.errors import ModelError, RedundantConstraintWarning
+from .expression_checks import check_differentiable
 from .names import FRAMES, t
 from .natural_coordinates import dot, perp
 from .start_values import number
-from .system import check_differentiable
 
 #: relative tolerances: of the identity check of element constraints (values at random points)
 #: and of the redundancy check (distance of a new gradient from the span of the others, relative

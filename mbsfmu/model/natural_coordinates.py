@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from .elements import KineticForm
 
 

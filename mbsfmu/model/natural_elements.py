@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..errors import ModelError
+from ..core.errors import ModelError
+from .element_checks import check_mass_properties
 from .elements import Body, EnergyTerm, Mass, PointForce, PointSpringDamper
 from .names import FORCES, FRAMES, t
 from .natural_coordinates import RigidElement, dot, form_kinetic_energy, point_mass_form, rod_form
 from .start_values import number, shown
-from .system import check_mass_properties
 
 
 class NaturalElements:
@@ -84,7 +84,7 @@ class NaturalElements:
         constraints ``<name>_e<k><l>``: e_k.e_l = E_k.E_l keep the element's shape; one
         identical to an existing constraint (e.g. the unit length of a shared vector) is not
         added, one that depends on the existing ones at the initial configuration is added with
-        a :class:`~mbsfmu.errors.RedundantConstraintWarning` naming both (leave it out with
+        a :class:`~mbsfmu.core.errors.RedundantConstraintWarning` naming both (leave it out with
         ``rigid=False`` and the constraints the element needs, e.g. :meth:`distance`)."""
         where = f"rigid body {name!r}"
         self._check_name(name, where, FRAMES)

@@ -9,7 +9,7 @@ so it must differ from the constants, coordinates and inputs.
 
 from __future__ import annotations
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from .elements import Output
 from .names import OUTPUTS
 

@@ -4,9 +4,9 @@ bodies: a shape (line, sphere, box, cylinder) of positive sizes and a matplotlib
 
 from __future__ import annotations
 
-from ..errors import ModelError
+from ..core.errors import ModelError
+from .element_checks import visual_size
 from .elements import Visual
-from .system import _visual_size
 
 
 class Visuals:
@@ -39,7 +39,7 @@ class Visuals:
         if shape != "line" and name in self.flexible_bodies:
             raise ModelError(f"visual of {name!r}: a flexible body is drawn as a line through its "
                              f"nodes; give only a color (shape 'line'), not {shape!r}")
-        values = _visual_size(name, shape, size, self.VISUAL_SHAPES[shape])
+        values = visual_size(name, shape, size, self.VISUAL_SHAPES[shape])
         if color is not None:
             from matplotlib.colors import is_color_like  # matplotlib: loaded only for a colour
 

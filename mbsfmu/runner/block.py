@@ -44,7 +44,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 
-from ..errors import MbsError
+from ..core.errors import MbsError
 
 PORT_TYPES = ("Real", "Integer", "Boolean", "String")
 

@@ -41,6 +41,7 @@ import pickle
 import types
 
 from ..fmu.model_description import fmu_path, model_identifier
+from ..fmu.pythonfmu_export import build_with_pythonfmu, complete_model_structure
 from .block import PORT_TYPES, Block, BlockError
 
 _SLAVE_TEMPLATE = '''\
@@ -229,8 +230,6 @@ def export_block_fmu(block: Block, path, *, name: str | None = None,
     ``step_size`` is the period the block is started with (default: its ``sample_time``, else
     1e-3), see the module docstring.  BlockError if the block cannot be pickled, has a port of an
     unknown type, or a port/parameter name clash."""
-    from ..fmu.pythonfmu_export import build_with_pythonfmu, complete_model_structure
-
     if not isinstance(block, Block):
         raise BlockError(f"export_block_fmu takes a Block, got {type(block).__name__}")
     ident = model_identifier(name or type(block).__name__)

@@ -41,6 +41,7 @@ import shutil
 import tempfile
 import weakref
 
+from ..fmu.fmpy_callbacks import recording_callbacks
 from .block import Block, BlockError
 
 _log = logging.getLogger(__name__)
@@ -257,8 +258,6 @@ class FMU(Block):
 
     def start(self, t0, dt):
         from fmpy.fmi2 import FMU2Slave
-
-        from ..fmu.fmpy_callbacks import recording_callbacks
 
         self._release()
         md = self.model_description

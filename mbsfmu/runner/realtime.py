@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from ..errors import SimulationError
+from ..core.errors import SimulationError
 from .scheduling import DiagramError
 
 #: how long before a deadline sleeping stops and busy-waiting starts [s]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import deprecated
+from ..core.errors import deprecated
 
 
 class Result:

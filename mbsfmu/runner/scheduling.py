@@ -19,7 +19,7 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import MbsError, SimulationError
+from ..core.errors import MbsError, SimulationError
 
 
 class DiagramError(MbsError, ValueError):

@@ -47,9 +47,11 @@ import weakref
 import xml.etree.ElementTree as ET
 import zipfile
 
-from ..errors import MbsError
+from ..core.errors import MbsError
 from . import fmu_block  # noqa: F401  (defines and registers the block type FMU_BLOCK)
 from .block import BlockError, block_type
+from .block_fmu import export_block_fmu
+from .diagram import Diagram, DiagramError
 
 NS = {
     "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
@@ -113,8 +115,6 @@ def export_ssp(diagram, path, *, python_blocks: str = "error") -> pathlib.Path:
             if isinstance(b, FMU):
                 sources[name] = b.path
             else:
-                from .block_fmu import export_block_fmu
-
                 step = diagram.step if b.sample_time is None else b.sample_time
                 try:
                     sources[name] = export_block_fmu(b, pathlib.Path(tmp) / f"{name}.fmu", name=name,
@@ -270,8 +270,6 @@ def import_ssp(path, *, step: float | None = None, unpack_dir=None):
     ``step``: the communication step (default: the one :func:`export_ssp` stored; required for
     SSPs from other tools).  The FMUs are unpacked into ``unpack_dir`` (default: a temporary
     folder removed when the diagram is garbage-collected)."""
-    from .diagram import Diagram, DiagramError
-
     FMU = _fmu_class()
     path = pathlib.Path(path)
     if not path.is_file():

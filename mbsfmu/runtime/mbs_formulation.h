@@ -1,7 +1,7 @@
 /*
  * mbs_formulation.h -- the constrained formulations of mbsfmu in C (the engine).
  *
- * The engine's implementation of the Python classes in mbsfmu/formulations/, which stay its readable reference
+ * The engine's implementation of the Python classes in mbsfmu/reference/formulations/, which stay its readable reference
  * (tests compare both).  The state is x = [y, y'] (f coordinates and their rates); the model's
  * generated functions provide M, q - k, c, C, b', b'' and the extra initial conditions e(y),
  * E = de/dy.  Equation numbers refer to seed 000 unless marked 3.xx (seed 004).
@@ -12,7 +12,7 @@
  * beta^2 c, the Gauss-Newton and PStab position corrections, the consistent positions) the mh
  * holonomic rows only, so a purely nonholonomic system (mh = 0) is projected on the velocity
  * level alone (seed 004 eq. 3.75).  MBS_FORM_PARTITION needs mh == m.
- * The kind numbers are those of mbsfmu.runtime.constants.FORMULATION_KINDS.
+ * The kind numbers are those of mbsfmu.core.constants.FORMULATION_KINDS.
  *
  *  MBS_FORM_MINIMAL    trees (m = 0):  M y'' = q - k, Cholesky                                (eq. 1)
  *  MBS_FORM_QR         optimal partitioning: an orthonormal null-space basis J of C and the
@@ -146,7 +146,7 @@ int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double
  * position; below low: an exactly redundant row), else 0 and "".  With record != 0 only records
  * the largest pivot at (t, y) as that scale (call it at the consistent start).  The Python
  * reference is Formulation.singularity_note; the thresholds are
- * mbsfmu.runtime.constants.SINGULAR_PIVOT. */
+ * mbsfmu.core.constants.SINGULAR_PIVOT. */
 int mbs_form_singularity(mbs_form *F, double t, const double *y, int record, double low, double high,
                          const char *const *row_names, char *buf, size_t n);
 

@@ -90,7 +90,7 @@ int mbs_inst_set_partition(mbs_instance *inst, const unsigned char *dependent);
  * method as well, also between do-steps (the integrator restarts at the next one). */
 int mbs_inst_set_method(mbs_instance *inst, int method);
 int mbs_inst_method(const mbs_instance *inst);
-/* "rkstab", "stiff", "dop853" (the values of 'method', mbsfmu.solver_settings.METHODS); NULL for another
+/* "rkstab", "stiff", "dop853" (the values of 'method', mbsfmu.core.solver_settings.METHODS); NULL for another
  * number, so that 0, 1, ... until NULL are all the methods */
 const char *mbs_method_name(int method);
 /* Minimal ODE of a tree: 1 = articulated-body algorithm where the model has it, 0 = mass matrix. */
@@ -141,7 +141,7 @@ int mbs_inst_do_step(mbs_instance *inst, double t, double h);
 int mbs_inst_run(mbs_instance *inst, const double *grid, size_t n, double *rec, size_t stride,
                  int with_lambda, int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
 
-/* Why the last do-step failed: an MBS_RKSTAB_* code, or MBS_STOPPED (tick), 0 if it did not. */
+/* Why the last do-step failed: an MBS_STEP_* code (mbs_stepper.h), or MBS_STOPPED (tick), 0 if it did not. */
 #define MBS_STOPPED (-100)
 int mbs_inst_last_code(const mbs_instance *inst);
 

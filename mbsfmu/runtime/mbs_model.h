@@ -28,7 +28,7 @@ void mbs_dynamics(MBS_EQ_ARGS);
 /* c (MBS_MH), C (m x f), b' (m): the m = MBS_M rows of C are the MBS_MH holonomic constraints,
  * which have a row in c, then the nonholonomic ones A y' + a = 0 (rows A of C, a of b') */
 void mbs_constraints(MBS_EQ_ARGS);
-/* M, q - k, c, C, b', b'' (mbsfmu.runtime.constants.constrained_layout) */
+/* M, q - k, c, C, b', b'' (mbsfmu.core.constants.constrained_layout) */
 void mbs_constrained(MBS_EQ_ARGS);
 /* mbs_constrained in two halves, for formulations that need C before they know the y' at which
  * b'' is wanted (the null-space formulations project y' first): the first writes c, C, b' at y
@@ -62,7 +62,7 @@ int mbs_aba(MBS_EQ_ARGS);
 /* Sizes (the letters of docs/architecture.md's glossary): MBS_F coordinates y, MBS_M rows of C
  * (holonomic and nonholonomic constraints), the first MBS_MH of them holonomic (rows of c).
  *
- * Value-reference layout (also mbsfmu.fmu.model_description.fmu_variables):
+ * Value-reference layout (also mbsfmu.codegen.fmu_variables.fmu_variables):
  *   [0, f) coordinates, [f, 2f) velocities, 2f constraint_residual (models with constraints),
  *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, method, inputs.
  * Every value is held as a double; method (the integration method, MBS_METHOD_*) is the one

@@ -658,7 +658,7 @@ static PyTypeObject InstanceType = {
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    PyObject *dict;          /* attributes set from Python (mbsfmu.codegen.c_rhs sets several) */
+    PyObject *dict;          /* attributes set from Python (mbsfmu.engine.compiled_rhs sets several) */
     InstanceObject *owner;
     PyObject *numeric;       /* read at every call: prm (nprm floats), u (nu floats) */
     PyObject *numeric_dict;  /* numeric's instance dict where prm and u are plain attributes */

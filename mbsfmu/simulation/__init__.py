@@ -1,5 +1,5 @@
 """Simulation of a model: :func:`simulate` prepares a run (arguments, formulation, consistent start)
-and hands it to the C engine or to a reference stepper of :mod:`mbsfmu.integrators`; :class:`Result`
+and hands it to the C engine or to a reference stepper of :mod:`mbsfmu.reference.integrators`; :class:`Result`
 is the one result type."""
 
 from .result import Result

@@ -5,7 +5,9 @@ the user's ``initial`` values set (and so held first at the consistent start), c
 ``params``, inputs held or given as functions of t (then called from C at every right-hand
 side), the solver settings as the FMU's parameters.  What the engine cannot explain as well as
 the Python reference (an inconsistent start, redundant constraints, a singular configuration at
-the start) is re-checked with the reference so the exception and its message stay the same.
+the start) the caller explains (``explain``: :func:`.simulate.simulate` re-checks it with the
+reference so the exception and its message stay the same); this module imports nothing of the
+reference.
 """
 
 from __future__ import annotations
@@ -14,9 +16,17 @@ import math
 import time
 import warnings
 
-from ..errors import MbsError, SimulationError, SimulationInterrupted, StiffnessWarning, stop_reason
-from ..runtime.engine import Engine, EngineError
-from ..solver_settings import METHOD_ALIASES, METHODS
+from ..core.errors import (
+    InconsistentInitialValuesWarning,
+    MbsError,
+    SimulationError,
+    SimulationInterrupted,
+    StiffnessWarning,
+    stop_reason,
+)
+from ..core.solver_settings import METHOD_ALIASES, METHODS
+from ..engine.extension import ENGINE_FORMULATIONS, Engine, EngineError
+from .constraint_rank import check_rank
 from .run_clock import RunClock
 
 #: simulate's methods the engine runs, and its method for each: its own and their other names
@@ -25,8 +35,6 @@ ENGINE_METHODS = {**{m: m for m in METHODS}, **METHOD_ALIASES}
 
 def engine_applies(system, method: str, formulation: str) -> bool:
     """True if the engine runs this combination (else simulate takes the numpy path)."""
-    from ..runtime.engine import ENGINE_FORMULATIONS
-
     if method not in ENGINE_METHODS:
         return False
     if any(c.value is None for c in system.constants_.values()):
@@ -35,11 +43,12 @@ def engine_applies(system, method: str, formulation: str) -> bool:
 
 
 def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, atol, max_step,
-                  inputs, options, progress, progress_every, result, method="explicit", clock=None):
+                  inputs, options, progress, progress_every, result, method="explicit", clock=None,
+                  explain=None):
     """Integrate over ``grid`` on the engine; returns (T, X, stats) or raises like simulate.
-    ``clock`` (a :class:`.run_clock.RunClock`) times building or loading the engine and the run."""
-    from ..formulations.consistent_initialization import InconsistentInitialValuesWarning
-
+    ``clock`` (a :class:`.run_clock.RunClock`) times building or loading the engine and the run;
+    ``explain(exc)``, if given, is the exception raised for the engine's refusal ``exc`` of the
+    start (else a SimulationError with the engine's message)."""
     clock = clock or RunClock()
     with clock.compiling():
         eng = Engine(system, form.name if numeric.m else "minimal", options, method=ENGINE_METHODS[method])
@@ -61,12 +70,10 @@ def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, ato
     try:
         warning = eng.start(0.0, t_end, hold=list(fixed) if fixed else None)
     except EngineError as exc:
-        raise _explained(numeric, form, x0, fixed, given, exc) from None
+        raise (explain(exc) if explain else SimulationError(str(exc))) from None
     if warning:
         warnings.warn(InconsistentInitialValuesWarning(f"{system.name}: {warning}"), stacklevel=3)
     if numeric.m:
-        from .simulate import check_rank
-
         check_rank(form, 0.0, eng.x[:numeric.f])
     start = time.perf_counter()
 
@@ -117,19 +124,3 @@ def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, ato
     if progress is not None:
         progress(t_end, t_end)
     return T, X, stats
-
-
-def _explained(numeric, form, x0, fixed, given, exc) -> MbsError:
-    """The reference's exception for a refused start (same type and message as the numpy path),
-    or a SimulationError with the engine's message."""
-    from ..formulations.consistent_initialization import consistent_state
-    from .simulate import check_rank
-
-    try:
-        if numeric.m:
-            x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
-            check_rank(form, 0.0, x0[:numeric.f])
-        numeric.check_state(0.0, x0[:numeric.f], x0[numeric.f:], form.inputs(0.0))
-    except MbsError as ref:
-        return ref
-    return SimulationError(str(exc))

@@ -7,6 +7,9 @@ import pathlib
 
 import numpy as np
 
+from ..animation import animate
+from ..equations.derive import derive
+from ..equations.numeric_model import NumericModel
 from ..model.multibody import System
 from .result_csv import read_columns
 
@@ -185,12 +188,10 @@ class Result:
         ignored); ``params`` binds constants as in simulate (defaults otherwise).  Every value
         read must be a finite number and time must increase: a ParameterError names missing
         columns, and the line and column of a bad value (:mod:`.result_csv`)."""
-        from ..equations.numeric_model import NumericModel
-
         coords = list(system.coordinates_)
         col = read_columns(path, ["time"] + coords + [f"der({c})" for c in coords],
                            f"model {system.name!r}")
-        numeric = NumericModel(system.equations(), params or {})
+        numeric = NumericModel(derive(system), params or {})
         n = len(col["time"])
         y = np.array([col[c] for c in coords]).reshape(len(coords), n)
         yd = np.array([col[f"der({c})"] for c in coords]).reshape(len(coords), n)
@@ -203,8 +204,6 @@ class Result:
         each frame joined to its reference frame (coloured per body), flexible bodies as lines
         through their nodes, the shapes of ``System.visual``; one animation frame per output
         sample (``every``: every n-th), played in real time by default (``fps``)."""
-        from ..animation import animate
-
         return animate(self, path, fps=fps, every=every, dpi=dpi, size=size)
 
     def plot(self, path, signals=None, title=None):

@@ -20,7 +20,7 @@ import pathlib
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 
 def read_columns(path, needed: list[str], owner: str) -> dict[str, np.ndarray]:

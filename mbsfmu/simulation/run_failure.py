@@ -6,26 +6,26 @@ equations during the run (a singular mass or KKT matrix, a projection that canno
 itself, or a function of the user's -- the caller gets one exception that says what happened, with
 ``.result``, the output points reached (a partial :class:`~mbsfmu.simulation.result.Result`):
 
-* a :class:`~mbsfmu.errors.SimulationError` naming the model, the method and the time of the last
+* a :class:`~mbsfmu.core.errors.SimulationError` naming the model, the method and the time of the last
   accepted step, with the original error's type and message where it was not one already (the
   engine's failed runs are SimulationErrors too);
-* an input's or time parameter's own :class:`~mbsfmu.errors.MbsError` (a ParameterError, say)
+* an input's or time parameter's own :class:`~mbsfmu.core.errors.MbsError` (a ParameterError, say)
   keeps its type, as on the engine;
 * the message ends with what the formulation knows about the place: a singular position of the
-  mechanism (:meth:`~mbsfmu.formulations.base.Formulation.singularity_note`), and where the
+  mechanism (:meth:`~mbsfmu.reference.formulations.base.Formulation.singularity_note`), and where the
   model's equations were not defined during the failed step (a square root of a negative number
-  in a Newton iterate, :attr:`~mbsfmu.formulations.base.Formulation.undefined`).
+  in a Newton iterate, :attr:`~mbsfmu.reference.formulations.base.Formulation.undefined`).
 """
 
 from __future__ import annotations
 
-from ..errors import ConstraintError, MbsError, SimulationError, SingularMassMatrixError
+from ..core.errors import ConstraintError, MbsError, SimulationError, SingularMassMatrixError
 
 
 def run_failure(exc: Exception, system, form, stepper, method: str, partial_result) -> MbsError:
     """The exception for a run that stopped with ``exc`` at the stepper's last accepted step;
     ``partial_result(exc, reason)`` makes the partial Result from ``exc.partial`` (the output points
-    reached, which :func:`mbsfmu.integrators.sample` attaches to any exception)."""
+    reached, which :func:`mbsfmu.reference.integrators.sample` attaches to any exception)."""
     partial = getattr(exc, "partial", (None, None))
     if isinstance(exc, MbsError) and not isinstance(exc, (SimulationError, ConstraintError,
                                                           SingularMassMatrixError)):

@@ -7,7 +7,7 @@ dominant eigenvalue |lambda| of the Jacobian).  The monitor
 
 * reports progress to a user callback ``progress(t, t_end)`` at most every ``every`` seconds of
   wall time;
-* for an explicit method, warns once (:class:`~mbsfmu.errors.StiffnessWarning`) when the step is
+* for an explicit method, warns once (:class:`~mbsfmu.core.errors.StiffnessWarning`) when the step is
   limited by stability, not accuracy: h rho is above 80 % of the method's stability boundary on
   the negative real axis (3.3 for Dormand-Prince 5(4), 6.1 for DOP853) for ``STIFF_STEPS``
   accepted steps, never ``STIFF_GAP`` steps in a row below it in between (one low value is the
@@ -30,8 +30,8 @@ from __future__ import annotations
 import time
 import warnings
 
-from ..errors import StiffnessWarning
-from ..runtime.constants import STIFFNESS
+from ..core.constants import STIFFNESS
+from ..core.errors import StiffnessWarning
 
 #: negative-real-axis stability boundary |h lambda| of the explicit methods
 STABILITY_BOUNDARY = {"RK45": STIFFNESS["boundary_rkstab"], "rkstab": STIFFNESS["boundary_rkstab"],

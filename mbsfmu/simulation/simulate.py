@@ -2,28 +2,36 @@
 
 simulate checks the arguments, builds the equations with numbers and the formulation, and hands
 the run over: to the C engine (:mod:`.engine_run`) where it runs the method and formulation, else
-to a reference stepper of :mod:`mbsfmu.integrators` (from a consistent start) driven by the one
-sampling loop :func:`mbsfmu.integrators.sample`.  Either way the output is a :class:`.Result`.
+to a reference stepper of :mod:`mbsfmu.reference.integrators` (from a consistent start) driven by the one
+sampling loop :func:`mbsfmu.reference.integrators.sample`.  Either way the output is a :class:`.Result`.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
+import sys
 
 import numpy as np
 
-from ..errors import ConstraintError, ParameterError, SimulationError, SimulationInterrupted, stop_reason
-from ..formulations import check_formulation_name, check_options, make_formulation
-from ..formulations.consistent_initialization import consistent_state, fixed_names
-from ..integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
-from ..model.system import finite_number
-from ..solver_settings import (  # noqa: F401 (ATOL_FACTOR: the CLI's help)
+from ..codegen.compile import CompileError, find_compiler
+from ..core.checks import finite_number, fixed_names
+from ..core.errors import MbsError, ParameterError, SimulationError, SimulationInterrupted, stop_reason
+from ..core.formulation_choice import check_formulation_name, check_options
+from ..core.solver_settings import (  # noqa: F401 (ATOL_FACTOR: the CLI's help)
     ATOL_FACTOR,
     METHOD_ALIASES,
     canonical_method,
     check_setting,
     effective_atol,
 )
+from ..engine.c_kernel import use_c_kernel
+from ..equations.derive import derive
+from ..model.loader import system_of
+from ..reference.consistent_initialization import consistent_state
+from ..reference.formulations import make_formulation
+from ..reference.integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
+from .constraint_rank import check_rank
 from .engine_run import ENGINE_METHODS, engine_applies, run_on_engine
 from .result import Result
 from .run_clock import RunClock
@@ -58,8 +66,6 @@ MAX_RESULT_BYTES = 2**30
 
 def simulate_defaults() -> dict:
     """The defaults of simulate's keywords (the CLI shows these in its help)."""
-    import inspect
-
     return {k: p.default for k, p in inspect.signature(simulate).parameters.items()
             if p.default is not inspect.Parameter.empty}
 
@@ -119,52 +125,18 @@ _BACKEND: list[str] = []  # the default backend, decided once per process
 def default_backend() -> str:
     """'c' if a C compiler is found, else 'numpy' (said once, on stderr)."""
     if not _BACKEND:
-        from ..codegen.compile import CompileError, find_compiler
-
         try:
             find_compiler()
             _BACKEND.append("c")
         except CompileError as exc:
-            import sys
-
             print(f"mbsfmu: {exc}; simulating with the numpy reference (slower)", file=sys.stderr)
             _BACKEND.append("numpy")
     return _BACKEND[0]
 
 
-def _system_of(model):
-    from ..model import Model
-
-    if isinstance(model, Model):
-        return model
-    if hasattr(model, "system") and hasattr(model, "M"):
-        return model.system
-    if isinstance(model, str) or hasattr(model, "__fspath__"):
-        from ..model.loader import load_model
-
-        return load_model(model)
-    raise TypeError(f"simulate() needs a model (System or LagrangianSystem), its Equations or a model "
-                    f"file, got {type(model)!r}")
-
-
-def check_rank(formulation, t, y):
-    """Redundant constraints are an error unless the formulation takes them."""
-    num = formulation.numeric
-    _, C, _ = num.constraint_parts(t, y)
-    sv = np.linalg.svd(C, compute_uv=False)
-    tol = 1e-9 * (sv[0] if sv.size and sv[0] > 0 else 1.0)
-    rank = int(np.sum(sv > tol))
-    if rank < num.m and not formulation.handles_redundant:
-        raise ConstraintError(
-            f"{num.system.name}: the {num.m} constraints are redundant (rank of C is {rank} "
-            f"with tolerance {tol:.1e}); formulation {formulation.name!r} cannot take redundant "
-            "constraints: use 'qr' or 'svd'")
-    return rank
-
-
 def check_settings(system, t_end, dt, method, rtol, atol, max_step, backend, progress=None) -> tuple:
     """simulate's checks of its settings, before any work (a sweep makes them once before its
-    runs): the method, the tolerances and step limit (:mod:`mbsfmu.solver_settings`), the
+    runs): the method, the tolerances and step limit (:mod:`mbsfmu.core.solver_settings`), the
     progress callback, the output grid of ``t_end`` and ``dt`` (its size included) and the
     backend.  Returns (the integrator's method name, rtol, atol, max_step, the grid, the
     backend); a bad setting is a ParameterError naming it."""
@@ -196,10 +168,10 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     ``method``: ``'explicit'`` (the stabilized Dormand-Prince RKSTAB; on the numpy backend scipy's
     DOP853 for trees), ``'rkstab'``, ``'dop853'`` (scipy's spelling ``'DOP853'`` means the same),
     ``'stiff'`` (Radau IIA, with the formulation's projection after every step for loops) or a
-    scipy ``solve_ivp`` method (see :data:`METHOD_DESCRIPTIONS` and :mod:`mbsfmu.integrators`);
+    scipy ``solve_ivp`` method (see :data:`METHOD_DESCRIPTIONS` and :mod:`mbsfmu.reference.integrators`);
     ``result.stats["method"]`` names what ran by its canonical name (``'rkstab'``, ``'dop853'``,
     ``'stiff'``, or scipy's name of a scipy method).  ``formulation`` chooses how loop
-    constraints are kept (see :mod:`mbsfmu.formulations`; default ``'qr'``) with
+    constraints are kept (see :mod:`mbsfmu.reference.formulations`; default ``'qr'``) with
     ``formulation_options``; ``fixed`` names coordinates that keep their given initial values
     during consistent initialization.
     ``backend``: ``'c'`` runs the C engine (the native FMU's code, compiled once per model and
@@ -207,7 +179,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     Python integrator), ``'numpy'`` the readable Python reference; the default (None) is ``'c'``
     wherever a C compiler is found, else ``'numpy'`` with a one-line message.
     ``rtol``, ``atol``: tolerances; ``atol`` None (or 0) is rtol / 10 with constraints and rtol / 100
-    without (:func:`mbsfmu.solver_settings.default_atol`, the rule of every path, FMUs included).
+    without (:func:`mbsfmu.core.solver_settings.default_atol`, the rule of every path, FMUs included).
     ``params`` overrides constants, ``initial`` the initial state, ``inputs`` maps input names
     to numbers or functions of t.  Returns a :class:`Result` on the grid 0, dt, ..., t_end.
 
@@ -220,19 +192,19 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
 
     Long runs: ``progress(t, t_end)`` is called at the start, at most every ``progress_every``
     seconds of wall time and at the end; an explicit method whose step is limited by stability
-    warns once with a :class:`~mbsfmu.errors.StiffnessWarning` (:mod:`.run_monitor`).  Nothing
+    warns once with a :class:`~mbsfmu.core.errors.StiffnessWarning` (:mod:`.run_monitor`).  Nothing
     computed is lost: a failure raises SimulationError and Ctrl-C (or SIGTERM turned into
-    :class:`~mbsfmu.errors.Terminated`) raises :class:`~mbsfmu.errors.SimulationInterrupted`, both
+    :class:`~mbsfmu.core.errors.Terminated`) raises :class:`~mbsfmu.core.errors.SimulationInterrupted`, both
     with ``.result``, the Result up to the last output point reached (``result.partial`` is true).
     The arguments are checked before any work: a bad one raises ParameterError naming it."""
     clock = RunClock()
-    system = _system_of(model)
+    system = system_of(model)
     scipy_method, rtol, atol, max_step, grid, backend = check_settings(
         system, t_end, dt, method, rtol, atol, max_step, backend, progress)
     if finite_number(progress_every, "progress_every") < 0:
         raise ParameterError(f"progress_every must be a number of seconds >= 0, got {progress_every!r}")
     fixed = fixed_names(fixed)
-    eqs = system.equations()
+    eqs = derive(system)
     numeric = eqs.numeric(params)
     form = make_formulation(formulation, numeric, inputs, **check_options(
         check_formulation_name(formulation), formulation_options, bool(numeric.m)))
@@ -243,7 +215,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     on_engine = backend == "c" and engine_applies(system, method, form.name if numeric.m else "minimal")
     if backend == "c" and not on_engine:
         with clock.compiling():
-            numeric.use_c_kernel()  # scipy methods and the formulations not yet in the engine
+            use_c_kernel(numeric)  # scipy methods and the formulations not yet in the engine
     if on_engine:
         return _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
                                    inputs, formulation_options, progress, progress_every, method, clock)
@@ -276,7 +248,7 @@ def method_name(method: str, integrator: str) -> str:
 
 def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, project, rtol, atol, max_step,
                            inputs, backend, progress, progress_every, clock, name) -> Result:
-    """The run of simulate on a reference stepper (:mod:`mbsfmu.integrators`), as a Result
+    """The run of simulate on a reference stepper (:mod:`mbsfmu.reference.integrators`), as a Result
     (``name``: the method's name in its statistics)."""
     f = numeric.f
     stats = {"method": name, "formulation": form.name, "rtol": rtol, "atol": atol,
@@ -340,8 +312,22 @@ def _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, ato
         return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form, **extra)
 
     T, X, run_stats = run_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
-                                    inputs, options, progress, progress_every, result, method, clock)
+                                    inputs, options, progress, progress_every, result, method, clock,
+                                    explain=lambda exc: _explained(numeric, form, x0, fixed, given, exc))
     return result(T, X, run_stats)
+
+
+def _explained(numeric, form, x0, fixed, given, exc) -> MbsError:
+    """The reference's exception for a start the engine refused (same type and message as the
+    numpy path), or a SimulationError with the engine's message."""
+    try:
+        if numeric.m:
+            x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
+            check_rank(form, 0.0, x0[:numeric.f])
+        numeric.check_state(0.0, x0[:numeric.f], x0[numeric.f:], form.inputs(0.0))
+    except MbsError as ref:
+        return ref
+    return SimulationError(str(exc))
 
 
 def _partial(exc, result, reason):

@@ -9,12 +9,13 @@ resumes from, ``definition`` what produced them beside it.  :func:`sweep` ties t
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 
 import pandas as pd
 
-from ..errors import ParameterError, StudyWarning, SweepError
-from ..output_files import plot_path
+from ..core.errors import ParameterError, StudyWarning, SweepError
+from ..core.output_files import plot_path
 from ..simulation.result import signal_names
 from . import batch as _batch  # the module, by a name that sweep's keyword batch= does not hide
 from . import checks, definition, designs, failures, metrics, plots, results, trajectories
@@ -74,7 +75,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     from a worker).  ``connect_timeout``: seconds to wait for a remote scheduler before a
     ParameterError.  On a cluster a run that kills its worker process is a failed row; a
     scheduler that goes away, or a cluster without any worker for ``cluster_timeout`` seconds
-    (default 60), ends the sweep with :class:`~mbsfmu.errors.SweepError`, whose ``rows`` are
+    (default 60), ends the sweep with :class:`~mbsfmu.core.errors.SweepError`, whose ``rows`` are
     every row that finished (written to ``out`` too); see :mod:`.failures`.  ``progress``: a
     progress bar with the rate and the time left (tqdm) on stderr.  ``plot``: a
     file to draw the first metric in with :func:`.plot_study` (over one parameter, a heat map over
@@ -232,8 +233,6 @@ def _settings(target, loaded, t_end, dt, rtol, simulate_kwargs, chosen, design, 
 
 
 def _bar(total, done):
-    import sys
-
     from tqdm import tqdm
 
     return tqdm(total=total, initial=done, unit="run", desc="sweep", file=sys.stderr)

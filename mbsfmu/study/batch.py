@@ -20,18 +20,27 @@ process becomes a failed row, and a cluster that cannot go on (scheduler lost, n
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import hashlib
+import logging
 import math
 import numbers
 import os
 import pathlib
 import queue
 import re
+import tempfile
 import time
 import uuid
 
-from ..errors import ParameterError, SweepError
+from ..core.errors import ParameterError, SweepError
+from ..fmu.fmpy_callbacks import recorded_messages
+from ..model import Model
+from ..model.loader import load_model
+from ..simulation import simulate
 from . import failures
+from .trajectories import of_result
 
 #: per worker process: target key -> loaded target (System, or FMU folder and description)
 _LOADED: dict = {}
@@ -88,8 +97,6 @@ class Target:
 
     def _load(self):
         if self.kind == "model":
-            from ..model.loader import load_model
-
             return load_model(self.path)
         if self.kind == "system":
             if self.local is not None:
@@ -97,7 +104,6 @@ class Target:
             import cloudpickle
 
             return cloudpickle.loads(self.payload)
-        import tempfile
 
         from fmpy import extract, read_model_description
 
@@ -111,8 +117,6 @@ class Target:
 
 def make_target(target, in_process: bool) -> Target:
     """The Target of ``target`` (a model or FMU file, or a System)."""
-    from ..model import Model
-
     if isinstance(target, Model):
         if in_process:
             return Target("system", payload=str(id(target)).encode(), system=target, name=target.name)
@@ -229,8 +233,6 @@ def run_one(target, loaded, run: int, values: dict, settings: dict, metrics: lis
                                      f"{exc}") from exc
         row.update(status="ok", message="")
         if settings.get("trajectories"):
-            from .trajectories import of_result
-
             row[TRAJECTORY] = of_result(result)
     except Exception as exc:
         row.update({m.name: None for m in metrics})
@@ -242,7 +244,6 @@ def run_one(target, loaded, run: int, values: dict, settings: dict, metrics: lis
 def _simulate(target, loaded, values: dict, settings: dict):
     if target.kind == "fmu":
         return _simulate_fmu(loaded, values, settings["fmu"])
-    from ..simulation import simulate
 
     system = loaded
     params, initial, inputs = split_values(system, values)
@@ -256,8 +257,6 @@ def _simulate_fmu(loaded, values: dict, options: dict):
     """fmpy's simulate_fmu with the FMU's log recorded: an error carries what the FMU logged
     (``fmu_log``, quoted in the failed row); a ``logger`` of the caller still gets every message."""
     from fmpy import simulate_fmu
-
-    from ..fmu.fmpy_callbacks import recorded_messages
 
     folder, md = loaded
     opts = dict(options)
@@ -327,8 +326,6 @@ def execute(target, todo: list, settings, metrics, *, scheduler=None, workers=No
 def close_client(client) -> None:
     """Close a ``distributed.Client``; one that lost its scheduler closes at once and without
     logging the traceback of its cancelled reconnection."""
-    import logging
-
     if client.status in ("running", "closed"):
         client.close()
         return
@@ -405,8 +402,6 @@ class ClusterSweep:
     def outcome(self, fut, name: str, runs: list) -> list | None:
         """The rows of a task that ended (None if it went back to the cluster: its result was
         lost with a worker and is computed again, or could not be fetched yet)."""
-        import asyncio
-
         from distributed.scheduler import KilledWorker
 
         if fut.status not in ("finished", "error", "cancelled"):
@@ -518,8 +513,6 @@ def _execute_local(target, todo, settings, metrics, scheduler, workers, batch):
     """Dask's single-machine schedulers, one wave of tasks per ``dask.compute``; with the
     'processes' scheduler one pool of ``workers`` processes serves every wave (each loads the
     target once), and the first wave (one run per task) times a run to size the batches."""
-    import concurrent.futures
-
     import dask
     import dask.multiprocessing
 

@@ -20,14 +20,15 @@ from __future__ import annotations
 import inspect
 import math
 
+from ..core.checks import check_fixed_names, finite_number
+from ..core.errors import ParameterError
+from ..core.formulation_choice import check_formulation_name, check_nonholonomic
+from ..core.solver_settings import check_setting
+from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
-from ..errors import ParameterError
-from ..formulations import check_formulation_name, check_nonholonomic, make_formulation
-from ..formulations.consistent_initialization import check_fixed_names
-from ..model.system import finite_number
+from ..reference.formulations import make_formulation
 from ..simulation import simulate
 from ..simulation.simulate import check_settings, initial_state, output_grid
-from ..solver_settings import check_setting
 from . import definition
 
 #: the keywords of simulate that a sweep sets itself or that make no sense per run
@@ -143,7 +144,7 @@ def _formulation_options(system, formulation, options, params) -> None:
     ParameterError now instead of a failed row per run."""
     values = {c.name: c.value if c.value is not None else 1.0 for c in system.constants_.values()}
     values.update(params)
-    numeric = NumericModel(system.equations(), values, check=False)
+    numeric = NumericModel(derive(system), values, check=False)
     make_formulation(formulation, numeric, None, **options)
 
 

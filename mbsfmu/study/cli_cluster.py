@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 START_TIMEOUT = 30  # s for the scheduler and every worker to be up
 

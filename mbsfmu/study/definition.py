@@ -40,8 +40,9 @@ import os
 import pathlib
 
 import numpy as np
+import sympy as sp
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 #: the definition file of rows file OUT is OUT + SUFFIX
 SUFFIX = ".definition.json"
@@ -73,8 +74,6 @@ def _canonical(value, path: tuple) -> str:
         data = np.ascontiguousarray(value)
         return f"array({data.dtype.str}, {data.shape}, {sha256(data.tobytes())})"
     try:
-        import sympy as sp
-
         if isinstance(value, (sp.Basic, sp.MatrixBase)):
             return "sympy:" + sp.srepr(value)
     except ImportError:  # pragma: no cover - sympy is a dependency

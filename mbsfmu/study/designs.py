@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 #: the names the CLI's --design accepts
 DESIGNS = ("factorial", "lhs", "sobol", "montecarlo")

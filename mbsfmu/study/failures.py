@@ -16,7 +16,7 @@ sweep.  A cluster whose scheduler gives up on a task sooner
 batch's other runs one per task, and a single run whose task is killed is a ``failed`` row
 (:func:`killed_row`).  The journals cost two calls to the scheduler per task.
 
-**The sweep as a whole** ends with :class:`~mbsfmu.errors.SweepError` when it cannot go on: the
+**The sweep as a whole** ends with :class:`~mbsfmu.core.errors.SweepError` when it cannot go on: the
 scheduler connection is lost, the cluster has had no worker for ``cluster_timeout`` seconds
 (:class:`ClusterWatch`), or a task fails outside any run (the target cannot be loaded, mbsfmu
 is missing on a worker).  Its message names what happened and the runs that did not finish;
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 
-from ..errors import SweepError
+from ..core.errors import SweepError
 
 #: the scheduler metadata key under which the journals of all sweeps live
 JOURNALS = "mbsfmu-sweep"

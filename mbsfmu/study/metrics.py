@@ -25,7 +25,7 @@ import re
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 KINDS = {
     "final": lambda s: s[-1],

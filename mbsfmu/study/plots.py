@@ -14,7 +14,7 @@ import pathlib
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from .results import STATUS_COLUMNS
 
 KINDS = ("line", "heatmap", "hist")

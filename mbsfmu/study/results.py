@@ -40,7 +40,7 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from . import definition
 
 STATUS_COLUMNS = ("status", "message", "wall_s")

@@ -4,7 +4,7 @@ gives :mod:`mbsfmu.study.batch` itself."""
 
 import sys
 
-from ..errors import deprecated
+from ..core.errors import deprecated
 from . import batch
 
 deprecated("the module mbsfmu.study.runner", "mbsfmu.study.batch (the sweep's batches on Dask)")

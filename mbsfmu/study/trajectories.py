@@ -11,7 +11,7 @@ Floats are written exactly (``repr`` in CSV, binary in .npz).
 
 Every file is written atomically (a temporary file, then a rename), so a stop mid-write leaves
 the old file or the new one, never half of one.  A part file that cannot be read when the
-runs are packed (damaged on disk) is left out with a :class:`~mbsfmu.errors.StudyWarning`
+runs are packed (damaged on disk) is left out with a :class:`~mbsfmu.core.errors.StudyWarning`
 naming it, and the sweep's rows are returned and written all the same; an earlier FILE.npz
 that cannot be read is moved aside to ``FILE.npz.damaged`` (named in the warning) instead of
 being overwritten.
@@ -27,7 +27,8 @@ import zipfile
 
 import numpy as np
 
-from ..errors import ParameterError, StudyWarning
+from ..core.errors import ParameterError, StudyWarning
+from .results import read_rows  # the exact float read-back of the rows file
 
 
 def key(run: int) -> str:
@@ -53,8 +54,6 @@ def read(path, run: int | None = None):
         with np.load(p) as z:
             found = {int(k[4:]): z[k] for k in z.files}
     else:
-        from .results import read_rows  # the exact float read-back of the rows file
-
         found = {int(f.stem[4:]): read_rows(f).to_records(index=False) for f in sorted(p.glob("run_*.csv"))}
     if run is None:
         return found

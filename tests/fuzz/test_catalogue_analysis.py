@@ -21,7 +21,7 @@ import sympy as sp
 import mbsfmu
 from mbsfmu import ConstraintError, ModelError, ParameterError, SingularMassMatrixError, System, rot_x, rot_y
 from mbsfmu.analysis import dlqr, lqr, place
-from mbsfmu.errors import MbsError
+from mbsfmu.core.errors import MbsError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CART = ROOT / "models" / "cart_pendulum.py"

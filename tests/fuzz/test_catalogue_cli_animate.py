@@ -29,7 +29,7 @@ import pytest
 import mbsfmu
 from blocks import UdpReceive, UdpSend
 from mbsfmu.cli import ANIMATE_T_END, EXIT_INTERRUPTED, EXIT_TERMINATED, main
-from mbsfmu.errors import ModelError, ParameterError
+from mbsfmu.core.errors import ModelError, ParameterError
 from mbsfmu.runner import BlockError
 from mbsfmu.runner.udp_protocol import ProtocolError
 from mbsfmu.simulation import Result

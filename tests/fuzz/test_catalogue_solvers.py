@@ -14,7 +14,7 @@ from fmu_support import MODELS
 
 import mbsfmu
 from mbsfmu import ParameterError
-from mbsfmu.integrators import integrate, integrate_projected, make_stepper
+from mbsfmu.reference.integrators import integrate, integrate_projected, make_stepper
 
 CART = MODELS / "cart_pendulum.py"
 SLIDER = MODELS / "slider_crank.py"
@@ -87,7 +87,7 @@ SIMULATE = [
 
 
 def engine(**opts):
-    from mbsfmu.runtime.engine import Engine
+    from mbsfmu.engine.extension import Engine
 
     return lambda: Engine(mbsfmu.load_model(SLIDER), **opts)
 
@@ -95,7 +95,7 @@ def engine(**opts):
 ENGINE = [
     ("Engine option unknown", engine(formulation="qr", options={"alpha": 1.0}), ParameterError,
      r"formulation 'qr' has no option 'alpha'"),
-    ("Engine options for a tree", lambda: __import__("mbsfmu.runtime.engine", fromlist=["Engine"]).Engine(
+    ("Engine options for a tree", lambda: __import__("mbsfmu.engine.extension", fromlist=["Engine"]).Engine(
         mbsfmu.load_model(CART), options={"rank_tol": 1e-9}), ParameterError,  # was: ignored
      r"the model has no constraints"),
     ("Engine method unknown", engine(method="euler"), ParameterError, r"unknown engine method 'euler'"),

@@ -17,7 +17,7 @@ import pytest
 
 import mbsfmu
 from mbsfmu.cli import main
-from mbsfmu.errors import ParameterError
+from mbsfmu.core.errors import ParameterError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CART = str(ROOT / "models" / "cart_pendulum.py")

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mbsfmu
-from mbsfmu.errors import StudyWarning
+from mbsfmu.core.errors import StudyWarning
 from mbsfmu.study.results import read_rows
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

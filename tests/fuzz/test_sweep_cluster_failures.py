@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import mbsfmu
-from mbsfmu.errors import SweepError
+from mbsfmu.core.errors import SweepError
 from mbsfmu.study.results import read_rows
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

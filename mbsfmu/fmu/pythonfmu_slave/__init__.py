@@ -12,7 +12,7 @@ Each FMU's script (written by :func:`mbsfmu.fmu.pythonfmu_export.build_pythonfmu
 ``METHOD`` (the start value of the parameter ``method``, by name), ``VARIABLES`` (names in
 value-reference order, as at build time) and ``N_STATE`` (length of the integrator state [y, y']).
 
-The model runs on the C engine (:class:`mbsfmu.runtime.engine.Engine`: the instance layer of
+The model runs on the C engine (:class:`mbsfmu.engine.extension.Engine`: the instance layer of
 ``mbs_instance.h`` that the native FMU's ``fmi2_glue.c`` runs as well): fmi2SetReal and
 fmi2GetReal are its values (checked by it as well), fmi2ExitInitializationMode is its consistent
 start, fmi2DoStep its do-step with dense output (the integrator continues across communication
@@ -20,9 +20,9 @@ points and restarts only after an input or parameter changed) and FMU states are
 So both FMU kinds take the same steps and give the same values at every communication point.
 The engine's extension is compiled when the FMU is instantiated, in the importer's process (once
 per model and mbsfmu version: mbsfmu's compile cache keeps it).  Where that is not possible (no C
-compiler), or the FMU's formulation is not one of :data:`mbsfmu.runtime.engine.ENGINE_FORMULATIONS`,
+compiler), or the FMU's formulation is not one of :data:`mbsfmu.engine.extension.ENGINE_FORMULATIONS`,
 the instance integrates with the numpy formulations and the Python RKSTAB of
-:mod:`mbsfmu.formulations` instead (restarted at every fmi2DoStep, so its steps differ from the
+:mod:`mbsfmu.reference.formulations` instead (restarted at every fmi2DoStep, so its steps differ from the
 native FMU's; outputs are updated at communication points only) and says so with a warning at
 fmi2Instantiate.
 

@@ -9,7 +9,7 @@ the current method's name), the counters being accepted, rejected, nfev, njev an
 where the integrator does not count them), each method's since the start.
 """
 
-from mbsfmu.runtime.constants import METHOD_KINDS
+from mbsfmu.core.constants import METHOD_KINDS
 
 NUMPY = "numpy"  # the backend name of the numpy path
 METHOD_NAMES = {k: n for n, k in METHOD_KINDS.items()}  # value of the parameter method -> its name

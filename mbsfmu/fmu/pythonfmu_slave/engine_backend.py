@@ -1,11 +1,14 @@
-"""The C engine as the pythonfmu FMU's integrator (:class:`mbsfmu.runtime.engine.Engine`: the
+"""The C engine as the pythonfmu FMU's integrator (:class:`mbsfmu.engine.extension.Engine`: the
 instance layer of ``mbs_instance.h`` that the native FMU's ``fmi2_glue.c`` runs as well), so both
 FMU kinds take the same steps and give the same values at every communication point."""
 
 import base64
 import math
 
-from mbsfmu.runtime.constants import MAX_STEPS_PER_CALL, METHOD_KINDS
+from mbsfmu.core.constants import MAX_STEPS_PER_CALL, METHOD_KINDS
+from mbsfmu.engine.extension import Engine
+from mbsfmu.equations.derive import derive
+from mbsfmu.equations.numeric_model import NumericModel
 
 from .backend import METHOD_NAMES, Refused
 
@@ -18,8 +21,6 @@ class EngineBackend:
     max_steps = ENGINE_MAX_STEPS
 
     def __init__(self, system, formulation, names, warn, method):
-        from mbsfmu.runtime.engine import Engine
-
         self.engine = Engine(system, formulation, method=method)  # also the value of 'method'
         if self.engine.names != list(names):
             raise RuntimeError(f"the engine has the variables {self.engine.names}, the FMU {list(names)}")
@@ -35,9 +36,7 @@ class EngineBackend:
         if any(p.functions is not None for p in system.time_parameters.values()):
             # time parameters given as Python functions: the engine calls them (expressions among
             # them depend on the parameters, kept in step with the engine's in _sync)
-            from mbsfmu.equations.numeric_model import NumericModel
-
-            self.numeric = NumericModel(system.equations(), check=False)
+            self.numeric = NumericModel(derive(system), check=False)
             self.instance.set_functions(None, lambda t: self.numeric._tp_at(t))
 
     def _sync(self, vrs=None, values=None):

@@ -1,6 +1,6 @@
 """The pythonfmu FMU's integrator where the C engine cannot run (no C compiler, or a formulation
 the engine does not have): the numpy formulations with the Python RKSTAB of
-:mod:`mbsfmu.formulations`, or scipy's Radau or DOP853 with the formulation's projection after
+:mod:`mbsfmu.reference.formulations`, or scipy's Radau or DOP853 with the formulation's projection after
 every step, restarted at every fmi2DoStep."""
 
 import math
@@ -8,7 +8,12 @@ import warnings
 
 import numpy as np
 
-from mbsfmu.solver_settings import effective_atol
+from mbsfmu.core.solver_settings import effective_atol
+from mbsfmu.equations.derive import derive
+from mbsfmu.reference.consistent_initialization import consistent_state
+from mbsfmu.reference.formulations import make_formulation
+from mbsfmu.reference.integrators import integrate, integrate_projected
+from mbsfmu.simulation.constraint_rank import check_rank
 
 from .backend import METHOD_NAMES, NUMPY, STEPPING, Refused
 from .text import num
@@ -56,9 +61,7 @@ class NumpyBackend:
         self.time = t0
 
     def _build(self, params, inputs):
-        from mbsfmu.formulations import make_formulation
-
-        numeric = self.system.equations().numeric(params)
+        numeric = derive(self.system).numeric(params)
         numeric.set_inputs(inputs)
         return numeric, make_formulation(self.slave.FORMULATION if numeric.m else None, numeric)
 
@@ -85,9 +88,6 @@ class NumpyBackend:
         return out
 
     def start(self, fn):
-        from mbsfmu.formulations.consistent_initialization import consistent_state
-        from mbsfmu.simulation.simulate import check_rank
-
         t = self.time
         caught = []
         try:
@@ -110,8 +110,6 @@ class NumpyBackend:
 
     def _integrate(self, method, t1, project, hmax):
         """One do-step's integration from (time, x) to t1: the solution and its counters."""
-        from mbsfmu.integrators import integrate, integrate_projected
-
         rtol = self.values["solver_rtol"]
         atol = effective_atol(self.values["solver_atol"], rtol, bool(self.numeric.m))
         max_step = hmax if hmax > 0 else math.inf

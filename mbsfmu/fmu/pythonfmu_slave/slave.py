@@ -10,7 +10,10 @@ import pathlib
 from pythonfmu import Fmi2Slave
 from pythonfmu.enums import Fmi2Status
 
-from mbsfmu.fmu.model_description import LOG_STATISTICS, engine_variables
+from mbsfmu.codegen.fmu_variables import engine_variables, fmu_variables
+from mbsfmu.engine.extension import ENGINE_FORMULATIONS
+from mbsfmu.fmu.model_description import LOG_STATISTICS
+from mbsfmu.model.loader import load_model
 
 from .backend import refusal_text, statistics_text
 from .engine_backend import EngineBackend
@@ -55,9 +58,6 @@ class MbsfmuSlave(Variables, FMUStates, Fmi2Slave):
         self.stop_time = None
         self.mode = "instantiated"
         try:
-            from mbsfmu.fmu.model_description import fmu_variables
-            from mbsfmu.model.loader import load_model
-
             self.system = load_model(pathlib.Path(self.resources) / "model" / self.MODEL_FILE)
             self.fmu_vars = fmu_variables(self.system, self.METHOD)
             names = [v.name for v in self.fmu_vars]
@@ -86,8 +86,6 @@ class MbsfmuSlave(Variables, FMUStates, Fmi2Slave):
         """The C engine, or the numpy path where the engine cannot run this FMU (with a warning)."""
         constrained = self.system.constrained
         try:
-            from mbsfmu.runtime.engine import ENGINE_FORMULATIONS
-
             if constrained and self.FORMULATION is not None and self.FORMULATION not in ENGINE_FORMULATIONS:
                 why = f"the formulation {self.FORMULATION!r} is not one of the C engine's"
             else:

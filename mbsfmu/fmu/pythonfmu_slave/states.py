@@ -17,7 +17,7 @@ import math
 
 from pythonfmu.enums import Fmi2Status
 
-from mbsfmu.solver_settings import DEPRECATED_FMU_NAMES
+from mbsfmu.core.solver_settings import DEPRECATED_FMU_NAMES
 
 from .backend import NUMPY, STEPPING, Refused
 from .guard import call_time, to_guard

@@ -1,5 +1,5 @@
 """The variables of the pythonfmu FMUs: registered with pythonfmu in the value-reference order of
-:func:`mbsfmu.fmu.model_description.fmu_variables`, and read and set by value reference with every
+:func:`mbsfmu.codegen.fmu_variables.fmu_variables`, and read and set by value reference with every
 value checked first (type, causality, mode, finite, declared range, the solver settings' ranges);
 a refused fmi2Set call sets none of its values.  A deprecated name (``solver``, the old name of
 ``method``) reads and sets the variable it names, and setting it logs a deprecation warning."""
@@ -8,8 +8,8 @@ import math
 
 from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Variability, Integer, Real
 
-from mbsfmu.errors import DEPRECATED, ParameterError
-from mbsfmu.solver_settings import DEPRECATED_FMU_NAMES, check_setting
+from mbsfmu.core.errors import DEPRECATED, ParameterError
+from mbsfmu.core.solver_settings import DEPRECATED_FMU_NAMES, check_setting
 
 from .backend import Refused
 from .text import a_or_an, num, vr_of

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 from .fe_beam import beam
 from .fe_modes import fe_modal_data, held_dofs
 from .geometric_stiffness import beam_geometric_stiffness

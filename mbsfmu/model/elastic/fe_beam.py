@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 from ..matrices import real_array
 
 THEORIES = ("euler-bernoulli", "timoshenko")

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 from ..matrices import real_array
 from .fe_modes import fe_modal_data
 from .modal_data import LOAD_CASES, ModalData, check_symmetric, node_ids_of

@@ -41,7 +41,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 from ..matrices import real_array
 from .modal_data import ModalData, check_symmetric, from_fe, node_id, node_ids_of
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 from .fe_beam import PLANE_XY, PLANE_XZ, TORSION, BeamModel
 from .modal_data import LOAD_CASES
 

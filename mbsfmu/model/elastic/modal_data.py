@@ -70,8 +70,9 @@ import pathlib
 from dataclasses import dataclass, field
 
 import numpy as np
+import sympy as sp
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 from ..matrices import check_symmetric, real_array
 
 #: the loads of the geometric stiffening, in this order: the acceleration of R's origin less
@@ -241,6 +242,29 @@ class ModalData:
             want[f"node {nd.id} psi"] = (nd.psi, (3, None))
         return {name: (real_array(value, f"modal data: {name}"), shape)
                 for name, (value, shape) in want.items()}
+
+
+def check_frame_node(data, where: str, rtol: float = 1e-9) -> None:
+    """ModelError unless the node ``data.frame_node`` is R's origin with vanishing mode shapes
+    (its frame is R's, so what the data say of it must agree)."""
+    nd = data.node(data.frame_node)
+    size = max([float(np.abs(n.position).max(initial=0.0)) for n in data.nodes] + [1e-300])
+    shape = max([float(np.abs(n.phi).max(initial=0.0)) for n in data.nodes]
+                + [float(np.abs(n.psi).max(initial=0.0)) for n in data.nodes] + [1e-300])
+    for what, value, scale in (("position (origin.M0)", nd.position, size),
+                               ("translational mode shapes (origin.M1)", nd.phi, shape),
+                               ("rotational mode shapes (psi)", nd.psi, shape)):
+        if float(np.abs(np.asarray(value, dtype=float)).max(initial=0.0)) > rtol * scale:
+            raise ModelError(f"{where}: frame_node {nd.id} is the frame of reference, so its {what} "
+                             f"must vanish; got {np.asarray(value).tolist()}")
+
+
+def linear_form(c0, c1, syms) -> sp.Expr:
+    """c0 + c1 . syms with the numbers as sympy Floats (exact zeros dropped): the modal data's
+    polynomials in the elastic coordinates (node positions, mdCM, Cr, their rates)."""
+    terms = [sp.Float(float(c0))] if float(c0) != 0.0 else []
+    terms += [sp.Float(float(c)) * s for c, s in zip(c1, syms) if float(c) != 0.0]
+    return sp.Add(*terms)
 
 
 def _mode_count(tables: dict, modes, frequencies) -> tuple[int, str]:

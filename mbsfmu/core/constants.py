@@ -1,0 +1,148 @@
+"""Numbers the C engine and the Python reference share, written once (here).
+
+Each generated model header (``model_config.h``) receives them as macros through
+:func:`c_macros`, and the Python formulations take their defaults from :data:`DEFAULTS`, so
+the two implementations cannot drift:
+
+* the formulation names and their kind numbers in the engine (``MBS_FORM_<NAME>``),
+* the integration methods (``MBS_METHOD_<NAME>``),
+* the defaults of the formulation options (Baumgarte alpha and beta, the rank tolerance of the
+  QR/SVD decompositions, the Newton tolerance and iteration limit of the projections, the
+  iterations and weightings of PStab, the condition limit of coordinate partitioning),
+* the packed layout of the generated ``mbs_constrained`` output: M (f x f, row-major), q - k (f),
+  c (mh), C (m x f, row-major), b' (m), b'' (m) with m rows of which the first mh are holonomic
+  (the others nonholonomic, without a row in c) -- :func:`constrained_layout`.
+"""
+
+from __future__ import annotations
+
+#: formulation name -> kind number of the C engine (``enum`` in mbs_formulation.h)
+FORMULATION_KINDS = {
+    "minimal": 0,
+    "qr": 1,
+    "baumgarte": 2,
+    "dae": 3,
+    "svd": 4,
+    "projection": 5,
+    "partition": 6,
+}
+
+#: integration method name -> number of the C engine
+METHOD_KINDS = {"rkstab": 0, "stiff": 1, "dop853": 2}
+
+#: defaults of the formulation options (both implementations)
+DEFAULTS = {
+    "alpha": 10.0,        # Baumgarte, 1/s (critically damped at 10 rad/s)
+    "beta": 10.0,         # Baumgarte, 1/s
+    "rank_tol": 1e-9,     # rank of C relative to its largest pivot / singular value
+    "newton_tol": 1e-13,  # absolute tolerance of the position projections
+    "newton_max": 20,     # Gauss-Newton iterations of the projections
+    "iterations": 2,      # position corrections of the PStab projection (seed 004 eq. 3.68)
+    "cond_max": 1e3,      # coordinate partitioning: largest cond(C_d) before a new choice
+}
+
+#: a failed run's message calls the configuration singular when a pivot of the column-pivoted QR
+#: of C^T lies between ``low`` and ``high`` times the largest (below ``low``: an exactly redundant
+#: row, which the null-space formulations take; the same test in both implementations)
+SINGULAR_PIVOT = {"low": 1e-13, "high": 1e-4}
+
+#: singular positions on the null-space formulations 'qr' and 'svd': a pivot of
+#: the column-pivoted QR of C^T below ``weak`` times the larger of the largest pivot there and at the
+#: start marks a weak constraint direction, whose share of the projection's correction RKSTAB does
+#: not count as error (there it is rounding of c amplified by 1 / pivot^2, not an error of the
+#: step); the regularity ratio (the smallest pivot within the rank over that scale) tells RKSTAB
+#: when to place its steps around the predicted singular time (mbs_rkstab.c, rkstab.py)
+SINGULAR_STEP = {"weak": 0.03}
+
+#: internal steps one do-step of the engine may take (both FMU kinds refuse a step that a
+#: max_internal_step would make longer)
+MAX_STEPS_PER_CALL = 10_000_000
+
+#: the stiffness diagnostic of explicit runs (mbsfmu.simulation.run_monitor and the engine): a
+#: run is reported as stiff when, and only when, its step is limited by stability: h rho
+#: (Hairer's estimate of h |lambda|) is above ``fraction`` of the method's stability boundary for
+#: ``steps`` accepted steps, never ``gap`` steps in a row below it in between (a single low value
+#: is the estimate's noise, which on a stiff spring-damper in a loop spans two decades), while
+#: more than ``min_remaining`` steps remain, at rtol <= ``rtol_max`` (above it the accuracy-limited
+#: step of an ordinary motion reaches the stability boundary itself: a cart-pendulum at rtol 1e-2
+#: would be called stiff).  Many small steps alone are not stiffness: a long span, a tight
+#: tolerance or a fast motion that is really there need them with any method.
+STIFFNESS = {
+    "boundary_rkstab": 3.3,  # Dormand-Prince 5(4) on the negative real axis
+    "boundary_dop853": 6.1,
+    "fraction": 0.8,
+    "steps": 15,
+    "gap": 2,
+    "min_remaining": 1e4,
+    "rtol_max": 1e-3,
+}
+
+#: a collapsed step size ends a run: ``steps`` accepted steps in a row, each shorter than ``ratio``
+#: of the interval (the engine's step driver, mbs_stepper.c, as MBS_STEP_COLLAPSE_*, and the
+#: reference steppers, mbsfmu/reference/integrators/stepper.py)
+COLLAPSE = {"ratio": 1e-12, "steps": 10_000}
+
+#: RKSTAB's step-size control (seed 004 sec. 4.3; Hairer's DOPRI5 controller), the Python reference
+#: (mbsfmu/reference/integrators/rkstab.py) and the engine (mbs_rkstab.c, as MBS_RKSTAB_*) alike: after an
+#: accepted step h_new = h / fac, fac = err^(1/order - beta_weight beta) / err_prev^beta / safety
+#: within [1/facmax, 1/facmin]; after a rejected one h / min(1/facmin, err^(1/order - beta_weight
+#: beta) / safety); after non-finite values h nonfinite_shrink.  Near a singular position (ratio
+#: rho < place_watch and falling, the predicted singular time within place_reach proposed steps)
+#: a step is shortened so that the singular time falls place_theta into it (between the stages
+#: c = 3/10 and 4/5).
+RKSTAB = {
+    "order": 5,              # the error estimate is O(h^5): the controller's exponent 1/5
+    "safety": 0.9,
+    "facmin": 0.2,           # smallest step ratio h_new / h
+    "facmax": 10.0,          # largest step ratio
+    "beta": 0.04,            # Lund's PI stabilization (Hairer's DOPRI5 default)
+    "beta_weight": 0.75,     # exponent of err: 1/order - beta_weight beta
+    "nonfinite_shrink": 0.2,
+    "place_watch": 0.1,
+    "place_theta": 0.55,
+    "place_reach": 2.5,
+}
+
+#: the header the engine's integrators include, generated from the tables above (never edited, nor
+#: kept in mbsfmu/runtime: :func:`mbsfmu.runtime.source` makes it)
+STEP_HEADER = "mbs_step_constants.h"
+
+#: weighting of the PStab projection -> number of the C engine (mbs_form.weighting)
+WEIGHTINGS = {"mass": 0, "identity": 1}
+
+
+def constrained_layout(f: int, m: int, mh: int | None = None) -> dict[str, slice]:
+    """Where each quantity sits in the output of ``mbs_constrained`` (f coordinates, m rows of
+    C of which ``mh`` (default: all) are holonomic and have a row in c)."""
+    mh = m if mh is None else mh
+    sizes = (("M", f * f), ("h", f), ("c", mh), ("C", m * f), ("b1", m), ("b2", m))
+    out, start = {}, 0
+    for name, n in sizes:
+        out[name] = slice(start, start + n)
+        start += n
+    return out
+
+
+def step_header() -> str:
+    """The text of :data:`STEP_HEADER`: RKSTAB's step-size control (``MBS_RKSTAB_<NAME>``) and the
+    collapse rule (``MBS_STEP_COLLAPSE_<NAME>``), for the integrators, which include no model
+    header."""
+    lines = ["/* Step-size control of the engine's integrators; generated by mbsfmu from",
+             "   mbsfmu/core/constants.py (RKSTAB, COLLAPSE), do not edit. */",
+             "#ifndef MBS_STEP_CONSTANTS_H", "#define MBS_STEP_CONSTANTS_H"]
+    lines += [f"#define MBS_RKSTAB_{name.upper()} {value!r}" for name, value in RKSTAB.items()]
+    lines += [f"#define MBS_STEP_COLLAPSE_{name.upper()} {value!r}" for name, value in COLLAPSE.items()]
+    lines += ["#endif", ""]
+    return "\n".join(lines)
+
+
+def c_macros() -> str:
+    """The ``#define`` lines of these constants for a generated model header."""
+    lines = [f"#define MBS_FORM_KIND_{name.upper()} {kind}" for name, kind in FORMULATION_KINDS.items()]
+    lines += [f"#define MBS_METHOD_{name.upper()} {kind}" for name, kind in METHOD_KINDS.items()]
+    lines += [f"#define MBS_DEFAULT_{name.upper()} {value!r}" for name, value in DEFAULTS.items()]
+    lines += [f"#define MBS_SINGULAR_PIVOT_{name.upper()} {v!r}" for name, v in SINGULAR_PIVOT.items()]
+    lines += [f"#define MBS_SINGULAR_STEP_{name.upper()} {v!r}" for name, v in SINGULAR_STEP.items()]
+    lines += [f"#define MBS_STIFF_{name.upper()} {value!r}" for name, value in STIFFNESS.items()]
+    lines.append(f"#define MBS_MAX_STEPS_PER_CALL {MAX_STEPS_PER_CALL}L")
+    return "\n".join(lines)
