@@ -79,7 +79,7 @@ void mbs_inst_set_logger(mbs_instance *inst, void (*log)(void *ctx, int level, c
  * the minimal ODE.  Options are taken from mbs_inst_form() afterwards. */
 int mbs_inst_set_formulation(mbs_instance *inst, int kind);
 mbs_form *mbs_inst_form(mbs_instance *inst);
-/* Formulation 'partition': fix the choice, dependent[j] != 0 for the nc dependent coordinates
+/* Formulation 'partition': fix the choice, dependent[j] != 0 for the m dependent coordinates
  * (without it the engine chooses at the first evaluation, and again whenever C_d degrades). */
 int mbs_inst_set_partition(mbs_instance *inst, const unsigned char *dependent);
 /* Integration method: MBS_METHOD_RKSTAB (explicit, stabilized DOPRI5), MBS_METHOD_STIFF (Radau
@@ -111,14 +111,14 @@ int mbs_inst_set_time(mbs_instance *inst, double t0, double t_stop);
 int mbs_inst_set(mbs_instance *inst, size_t n, const unsigned *vr, const double *value);
 /* Values by value reference (outputs recomputed first if an input or parameter changed). */
 int mbs_inst_get(mbs_instance *inst, size_t n, const unsigned *vr, double *value);
-/* The current time and state x = [y, y'] (2 ny doubles). */
+/* The current time and state x = [y, y'] (2 f doubles). */
 double mbs_inst_time(const mbs_instance *inst);
 const double *mbs_inst_state(const mbs_instance *inst);
-/* Lagrange multipliers at the current state (nc doubles; seed 000 eq. 8). */
+/* Lagrange multipliers at the current state (m doubles; seed 000 eq. 8). */
 int mbs_inst_multipliers(mbs_instance *inst, double *lambda);
 
 /* ---- simulation */
-/* x' = F(t, x) at the state x (2 ny doubles) as the integrator evaluates it: the configured
+/* x' = F(t, x) at the state x (2 f doubles) as the integrator evaluates it: the configured
  * formulation (a tree: the articulated-body algorithm where the model has it and it is on, else
  * M y'' = q - k by Cholesky), inputs given as functions and external time parameters taken at t.
  * prm (nprm doubles) and u (nu doubles), where not NULL, replace the instance's parameter and
@@ -136,7 +136,7 @@ int mbs_inst_start(mbs_instance *inst, const unsigned char *hold);
 int mbs_inst_do_step(mbs_instance *inst, double t, double h);
 /* Do-steps over grid[0..n-1] (grid[0] = the current time).  Row k of rec (stride doubles) gets
  * the values of the value references [0, first constant) at grid[k], then, if with_lambda, the
- * nc multipliers.  tick(ctx, t) is called after every point; nonzero stops the run (MBS_ERROR,
+ * m multipliers.  tick(ctx, t) is called after every point; nonzero stops the run (MBS_ERROR,
  * code MBS_STOPPED).  *reached = the number of rows written. */
 int mbs_inst_run(mbs_instance *inst, const double *grid, size_t n, double *rec, size_t stride,
                  int with_lambda, int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
@@ -153,7 +153,7 @@ void mbs_inst_stiff_statistics(const mbs_instance *inst, long *njev, long *ndec,
 const char *mbs_inst_stiffness(const mbs_instance *inst);
 
 /* The k-th choice of the partition since the start (formulation 'partition'): its time and the
- * dependent coordinates (ny flags).  Returns the number of choices (the first 32 are kept). */
+ * dependent coordinates (f flags).  Returns the number of choices (the first 32 are kept). */
 int mbs_inst_switch(const mbs_instance *inst, int k, double *t, unsigned char *dependent);
 
 /* Statistics since the start: right-hand sides, accepted and rejected steps, projections. */
