@@ -97,14 +97,14 @@ class Engine:
         self.kinds = np.array([k for _, k in variables])
         self.vr = {n: i for i, n in enumerate(self.names)}
         self.instance = self.module.Instance()
-        self.formulation = "minimal" if not self.sizes["nc"] else (formulation or "qr")
+        self.formulation = "minimal" if not self.sizes["m"] else (formulation or "qr")
         if self.formulation not in ENGINE_FORMULATIONS:
             raise ParameterError(f"unknown formulation {self.formulation!r}; choose one of "
                                  f"{', '.join(ENGINE_FORMULATIONS)}")
-        if self.sizes["nc"]:
+        if self.sizes["m"]:
             check_nonholonomic(system, self.formulation)
             check_regular_mass(derive(system), self.formulation)
-        opts = self._engine_options(check_options(self.formulation, options, bool(self.sizes["nc"])))
+        opts = self._engine_options(check_options(self.formulation, options, bool(self.sizes["m"])))
         if method not in constants.METHOD_KINDS:
             raise ParameterError(f"unknown engine method {method!r}; choose one of "
                                  f"{', '.join(constants.METHOD_KINDS)}")
@@ -127,7 +127,7 @@ class Engine:
             independent = opts.pop("independent")
             if independent is not None:
                 independent = [independent] if isinstance(independent, str) else list(independent)
-                coords = self.names[:self.sizes["ny"]]
+                coords = self.names[:self.sizes["f"]]
                 bad = [n for n in independent if n not in coords]
                 if bad:
                     raise ParameterError(f"partition: unknown independent coordinate(s) {bad} "
@@ -166,7 +166,7 @@ class Engine:
         self._call(self.instance.set_time, float(t0), float(t_stop))
         mask = None
         if hold is not None:
-            coords = self.names[:self.sizes["ny"]]
+            coords = self.names[:self.sizes["f"]]
             hold = [hold] if isinstance(hold, str) else list(hold)
             check_fixed_names(coords, hold)
             mask = bytes(int(c in hold) for c in coords)

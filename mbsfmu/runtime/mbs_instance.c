@@ -29,8 +29,8 @@
 #if NVARS != MBS_VR_U + MBS_NU
 #error "model_config.h and the value-reference layout of mbs_model.h disagree"
 #endif
-#if MBS_SOLVER_MIN != MBS_METHOD_RKSTAB || MBS_SOLVER_MAX != MBS_METHOD_DOP853 || MBS_METHOD_STIFF != 1
-#error "the values of 'solver' (mbsfmu/core/solver_settings.py) are not the engine's method numbers"
+#if MBS_METHOD_MIN != MBS_METHOD_RKSTAB || MBS_METHOD_MAX != MBS_METHOD_DOP853 || MBS_METHOD_STIFF != 1
+#error "the values of 'method' (mbsfmu/core/solver_settings.py) are not the engine's method numbers"
 #endif
 #if MBS_NTP != 0 && !MBS_TP_FUNCTION
 #define TP_EXTERNAL 1 /* the time parameters come from mbs_inst_set_tp_fn (Python callables) */
@@ -73,8 +73,8 @@ struct mbs_instance {
     int kind;                  /* formulation (MBS_FORM_KIND_*) */
     int aba;                   /* trees: articulated-body algorithm */
     mbs_form form;
-    double form_work[MBS_FORM_WORK_SIZE(F, MBS_NC, MBS_NIC)];
-    int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_NC, MBS_NIC)];
+    double form_work[MBS_FORM_WORK_SIZE(F, MBS_M, MBS_NIC)];
+    int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_M, MBS_NIC)];
     double form_split[MBS_NSPLIT];
     double form_split_y[MBS_ONE(F)];
     double tp[MBS_ONE(MBS_NTP)];
@@ -89,7 +89,7 @@ struct mbs_instance {
     int last_code;
     int outputs_dirty;         /* an input or parameter changed since the outputs were computed */
     double out_expr[MBS_ONE(MBS_NOUT_EXPR)];
-    double lam[MBS_ONE(MBS_NC)];
+    double lam[MBS_ONE(MBS_M)];
     char msg[1024];
     char stiff_msg[512];       /* the stiffness warning of this run ('' if none) */
     int nswitch;               /* partition choices logged (the first MBS_SWITCH_LOG are kept) */
@@ -111,13 +111,13 @@ int mbs_var_kind(unsigned vr) { return vr < NVARS ? (int)mbs_kind[vr] : -1; }
 
 int mbs_var_type(unsigned vr)
 {
-    return vr >= NVARS ? -1 : vr == MBS_VR_SOLVER ? MBS_TYPE_INTEGER : MBS_TYPE_REAL;
+    return vr >= NVARS ? -1 : vr == MBS_VR_METHOD ? MBS_TYPE_INTEGER : MBS_TYPE_REAL;
 }
 
 int mbs_model_sizes(int *out)
 {
-    int s[] = {MBS_NY, MBS_NPRM, MBS_NU, MBS_NTP, MBS_NC, MBS_NIC, MBS_NOUT, NVARS, MBS_HAS_ABA,
-               MBS_VR_OUT, VR_PRM, MBS_VR_RTOL, VR_U};
+    int s[] = {MBS_F, MBS_NPRM, MBS_NU, MBS_NTP, MBS_M, MBS_NIC, MBS_NOUT, NVARS, MBS_HAS_ABA,
+               MBS_VR_OUT, VR_PRM, MBS_VR_RTOL, VR_U, MBS_VR_METHOD};
     memcpy(out, s, sizeof s);
     return (int)(sizeof s / sizeof s[0]);
 }
@@ -135,7 +135,7 @@ static int fail(mbs_instance *I, const char *fmt, ...)
     return MBS_ERROR;
 }
 
-#if MBS_NC > 0
+#if MBS_M > 0
 static void note(mbs_instance *I, int level, const char *fmt, ...)
 {
     char buf[1024];
@@ -179,11 +179,11 @@ static void setup_form(mbs_instance *I)
     mbs_form *fm = &I->form;
     memset(fm, 0, sizeof *fm);
     fm->f = F;
-    fm->m = MBS_NC;
-    fm->mh = MBS_NH;
+    fm->m = MBS_M;
+    fm->mh = MBS_MH;
     fm->nic = MBS_NIC;
     fm->ntp = MBS_NTP;
-    fm->kind = MBS_NC > 0 ? I->kind : MBS_FORM_MINIMAL;
+    fm->kind = MBS_M > 0 ? I->kind : MBS_FORM_MINIMAL;
     fm->dynamics = mbs_dynamics;
     fm->constraints = mbs_constraints;
     fm->positions = mbs_constrained_positions;
@@ -221,14 +221,14 @@ int mbs_inst_set_formulation(mbs_instance *I, int kind)
 {
     if (kind < MBS_FORM_MINIMAL || kind > MBS_FORM_PARTITION)
         return fail(I, "formulation %d is not a formulation of the engine", kind);
-    if (kind == MBS_FORM_MINIMAL && MBS_NC > 0)
+    if (kind == MBS_FORM_MINIMAL && MBS_M > 0)
         return fail(I, "formulation 'minimal' needs a system without constraints");
-#if MBS_NC > MBS_NH
+#if MBS_M > MBS_MH
     if (kind == MBS_FORM_PARTITION)
         return fail(I, "formulation 'partition' cannot take the nonholonomic constraint '%s'%s "
                        "(it needs constraints on the positions only); choose one of qr, svd, "
-                       "projection, baumgarte, dae", mbs_row_names[MBS_NH],
-                    MBS_NC - MBS_NH > 1 ? " (and the others)" : "");
+                       "projection, baumgarte, dae", mbs_row_names[MBS_MH],
+                    MBS_M - MBS_MH > 1 ? " (and the others)" : "");
 #endif
     I->kind = kind;
     memset(I->d.part, 0, sizeof I->d.part);
@@ -241,11 +241,11 @@ int mbs_inst_set_partition(mbs_instance *I, const unsigned char *dependent)
     int j, nd = 0;
     for (j = 0; j < F; j++)
         nd += dependent[j] != 0;
-    if (MBS_NC == 0 || I->kind != MBS_FORM_PARTITION)
+    if (MBS_M == 0 || I->kind != MBS_FORM_PARTITION)
         return fail(I, "independent coordinates are an option of the formulation 'partition'");
-    if (nd != MBS_NC)
+    if (nd != MBS_M)
         return fail(I, "partition: %d coordinates and %d constraints leave %d independent coordinates, "
-                       "got %d", F, MBS_NC, F - MBS_NC, F - nd);
+                       "got %d", F, MBS_M, F - MBS_M, F - nd);
     for (j = 0; j < F; j++)
         I->d.part[2 + j] = dependent[j] != 0;
     I->d.part[0] = 1;
@@ -258,11 +258,11 @@ mbs_form *mbs_inst_form(mbs_instance *I) { return &I->form; }
 int mbs_inst_set_method(mbs_instance *I, int method)
 {
     if (mbs_method_name(method) == NULL)
-        return fail(I, "method %d is not a method of the engine (%s)", method, MBS_SOLVER_VALUES);
+        return fail(I, "method %d is not a method of the engine (%s)", method, MBS_METHOD_VALUES);
     if (I->d.method != method)
         I->d.fsal_dirty = 1;
     I->d.method = method;
-    I->d.v[MBS_VR_SOLVER] = (double)method;
+    I->d.v[MBS_VR_METHOD] = (double)method;
     return MBS_OK;
 }
 
@@ -270,8 +270,8 @@ int mbs_inst_method(const mbs_instance *I) { return I->d.method; }
 
 const char *mbs_method_name(int method)
 {
-    static const char *const names[] = {MBS_SOLVER_NAMES};
-    return method >= MBS_SOLVER_MIN && method <= MBS_SOLVER_MAX ? names[method - MBS_SOLVER_MIN] : NULL;
+    static const char *const names[] = {MBS_METHOD_NAMES};
+    return method >= MBS_METHOD_MIN && method <= MBS_METHOD_MAX ? names[method - MBS_METHOD_MIN] : NULL;
 }
 
 void mbs_inst_use_aba(mbs_instance *I, int on) { I->aba = on && MBS_HAS_ABA; }
@@ -326,8 +326,8 @@ void mbs_inst_init(mbs_instance *I)
     memcpy(I->d.v, mbs_start, sizeof I->d.v);
     I->d.t_stop = INFINITY;
     I->d.fsal_dirty = 1;
-    I->d.method = (int)I->d.v[MBS_VR_SOLVER]; /* the start value of 'solver' (checked at start) */
-    I->kind = MBS_NC > 0 ? MBS_FORMULATION : MBS_FORM_KIND_MINIMAL;
+    I->d.method = (int)I->d.v[MBS_VR_METHOD]; /* the start value of 'method' (checked at start) */
+    I->kind = MBS_M > 0 ? MBS_FORMULATION : MBS_FORM_KIND_MINIMAL;
     I->aba = MBS_HAS_ABA;
     mbs_inst_set_formulation(I, I->kind);
     setup_rules(I);
@@ -347,15 +347,15 @@ int mbs_inst_set_time(mbs_instance *I, double t0, double t_stop)
 /* ---------------------------------------------------------------- value checks */
 
 /* The range of a solver setting (mbsfmu/core/solver_settings.py): 0 if value is allowed, else 1 with
- * the explanation in I->msg.  The method 'solver' takes the numbers MBS_SOLVER_MIN..MAX only. */
+ * the explanation in I->msg.  The variable 'method' takes the numbers MBS_METHOD_MIN..MAX only. */
 static int solver_setting_problem(mbs_instance *I, unsigned vr, double value)
 {
-    if (vr == MBS_VR_SOLVER) {
+    if (vr == MBS_VR_METHOD) {
         char g[32];
-        if (value >= MBS_SOLVER_MIN && value <= MBS_SOLVER_MAX && value == floor(value))
+        if (value >= MBS_METHOD_MIN && value <= MBS_METHOD_MAX && value == floor(value))
             return 0;
         snprintf(I->msg, sizeof I->msg, "%s = %s is not one of its values %s", mbs_names[vr],
-                 mbs_format_double(value, g, sizeof g), MBS_SOLVER_VALUES);
+                 mbs_format_double(value, g, sizeof g), MBS_METHOD_VALUES);
         return 1;
     }
     double lo = vr == MBS_VR_RTOL ? MBS_RTOL_MIN : vr == MBS_VR_ATOL ? MBS_ATOL_MIN : MBS_HMAX_MIN;
@@ -381,7 +381,7 @@ static double solver_atol(const mbs_instance *I)
 {
     const double atol = I->d.v[MBS_VR_ATOL];
     return atol > 0.0 ? atol
-                      : I->d.v[MBS_VR_RTOL] * (MBS_NC > 0 ? MBS_ATOL_FACTOR_CONSTRAINED : MBS_ATOL_FACTOR_TREE);
+                      : I->d.v[MBS_VR_RTOL] * (MBS_M > 0 ? MBS_ATOL_FACTOR_CONSTRAINED : MBS_ATOL_FACTOR_TREE);
 }
 
 /* Declared bounds of a parameter or input (0 if inside, else 1 with I->msg set). */
@@ -466,7 +466,7 @@ int mbs_inst_set(mbs_instance *I, size_t n, const unsigned *vr, const double *va
             mbs_form_forget(&I->form);
         }
         I->d.v[vr[i]] = value[i];
-        if (vr[i] == MBS_VR_SOLVER)
+        if (vr[i] == MBS_VR_METHOD)
             I->d.method = (int)value[i]; /* the integrator restarts at the next do-step */
         if (mbs_kind[vr[i]] == MBS_VAR_STATE)
             I->d.given[vr[i]] = 1;
@@ -510,7 +510,7 @@ static int inputs_at(mbs_instance *I, double t)
 static int eval_rhs(mbs_instance *I, double t, const double *x, double *xdot)
 {
 #if MBS_HAS_ABA
-    if (I->aba && MBS_NC == 0) {
+    if (I->aba && MBS_M == 0) {
         int i, rc;
 #if MBS_TP_FUNCTION && MBS_NTP > 0
         mbs_time_parameters(t, I->form.prm, I->tp);
@@ -556,7 +556,7 @@ int mbs_inst_rhs(mbs_instance *I, double t, const double *x, const double *prm, 
     if (rc == 0) {
         rc = eval_rhs(I, t, x, xdot);
         /* the minimal ODE of a tree reports the failed pivot of a coordinate (ABA or Cholesky) */
-        if (rc > 0 && rc <= F && MBS_NC == 0 && pivot != NULL)
+        if (rc > 0 && rc <= F && MBS_M == 0 && pivot != NULL)
             *pivot = rc;
     }
     if (prm != NULL || u != NULL)
@@ -572,7 +572,7 @@ static int inst_project(void *ctx, double t, double *x)
     return mbs_form_project(&I->form, t, x);
 }
 
-#if MBS_NC > 0
+#if MBS_M > 0
 static double inst_weak(void *ctx, double t, const double *x, double *d)
 {
     mbs_instance *I = (mbs_instance *)ctx;
@@ -599,7 +599,7 @@ static const mbs_step_method *method_of(int method)
 static void singular_hook(mbs_instance *I)
 {
     mbs_weak_fn weak = NULL;
-#if MBS_NC > 0
+#if MBS_M > 0
     if (I->form.kind == MBS_FORM_QR || I->form.kind == MBS_FORM_SVD)
         weak = inst_weak;
 #endif
@@ -608,7 +608,7 @@ static void singular_hook(mbs_instance *I)
 
 static mbs_project_fn projection(const mbs_instance *I)
 {
-    return MBS_NC > 0 && mbs_form_projects(I->form.kind) ? inst_project : NULL;
+    return MBS_M > 0 && mbs_form_projects(I->form.kind) ? inst_project : NULL;
 }
 
 /* Every method set up from the values at the start, with the stiffness detection of the explicit
@@ -634,7 +634,7 @@ static int init_integrators(mbs_instance *I)
 
 int mbs_inst_multipliers(mbs_instance *I, double *lambda)
 {
-#if MBS_NC > 0
+#if MBS_M > 0
     if (inputs_at(I, I->d.t) != 0 || mbs_form_multipliers(&I->form, I->d.t, I->d.x, lambda) != 0)
         return fail(I, "%s", I->form.message);
 #else
@@ -700,7 +700,7 @@ const double *mbs_inst_state(const mbs_instance *I) { return I->d.x; }
 
 /* ---------------------------------------------------------------- start */
 
-#if MBS_NC > 0
+#if MBS_M > 0
 /* Consistent initial state from the start values in I->d.v (see mbs_inst_start). */
 static int consistent_init(mbs_instance *I, const unsigned char *hold)
 {
@@ -764,7 +764,7 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
         return MBS_ERROR;
     mbs_form_forget(&I->form);
     memcpy(I->d.x, I->d.v, sizeof I->d.x);
-#if MBS_NC > 0
+#if MBS_M > 0
     status = consistent_init(I, hold);
     if (status == MBS_ERROR)
         return MBS_ERROR;
@@ -828,7 +828,7 @@ static void inputs_text(mbs_instance *I, char *buf, size_t n)
 static void log_switches(mbs_instance *I)
 {
     int j;
-    if (MBS_NC == 0 || I->d.part[1] == I->nswitch)
+    if (MBS_M == 0 || I->d.part[1] == I->nswitch)
         return;
     if (I->d.part[1] < I->nswitch) { /* a restored state: count on from it */
         I->nswitch = I->d.part[1];
@@ -932,7 +932,7 @@ static int step_failed(mbs_instance *I, int rc, double t, double t_end)
     char inputs[512], singular[400] = "";
     double t_int;
     const double *x_int = mbs_stepper_state(stepper(&I->d, I->d.method), method_of(I->d.method), &t_int);
-    if (MBS_NC > 0 &&
+    if (MBS_M > 0 &&
         (rc == MBS_STEP_EUNDERFLOW || rc == MBS_STEP_ETOOMANY || rc == MBS_STEP_ENEWTON ||
          rc == MBS_STEP_ECOLLAPSE) &&
         mbs_form_singularity(&I->form, t_int, x_int, 0, MBS_SINGULAR_PIVOT_LOW, MBS_SINGULAR_PIVOT_HIGH,
@@ -990,9 +990,9 @@ int mbs_inst_run(mbs_instance *I, const double *grid, size_t n, double *rec, siz
 {
     size_t k;
     *reached = 0;
-    if (stride < (size_t)VR_PRM + (with_lambda ? MBS_NC : 0))
+    if (stride < (size_t)VR_PRM + (with_lambda ? MBS_M : 0))
         return fail(I, "record rows of %lu values are too short (%d needed)", (unsigned long)stride,
-                    VR_PRM + (with_lambda ? MBS_NC : 0));
+                    VR_PRM + (with_lambda ? MBS_M : 0));
     for (k = 0; k < n; k++) {
         double *row = rec + k * stride;
         if (k > 0 && mbs_inst_do_step(I, I->d.t, grid[k] - I->d.t) != MBS_OK)
@@ -1063,7 +1063,7 @@ int mbs_inst_output_derivatives(mbs_instance *I, const double *du, size_t n, con
         mbs_outputs_du(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, dout);
 #if MBS_NREACT > 0
         {
-            double dhu[F * MBS_NU], dh[F], dlam[MBS_NC];
+            double dhu[F * MBS_NU], dh[F], dlam[MBS_M];
             mbs_force_du(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, dhu);
             mbs_gemv(0, F, MBS_NU, 1.0, dhu, du, 0.0, dh);
             if (mbs_form_multipliers_dh(&I->form, I->d.t, x, dh, dlam) != 0)
@@ -1115,7 +1115,7 @@ int mbs_inst_state_check(const void *buf)
         if (d.given[i] > 1 || !isfinite(d.x[i]))
             return 1;
     if ((d.dp.dense_ready & ~1) || (d.rd.jac_valid & ~1) || (d.part[0] & ~1) || d.part[1] < 0 ||
-        mbs_method_name(d.method) == NULL || d.v[MBS_VR_SOLVER] != (double)d.method)
+        mbs_method_name(d.method) == NULL || d.v[MBS_VR_METHOD] != (double)d.method)
         return 1;
     for (i = 0; i < F; i++)
         if (d.part[2 + i] & ~1)

@@ -9,7 +9,7 @@ from scipy import stats
 import mbsfmu
 from mbsfmu.cli import main
 from mbsfmu.core.errors import ParameterError
-from mbsfmu.study import designs, runner
+from mbsfmu.study import batch, designs
 from mbsfmu.study.results import read_rows
 
 CART = "models/cart_pendulum.py"
@@ -35,7 +35,7 @@ def test_rows_equal_single_simulate_runs_bit_for_bit():
         for name, v in want.items():
             assert row[name] == v, (name, row["run"])  # tolerance 0: the same run, bit for bit
     # the model was loaded (derived, compiled) once in this process for all six runs
-    assert runner.LOAD_COUNT[runner.make_target(CART, True).key] == 1
+    assert batch.LOAD_COUNT[batch.make_target(CART, True).key] == 1
 
 
 def test_designs_size_bounds_and_seed():
