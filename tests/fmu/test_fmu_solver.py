@@ -3,7 +3,7 @@ method of both FMU kinds.
 
 ``method`` is a tunable Integer parameter right after ``max_internal_step`` (0 = rkstab, the explicit
 stabilized DOPRI5; 1 = stiff, Radau IIA 5; 2 = dop853), its start value chosen at export
-(``method=``); the deprecated name ``solver`` is tested in tests/test_vocabulary_deprecations.py.  The
+(``method=``); the deprecated name ``solver`` is tested in tests/fmu/test_vocabulary_deprecations.py.  The
 case is the slider-crank whose slider is held by a critically damped spring-damper of 1e8 N/m
 (fast mode |lambda| ~ 2e4 1/s, as in tests/engine/test_engine.py): stiff, the fast motion decays.  The
 FMUs are driven by fmpy over 1 s with communication steps of 0.01 s, and the number of internal

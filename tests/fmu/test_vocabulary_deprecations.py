@@ -62,6 +62,7 @@ def test_new_keywords_build_without_a_warning(fmus):
         assert "deprecated" in solver.description and "'method'" in solver.description
 
 
+@pytest.mark.slow
 def test_solver_keyword_warns_and_chooses_the_method(tmp_path):
     with pytest.warns(DeprecationWarning, match=deprecation("build_fmu(solver=...)", "method=")) as caught:
         path = mbsfmu.build_fmu(CART, tmp_path / "old.fmu", solver="dop853")
@@ -107,6 +108,7 @@ def test_the_kinds_own_builders_take_the_old_keyword(tmp_path):
 
 
 # ---------------------------------------------------------------- the command line
+@pytest.mark.slow
 def test_cli_old_options_work_with_a_note(tmp_path, capsys):
     from mbsfmu.cli import main
 
@@ -118,6 +120,7 @@ def test_cli_old_options_work_with_a_note(tmp_path, capsys):
     assert start_value(tmp_path / "old.fmu", "method").start == "1"
 
 
+@pytest.mark.slow
 def test_cli_new_options_say_nothing_and_both_are_refused(tmp_path, capsys):
     from mbsfmu.cli import build_parser, main
 
