@@ -102,6 +102,7 @@ def test_simulate_loop_model_writes_constraint_residual(tmp_path, capsys):
     assert "unknown formulation 'nope'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_simulate_with_c_backend(tmp_path, monkeypatch):
     monkeypatch.setenv("MBSFMU_CACHE", str(tmp_path / "cache"))
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"

@@ -286,7 +286,7 @@ CLI_CASES = [
 ]
 
 
-@pytest.mark.parametrize("args, pattern", cases(CLI_CASES, fast={"set unknown name", "out missing folder",
+@pytest.mark.parametrize("args, pattern", cases(CLI_CASES, fast={"out missing folder",
                                                               "build bad formulation"}))
 def test_cli(tmp_path, args, pattern):
     r = cli(*[str(a).replace("{tmp}", str(tmp_path)) for a in args])

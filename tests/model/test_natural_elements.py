@@ -104,6 +104,7 @@ def test_three_point_element_kinetic_energy_is_the_seeds():
     assert M.free_symbols & set(s.y)
 
 
+@pytest.mark.slow
 def test_quadratic_form_equations_equal_the_differentiated_energy():
     """M and q - k of the element (from its quadratic form, over intermediate variables) equal
     those of the same T given as an expression and differentiated (kinetic_energy), at random

@@ -529,6 +529,7 @@ print("last", flush=True)
 """
 
 
+@pytest.mark.slow
 def test_kernel_drops_of_a_burst_are_counted_when_the_next_packet_arrives():
     """A second process sends 2000 datagrams at once into a 4 KiB receive buffer: the kernel keeps
     a few and drops the rest.  The block reads what was kept (no gap visible yet), then one more
@@ -589,6 +590,7 @@ def proc_net_udp_drops(address) -> int:
     raise AssertionError(f"no socket {local} in /proc/net/udp")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's drop count is Linux's")
 def test_a_burst_with_no_packet_after_it_is_counted_by_the_next_sample_and_at_the_end():
     """Issue 23: the drops of a burst that overflows the receive buffer were counted only when a

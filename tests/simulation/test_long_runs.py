@@ -261,6 +261,7 @@ def test_cli_checks_output_paths_before_running(tmp_path):
     assert r.returncode == 2 and "--plot" in r.stderr and not (tmp_path / "ok.csv").exists()
 
 
+@pytest.mark.slow
 def test_cli_reports_an_exception_in_model_with_file_and_line(tmp_path):
     f = tmp_path / "broken_model.py"
     f.write_text("from mbsfmu import System\n\n\ndef model():\n    s = System('b')\n"
