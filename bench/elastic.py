@@ -2,8 +2,9 @@
 
 1. **Spin-up beam** (``models/rotating_beam.py``, Kane, Ryan and Banerjee): the modal model (10
    Euler-Bernoulli elements, 4 in-plane modes, geometric stiffening) against n rigid segments
-   joined by rotational springs (the reference model of ``tests/test_rotating_beam.py``) for n =
-   4, 8, 16, 32, over the 20 s of the benchmark at rtol 1e-9.  For each: derivation time
+   joined by rotational springs (the reference model of
+   ``tests/support/rotating_beam_segments.py``) for n = 4, 8, 16, 32, over the 20 s of the
+   benchmark at rtol 1e-9.  For each: derivation time
    (model to equations, ``derive(system)`` with M, k, q), the build (code generation and
    compilation, or the compile cache, up to a loaded engine: the first ``simulate`` less its
    engine time), the run (the engine's time of a second ``simulate``, ``stats['engine_seconds']``),
@@ -44,7 +45,7 @@ def _load(path: pathlib.Path, name: str):
 
 
 RB = _load(ROOT / "models" / "rotating_beam.py", "rotating_beam_bench")
-SEGMENTS = _load(ROOT / "tests" / "test_rotating_beam.py", "rotating_beam_test_bench")
+SEGMENTS = _load(ROOT / "tests" / "support" / "rotating_beam_segments.py", "rotating_beam_segments")
 T_END, DT = 20.0, 0.05
 
 

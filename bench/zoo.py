@@ -2,7 +2,7 @@
 offers, the default method (RKSTAB; Radau IIA for the flyball governor) and DOP853, through
 ``simulate`` on the C engine and on the numpy reference and as a native FMU (issue 23 item 8).
 
-For each model (tests/zoo_cases.py: the seed's span, the output step, the independent reference
+For each model (tests/support/zoo_cases.py: the seed's span, the output step, the independent reference
 and the bound that passes) and each formulation ('minimal' for trees; 'qr', 'svd', 'projection',
 'partition', 'baumgarte', 'dae' for loops, without 'partition' for nonholonomic constraints):
 
@@ -19,7 +19,7 @@ and the bound that passes) and each formulation ('minimal' for trees; 'qr', 'svd
 The last column says whether every path agrees: all pass, or all fail with the same kind of
 error (the numpy backend's verdict against the engine's over the same span).  Run from the
 repository root: ``.venv/bin/python bench/zoo.py [--quick] [--only NAME] [--no-fmu]
-[--numpy-span S]``; ``--quick`` runs the CI spans of tests/zoo_cases.py.
+[--numpy-span S]``; ``--quick`` runs the CI spans of tests/support/zoo_cases.py.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support")]
 
 from zoo_cases import CASES, Run  # noqa: E402
 
@@ -132,7 +132,7 @@ def same(a, b) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the CI spans of tests/zoo_cases.py")
+    ap.add_argument("--quick", action="store_true", help="the CI spans of tests/support/zoo_cases.py")
     ap.add_argument("--only", nargs="*", default=(), help="cases whose label contains one of these")
     ap.add_argument("--no-fmu", action="store_true", help="skip the native FMUs")
     ap.add_argument("--numpy-span", type=float, default=2.0,

@@ -17,8 +17,8 @@ J phi'' = -K cos phi (J = (N + 1) m l^2 / 3 + N m l^2, K = (3N + 1) m g l / 2), 
 singular horizontal position phi = 0 (all rods on one line, rank of C drops) twice per turn.
 
 Running it: the defaults ('qr', RKSTAB) pass the flat positions at rtol 1e-10 for N = 2 and
-N = 10 within 7e-8 of the 1-DOF solution over 10 s (tests/test_singular_positions.py); the
-engine's DOP853 stays within 2e-8 (tests/test_natural_coordinates.py).
+N = 10 within 7e-8 of the 1-DOF solution over 10 s (tests/simulation/test_singular_positions.py); the
+engine's DOP853 stays within 2e-8 (tests/zoo/test_natural_coordinates.py).
 """
 
 from mbsfmu import LagrangianSystem

@@ -17,7 +17,7 @@ and rolling without slipping (seed eq. 4.29), two nonholonomic constraints
     x' + r cos phi psi' = 0,     y' + r sin phi psi' = 0.
 
 Check of the printed T (an independent derivation, repeated numerically by
-tests/test_nonholonomic.py): with e_n = e_z x e_t, the centre is G = P + r u with
+tests/simulation/test_nonholonomic.py): with e_n = e_z x e_t, the centre is G = P + r u with
 u = cos theta e_z + sin theta e_n (theta > 0 leans the disc to the left of e_t), the axis is
 n = e_t x u, and the angular velocity is w = phi' e_z - theta' e_t + psi' n.  Then
 |v_G|^2 = |P'|^2 + r^2 (theta'^2 + phi'^2 sin^2 theta) + 2 r P'.u' gives the first two lines,
@@ -31,7 +31,7 @@ choices: a thin uniform disc of r = 0.1 m, m = 1 kg, A = m r^2 / 4 = 2.5e-3 kg m
 C = m r^2 / 2 = 5e-3 kg m^2, g = 9.81 m/s^2.  Start: x = y = phi = psi = 0, tilted by
 theta = 0.2 rad, rolling at psi' = -20 rad/s (2 m/s forward along +x) and turning at
 phi' = 0.7 rad/s, close to the steady circle of that tilt and spin (phi' = 0.667 rad/s, radius
-about 3 m; the relation is derived in tests/test_nonholonomic.py), so the disc wobbles gently
+about 3 m; the relation is derived in tests/simulation/test_nonholonomic.py), so the disc wobbles gently
 about theta = 0.2 and rolls round without falling for as long as we ran it (20 s).  x' and y'
 are left to the consistent initialization (they follow from the constraints: x' = 2, y' = 0).
 """

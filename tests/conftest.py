@@ -3,30 +3,57 @@ import pathlib
 import sys
 
 import pytest
+from hypothesis import settings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 # CI runs the property tests with a fixed seed sequence, so a red run can be reproduced
-from hypothesis import settings  # noqa: E402
-
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    """A fresh compile cache ($MBSFMU_CACHE) for the tests of one module."""
-    old = os.environ.get("MBSFMU_CACHE")
-    d = tmp_path_factory.mktemp("mbsfmu_cache")
-    os.environ["MBSFMU_CACHE"] = str(d)
-    yield d
-    if old is None:
-        del os.environ["MBSFMU_CACHE"]
-    else:
-        os.environ["MBSFMU_CACHE"] = old
+# ---------------------------------------------------------------- built once per test run
+@pytest.fixture(scope="session")
+def cache():
+    """The compile cache of the whole run, shared by every test: mbsfmu's own
+    (``$MBSFMU_CACHE``, else ``~/.cache/mbsfmu``), so an engine is compiled once per cache and
+    later runs find it (``MBSFMU_CACHE=$(mktemp -d) ci/test`` starts from an empty one).  A test
+    of the cache itself takes ``fresh_cache``."""
+    from mbsfmu.codegen.compile import cache_dir
+
+    return cache_dir()
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """An empty compile cache ($MBSFMU_CACHE) for one test: what it compiles, and only that, is
+    in it."""
+    d = tmp_path / "mbsfmu_cache"
+    monkeypatch.setenv("MBSFMU_CACHE", str(d))
+    return d
+
+
+@pytest.fixture(scope="session")
+def built_fmu(tmp_path_factory):
+    """``built_fmu(model_file, kind="native", formulation=None, method=None)``: the path of
+    ``mbsfmu.build_fmu`` of a model file, built once per run for each set of arguments, in a
+    folder of its own (named ``<model>.fmu``).  Every module that asks for it gets the same
+    file: read it, run it, extract it elsewhere, but do not change it or its folder (build your
+    own, or copy it, for that)."""
+    import mbsfmu
+
+    built = {}
+
+    def build(model_file, kind="native", formulation=None, method=None):
+        path = pathlib.Path(model_file).resolve()
+        key = (str(path), kind, formulation, method)
+        if key not in built:
+            built[key] = mbsfmu.build_fmu(path, tmp_path_factory.mktemp(f"fmu_{path.stem}_{kind}"),
+                                          kind=kind, formulation=formulation, method=method)
+        return built[key]
+
+    return build
 
 
 @pytest.fixture
@@ -58,7 +85,8 @@ def start_cli_cluster(tmp_path, request):
 # C units run clean under AddressSanitizer for the whole suite (issue 11, session 3).  So the
 # suite leaves with os._exit once pytest has written its report, with pytest's exit status:
 # nothing reported is lost, and an exit-time fault of a third-party library cannot turn a green
-# run red.  MBSFMU_TEST_NORMAL_EXIT=1 restores the normal shutdown to hunt the fault.
+# run red.  MBSFMU_TEST_NORMAL_EXIT=1 restores the normal shutdown to hunt the fault.  Under
+# coverage.py (ci/coverage_check) its measurement is saved first: os._exit skips its atexit hook.
 _EXIT = {}
 
 
@@ -69,6 +97,10 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     if "status" in _EXIT and not os.environ.get("MBSFMU_TEST_NORMAL_EXIT"):
+        measuring = sys.modules.get("coverage") and sys.modules["coverage"].Coverage.current()
+        if measuring:
+            measuring.stop()
+            measuring.save()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_EXIT["status"])

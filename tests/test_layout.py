@@ -67,7 +67,7 @@ LATE_IMPORTS = {
 LATE_INTERNAL = {
     ("mbsfmu.analysis.control_design", "blocks.control"):
         "StateFeedbackGain.block(): `import mbsfmu` imports the analysis, and loads no module of blocks, "
-        "so that the runner is seen to run without them (tests/test_ssp.py)",
+        "so that the runner is seen to run without them (tests/runner/test_ssp.py)",
 }
 
 

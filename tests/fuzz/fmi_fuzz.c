@@ -2,7 +2,7 @@
  * fmi_fuzz.c -- random FMI 2.0 Co-Simulation call sequences against a native mbsfmu FMU.
  *
  * Compiled together with the FMU's sources/ (the same C the FMU's binary is built from), once
- * plainly and once with -fsanitize=address,undefined, by tests/test_fuzz_native_fmu.py:
+ * plainly and once with -fsanitize=address,undefined, by tests/fuzz/test_fuzz_native_fmu.py:
  *
  *     fmi_fuzz DESCRIPTION_FILE SEED N_CALLS
  *

@@ -17,6 +17,7 @@ import re
 import numpy as np
 import pytest
 import sympy as sp
+from slow_cases import cases
 
 import mbsfmu
 from mbsfmu import ConstraintError, ModelError, ParameterError, SingularMassMatrixError, System, rot_x, rot_y
@@ -521,7 +522,7 @@ CLI_CASES = [
 ]
 
 
-@pytest.mark.parametrize("args, pattern", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
+@pytest.mark.parametrize("args, pattern", cases(CLI_CASES, fast={"cli not an equilibrium"}))
 def test_cli(args, pattern, tmp_path):
     """The CLI passes the same messages on, exit status 2, and checks a plot's path first."""
     import subprocess

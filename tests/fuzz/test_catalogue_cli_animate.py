@@ -6,10 +6,10 @@ regular expression the message must match that names the culprit (the option, fi
 column, parameter or port).  A refused command writes nothing.  The stops (SIGTERM on simulate
 and sweep, a failing or stopped animate) run real processes and send the signal once the command
 has made progress.  Beside these, the other cases of this part of the issue are tested where their
-subject lives: the stiffness diagnostic (tests/test_long_runs.py: plain pendulums over long spans
+subject lives: the stiffness diagnostic (tests/simulation/test_long_runs.py: plain pendulums over long spans
 and at every tolerance are never called stiff, the stiff spring-damper slider-crank and the
-flyball governor are), simulate's times (tests/test_run_clock.py) and a UDP burst that no packet
-follows (tests/test_hil_udp.py).
+flyball governor are), simulate's times (tests/simulation/test_run_clock.py) and a UDP burst that no packet
+follows (tests/runner/test_hil_udp.py).
 """
 
 import math
@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
+from slow_cases import cases
+from stiff_pendulum import STIFF_MODEL
 
 import mbsfmu
 from blocks import UdpReceive, UdpSend
@@ -88,7 +90,8 @@ SIMULATE_CASES = [
     ("dt negative", ["--t-end", "1", "--dt", "-1"], r"dt must be a positive number, got -1.0"),
     ("atol nan", ["--t-end", "1", "--atol", "nan"],
      r"atol = nan is outside its range 0 \(derived from rtol\) or \(0, 1\]"),
-    ("method empty", ["--t-end", "1", "--method", ""], r"unknown method ''; use 'explicit', 'stiff'"),
+    ("method empty", ["--t-end", "1", "--method", ""],
+     r"unknown method ''; use one of 'explicit', 'rkstab', 'dop853', 'stiff' or a scipy method"),
     ("backend unknown", ["--t-end", "1", "--backend", "gpu"], r"argument --backend: invalid choice: 'gpu'"),
     ("set initial nan", ["--t-end", "1", "--set", "theta=nan"], r"initial value 'theta': nan is not finite"),
     ("set input inf", ["--t-end", "1", "--set", "F=inf"], r"input 'F': inf is not finite"),
@@ -212,7 +215,7 @@ def _csv_case(files, body):
     return p
 
 
-@pytest.mark.parametrize("args, pattern", [c[1:] for c in ANIMATE_CASES], ids=[c[0] for c in ANIMATE_CASES])
+@pytest.mark.parametrize("args, pattern", cases(ANIMATE_CASES, slow={"too many frames"}))
 def test_animate(files, capsys, args, pattern):
     args = [a.replace("{tmp}", str(files)) for a in args]
     out = [] if "--out" in args else ["--out", str(files / "a.gif")]
@@ -406,7 +409,8 @@ UDP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("call, exc, pattern", [c[1:] for c in UDP_CASES], ids=[c[0] for c in UDP_CASES])
+@pytest.mark.parametrize("call, exc, pattern", cases(UDP_CASES, slow={"outputs beyond a datagram",
+                                                            "inputs beyond a datagram"}))
 def test_udp_blocks(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
@@ -448,17 +452,15 @@ def test_exit_statuses_are_the_shells():
 
 @pytest.fixture(scope="module")
 def elastic(tmp_path_factory):
-    """tests/test_long_runs.py's stiff elastic pendulum: the explicit run takes about a second per
+    """tests/support/stiff_pendulum.py's stiff elastic pendulum: the explicit run takes about a second per
     2 s simulated, so a run of 100 s is under way for a while."""
-    from test_long_runs import STIFF_MODEL
-
     p = tmp_path_factory.mktemp("stop") / "elastic_pendulum.py"
     p.write_text(STIFF_MODEL)
     return p
 
 
 def test_sigterm_on_simulate_writes_the_partial_result(elastic, tmp_path):
-    """As Ctrl-C (tests/test_long_runs.py): the rows computed so far in out.partial.csv on the
+    """As Ctrl-C (tests/simulation/test_long_runs.py): the rows computed so far in out.partial.csv on the
     output grid, out.csv not written, exit status 143."""
     out = tmp_path / "out.csv"
     proc = start("simulate", elastic, "--t-end", "100", "--dt", "0.002", "--out", out, "--progress")
@@ -505,6 +507,7 @@ def check_rows(out, before):
     return df
 
 
+@pytest.mark.slow
 def test_sigterm_on_a_sweep_keeps_the_rows_and_leaves_no_worker(tmp_path):
     """The default local cluster of worker processes: after SIGTERM every finished row is in the
     rows file, exit status 143 with a word on resuming, and no worker process is left."""
@@ -523,6 +526,7 @@ def test_sigterm_on_a_sweep_keeps_the_rows_and_leaves_no_worker(tmp_path):
     print(f"sweep stopped by SIGTERM: {len(df)} of 200 rows kept, {len(workers)} processes ended")
 
 
+@pytest.mark.slow
 def test_sigterm_on_a_synchronous_sweep_keeps_the_rows(tmp_path):
     out = tmp_path / "study.csv"
     proc = sweep_until_rows([*SWEEP, "--scheduler", "synchronous", "--batch", "1", "--out", out], out, 3)
@@ -548,6 +552,7 @@ def test_a_failing_animate_keeps_its_samples(files, capsys):
     assert (files / "b.partial.gif").exists()
 
 
+@pytest.mark.slow
 def test_sigterm_while_drawing_keeps_the_simulated_samples(tmp_path):
     """1001 frames take a minute to draw: SIGTERM once drawing has begun stops at once (143),
     no animation file, the complete simulated samples in <out>.partial.csv."""

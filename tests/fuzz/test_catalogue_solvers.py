@@ -133,10 +133,8 @@ def test_bad_solver_input_is_named(call, exc, pattern):
 
 
 @pytest.fixture(scope="module")
-def cart_fmu(tmp_path_factory):
-    from mbsfmu.fmu.native import build_native_fmu
-
-    return build_native_fmu(CART, tmp_path_factory.mktemp("solvers") / "cart.fmu")
+def cart_fmu(built_fmu):
+    return built_fmu(CART)
 
 
 @pytest.mark.parametrize("values, integers, message", [

@@ -279,8 +279,8 @@ RESUME_CASES = [
 
 # ---------------------------------------------------------------- FMU targets
 @pytest.fixture(scope="module")
-def fmu(tmp_path_factory):
-    return mbsfmu.build_fmu(CART, tmp_path_factory.mktemp("fmu") / "cart.fmu", kind="native")
+def fmu(built_fmu):
+    return built_fmu(CART)
 
 
 FMU_CASES = [

@@ -94,6 +94,7 @@ def _same_rows(got: pd.DataFrame, want: pd.DataFrame):
     pd.testing.assert_frame_equal(got.drop(columns="wall_s"), want.drop(columns="wall_s"), check_exact=True)
 
 
+@pytest.mark.slow
 @EXAMPLES
 @given(damages=st.lists(DAMAGE, min_size=1, max_size=3), cut=st.one_of(st.none(), st.integers(0, 10**6)))
 def test_a_damaged_rows_file_resumes_to_the_fresh_rows(fresh, damages, cut):

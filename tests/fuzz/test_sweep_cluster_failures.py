@@ -22,6 +22,8 @@ import mbsfmu
 from mbsfmu.core.errors import SweepError
 from mbsfmu.study.results import read_rows
 
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CART = str(ROOT / "models" / "cart_pendulum.py")
 #: what "ends" means here: far above the few seconds each case takes, far below a hang

@@ -1,0 +1,222 @@
+"""Catalogue of bad inputs of the runner surface: diagrams, runs, standard blocks, FMU blocks and
+SSP files.  Each case asserts the exception type and that the message names the culprit (block,
+port, parameter, value), by a regular expression; a run that fails names the block and the time
+and keeps the signals computed so far."""
+
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+from blocks.control import PID
+from blocks.fmu import FMU
+from blocks.lti import StateSpace, TransferFunction
+from blocks.math_blocks import Function, Gain, RateLimiter, Saturation, Sum
+from blocks.sinks import Recorder
+from blocks.sources import Constant, Ramp, Sine, Step, Table
+from blocks.udp import UdpReceive, UdpSend
+from mbsfmu.runner import BlockError, BlockRunError, Diagram, DiagramError, SSPError, import_ssp
+from mbsfmu.runner.diagram import AlgebraicLoopError
+
+MODELS = pathlib.Path(__file__).resolve().parents[2] / "models"
+
+BLOCK_CASES = [
+    ("PID kp nan", lambda: PID(kp=math.nan), r"PID kp must be finite, got nan"),
+    ("PID tf negative", lambda: PID(kp=1, tf=-1),
+     r"PID: derivative filter time constant tf must be >= 0, got -1"),
+    ("PID limits", lambda: PID(kp=1, u_min=1, u_max=0), r"PID: u_min 1 must be less than u_max 0"),
+    ("PID anti-windup", lambda: PID(kp=1, anti_windup="magic"), r"anti_windup must be .* got 'magic'"),
+    ("StateSpace shapes", lambda: StateSpace([[1]], [[1, 2]], [[1]], [[0]]),
+     r"StateSpace: D has shape \(1, 1\)"),
+    ("StateSpace method", lambda: StateSpace([[0]], [[1]], [[1]], [[0]], method="euler2"),
+     r"StateSpace: method must be one of .* got 'euler2'"),
+    ("StateSpace nan", lambda: StateSpace([[math.nan]], [[1]], [[1]], [[0]]),
+     r"StateSpace: A has non-finite"),
+    ("TransferFunction improper", lambda: TransferFunction([1, 2, 3], [1, 1]),
+     r"improper \(numerator degree 2"),
+    ("TransferFunction zero denominator", lambda: TransferFunction([1], [0, 0]), r"the denominator is zero"),
+    ("Gain text", lambda: Gain("two"), r"gain k must be a real number, got 'two'"),
+    ("Sum signs", lambda: Sum("+*"), r"Sum: signs must be .* got '\+\*'"),
+    ("Saturation order", lambda: Saturation(1.0, -1.0), r"Saturation: lower 1.0 > upper -1.0"),
+    ("RateLimiter negative", lambda: RateLimiter(-1.0),
+     r"RateLimiter: rising slew rate must be >= 0, got -1.0"),
+    ("Function not callable", lambda: Function(3), r"Function: fn must be callable, got 3"),
+    ("Constant nan", lambda: Constant(math.nan), r"Constant value must be finite, got nan"),
+    ("Step time inf", lambda: Step(time=math.inf), r"Step time must be finite, got inf"),
+    ("Ramp slope text", lambda: Ramp(slope="steep"), r"slope.*'steep'"),
+    ("Sine frequency negative", lambda: Sine(frequency=-1), r"Sine frequency must be >= 0 Hz, got -1"),
+    ("Table 1-D", lambda: Table(np.array([1.0, 2.0])), r"Table: the array must be 2-D .* got shape \(2,\)"),
+    ("Table time decreasing", lambda: Table(np.array([[0, 1], [2, 2], [1, 3]])),
+     r"Table array row 2: time 1.0 decreases \(previous 2.0\)"),
+    ("Table interpolation", lambda: Table(np.array([[0, 1], [1, 2]]), interpolation="cubic9"),
+     r"interpolation must be 'linear' or 'previous', got 'cubic9'"),
+    ("Table missing file", lambda: Table("/nonexistent.csv"), r"Table: cannot read '/nonexistent.csv'"),
+    ("Recorder duplicate inputs", lambda: Recorder(inputs=("a", "a")),
+     r"Recorder inputs: duplicate port name\(s\) a"),
+    ("UdpSend port 0", lambda: UdpSend("127.0.0.1", 0),
+     r"UdpSend port must be an integer UDP port in 1..65535, got 0"),
+    ("UdpReceive port", lambda: UdpReceive(70000), r"port must be an integer UDP port in 0\.\.65535"),
+    ("UdpReceive timeout", lambda: UdpReceive(0, timeout=-1.0), r"timeout must be >= 0"),
+    ("UdpReceive rcvbuf", lambda: UdpReceive(0, rcvbuf=10),
+     r"rcvbuf must be a whole number of bytes in \[256, "),
+    ("UdpReceive policy", lambda: UdpReceive(0, policy="drop"), r"policy must be one of \('hold', 'fail'\)"),
+]
+
+
+def two_blocks():
+    d = Diagram(0.1)
+    d.add("c", Constant(1.0))
+    d.add("g", Gain(2.0))
+    return d
+
+
+def wired():
+    d = two_blocks()
+    d.connect("c.y", "g.u")
+    return d
+
+
+DIAGRAM_CASES = [
+    ("step zero", lambda: Diagram(step=0), DiagramError, r"step must be a positive finite number, not 0"),
+    ("t0 nan", lambda: Diagram(step=0.1, t0=math.nan), DiagramError, r"t0 must be a finite number, not nan"),
+    ("duplicate block", lambda: two_blocks().add("c", Constant(2.0)), DiagramError,
+     r"block name 'c' is already used"),
+    ("block name", lambda: two_blocks().add("1c", Constant(2.0)), DiagramError,
+     r"block name '1c': must be an identifier"),
+    ("not a block", lambda: two_blocks().add("x", 42), DiagramError, r"block 'x': int is not a Block"),
+    ("unknown block", lambda: two_blocks().connect("q.y", "g.u"), DiagramError,
+     r"unknown block 'q' in 'q.y'"),
+    ("unknown port", lambda: two_blocks().connect("c.z", "g.u"), DiagramError,
+     r"block 'c' has no output 'z'"),
+    ("output as destination", lambda: two_blocks().connect("c.y", "g.y"), DiagramError,
+     r"destination 'g.y' is an output of 'g'"),
+    ("reference without dot", lambda: two_blocks().connect("cy", "g.u"), DiagramError,
+     r"source 'cy': expected 'block.port'"),
+    ("input driven twice", lambda: wired().connect("c.y", "g.u"), DiagramError,
+     r"input 'g.u' is already driven by 'c.y'"),
+    ("unconnected input", lambda: two_blocks().run(1.0), DiagramError, r"1 unconnected input\(s\): g.u"),
+    ("t_end negative", lambda: wired().run(-1.0), DiagramError,
+     r"t_end must be finite and greater than t0 = 0.0, not -1.0"),
+    ("t_end nan", lambda: wired().run(math.nan), DiagramError, r"t_end .* not nan"),
+    ("algebraic_loops option", lambda: wired().run(1.0, algebraic_loops="ignore"), DiagramError,
+     r"algebraic_loops must be 'error' or 'iterate', not 'ignore'"),
+    ("overrun policy", lambda: wired().run(1.0, realtime=True, overrun="panic"), DiagramError,
+     r"overrun must be one of .* not 'panic'"),
+    ("real-time factor", lambda: wired().run(1.0, realtime=True, rtf=0), DiagramError,
+     r"rtf must be a positive finite number, not 0"),
+    ("record unknown port", lambda: wired().run(1.0, record=["g.q"]), DiagramError,
+     r"cannot record 'g.q': block 'g' has no port 'q'"),
+    ("loop tolerance", lambda: wired().run(1.0, loop_tol=-1), DiagramError,
+     r"loop_tol must be a positive number, not -1"),
+    ("algebraic loop", lambda: _algebraic_loop().run(1.0), AlgebraicLoopError, r"g.*h|h.*g"),
+    ("block fails during the run", lambda: _failing().run(1.0), BlockRunError,
+     r"f at t=0.3.*ValueError: sensor disconnected"),
+    ("non-finite output", lambda: _non_finite().run(1.0), BlockRunError, r"f at t=0.5.*y"),
+]
+
+
+def _algebraic_loop():
+    d = Diagram(0.1)
+    d.add("g", Gain(1.0))
+    d.add("h", Gain(1.0))
+    d.connect("g.y", "h.u")
+    d.connect("h.y", "g.u")
+    return d
+
+
+def _sensor(t, u):
+    if t > 0.25:
+        raise ValueError("sensor disconnected")
+    return u
+
+
+def _overflow(t, u):
+    return math.nan if t > 0.45 else u
+
+
+def _with_function(fn):
+    d = Diagram(0.1)
+    d.add("c", Constant(1.0))
+    d.add("f", Function(fn))
+    d.connect("c.y", "f.u")
+    return d
+
+
+def _failing():
+    return _with_function(_sensor)
+
+
+def _non_finite():
+    return _with_function(_overflow)
+
+
+@pytest.fixture(scope="module")
+def cart(built_fmu):
+    return built_fmu(MODELS / "cart_pendulum.py")
+
+
+FMU_CASES = [
+    ("missing file", lambda p: FMU(p.parent / "none.fmu"), r"FMU file '.*none.fmu' does not exist"),
+    ("unknown parameter", lambda p: FMU(p, parameters={"mass": 1.0}), r"has no variable 'mass'"),
+    ("input as parameter", lambda p: FMU(p, parameters={"F": 1.0}),
+     r"'F' of cart_pendulum.fmu is not a parameter"),
+    ("output start value", lambda p: FMU(p, start_values={"drive_power": 1.0}),
+     r"the start value of 'drive_power' .* cannot be set"),
+    ("text for a Real", lambda p: FMU(p, parameters={"m": "heavy"}), r"'m' is a Real variable; got 'heavy'"),
+    ("out of declared range", lambda p: FMU(p, parameters={"solver_rtol": 1.0}),
+     r"parameter 'solver_rtol' of cart_pendulum.fmu = 1.0 is outside its declared range \[1e-14, 0.1\]"),
+    ("unknown port", lambda p: _fmu_diagram(p).connect("c.y", "plant.Q"), r"block 'plant' has no input 'Q'"),
+]
+
+
+def _fmu_diagram(path, **kw):
+    d = Diagram(0.01)
+    d.add("plant", FMU(path, **kw))
+    d.add("c", Constant(0.0))
+    return d
+
+
+@pytest.mark.parametrize("make, pattern", [c[1:] for c in BLOCK_CASES], ids=[c[0] for c in BLOCK_CASES])
+def test_block_parameters(make, pattern):
+    with pytest.raises(BlockError, match=pattern):
+        make()
+
+
+@pytest.mark.parametrize("call, exc, pattern", [c[1:] for c in DIAGRAM_CASES],
+                         ids=[c[0] for c in DIAGRAM_CASES])
+def test_diagrams_and_runs(call, exc, pattern):
+    with pytest.raises(exc, match=pattern) as info:
+        call()
+    if isinstance(info.value, BlockRunError):
+        assert len(info.value.result.t) >= 3  # the signals before the failure are kept
+
+
+@pytest.mark.parametrize("make, pattern", [c[1:] for c in FMU_CASES], ids=[c[0] for c in FMU_CASES])
+def test_fmu_blocks(cart, make, pattern):
+    with pytest.raises((BlockError, DiagramError), match=pattern):
+        make(cart)
+
+
+@pytest.mark.parametrize("values, pattern", [
+    ({"m": -0.1}, r"body 'rod': mass must be positive, got -0.1 \(m = -0.1, l = 0.5\)"),
+    ({"l": 0.0}, r"parameter 'l' = 0 is not allowed: with l = 0 the mass matrix is singular"),
+    ({"mc": 0.0}, r"body 'cart': mass must be positive, got 0 \(mc = 0\)"),
+])
+def test_fmu_block_start_names_the_bad_parameter(cart, values, pattern):
+    """The FMU's own refusal at initialization reaches the user through the block and the run."""
+    d = _fmu_diagram(cart, parameters=values)
+    d.connect("c.y", "plant.F")
+    with pytest.raises((BlockRunError, BlockError), match=pattern):
+        d.run(0.1)
+
+
+def test_ssp_that_is_not_a_zip(tmp_path):
+    (tmp_path / "x.ssp").write_text("hello")
+    with pytest.raises(SSPError, match=r"not a zip archive"):
+        import_ssp(tmp_path / "x.ssp")
+
+
+def test_catalogue_size():
+    """The number of bad inputs catalogued here (reported in the issue note)."""
+    assert len(BLOCK_CASES) + len(DIAGRAM_CASES) + len(FMU_CASES) + 3 + 1 >= 60
