@@ -9,6 +9,7 @@ the two implementations cannot drift:
 * the defaults of the formulation options (Baumgarte alpha and beta, the rank tolerance of the
   QR/SVD decompositions, the Newton tolerance and iteration limit of the projections, the
   iterations and weightings of PStab, the condition limit of coordinate partitioning),
+* what the engine's run records besides the values, and the reasons it refuses a start,
 * the packed layout of the generated ``mbs_constrained`` output: M (f x f, row-major), q - k (f),
   c (nh), C (m x f, row-major), b' (m), b'' (m) with m rows of which the first nh are holonomic
   (the others nonholonomic, without a row in c) -- :func:`constrained_layout`.
@@ -86,6 +87,19 @@ COLLAPSE = {"ratio": 1e-12, "steps": 10_000}
 #: weighting of the PStab projection -> number of the C engine (mbs_form.weighting)
 WEIGHTINGS = {"mass": 0, "identity": 1}
 
+#: what the engine's run records at each output point after the values (the states, the residual
+#: and the user outputs), as flags of mbs_inst_run (``MBS_RECORD_<NAME>``), in this order:
+#: the Lagrange multipliers (nc), the accelerations y'' (f), the constraint residuals on the
+#: position and the velocity level (2)
+RECORD = {"multipliers": 1, "accelerations": 2, "residuals": 4}
+
+#: why the engine refused a start (mbs_inst_start_failure, ``MBS_START_<NAME>``): a value outside
+#: its range or rules, no consistent initial state, redundant constraints the formulation cannot
+#: take, a singular (reduced) mass matrix at the consistent start, equations that are not finite
+#: there, outputs that cannot be computed there
+START_FAILURES = {"values": 1, "inconsistent": 2, "redundant": 3, "singular_mass": 4, "not_finite": 5,
+                  "outputs": 6}
+
 
 def constrained_layout(f: int, m: int, nh: int | None = None) -> dict[str, slice]:
     """Where each quantity sits in the output of ``mbs_constrained`` (f coordinates, m rows of
@@ -102,10 +116,15 @@ def constrained_layout(f: int, m: int, nh: int | None = None) -> dict[str, slice
 def c_macros() -> str:
     """The ``#define`` lines of these constants for a generated model header."""
     lines = [f"#define MBS_FORM_KIND_{name.upper()} {kind}" for name, kind in FORMULATION_KINDS.items()]
+    by_kind = sorted(FORMULATION_KINDS, key=FORMULATION_KINDS.get)
+    assert [FORMULATION_KINDS[n] for n in by_kind] == list(range(len(by_kind)))
+    lines.append("#define MBS_FORMULATION_NAMES " + ", ".join(f'"{n}"' for n in by_kind))
     lines += [f"#define MBS_METHOD_{name.upper()} {kind}" for name, kind in METHOD_KINDS.items()]
     lines += [f"#define MBS_DEFAULT_{name.upper()} {value!r}" for name, value in DEFAULTS.items()]
     lines += [f"#define MBS_SINGULAR_PIVOT_{name.upper()} {v!r}" for name, v in SINGULAR_PIVOT.items()]
     lines += [f"#define MBS_SINGULAR_STEP_{name.upper()} {v!r}" for name, v in SINGULAR_STEP.items()]
     lines += [f"#define MBS_STIFF_{name.upper()} {value!r}" for name, value in STIFFNESS.items()]
+    lines += [f"#define MBS_RECORD_{name.upper()} {flag}" for name, flag in RECORD.items()]
+    lines += [f"#define MBS_START_{name.upper()} {code}" for name, code in START_FAILURES.items()]
     lines.append(f"#define MBS_MAX_STEPS_PER_CALL {MAX_STEPS_PER_CALL}L")
     return "\n".join(lines)

@@ -58,9 +58,9 @@ from mbsfmu.equations.numeric_model import NumericModel
 from mbsfmu.fmu.model_description import LOG_STATISTICS
 from mbsfmu.model.loader import load_model
 from mbsfmu.reference.consistent_initialization import consistent_state
+from mbsfmu.reference.constraint_rank import check_rank
 from mbsfmu.reference.formulations import make_formulation
 from mbsfmu.reference.integrators import integrate, integrate_projected
-from mbsfmu.simulation.constraint_rank import check_rank
 
 TIME_RTOL = 1e-9  # a communication point must match the FMU time within 1e-9 (1 + |t|)
 ENGINE_MAX_STEPS = MAX_STEPS_PER_CALL  # internal steps one fmi2DoStep may take on the engine

@@ -115,6 +115,14 @@ double mbs_inst_time(const mbs_instance *inst);
 const double *mbs_inst_state(const mbs_instance *inst);
 /* Lagrange multipliers at the current state (nc doubles; seed 000 eq. 8). */
 int mbs_inst_multipliers(mbs_instance *inst, double *lambda);
+/* Accelerations y'' at the current state (ny doubles): the configured formulation's x' (as the
+ * integrator evaluates it, mbs_inst_rhs), taken at the state without changing it (a partition
+ * that would be chosen anew there is not). */
+int mbs_inst_accelerations(mbs_instance *inst, double *ydd);
+/* The constraint residuals at the current state: res[0] = max |c| (positions, seed 000 eq. 5),
+ * res[1] = max |C y' + b'| (velocities, eq. 6; nonholonomic rows A y' + a included); 0 without
+ * constraints. */
+void mbs_inst_residuals(mbs_instance *inst, double *res);
 
 /* ---- simulation */
 /* x' = F(t, x) at the state x (2 ny doubles) as the integrator evaluates it: the configured
@@ -130,15 +138,27 @@ int mbs_inst_rhs(mbs_instance *inst, double t, const double *x, const double *pr
                  double *xdot, int *pivot);
 /* Consistent start.  hold == NULL: the coordinates that are not guesses, or were set, are held
  * first, and if that fails every coordinate may move (moved given values give MBS_WARNING);
- * otherwise exactly the coordinates j with hold[j] keep their values. */
+ * otherwise exactly the coordinates j with hold[j] keep their values.  At the consistent state
+ * the rank of C is checked (redundant constraints are refused unless the formulation takes them)
+ * and the accelerations must exist.  A refusal says what and where: the violated row, its
+ * residual, the held coordinates, where Newton ended and which held coordinates and initial
+ * conditions conflict; the rank and its tolerance; the coordinate whose mass pivot failed. */
 int mbs_inst_start(mbs_instance *inst, const unsigned char *hold);
+/* Why the last start failed: an MBS_START_* code (mbsfmu.core.constants.START_FAILURES), 0 if it
+ * did not. */
+int mbs_inst_start_failure(const mbs_instance *inst);
 int mbs_inst_do_step(mbs_instance *inst, double t, double h);
 /* Do-steps over grid[0..n-1] (grid[0] = the current time).  Row k of rec (stride doubles) gets
- * the values of the value references [0, first constant) at grid[k], then, if with_lambda, the
- * nc multipliers.  tick(ctx, t) is called after every point; nonzero stops the run (MBS_ERROR,
- * code MBS_STOPPED).  *reached = the number of rows written. */
+ * the values of the value references [0, first constant) at grid[k] (states, residual, user
+ * outputs), then what `record` asks for (flags MBS_RECORD_*, mbsfmu.core.constants.RECORD), in
+ * this order: the nc multipliers (mbs_inst_multipliers), the ny accelerations
+ * (mbs_inst_accelerations), the two residuals (mbs_inst_residuals); recording changes nothing of
+ * the run.  tick(ctx, t) is called after every point; nonzero stops the run (MBS_ERROR, code
+ * MBS_STOPPED).  *reached = the number of rows written. */
 int mbs_inst_run(mbs_instance *inst, const double *grid, size_t n, double *rec, size_t stride,
-                 int with_lambda, int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
+                 int record, int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
+/* The doubles of one row of mbs_inst_run that records `record`. */
+size_t mbs_inst_record_width(int record);
 
 /* Why the last do-step failed: an MBS_RKSTAB_* code, or MBS_STOPPED (tick), 0 if it did not. */
 #define MBS_STOPPED (-100)

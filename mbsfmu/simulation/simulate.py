@@ -16,16 +16,17 @@ import numpy as np
 
 from ..codegen.compile import CompileError, find_compiler
 from ..core.checks import finite_number, fixed_names
-from ..core.errors import MbsError, ParameterError, SimulationError, SimulationInterrupted, stop_reason
-from ..core.formulation_choice import check_formulation_name, check_options
+from ..core.errors import ParameterError, SimulationError, SimulationInterrupted, stop_reason
+from ..core.formulation_choice import check_formulation_name, check_minimal, check_nonholonomic, check_options
 from ..core.solver_settings import ATOL_FACTOR, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
 from ..engine.c_kernel import use_c_kernel
 from ..equations.derive import derive
+from ..equations.input_schedule import InputSchedule
 from ..model.loader import system_of
 from ..reference.consistent_initialization import consistent_state
+from ..reference.constraint_rank import check_rank
 from ..reference.formulations import make_formulation
 from ..reference.integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
-from .constraint_rank import check_rank
 from .engine_run import engine_applies, run_on_engine
 from .result import Result
 from .run_clock import RunClock
@@ -192,19 +193,23 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     fixed = fixed_names(fixed)
     eqs = derive(system)
     numeric = eqs.numeric(params)
-    form = make_formulation(formulation, numeric, inputs, **check_options(
-        check_formulation_name(formulation), formulation_options, bool(numeric.m)))
+    name = check_formulation_name(formulation)
+    check_nonholonomic(system, name)
+    check_minimal(name, bool(numeric.m))
+    options = check_options(name, formulation_options, bool(numeric.m))
+    schedule = InputSchedule(numeric, inputs)
     x0 = initial_state(system, initial)
     f = numeric.f
     given = [k if not k.startswith("D") or k in system.coordinates_ else f"der({k[1:]})"
              for k in (initial or {})]
-    on_engine = backend == "c" and engine_applies(system, method, form.name if numeric.m else "minimal")
-    if backend == "c" and not on_engine:
+    if backend == "c" and engine_applies(system, method, name if numeric.m else "minimal"):
+        return _simulate_on_engine(system, numeric, name if numeric.m else "minimal", schedule, grid, x0,
+                                   given, fixed, rtol, atol, max_step, inputs, options, progress,
+                                   progress_every, method, clock)
+    form = make_formulation(name, numeric, schedule, **options)
+    if backend == "c":
         with clock.compiling():
-            use_c_kernel(numeric)  # scipy methods and the formulations not yet in the engine
-    if on_engine:
-        return _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
-                                   inputs, formulation_options, progress, progress_every, method, clock)
+            use_c_kernel(numeric)  # scipy's methods on the compiled equations
     if numeric.m:
         x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
         check_rank(form, 0.0, x0[:f])
@@ -270,39 +275,27 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
     return res
 
 
-def _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step, inputs,
-                        options, progress, progress_every, method, clock) -> Result:
-    """The engine's run of simulate (see :mod:`.engine_run`), as a Result."""
+def _simulate_on_engine(system, numeric, formulation, schedule, grid, x0, given, fixed, rtol, atol, max_step,
+                        inputs, options, progress, progress_every, method, clock) -> Result:
+    """The engine's run of simulate (see :mod:`.engine_run`), as a Result whose multipliers,
+    accelerations and residuals are the engine's."""
     atol = effective_atol(atol, rtol, bool(numeric.m))
     f = numeric.f
     name = {"stiff": "radau5 (engine)", "DOP853": "dop853 (engine)"}.get(
         method, "rkstab" if numeric.m else "rkstab (engine)")
-    stats = {"method": name, "formulation": form.name, "rtol": rtol, "atol": atol, "backend": "c"}
+    stats = {"method": name, "formulation": formulation, "rtol": rtol, "atol": atol, "backend": "c"}
 
-    def result(T, X, run_stats, **extra):
+    def result(T, X, run_stats, recorded, **extra):
         clock.stop_run()
         stats.update(run_stats, rhs_calls=run_stats["nfev"], steps=run_stats["naccept"])
         stats.update(clock.stats())
-        U = np.array([form.inputs(ti) for ti in T]).T if inputs else None
-        return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form, **extra)
+        U = np.array([schedule(ti) for ti in T]).T if inputs else None
+        return Result(numeric, T, X[:f], X[f:], U, stats=stats, recorded=recorded, **extra)
 
-    T, X, run_stats = run_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
-                                    inputs, options, progress, progress_every, result, method, clock,
-                                    explain=lambda exc: _explained(numeric, form, x0, fixed, given, exc))
-    return result(T, X, run_stats)
-
-
-def _explained(numeric, form, x0, fixed, given, exc) -> MbsError:
-    """The reference's exception for a start the engine refused (same type and message as the
-    numpy path), or a SimulationError with the engine's message."""
-    try:
-        if numeric.m:
-            x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
-            check_rank(form, 0.0, x0[:numeric.f])
-        numeric.check_state(0.0, x0[:numeric.f], x0[numeric.f:], form.inputs(0.0))
-    except MbsError as ref:
-        return ref
-    return SimulationError(str(exc))
+    T, X, run_stats, recorded = run_on_engine(system, numeric, formulation, schedule, grid, x0, given, fixed,
+                                              rtol, atol, max_step, options, progress, progress_every, result,
+                                              method, clock)
+    return result(T, X, run_stats, recorded)
 
 
 def _partial(exc, result, reason):
