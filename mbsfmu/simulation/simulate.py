@@ -33,16 +33,18 @@ from .run_clock import RunClock
 from .run_failure import run_failure
 from .run_monitor import RunMonitor
 
-#: Method aliases on the numpy backend: an explicit method and a stiff (implicit) one.  For systems
-#: with constraints 'explicit' is the stabilized Dormand-Prince 5(4) of seed 004 (RKSTAB).
-METHODS = {"explicit": "DOP853", "stiff": "Radau"}
+#: simulate's method names on the reference integrators: an explicit method (the stabilized
+#: Dormand-Prince 5(4) of seed 004, RKSTAB, trees included: plain DOPRI5 there, as on the engine)
+#: and a stiff (implicit) one
+METHODS = {"explicit": "rkstab", "stiff": "Radau"}
 SCIPY_METHODS = tuple(UNPROJECTED_SOLVERS)
-#: what simulate's own method names run (the scipy methods run under their own names)
+#: what simulate's own method names run, the same method on either backend (the scipy methods
+#: run under their own names, on the reference integrators only)
 METHOD_DESCRIPTIONS = {
-    "explicit": f"RKSTAB, the stabilized Dormand-Prince 5(4); on the numpy backend {METHODS['explicit']} for "
-                "trees",
-    "stiff": "Radau IIA of order 5, projecting after every step for loops",
-    "rkstab": "RKSTAB, trees included, on either backend",
+    "explicit": "RKSTAB, the stabilized Dormand-Prince 5(4) (plain DOPRI5 for trees)",
+    "stiff": "Radau IIA of order 5, projecting after every step for loops (RADAU5's controller on backend "
+             "'c', scipy's on 'numpy')",
+    "rkstab": "RKSTAB, the same as 'explicit'",
     "DOP853": "Dormand-Prince 8(5,3) projected after every step (the engine's on backend 'c', scipy's on "
               "'numpy'); fewer steps than RKSTAB below rtol ~1e-7",
 }
@@ -155,10 +157,11 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              progress=None, progress_every: float = 0.2) -> Result:
     """Simulate a model from t = 0 to ``t_end``.
 
-    ``method``: ``'explicit'`` (the stabilized Dormand-Prince RKSTAB; on the numpy backend scipy's
-    DOP853 for trees), ``'stiff'`` (Radau IIA, with the formulation's projection after every step
-    for loops), ``'rkstab'`` or a scipy ``solve_ivp`` method (see :data:`METHOD_DESCRIPTIONS` and
-    :mod:`mbsfmu.reference.integrators`).  ``formulation`` chooses how loop constraints are kept (see
+    ``method``: ``'explicit'`` (the stabilized Dormand-Prince RKSTAB, trees included; ``'rkstab'``
+    is the same), ``'stiff'`` (Radau IIA, with the formulation's projection after every step for
+    loops), ``'DOP853'`` or a scipy ``solve_ivp`` method (see :data:`METHOD_DESCRIPTIONS` and
+    :mod:`mbsfmu.reference.integrators`); each of simulate's names is the same method on both
+    backends.  ``formulation`` chooses how loop constraints are kept (see
     :mod:`mbsfmu.reference.formulations`; default ``'qr'``) with ``formulation_options``; ``fixed`` names
     coordinates that keep their given initial values during consistent initialization.
     ``backend``: ``'c'`` runs the C engine (the native FMU's code, compiled once per model and
@@ -214,8 +217,6 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
         x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
         check_rank(form, 0.0, x0[:f])
         form.record_pivot_scale(0.0, x0[:f])
-        if method == "explicit":
-            scipy_method = "rkstab"
     atol = effective_atol(atol, rtol, bool(numeric.m))
     numeric.check_state(0.0, x0[:f], x0[f:], form.inputs(0.0))
     project = form.project if numeric.m and form.projects else None
