@@ -1,9 +1,10 @@
 """mbsfmu: symbolic multibody equations of motion, simulation and FMI export.
 
-Pipeline: model (System or LagrangianSystem) -> equations (M y'' + k = q with the constraints
-c, C, b', b'') -> codegen (C99) -> the C engine, which simulate, both FMU kinds, the runner's FMU
-blocks and sweeps run; the Python formulations and integrators are its reference.  Analysis
-(linearize, modes, control design) works on the equations.  docs/architecture.md.
+Pipeline: model (a System or a LagrangianSystem, both a Model) -> equations (M y'' + k = q with
+the constraints c, C, b', b'') -> codegen (C99) -> the C engine, which simulate, both FMU kinds,
+the runner's FMU blocks and sweeps run; the Python formulations and integrators are its
+reference.  Analysis (linearize, modes, control design) works on the equations.
+docs/architecture.md.
 """
 
 from . import natural
@@ -22,15 +23,15 @@ from .core.errors import (
 )
 from .equations import derive
 from .fmu.build import build_fmu
-from .model import INERTIAL, LagrangianSystem, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
+from .model import INERTIAL, LagrangianSystem, Model, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
 from .simulation import Result, simulate
 from .study import sweep
 
 __version__ = "0.1.0"
 
-__all__ = ["System", "LagrangianSystem", "derive", "linearize", "simulate", "sweep", "build_fmu", "Result",
-           "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
+__all__ = ["Model", "System", "LagrangianSystem", "derive", "linearize", "simulate", "sweep", "build_fmu",
+           "Result", "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
            "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",
            "SingularMassMatrixError", "ConstraintError", "SweepError", "RedundantConstraintWarning",

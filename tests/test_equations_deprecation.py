@@ -8,7 +8,7 @@ import sympy as sp
 
 import mbsfmu
 from mbsfmu.core.errors import MbsError
-from mbsfmu.model.system import System
+from mbsfmu.model.base import Model
 from models import double_pendulum, four_bar_natural
 
 DEPRECATED = r"{}\.equations\(\) is deprecated and goes away in the next release: use mbsfmu\.derive\(s\)"
@@ -43,7 +43,7 @@ def test_equations_follows_a_changed_model():
 
 
 def test_without_a_registered_derivation_it_says_what_to_do(monkeypatch):
-    monkeypatch.setattr(System, "_derivation", None)
+    monkeypatch.setattr(Model, "_derivation", None)
     s = double_pendulum.model()
     with pytest.warns(DeprecationWarning), pytest.raises(
             MbsError, match=r"double_pendulum: System\.equations\(\) finds no derivation of the equations of "

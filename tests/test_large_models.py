@@ -132,21 +132,21 @@ def test_model_aba_is_compiled_while_the_model_is_generated(cache):
     """model_aba.c includes no model header: the engine build hands it to precompile_object as
     soon as it is printed, and links the cached object (no second compile of it)."""
     from mbsfmu.codegen import compile as cmp
-    from mbsfmu.engine.extension import engine_module
+    from mbsfmu.engine import extension  # the engine build, which calls precompile_object
 
     s = chain(2)
     started = []
-    real = cmp.precompile_object
+    real = extension.precompile_object
 
     def spy(name, text, include_dirs=()):
         started.append((name, derive(s).is_derived("recursive_newton_euler")))
         real(name, text, include_dirs)
 
-    cmp.precompile_object = spy
+    extension.precompile_object = spy
     try:
-        engine_module(s)
+        extension.engine_module(s)
     finally:
-        cmp.precompile_object = real
+        extension.precompile_object = real
     # started before model.c's functions (the Newton-Euler parts) were derived
     assert started == [("model_aba.c", False), ("model_tree.c", True)]
     assert len(list((cache / "objects").glob("model_aba_*.o"))) == 1

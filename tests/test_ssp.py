@@ -7,6 +7,10 @@ connectors starting at 0) and the runner's output-then-update steps are the same
 the results must agree to the last bit.
 """
 
+import json
+import os
+import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -174,3 +178,37 @@ def test_parameters_reach_fmpy(fmus, tmp_path):
                      "cart2.solver_atol", "cart2.solver_rtol"]
     default = simulate_ssp(str(path), stop_time=2.0, step_size=H)
     assert np.max(np.abs(default["cart1.x"] - ref["cart1.x"])) > 1e-2
+
+
+IMPORT_WITHOUT_BLOCKS = r"""
+import json, sys
+import mbsfmu.runner as runner
+d = runner.import_ssp(sys.argv[1], unpack_dir=sys.argv[2])
+r = d.run(0.25)
+print(json.dumps({"blocks": sorted(m for m in sys.modules if m == "blocks" or m.startswith("blocks.")),
+                  "kind": [type(b).__module__ + "." + type(b).__name__ for b in d.blocks.values()],
+                  "x": r["cart1.x"].tolist()}))
+"""
+
+
+def test_ssp_import_runs_without_the_blocks_package(fmus, tmp_path):
+    """mbsfmu.runner does not import the top-level package blocks (issue 24 item 1): in a fresh
+    interpreter, importing the runner, reading an SSP and running it loads no module of blocks;
+    its FMU components are the runner's own FMU block (the class blocks.FMU is), and the run
+    equals the same diagram's run here to the last bit."""
+    d = Diagram(H)
+    d.add("cart1", FMU(fmus["plant"], start_values={"theta": 0.3}))
+    d.add("cart2", FMU(fmus["plant"]))
+    d.connect("cart1.x", "cart2.F")
+    d.connect("cart2.x", "cart1.F")
+    ours = d.run(0.25)
+    path = export_ssp(d, tmp_path / "two_carts.ssp")
+    out = subprocess.run([sys.executable, "-c", IMPORT_WITHOUT_BLOCKS, str(path), str(tmp_path / "fmus")],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(MODELS.parent)})
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.splitlines()[-1])
+    assert seen["blocks"] == []
+    assert seen["kind"] == ["mbsfmu.runner.fmu_block.FMU"] * 2
+    assert np.array_equal(seen["x"], ours["cart1.x"])
+    assert FMU is mbsfmu.runner.FMU and np.ptp(ours["cart1.x"]) > 1e-3

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import solve_continuous_are, solve_discrete_are
 
-from blocks.control import StateFeedback
-
 from ..core.errors import ParameterError
 from ..equations.parameter_requirements import moving_coordinates
 from ..model.matrices import check_symmetric, real_array
@@ -47,6 +45,10 @@ class StateFeedbackGain:
     def block(self, references=(), sample_time: float | None = None):
         """The runner block ``blocks.control.StateFeedback`` of this gain; ``references``: the
         names of the states (one or a list) that follow a reference input ``<name>_ref``."""
+        # imported here so that ``import mbsfmu`` (which imports this module) loads nothing of
+        # blocks: the runner runs without it (tests/test_layout.py, LATE_INTERNAL)
+        from blocks.control import StateFeedback
+
         references = arguments.name_list(references, "block: references", self.states, "state")
 
         u0 = [float(self.operating_point.get(n, 0.0)) for n in self.inputs] if self.operating_point else None

@@ -23,6 +23,7 @@ from ..core.errors import ParameterError
 from ..core.output_files import plot_path
 from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
+from ..model.multibody import System
 from . import arguments
 
 
@@ -199,9 +200,9 @@ def frame_positions(lin):
     shared with the animation) at the operating point's time, with the constants the
     linearization substituted and the others at their defaults (0 where a constant has none)."""
     system = lin.system
-    frames = getattr(system, "frames", None)
-    if system is None or not frames or len(frames) < 2 or not hasattr(system, "bodies"):
+    if not isinstance(system, System) or len(system.frames) < 2:
         return None
+    frames = system.frames
     params = {c.name: (c.value if c.value is not None else 0.0) for c in system.constants_.values()}
     for name, v in lin.substituted.items():
         try:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import ModelError
+from ..model.multibody import System
 
 #: colour of the segments fixed to the ground (ISYS)
 GROUND_COLOR = "0.55"
@@ -104,7 +105,7 @@ def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scen
 def check_drawable(system) -> None:
     """A ModelError for a model with nothing to draw: no frame besides ISYS (a
     natural-coordinate LagrangianSystem places points, not frames, and is not drawn yet)."""
-    if len(getattr(system, "frames", {})) < 2:
+    if not isinstance(system, System) or len(system.frames) < 2:
         raise ModelError(f"animate: model {system.name!r} has no frames besides ISYS, so there is "
                          "nothing to draw (natural-coordinate models, LagrangianSystem, are not "
                          "animated yet)")
@@ -114,7 +115,7 @@ def _body_colors(system) -> dict[str, str]:
     """Each body's and flexible body's colour: its visual's, else the next of matplotlib's
     default cycle C0, C1, ..."""
     out = {}
-    owners = list(system.bodies) + list(getattr(system, "flexible_bodies", {}))
+    owners = list(system.bodies) + list(system.flexible_bodies)
     for i, name in enumerate(owners):
         v = system.visuals.get(name)
         out[name] = v.color if v is not None and v.color else f"C{i % 10}"

@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from ..model.multibody import System
 from .kinematics import cross, matmul, skew
 from .newton_euler import _products
 
@@ -92,7 +93,9 @@ def own_coordinates(system) -> tuple[dict[str, list[int]], str | None]:
     """{frame name: indices of its own coordinates} and a reason why the model does not qualify
     (models with flexible bodies never do: their elastic coordinates place every node frame and
     their inertia is no rigid body's, see :mod:`.flexible`)."""
-    if getattr(system, "flexible_bodies", None):
+    if not isinstance(system, System):
+        return {}, f"a {type(system).__name__} has no frames (the algorithm runs on a tree of frames)"
+    if system.flexible_bodies:
         return {}, (f"the model has flexible bodies ({', '.join(system.flexible_bodies)}); they use the "
                     "Newton-Euler/Jourdain assembly of M, k and q")
     index = {c: i for i, c in enumerate(system.y)}

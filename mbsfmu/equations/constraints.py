@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..model.multibody import System
 from ..model.time_derivative import TimeDerivative
 from .kinematics import Kinematics, cross, expression_kinematics, time_partial
 
@@ -117,16 +118,17 @@ def nonholonomic_rows(h, system, D: TimeDerivative):
 def constraint_equations(system, kin: Kinematics, w):
     """Stacked c (m), C (m + p x f), b' (m + p), b'' (m + p) of all loops and constraints, in
     the order of ``system.constraint_names`` (the m holonomic rows, then the p nonholonomic
-    ones, which have no row in c); rows are stored as intermediate variables."""
+    ones, which have no row in c); rows are stored as intermediate variables.  Only a System
+    has loops (between its frames)."""
     rows = []
-    for lp in system.loops:
+    for lp in system.loops if isinstance(system, System) else ():
         rows += loop_constraints(lp, kin, w)
     for h in system.holonomic:
         if getattr(h, "product", None) is not None:
             rows += product_rows(h, system, kin.D, w)
         else:
             rows += holonomic_rows(h, system, kin.D)
-    for h in getattr(system, "nonholonomic", ()):
+    for h in system.nonholonomic:
         rows += nonholonomic_rows(h, system, kin.D)
     f = len(system.y)
     if not rows:

@@ -1,4 +1,4 @@
-"""``derive(system)``: the equations of motion of a model (:class:`~.minimal_form.Equations`),
+"""``derive(model)``: the equations of motion of a model (:class:`~.minimal_form.Equations`),
 derived once per model and kept on it until it changes, so that every stage (the numeric model,
 the generated C, the engine, the FMUs, the linearization) shares one derivation.
 
@@ -11,8 +11,9 @@ constraints; M, k, q and the energies on first use, :mod:`.minimal_form`), a
 
 from __future__ import annotations
 
+from ..core.errors import ModelError
+from ..model.base import Model
 from ..model.lagrangian import LagrangianSystem
-from ..model.system import System
 from .articulated_body import own_coordinates
 from .constraints import constraint_equations
 from .intermediates import Intermediates
@@ -22,14 +23,16 @@ from .minimal_form import Equations
 from .newton_euler import applied_forces, check_moved
 
 
-def derive(system) -> Equations:
-    """The equations of motion of ``system`` (a System or a LagrangianSystem), derived on the
+def derive(model) -> Equations:
+    """The equations of motion of ``model`` (a System or a LagrangianSystem), derived on the
     first call and the same object on every later one until the model changes."""
-    return system.cached_equations(derive_lagrange if isinstance(system, LagrangianSystem)
-                                   else derive_newton_euler)
+    if not isinstance(model, Model):
+        raise ModelError(f"derive: {type(model).__name__} is not a model (a System or a LagrangianSystem)")
+    return model.cached_equations(derive_lagrange if isinstance(model, LagrangianSystem)
+                                  else derive_newton_euler)
 
 
-System.register_derivation(derive)  # what the deprecated System.equations() calls
+Model.register_derivation(derive)  # what the deprecated Model.equations() calls
 
 
 def derive_newton_euler(system) -> Equations:

@@ -26,6 +26,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..core.errors import ModelError
+from ..model.multibody import System
+from ..model.names import INERTIAL
 from ..model.rotations import AXES, elementary_matrix
 from ..model.time_derivative import TimeDerivative
 from .intermediates import Intermediates
@@ -137,7 +139,8 @@ def relative_angular_velocity(rotation, D: TimeDerivative) -> sp.Matrix:
 
 class Kinematics:
     """Absolute kinematics of the frames of a system, each computed once, from the root out,
-    when first asked for."""
+    when first asked for.  A model without frames (a LagrangianSystem) has the inertial frame
+    only: its time derivative ``D`` is what its constraint rows need."""
 
     def __init__(self, system, w: Intermediates):
         self.system = system
@@ -148,13 +151,14 @@ class Kinematics:
         self.yd = system.yd
         f = len(y)
         zero3 = sp.zeros(3, 1)
-        root = system.frames["ISYS"]
         self.frames: dict[str, FrameKinematics] = {
-            root.name: FrameKinematics(root.name, sp.eye(3), zero3, zero3, zero3, zero3, zero3,
-                                       zero3, zero3, JT=sp.zeros(3, f), JR=sp.zeros(3, f))}
+            INERTIAL: FrameKinematics(INERTIAL, sp.eye(3), zero3, zero3, zero3, zero3, zero3,
+                                      zero3, zero3, JT=sp.zeros(3, f), JR=sp.zeros(3, f))}
+        #: the frames the model places (name -> Frame), the inertial frame first
+        self.placed = system.frames if isinstance(system, System) else {INERTIAL: None}
         self._placement = {}  # frame -> (reference kinematics, rho, r_rel, w_rel)
         forbidden = set(system.yd) | {u.symbol for u in system.inputs.values()}
-        for fr in list(system.frames.values())[1:]:
+        for fr in list(self.placed.values())[1:]:
             used = fr.position.free_symbols | fr.rotation.matrix().free_symbols
             bad = used & forbidden
             if bad:
@@ -224,7 +228,7 @@ class Kinematics:
         K = self.frames.get(name)
         if K is not None:
             return K
-        frames = self.system.frames
+        frames = self.placed
         if name not in frames:
             raise ModelError(f"unknown frame {name!r} (known frames: {', '.join(frames)})")
         chain = []

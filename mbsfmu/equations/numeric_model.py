@@ -266,7 +266,7 @@ class NumericModel:
         inputs ``U`` (f_u, n; default the current inputs).  Positions and rotations depend on
         the configuration only, so no velocities or accelerations are needed."""
         kin = self.eqs.kinematics
-        every = list(self.system.frames)
+        every = list(kin.placed)
         index = [every.index(kin[n].name) for n in names]  # a ModelError names an unknown frame
 
         def outputs():  # one function for all frames of the model, compiled once

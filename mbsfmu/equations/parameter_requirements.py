@@ -157,12 +157,13 @@ def _derive(eqs) -> ParameterRequirements:
 
 
 def body_checks(system) -> list[BodyCheck]:
-    """One BodyCheck per body (and per element with mass of a LagrangianSystem) whose mass or
+    """One BodyCheck per element with mass (:meth:`~mbsfmu.model.base.Model.elements_with_mass`:
+    a System's bodies, a LagrangianSystem's point masses, rods and rigid bodies) whose mass or
     inertia depends on constants (those with numeric mass properties were checked when they
     were declared)."""
     names = list(system.constants_)
     out = []
-    for body in [*system.bodies.values(), *getattr(system, "masses", ())]:
+    for body in system.elements_with_mass():
         J = body.inertia
         exprs = [sp.sympify(e) for e in (body.mass, J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2],
                                          J[2, 2])]

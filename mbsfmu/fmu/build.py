@@ -8,7 +8,7 @@ solver=...)``.
 
 Both take every formulation for models with loops (``'qr'`` by default).  ``solver`` is the start
 value of the FMU's integration method, the tunable parameter ``solver``: ``'rkstab'`` (default,
-explicit), ``'stiff'`` (Radau IIA 5) or ``'dop853'`` (:data:`mbsfmu.solver_settings.SOLVERS`;
+explicit), ``'stiff'`` (Radau IIA 5) or ``'dop853'`` (:data:`mbsfmu.core.solver_settings.SOLVERS`;
 docs/guide/fmus.md, "Choosing the solver").
 """
 
@@ -19,7 +19,7 @@ import pathlib
 
 from ..core.errors import ParameterError
 from ..core.solver_settings import DEFAULT_SOLVER, check_setting
-from ..model.system import System
+from ..model import Model
 from .native import build_native_fmu
 from .pythonfmu_export import build_pythonfmu
 
@@ -37,8 +37,9 @@ def build_fmu(model, out=".", *, backend: str = "native", formulation: str | Non
     if backend == "native":
         return build_native_fmu(model, out, formulation=formulation, solver=solver)
 
-    if isinstance(model, System):
-        raise ParameterError("the pythonfmu backend bundles the model file: pass its path, not a System")
+    if isinstance(model, Model):
+        raise ParameterError(f"the pythonfmu backend bundles the model file: pass its path, not a "
+                             f"{type(model).__name__}")
     path = pathlib.Path(model)
     if not path.is_file():
         raise ParameterError(f"model file {str(path)!r} does not exist")

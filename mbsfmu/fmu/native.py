@@ -42,8 +42,8 @@ from ..core.formulation_choice import DEFAULT_FORMULATION, check_formulation_nam
 from ..core.solver_settings import DEFAULT_SOLVER, check_setting
 from ..equations.derive import derive
 from ..equations.mass_regularity import check_regular_mass
+from ..model import Model
 from ..model.loader import load_model
-from ..model.system import System
 from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
 from .model_description import fmu_path, model_description_xml, model_identifier
 
@@ -85,7 +85,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     of the FMU parameter ``solver``: ``'rkstab'`` (default), ``'stiff'`` or ``'dop853'``
     (:data:`mbsfmu.core.solver_settings.SOLVERS`)."""
     check_setting("solver", solver, api=True)  # before any work
-    system = model if isinstance(model, System) else load_model(pathlib.Path(model))
+    system = model if isinstance(model, Model) else load_model(pathlib.Path(model))
     if formulation is not None:
         check_formulation_name(formulation)
     formulation = formulation or DEFAULT_FORMULATION

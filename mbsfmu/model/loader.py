@@ -1,6 +1,6 @@
-"""Load a model file: any Python file with a ``model()`` function returning a System; and
-:func:`system_of`, the one reading of "a model" by simulate and linearize (a System, its
-equations or a model file)."""
+"""Load a model file: any Python file with a ``model()`` function returning a model (a System or a
+LagrangianSystem); and :func:`system_of`, the one reading of "a model" by simulate and linearize
+(a model, its equations or a model file)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pathlib
 import traceback
 
 from ..core.errors import ModelError
-from .system import System
+from .base import Model
 
 
 def load_model(path, **kwargs):
@@ -38,8 +38,9 @@ def load_model(path, **kwargs):
     except (Exception, SystemExit) as exc:
         where = _line_in(exc, p)
         raise ModelError(f"{p}{where}: model() failed: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(system, System):
-        raise ModelError(f"{p}: model() returned {type(system).__name__}, not a mbsfmu.System")
+    if not isinstance(system, Model):
+        raise ModelError(f"{p}: model() returned {type(system).__name__}, not a mbsfmu model (a System "
+                         "or a LagrangianSystem)")
     return system
 
 
@@ -52,13 +53,14 @@ def _line_in(exc: BaseException, path: pathlib.Path) -> str:
 
 
 def system_of(model):
-    """The System (or LagrangianSystem) of ``model``: the model itself, the system of its
-    equations (an object with ``system`` and ``M``) or the model file it names; a TypeError
-    for anything else."""
-    if isinstance(model, System):
+    """The model (a System or a LagrangianSystem) of ``model``: the model itself, the model of its
+    equations (an object with ``system`` and ``M``) or the model file it names; a TypeError for
+    anything else."""
+    if isinstance(model, Model):
         return model
     if hasattr(model, "system") and hasattr(model, "M"):
         return model.system
     if isinstance(model, str) or hasattr(model, "__fspath__"):
         return load_model(model)
-    raise TypeError(f"simulate() needs a System, Equations or a model file, got {type(model)!r}")
+    raise TypeError(f"simulate() needs a model (System or LagrangianSystem), its Equations or a model "
+                    f"file, got {type(model)!r}")

@@ -30,6 +30,13 @@ Life cycle
 Errors
     A block raises :class:`BlockError` (or a subclass) with a message that names what went wrong;
     the runner adds the block's name and the time.
+Block types
+    Every subclass registers itself by its name (:data:`BLOCK_TYPES`, :func:`block_type`) when its
+    module is imported, so the runner finds a block type by name without importing the packages
+    that define them (SSP import finds its FMU block, ``'FMU'``, this way; the standard blocks of
+    the top-level package ``blocks`` register when ``blocks`` is imported).  The first class of a
+    name keeps it; a class sets ``type_name`` to register under another name; private classes
+    (a leading ``_``) are not registered.
 """
 
 from __future__ import annotations
@@ -46,6 +53,20 @@ class BlockError(MbsError, RuntimeError):
     """A block was misused or failed while running (the runner prefixes the block and time)."""
 
 
+#: the registry of block types: name -> class (see the module docstring)
+BLOCK_TYPES: dict[str, type] = {}
+
+
+def block_type(name: str) -> type:
+    """The block type registered under ``name``; a BlockError naming the registered ones."""
+    try:
+        return BLOCK_TYPES[name]
+    except (KeyError, TypeError):
+        known = ", ".join(sorted(BLOCK_TYPES)) or "none"
+        raise BlockError(f"unknown block type {name!r} (registered: {known}; a block type registers "
+                         "when the module that defines it is imported)") from None
+
+
 class Block:
     """Base class: a block with no ports, no state and no feed-through."""
 
@@ -54,6 +75,18 @@ class Block:
     outputs: tuple[str, ...] = ()
     #: None: the diagram's step; else a positive integer multiple of it
     sample_time: float | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        """Register the new block type under ``type_name`` (its own, else the class name),
+        unless another class has that name already (the same class defined again, as by a
+        reload, takes its place); private classes (``_Source``) are not block types."""
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("type_name", cls.__name__)
+        if name.startswith("_"):
+            return
+        known = BLOCK_TYPES.get(name)
+        if known is None or (known.__module__, known.__qualname__) == (cls.__module__, cls.__qualname__):
+            BLOCK_TYPES[name] = cls
 
     def port_type(self, port: str) -> str:
         """``"Real"``, ``"Integer"``, ``"Boolean"`` or ``"String"``."""

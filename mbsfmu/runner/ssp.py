@@ -2,7 +2,8 @@
 
 An ``.ssp`` is a zip with ``SystemStructure.ssd`` and ``resources/``.  :func:`export_ssp` writes
 
-* one ``ssd:Component`` per FMU block (:class:`blocks.fmu.FMU`), ``source="resources/<block>.fmu"``
+* one ``ssd:Component`` per FMU block (:class:`~mbsfmu.runner.fmu_block.FMU`, the block type
+  registered as ``'FMU'``), ``source="resources/<block>.fmu"``
   (a copy of the block's FMU file), with a ``ssd:Connector`` per port (``kind`` input/output and
   the port type);
 * the values given to the FMU block (``parameters=`` and ``start_values=``) as one inline
@@ -47,7 +48,10 @@ import xml.etree.ElementTree as ET
 import zipfile
 
 from ..core.errors import MbsError
-from .block import BlockError
+from . import fmu_block  # noqa: F401  (defines and registers the block type FMU_BLOCK)
+from .block import BlockError, block_type
+from .block_fmu import export_block_fmu
+from .diagram import Diagram, DiagramError
 
 NS = {
     "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
@@ -60,6 +64,8 @@ for _prefix, _uri in NS.items():
 
 ANNOTATION = "org.mbsfmu.runner"
 FMU_TYPE = "application/x-fmu-sharedlibrary"
+#: the registered block type that runs an FMU component (the runner's own, :mod:`.fmu_block`)
+FMU_BLOCK = "FMU"
 #: the parameter set with hierarchical names written beside the SSD (for fmpy's parameter_set)
 PARAMETERS_SSV = "resources/parameters.ssv"
 
@@ -81,9 +87,7 @@ def _value_text(kind: str, value) -> str:
 
 
 def _fmu_class():
-    from blocks.fmu import FMU
-
-    return FMU
+    return block_type(FMU_BLOCK)
 
 
 # -- export -----------------------------------------------------------------------------------------
@@ -102,7 +106,7 @@ def export_ssp(diagram, path, *, python_blocks: str = "error") -> pathlib.Path:
     if others and python_blocks == "error":
         kinds = ", ".join(f"{n} ({type(diagram.blocks[n]).__name__})" for n in others)
         raise SSPError(f"an SSP holds FMUs only; these blocks are not FMU blocks: {kinds} "
-                       "(export them with python_blocks='export', or wrap FMUs in blocks.fmu.FMU)")
+                       "(export them with python_blocks='export', or wrap FMUs in blocks.FMU)")
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mbsfmu_ssp_") as tmp:
@@ -111,8 +115,6 @@ def export_ssp(diagram, path, *, python_blocks: str = "error") -> pathlib.Path:
             if isinstance(b, FMU):
                 sources[name] = b.path
             else:
-                from .block_fmu import export_block_fmu
-
                 step = diagram.step if b.sample_time is None else b.sample_time
                 try:
                     sources[name] = export_block_fmu(b, pathlib.Path(tmp) / f"{name}.fmu", name=name,
@@ -268,8 +270,6 @@ def import_ssp(path, *, step: float | None = None, unpack_dir=None):
     ``step``: the communication step (default: the one :func:`export_ssp` stored; required for
     SSPs from other tools).  The FMUs are unpacked into ``unpack_dir`` (default: a temporary
     folder removed when the diagram is garbage-collected)."""
-    from .diagram import Diagram, DiagramError
-
     FMU = _fmu_class()
     path = pathlib.Path(path)
     if not path.is_file():

@@ -10,6 +10,7 @@ from ..animation import animate
 from ..core.errors import SimulationError
 from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
+from ..model.multibody import System
 from .result_csv import read_columns
 
 
@@ -164,7 +165,8 @@ class Result:
 
     def reactions(self) -> dict[str, dict[str, np.ndarray]]:
         """Reaction force and torque of every loop closure over time, acting on the loop's
-        frame b (from frame a), in ISYS components: {loop: {'force': (n,3), 'torque': (n,3)}}.
+        frame b (from frame a), in ISYS components: {loop: {'force': (n,3), 'torque': (n,3)}} (empty
+        for a model without frames).
 
         A translational condition along axis d of ``in_frame`` carries the force lambda d; a
         rotational condition about axis k of frame a carries the torque lambda n_k with
@@ -173,7 +175,7 @@ class Result:
         out = {}
         axis = {"x": 0, "y": 1, "z": 2}
         cyclic = {"x": (1, 2), "y": (2, 0), "z": (0, 1)}
-        for lp in self.system.loops:
+        for lp in self.system.loops if isinstance(self.system, System) else ():
             n = len(self.t)
             force, torque = np.zeros((n, 3)), np.zeros((n, 3))
             S_in = self.frame(lp.in_frame)["rotation"]

@@ -36,7 +36,7 @@ import uuid
 
 from ..core.errors import ParameterError, SweepError
 from ..fmu.fmpy_callbacks import recorded_messages
-from ..model import System
+from ..model import Model
 from ..model.loader import load_model
 from ..simulation import simulate
 from . import failures
@@ -117,7 +117,7 @@ class Target:
 
 def make_target(target, in_process: bool) -> Target:
     """The Target of ``target`` (a model or FMU file, or a System)."""
-    if isinstance(target, System):
+    if isinstance(target, Model):
         if in_process:
             return Target("system", payload=str(id(target)).encode(), system=target, name=target.name)
         import cloudpickle
