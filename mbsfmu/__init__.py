@@ -1,10 +1,11 @@
 """mbsfmu: symbolic multibody equations of motion, simulation and FMI export.
 
 Pipeline: model (a System or a LagrangianSystem, both a Model) -> equations (M y'' + k = q with
-the constraints c, C, b', b'') -> codegen (C99) -> the C engine, which simulate, both FMU kinds,
-the runner's FMU blocks and sweeps run; the Python formulations and integrators are its
-reference.  Analysis (linearize, modes, control design) works on the equations.
-docs/architecture.md.
+the constraints c, C, b', b''; :func:`derive`) -> codegen (C99) -> the C engine (``runtime``, its
+Python side ``engine``), which simulate, both FMU kinds, the runner's FMU blocks and sweeps run;
+the Python formulations and integrators (``reference``) are its oracle.  Analysis (linearize,
+modes, control design) works on the equations.  What every stage shares is ``core``; the layers
+and what each holds: docs/architecture.md.
 """
 
 from . import natural
