@@ -34,9 +34,15 @@ SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-o
 def compile_harness(tmp, harness: str, sources, output, extra=(), shared=True) -> subprocess.CompletedProcess:
     """gcc the test harness text ``harness`` (written to ``tmp/harness.c``) with the runtime files
     ``sources`` into ``output`` (a shared library, or a program with ``shared=False``), with
-    :data:`CFLAGS` and ``extra``; the finished process (return code and gcc's messages)."""
+    :data:`CFLAGS` and ``extra``; the finished process (return code and gcc's messages).  The
+    headers the runtime generates from Python (mbsfmu.runtime.GENERATED_HEADERS) are written to
+    ``tmp`` as the engine's build writes them."""
+    from mbsfmu.runtime import GENERATED_HEADERS, source
+
     path = tmp / "harness.c"
     path.write_text(harness)
-    cmd = ["gcc", *CFLAGS, *extra, *(["-shared", "-fPIC"] if shared else []), f"-I{RUNTIME}", str(path),
-           *map(str, sources), "-lm", "-o", str(output)]
+    for name in GENERATED_HEADERS:
+        (tmp / name).write_text(source(name))
+    cmd = ["gcc", *CFLAGS, *extra, *(["-shared", "-fPIC"] if shared else []), f"-I{RUNTIME}", f"-I{tmp}",
+           str(path), *map(str, sources), "-lm", "-o", str(output)]
     return subprocess.run(cmd, capture_output=True, text=True)

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from c_support import RUNTIME, SANITIZE, compile_harness
 
-SOURCES = [RUNTIME / "mbs_dop853.c", RUNTIME / "mbs_rkstab.c"]
+SOURCES = [RUNTIME / "mbs_stepper.c", RUNTIME / "mbs_dop853.c", RUNTIME / "mbs_rkstab.c"]
 
-# Codes from mbs_rkstab.h
+# Codes from mbs_stepper.h
 OK, EARG, EUNDERFLOW, ETOOMANY, ERHS, EPROJECT, ENONFINITE, EHMAX = 0, -1, -2, -3, -4, -5, -6, -7
 
 (OSC, DECAY, ARENSTORF, PENDULUM, FAIL_RHS, NAN_AFTER_1, BLOWUP, KEPLER, PROTHERO, BAD_PROJ,
@@ -33,6 +33,12 @@ HARNESS = r"""
 #include <stdlib.h>
 #include <string.h>
 #include "mbs_dop853.h"
+
+/* DOP853 (or RKSTAB) on the step driver: from (*t, x) to exactly t_end, or in dense mode */
+static int advance(mbs_stepper *s, const mbs_step_method *m, mbs_project_fn p, void *ctx, double *t,
+                   double *x, double t_end, long max_steps);
+static int advance_dense(mbs_dop853 *s, mbs_project_fn p, void *ctx, double t0, const double *x0,
+                         double t_target, double t_stop, long max_steps, double *xout);
 
 typedef struct { int problem; double p; double proj_resid; } ctx_t;
 
@@ -89,9 +95,24 @@ static int project(void *vc, double t, double *x)
     return 0;
 }
 
+static int advance(mbs_stepper *s, const mbs_step_method *m, mbs_project_fn p, void *ctx, double *t,
+                   double *x, double t_end, long max_steps)
+{
+    const mbs_problem pb = {rhs, NULL, p, ctx};
+    return mbs_stepper_advance(s, m, &pb, t, x, t_end, max_steps);
+}
+
+static int advance_dense(mbs_dop853 *s, mbs_project_fn p, void *ctx, double t0, const double *x0,
+                         double t_target, double t_stop, long max_steps, double *xout)
+{
+    const mbs_problem pb = {rhs, NULL, p, ctx};
+    return mbs_stepper_advance_dense(&s->st, &mbs_dop853_method, &pb, t0, x0, t_target, t_stop, max_steps,
+                                     xout);
+}
+
 /* Integrate over grid[0..m-1] with DOP853 (method 0; mode 0 dense with t_stop = INFINITY, 1 dense
- * with t_stop = each point, 2 mbs_dop853_advance from point to point) or RKSTAB (method 1, modes
- * 1 and 2 as mbs_rkstab_advance).  Rows of out get the states.  h0, hmin, stiff_hrho: set after
+ * with t_stop = each point, 2 mbs_stepper_advance from point to point) or RKSTAB (method 1, modes
+ * 1 and 2 as mbs_stepper_advance).  Rows of out get the states.  h0, hmin, stiff_hrho: set after
  * init when > 0, beta (DOP853) when >= 0.  The work array is allocated with exactly the documented size.
  * stats: naccept, nreject, nfev, nproj, ndense, number of the failing call (0: none), largest
  * stiff_run.  info: largest circle residual of the internal state after a call and of the
@@ -105,7 +126,7 @@ int drive(int method, int problem, double p, double rtol, double atol, double hm
     double *work = malloc(sizeof(double) * size + 1);
     mbs_project_fn proj = use_proj ? project : NULL;
     mbs_dop853 s;
-    mbs_rkstab r;
+    mbs_stepper r;
     ctx_t c;
     int k, rc;
     c.problem = problem; c.p = p; c.proj_resid = 0.0;
@@ -118,33 +139,33 @@ int drive(int method, int problem, double p, double rtol, double atol, double hm
     else
         rc = mbs_rkstab_init(&r, n, work, rtol, atol, hmax);
     if (rc == 0) {
-        if (beta >= 0) s.beta = beta;
-        if (h0 > 0) s.h = r.h = h0;
-        if (hmin > 0) s.hmin = r.hmin = hmin;
-        if (stiff_hrho > 0) s.stiff_hrho = r.stiff_hrho = stiff_hrho;
+        if (beta >= 0) s.st.beta = beta;
+        if (h0 > 0) s.st.h = r.h = h0;
+        if (hmin > 0) s.st.hmin = r.hmin = hmin;
+        if (stiff_hrho > 0) s.st.stiff_hrho = r.stiff_hrho = stiff_hrho;
         memcpy(out, x0, sizeof(double) * (size_t)n);
         for (k = 1; k < m && rc == 0; k++) {
             double *row = out + k * n, t = grid[k - 1];
             if (method == 1 || mode == 2) memcpy(row, row - n, sizeof(double) * (size_t)n);
             if (method == 1) {
-                rc = mbs_rkstab_advance(&r, rhs, proj, &c, &t, row, grid[k], max_steps);
+                rc = advance(&r, &mbs_rkstab_method, proj, &c, &t, row, grid[k], max_steps);
                 info[2] = t;
             } else if (mode == 2) {
-                rc = mbs_dop853_advance(&s, rhs, proj, &c, &t, row, grid[k], max_steps);
+                rc = advance(&s.st, &mbs_dop853_method, proj, &c, &t, row, grid[k], max_steps);
                 info[2] = t;
             } else {
-                rc = mbs_dop853_advance_dense(&s, rhs, proj, &c, grid[0], x0, grid[k],
-                                              mode == 1 ? grid[k] : INFINITY, max_steps, row);
-                info[2] = s.t_fsal;
+                rc = advance_dense(&s, proj, &c, grid[0], x0, grid[k], mode == 1 ? grid[k] : INFINITY,
+                                   max_steps, row);
+                info[2] = s.st.t;
             }
             if ((problem == 3 || problem == 9) && circle_residual(work) > info[0])
                 info[0] = circle_residual(work);
-            if (s.stiff_run > stats[6]) stats[6] = s.stiff_run;
+            if (s.st.stiff_run > stats[6]) stats[6] = s.st.stiff_run;
             if (rc != 0) stats[5] = k;
         }
         if (method == 0) {
-            stats[0] = s.naccept; stats[1] = s.nreject; stats[2] = s.nfev; stats[3] = s.nproj;
-            stats[4] = s.ndense; info[3] = s.hrho;
+            stats[0] = s.st.naccept; stats[1] = s.st.nreject; stats[2] = s.st.nfev; stats[3] = s.st.nproj;
+            stats[4] = s.ndense; info[3] = s.st.hrho;
         } else {
             stats[0] = r.naccept; stats[1] = r.nreject; stats[2] = r.nfev; stats[3] = r.nproj;
         }
@@ -154,9 +175,9 @@ int drive(int method, int problem, double p, double rtol, double atol, double hm
     return rc;
 }
 
-/* FSAL bookkeeping of mbs_dop853_advance: out[2k] = evaluations of f in call k beyond 12 per
+/* FSAL bookkeeping of mbs_stepper_advance: out[2k] = evaluations of f in call k beyond 12 per
  * accepted and 11 per rejected step, out[2k+1] = return code; calls 0->1, 1->2 unchanged x, 2->3
- * after changing x, 3->4 after mbs_dop853_reset_fsal. */
+ * after changing x, 3->4 after mbs_stepper_reset. */
 void fsal_check(long *out)
 {
     double work[MBS_DOP853_WORK_SIZE(2)], x[2] = {1.0, 0.0}, t = 0.0;
@@ -166,12 +187,12 @@ void fsal_check(long *out)
     c.problem = 0; c.p = 2.0; c.proj_resid = 0.0;
     mbs_dop853_init(&s, 2, work, 1e-8, -1.0, 0.0);
     for (k = 0; k < 4; ++k) {
-        long nfev = s.nfev, na = s.naccept, nr = s.nreject;
+        long nfev = s.st.nfev, na = s.st.naccept, nr = s.st.nreject;
         int rc;
         if (k == 2) x[0] += 1e-3;
-        if (k == 3) mbs_dop853_reset_fsal(&s);
-        rc = mbs_dop853_advance(&s, rhs, NULL, &c, &t, x, k + 1.0, 0);
-        out[2 * k] = (s.nfev - nfev) - 12 * (s.naccept - na) - 11 * (s.nreject - nr);
+        if (k == 3) mbs_stepper_reset(&s.st, &mbs_dop853_method);
+        rc = advance(&s.st, &mbs_dop853_method, NULL, &c, &t, x, k + 1.0, 0);
+        out[2 * k] = (s.st.nfev - nfev) - 12 * (s.st.naccept - na) - 11 * (s.st.nreject - nr);
         out[2 * k + 1] = rc;
     }
 }
@@ -188,13 +209,13 @@ int two_instances(double *xa, double *xb)
     mbs_dop853_init(&a, 2, wa, 1e-9, -1.0, 0.0);
     mbs_dop853_init(&b, 2, wb, 1e-9, -1.0, 0.0);
     for (k = 1; k <= 100 && rc == 0; ++k) {
-        rc = mbs_dop853_advance(&a, rhs, NULL, &ca, &ta, xa, 0.01 * k, 0);
-        if (rc == 0) rc = mbs_dop853_advance(&b, rhs, NULL, &cb, &tb, xb, 0.01 * k, 0);
+        rc = advance(&a.st, &mbs_dop853_method, NULL, &ca, &ta, xa, 0.01 * k, 0);
+        if (rc == 0) rc = advance(&b.st, &mbs_dop853_method, NULL, &cb, &tb, xb, 0.01 * k, 0);
     }
     return rc;
 }
 
-const char *message(int code) { return mbs_dop853_message(code); }
+const char *message(int code) { return mbs_step_message(code); }
 
 #ifdef SANITIZE_MAIN
 #include <stdio.h>
@@ -444,7 +465,7 @@ def test_dense_output_only_where_needed(lib):
 
 
 def test_advance_continues_and_small_communication_steps(lib):
-    """mbs_dop853_advance stops exactly at each point; shortened last steps do not shrink the
+    """mbs_stepper_advance stops exactly at each point; shortened last steps do not shrink the
     step-size proposal; k1 is reused across calls (FSAL); the state is the one of dense mode
     stopping at the same points, bitwise."""
     grid = np.linspace(0.0, 2.0, 2001)

@@ -17,15 +17,15 @@ import numpy as np
 import pytest
 from c_support import RUNTIME, SANITIZE, compile_harness
 
-SOURCES = [RUNTIME / "mbs_radau.c", RUNTIME / "mbs_rkstab.c", RUNTIME / "mbs_linalg.c"]
+SOURCES = [RUNTIME / "mbs_stepper.c", RUNTIME / "mbs_radau.c", RUNTIME / "mbs_linalg.c"]
 
-# Codes from mbs_rkstab.h and mbs_radau.h
+# Codes from mbs_stepper.h
 OK, EARG, EUNDERFLOW, ETOOMANY, ERHS, EPROJECT, ENONFINITE, EHMAX = 0, -1, -2, -3, -4, -5, -6, -7
 ESINGULAR = -8
 
 (PROTHERO, VDP, PENDULUM, FAIL_RHS, NAN_AFTER_1, LINEAR2, ROBERTSON, MATRIX, OSC, RHS_FAIL_AFTER, BAD_PROJ,
  STIFF_OSC) = range(12)
-DENSE, STOP, ADVANCE = 0, 1, 2  # driver modes: t_stop = INFINITY, t_stop = each point, mbs_radau_advance
+DENSE, STOP, ADVANCE = 0, 1, 2  # driver modes: t_stop = INFINITY, t_stop = each point, mbs_stepper_advance
 STATS = ("naccept", "nreject", "nfev", "njev", "ndec", "nproj", "nnewton", "failed_call")
 
 HARNESS = r"""
@@ -33,6 +33,22 @@ HARNESS = r"""
 #include <stdlib.h>
 #include <string.h>
 #include "mbs_radau.h"
+
+/* Radau on the step driver: from (*t, x) to exactly t_end, or in dense mode */
+static int advance(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn p, void *ctx, double *t,
+                   double *x, double t_end, long max_steps)
+{
+    const mbs_problem pb = {f, jac, p, ctx};
+    return mbs_stepper_advance(&s->st, &mbs_radau_method, &pb, t, x, t_end, max_steps);
+}
+
+static int advance_dense(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn p, void *ctx, double t0,
+                         const double *x0, double t_target, double t_stop, long max_steps, double *xout)
+{
+    const mbs_problem pb = {f, jac, p, ctx};
+    return mbs_stepper_advance_dense(&s->st, &mbs_radau_method, &pb, t0, x0, t_target, t_stop, max_steps,
+                                     xout);
+}
 
 typedef struct { int problem, n; double p; const double *A; } ctx_t;
 
@@ -115,7 +131,7 @@ static double circle_residual(const double *x)
 }
 
 /* Integrate over grid[0..m-1]: mode 0 dense (t_stop = INFINITY), 1 dense with t_stop = each point,
- * 2 mbs_radau_advance from point to point.  Rows of out get the states.  h0, hmin: set after init
+ * 2 mbs_stepper_advance from point to point.  Rows of out get the states.  h0, hmin: set after init
  * when > 0.  The work arrays are allocated with exactly the documented sizes.
  * stats: naccept, nreject, nfev, njev, ndec, nproj, nnewton, number of the failing call (0: none).
  * info: max constraint residual of the internal state after each call (pendulum), final t_cur. */
@@ -133,35 +149,36 @@ int drive(int problem, double p, const double *A, double rtol, double atol, doub
     memset(stats, 0, 8 * sizeof(long));
     rc = mbs_radau_init(&s, n, work, iwork, rtol, atol, hmax);
     if (rc == 0) {
-        if (h0 > 0) s.h = h0;
-        if (hmin > 0) s.hmin = hmin;
+        if (h0 > 0) s.st.h = h0;
+        if (hmin > 0) s.st.hmin = hmin;
         memcpy(out, x0, sizeof(double) * (size_t)n);
         for (k = 1; k < m && rc == 0; k++) {
             double *row = out + k * n;
             if (mode == 2) {
                 double t = grid[k - 1];
                 memcpy(row, row - n, sizeof(double) * (size_t)n);
-                rc = mbs_radau_advance(&s, rhs, use_jac ? jac : NULL, use_proj ? project : NULL, &c, &t, row,
+                rc = advance(&s, rhs, use_jac ? jac : NULL, use_proj ? project : NULL, &c, &t, row,
                                        grid[k], max_steps);
                 info[1] = t;
             } else {
-                rc = mbs_radau_advance_dense(&s, rhs, use_jac ? jac : NULL, use_proj ? project : NULL, &c,
+                rc = advance_dense(&s, rhs, use_jac ? jac : NULL, use_proj ? project : NULL, &c,
                                              grid[0], x0, grid[k], mode == 1 ? grid[k] : INFINITY,
                                              max_steps, row);
-                info[1] = s.t_cur;
+                info[1] = s.st.t;
             }
-            if (problem == 2 && s.valid && circle_residual(work) > info[0]) info[0] = circle_residual(work);
+            if (problem == 2 && s.st.valid && circle_residual(work) > info[0])
+                info[0] = circle_residual(work);
             if (rc != 0) stats[7] = k;
         }
-        stats[0] = s.naccept; stats[1] = s.nreject; stats[2] = s.nfev; stats[3] = s.njev;
-        stats[4] = s.ndec; stats[5] = s.nproj; stats[6] = s.nnewton;
+        stats[0] = s.st.naccept; stats[1] = s.st.nreject; stats[2] = s.st.nfev; stats[3] = s.njev;
+        stats[4] = s.ndec; stats[5] = s.st.nproj; stats[6] = s.nnewton;
     }
     free(work);
     free(iwork);
     return rc;
 }
 
-/* mbs_radau_advance keeps its internal state when called with the state it returned, and restarts
+/* mbs_stepper_advance keeps its internal state when called with the state it returned, and restarts
  * (a new Jacobian) when x was changed: out = {njev after 1, 2 (unchanged x), 3 (changed x) calls,
  * codes}.  The oscillator is linear: its Newton iterations converge at once and the Jacobian is
  * kept for the whole run unless the integrator restarts. */
@@ -175,12 +192,12 @@ void restart_check(long *out)
     mbs_radau_init(&s, 2, work, iwork, 1e-6, -1.0, 0.0);
     for (k = 0; k < 3; k++) {
         if (k == 2) x[1] += 1e-3;
-        out[3 + k] = mbs_radau_advance(&s, rhs, jac, NULL, &c, &t, x, 0.1 * (k + 1), 0);
+        out[3 + k] = advance(&s, rhs, jac, NULL, &c, &t, x, 0.1 * (k + 1), 0);
         out[k] = s.njev;
     }
 }
 
-const char *message(int code) { return mbs_radau_message(code); }
+const char *message(int code) { return mbs_step_message(code); }
 
 #ifdef SANITIZE_MAIN
 #include <stdio.h>
@@ -452,7 +469,7 @@ def test_dense_output_nonstiff_oscillator(lib):
 
 
 def test_advance_ends_exactly_and_continues(lib):
-    """mbs_radau_advance: exactly at each point, continuing its state (Jacobian, LU, controller)
+    """mbs_stepper_advance (Radau): exactly at each point, continuing its state (Jacobian, LU, controller)
     when called with the state it returned, restarting when x was changed."""
     grid = np.linspace(0.0, 2.0, 21)
     rc, out, st = drive(lib, VDP, [2.0, 0.0], grid, p=1e-3, rtol=1e-8, atol=1e-8, mode=ADVANCE)

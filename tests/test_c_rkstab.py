@@ -1,4 +1,5 @@
-"""C port of RKSTAB (mbsfmu/runtime/mbs_rkstab.c) against closed forms and the Python reference.
+"""C port of RKSTAB (mbsfmu/runtime/mbs_rkstab.c on the step driver mbs_stepper.c) against closed forms and
+the Python reference.
 
 The runtime is compiled with a small C test harness (test problems + a driver) into a shared library
 in a pytest tmp dir and called through ctypes.
@@ -15,7 +16,7 @@ from c_support import RUNTIME, compile_harness
 
 from mbsfmu.reference.integrators.rkstab import integrate
 
-# Codes from mbs_rkstab.h
+# Codes from mbs_stepper.h
 OK, EARG, EUNDERFLOW, ETOOMANY, ERHS, EPROJECT, ENONFINITE = 0, -1, -2, -3, -4, -5, -6
 
 OSC, KEPLER, PEND, PEND_FREE, FAIL_RHS, NAN_AFTER_1, BLOWUP = range(7)
@@ -24,6 +25,14 @@ HARNESS = r"""
 #include <math.h>
 #include <string.h>
 #include "mbs_rkstab.h"
+
+/* RKSTAB from (*t, x) to exactly t_end on the step driver */
+static int advance(mbs_stepper *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t, double *x,
+                   double t_end, long max_steps)
+{
+    const mbs_problem pb = {f, NULL, p, ctx};
+    return mbs_stepper_advance(s, &mbs_rkstab_method, &pb, t, x, t_end, max_steps);
+}
 
 typedef struct { int problem; double w; } ctx_t;
 
@@ -75,7 +84,7 @@ int drive(int problem, double w, double rtol, double atol, double hmax, double t
           long ncalls, long max_steps, int n, double *x, long *stats, double *resid, double *t_out)
 {
     double work[MBS_RKSTAB_WORK_SIZE(8)];
-    mbs_rkstab s;
+    mbs_stepper s;
     ctx_t c;
     double t = t0;
     long k;
@@ -86,7 +95,7 @@ int drive(int problem, double w, double rtol, double atol, double hmax, double t
     if (rc != 0) return rc;
     for (k = 1; k <= ncalls; ++k) {
         double tk = k == ncalls ? t_end : t0 + (t_end - t0) * (double)k / (double)ncalls;
-        rc = mbs_rkstab_advance(&s, rhs, problem == 2 ? pstab : NULL, &c, &t, x, tk, max_steps);
+        rc = advance(&s, rhs, problem == 2 ? pstab : NULL, &c, &t, x, tk, max_steps);
         if (problem == 2 || problem == 3) {
             double r1 = fabs(x[0] * x[0] + x[1] * x[1] - 1.0), r2 = fabs(x[0] * x[2] + x[1] * x[3]);
             double r = r1 > r2 ? r1 : r2;
@@ -100,17 +109,17 @@ int drive(int problem, double w, double rtol, double atol, double hmax, double t
     return rc;
 }
 
-const char *message(int code) { return mbs_rkstab_message(code); }
+const char *message(int code) { return mbs_step_message(code); }
 
 static int fail_project(void *vctx, double t, double *x) { (void)vctx; (void)x; return t > 0.3; }
 
 /* FSAL bookkeeping: out[2k] = extra evaluations of f in call k beyond 6 per attempted step,
  * out[2k+1] = return code; calls: 0->1, 1->2 unchanged x, 2->3 after changing x, 3->4 after
- * mbs_rkstab_reset_fsal, then a run whose projection fails (code in out[8]). */
+ * mbs_stepper_reset, then a run whose projection fails (code in out[8]). */
 void fsal_check(long *out)
 {
     double work[MBS_RKSTAB_WORK_SIZE(2)], x[2] = {1.0, 0.0}, t = 0.0;
-    mbs_rkstab s;
+    mbs_stepper s;
     ctx_t c;
     int k;
     c.problem = 0; c.w = 2.0;
@@ -119,21 +128,21 @@ void fsal_check(long *out)
         long nfev = s.nfev, natt = s.naccept + s.nreject;
         int rc;
         if (k == 2) x[0] += 1e-3;
-        if (k == 3) mbs_rkstab_reset_fsal(&s);
-        rc = mbs_rkstab_advance(&s, rhs, NULL, &c, &t, x, k + 1.0, 0);
+        if (k == 3) mbs_stepper_reset(&s, &mbs_rkstab_method);
+        rc = advance(&s, rhs, NULL, &c, &t, x, k + 1.0, 0);
         out[2 * k] = (s.nfev - nfev) - 6 * (s.naccept + s.nreject - natt);
         out[2 * k + 1] = rc;
     }
     x[0] = 1.0; x[1] = 0.0; t = 0.0;
     mbs_rkstab_init(&s, 2, work, 1e-8, -1.0, 0.0);
-    out[8] = mbs_rkstab_advance(&s, rhs, fail_project, &c, &t, x, 1.0, 0);
+    out[8] = advance(&s, rhs, fail_project, &c, &t, x, 1.0, 0);
 }
 
 /* Two interleaved instances (no global state): returns max |difference| to the separate runs. */
 int two_instances(double *xa, double *xb)
 {
     double wa[MBS_RKSTAB_WORK_SIZE(2)], wb[MBS_RKSTAB_WORK_SIZE(2)];
-    mbs_rkstab a, b;
+    mbs_stepper a, b;
     ctx_t ca, cb;
     double ta = 0.0, tb = 0.0;
     int k, rc = 0;
@@ -141,8 +150,8 @@ int two_instances(double *xa, double *xb)
     mbs_rkstab_init(&a, 2, wa, 1e-9, -1.0, 0.0);
     mbs_rkstab_init(&b, 2, wb, 1e-9, -1.0, 0.0);
     for (k = 1; k <= 100 && rc == 0; ++k) {
-        rc = mbs_rkstab_advance(&a, rhs, NULL, &ca, &ta, xa, 0.01 * k, 0);
-        if (rc == 0) rc = mbs_rkstab_advance(&b, rhs, NULL, &cb, &tb, xb, 0.01 * k, 0);
+        rc = advance(&a, rhs, NULL, &ca, &ta, xa, 0.01 * k, 0);
+        if (rc == 0) rc = advance(&b, rhs, NULL, &cb, &tb, xb, 0.01 * k, 0);
     }
     return rc;
 }
@@ -156,7 +165,7 @@ def lib(tmp_path_factory):
         pytest.skip("gcc not available")
     tmp = tmp_path_factory.mktemp("c_rkstab")
     so = tmp / "librkstab_test.so"
-    proc = compile_harness(tmp, HARNESS, [RUNTIME / "mbs_rkstab.c"], so)
+    proc = compile_harness(tmp, HARNESS, [RUNTIME / "mbs_stepper.c", RUNTIME / "mbs_rkstab.c"], so)
     assert proc.returncode == 0, proc.stderr
     dll = ctypes.CDLL(str(so))
     dbl, lng, pd, pl = ctypes.c_double, ctypes.c_long, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(

@@ -108,12 +108,12 @@ def test_a_collapsed_step_size_ends_the_run_with_the_place():
 def test_the_collapse_rule_is_the_same_in_both_implementations():
     import re
 
-    from mbsfmu.core.constants import COLLAPSE
-    from mbsfmu.runtime import source_dir
+    from mbsfmu.core.constants import COLLAPSE, STEP_HEADER
+    from mbsfmu.runtime import source
 
-    text = (source_dir() / "mbs_rk_shared.h").read_text()
-    assert float(re.search(r"#define MBS_RK_COLLAPSE_RATIO (\S+)", text).group(1)) == COLLAPSE["ratio"]
-    assert int(re.search(r"#define MBS_RK_COLLAPSE_STEPS (\d+)", text).group(1)) == COLLAPSE["steps"]
+    text = source(STEP_HEADER)  # the engine's, generated from COLLAPSE (tests/test_c_stepper.py: as compiled)
+    assert float(re.search(r"#define MBS_STEP_COLLAPSE_RATIO (\S+)", text).group(1)) == COLLAPSE["ratio"]
+    assert int(re.search(r"#define MBS_STEP_COLLAPSE_STEPS (\d+)", text).group(1)) == COLLAPSE["steps"]
     from mbsfmu.reference.integrators.stepper import Stepper, sample
 
     class Creeping(Stepper):  # approaches t = 1 by halving the distance: never arrives

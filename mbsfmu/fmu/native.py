@@ -44,7 +44,7 @@ from ..equations.derive import derive
 from ..equations.mass_regularity import check_regular_mass
 from ..model import Model
 from ..model.loader import load_model
-from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source_dir
+from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source, source_dir
 from .model_description import fmu_path, model_description_xml, model_identifier
 
 RUNTIME = source_dir()
@@ -120,7 +120,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
         src = tmp / "sources"
         src.mkdir()
         for name in RUNTIME_SOURCES:
-            (src / name).write_bytes((RUNTIME / name).read_bytes())
+            (src / name).write_text(source(name))
         for name in (*MODEL_FILES, MODEL_HEADER):
             (src / name).write_text(files[name])
         so = tmp / "binaries" / plat / f"{ident}.so"

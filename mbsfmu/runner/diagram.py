@@ -244,23 +244,44 @@ class Diagram:
 
     def _compile(self, algebraic_loops: str, loop_tol: float = 1e-10,
                  loop_max_iter: int = 100) -> _Plan:
+        """The plan of a run: sample periods, signal slots, the output calls in feed-through order
+        with the algebraic loops among them, and the update order."""
         if algebraic_loops not in ("error", "iterate"):
             raise DiagramError(f"algebraic_loops must be 'error' or 'iterate', not "
                                f"{algebraic_loops!r}")
         if not self._blocks:
             raise DiagramError("the diagram has no blocks")
-        names = list(self._blocks)
-        blocks = list(self._blocks.values())
-        index = {name: i for i, name in enumerate(names)}
         plan = _Plan()
-        plan.names, plan.blocks = names, blocks
-
+        plan.names, plan.blocks = list(self._blocks), list(self._blocks.values())
         missing = [f"{name}.{q}" for name, b in self._blocks.items() for q in b.inputs
                    if (name, q) not in self._driver]
         if missing:
             raise DiagramError(f"{len(missing)} unconnected input(s): {', '.join(missing)}")
+        plan.ks = self._sample_periods()
+        self._signal_slots(plan)
+        slot_deps, owner = self._feedthrough(plan)
+        plan.calls, slot_loops = call_schedule(owner, slot_deps)
+        self._algebraic_loops(plan, slot_loops, slot_deps, owner)
+        if plan.loops and algebraic_loops == "error":
+            raise AlgebraicLoopError(
+                f"{len(plan.loops)} algebraic loop(s): "
+                + "; ".join(str(loop) for loop in plan.loops)
+                + ". Break each with a block without direct feed-through (e.g. a unit delay) or "
+                "run with algebraic_loops='iterate'", loops=plan.loops)
+        # every block is updated once per due step, in the order of its first output call
+        seen = []
+        for _loop, group in plan.calls:
+            for i in group:
+                if i not in seen:
+                    seen.append(i)
+        plan.update_order = seen + [i for i in range(len(plan.blocks)) if i not in seen]
+        plan.tol, plan.max_iter = loop_tol, loop_max_iter
+        plan.hyper = math.lcm(*plan.ks)
+        plan.solvers = {}
+        return plan
 
-        # sample periods in steps
+    def _sample_periods(self) -> list[int]:
+        """Each block's sample period in diagram steps (1 without a sample time)."""
         ks = []
         for name, b in self._blocks.items():
             st = b.sample_time
@@ -274,9 +295,11 @@ class Diagram:
                 raise DiagramError(f"block {name!r}: sample_time {st!r} is not a positive integer "
                                    f"multiple of the diagram step {self.step!r}")
             ks.append(k)
-        plan.ks = ks
+        return ks
 
-        # signal slots: each block's outputs are contiguous
+    def _signal_slots(self, plan: _Plan) -> None:
+        """Signal slots (each block's outputs contiguous: lo..hi), the slots driving each block's
+        inputs and the port types."""
         lo, slot = [], {}
         n = 0
         for name, b in self._blocks.items():
@@ -285,18 +308,21 @@ class Diagram:
                 slot[(name, p)] = n
                 n += 1
         plan.lo = lo
-        plan.hi = [lo[i] + len(b.outputs) for i, b in enumerate(blocks)]
+        plan.hi = [lo[i] + len(b.outputs) for i, b in enumerate(plan.blocks)]
         plan.nsig = n
         plan.slot = slot
         plan.inputs = [tuple(slot[self._driver[(name, q)]] for q in b.inputs)
                        for name, b in self._blocks.items()]
-        plan.types = [b.port_type(p) for b in blocks for p in b.outputs]
+        plan.types = [b.port_type(p) for b in plan.blocks for p in b.outputs]
 
-        # feed-through per port: output slot s depends on the slots driving the inputs that
-        # s's block declares for s in feedthrough()
+    def _feedthrough(self, plan: _Plan) -> tuple[list[list[int]], list[int]]:
+        """Feed-through per port: output slot s depends on the slots driving the inputs that s's
+        block declares for s in feedthrough().  (slot_deps, the owning block of each slot); the
+        feed-through inputs of each block go to plan.ft_inputs."""
+        slot = plan.slot
         ft_inputs = []
-        slot_deps: list[list[int]] = [[] for _ in range(n)]
-        owner = [i for i, b in enumerate(blocks) for _ in b.outputs]
+        slot_deps: list[list[int]] = [[] for _ in range(plan.nsig)]
+        owner = [i for i, b in enumerate(plan.blocks) for _ in b.outputs]
         for name, b in self._blocks.items():
             ft = b.feedthrough() or {}
             used = set()
@@ -314,7 +340,13 @@ class Diagram:
                     if src not in slot_deps[slot[(name, out)]]:
                         slot_deps[slot[(name, out)]].append(src)
             ft_inputs.append(used)
-        plan.calls, slot_loops = call_schedule(owner, slot_deps)
+        plan.ft_inputs = ft_inputs
+        return slot_deps, owner
+
+    def _algebraic_loops(self, plan: _Plan, slot_loops, slot_deps, owner) -> None:
+        """The algebraic loops of the loop calls (plan.loops: their blocks and connections) and
+        the tearing order of each loop call's blocks (plan.loop_members)."""
+        slot, index = plan.slot, {name: i for i, name in enumerate(plan.names)}
         plan.loops = []
         plan.loop_members = {}
         slot_groups = iter(slot_loops)   # one per loop call, in the same order
@@ -333,27 +365,9 @@ class Diagram:
                 if slot[(a, p)] in in_loop and index[b] in members and any(
                         slot[(a, p)] in slot_deps[x] for x in in_loop if owner[x] == index[b]):
                     conns.append((f"{a}.{p}", f"{b}.{q}"))
-            plan.loops.append(AlgebraicLoop(tuple(names[i] for i in group), tuple(conns)))
+            plan.loops.append(AlgebraicLoop(tuple(plan.names[i] for i in group), tuple(conns)))
             plan.loop_members[pos] = tearing_order(group, {v: deps.get(v, set()) & members
                                                            for v in group})
-        if plan.loops and algebraic_loops == "error":
-            raise AlgebraicLoopError(
-                f"{len(plan.loops)} algebraic loop(s): "
-                + "; ".join(str(loop) for loop in plan.loops)
-                + ". Break each with a block without direct feed-through (e.g. a unit delay) or "
-                "run with algebraic_loops='iterate'", loops=plan.loops)
-        # every block is updated once per due step, in the order of its first output call
-        seen = []
-        for _loop, group in plan.calls:
-            for i in group:
-                if i not in seen:
-                    seen.append(i)
-        plan.update_order = seen + [i for i in range(len(blocks)) if i not in seen]
-        plan.ft_inputs = ft_inputs
-        plan.tol, plan.max_iter = loop_tol, loop_max_iter
-        plan.hyper = math.lcm(*ks)
-        plan.solvers = {}
-        return plan
 
     # ------------------------------------------------------------------ running
 
@@ -474,152 +488,23 @@ class Diagram:
 
     def _execute(self, plan: _Plan, N: int, rec_names, rec_cols, pacer, check_finite: bool,
                  rollback: bool) -> Result:
-        blocks, names = plan.blocks, plan.names
-        step, t0 = self.step, self.t0
-        gets = [_gather(idx) for idx in plan.inputs]
-        chks = [check_finite and all(b.port_type(p) != "String" for p in b.outputs)
-                and len(b.outputs) > 0 for b in blocks]
-        L = plan.hyper
-        if L <= MAX_PHASES:
-            plans = [self._phase(plan, p, gets, chks) for p in range(L)]
-        else:
-            plans = _LazyPhases(plan, gets, chks)
-        solvers = list(plan.solvers.values())
-
-        sig = [("" if ty == "String" else 0.0) for ty in plan.types]
-        rec = np.full((N + 1, len(rec_cols)), np.nan)
-        if rec_cols == tuple(range(plan.nsig)):
-            rget = None  # record the whole signal list
-        elif rec_cols:
-            rget = itemgetter(*rec_cols)
-        else:
-            rget = False
-        stats = {"steps": N, "points": N + 1, "wall_time": float("nan"), "loop_iterations": 0,
-                 "rollback": False, "realtime": pacer is not None}
-
-        started = []
-        n, phase, cur = 0, "start", 0
-        wall0 = time.perf_counter()
+        """Start the blocks, step them over the grid, stop them (also after an error, which is
+        raised with the signals so far and, where it can, the blocks rolled back)."""
+        run = _Run(plan, N, self.t0, self.step, rec_cols, pacer, check_finite)
         pending = None
-        ck_state = hist = None
-        ck_n = 0
         if pacer is not None:
             pacer.prepare()
         try:
             try:
-                for i, b in enumerate(blocks):
-                    cur = i
-                    started.append(b)
-                    b.start(t0, plan.ks[i] * step)
-                if rollback:
-                    cur = 0
-                    phase = "snapshot"
-                    states = []
-                    for i, b in enumerate(blocks):
-                        cur = i
-                        states.append(b.get_state())
-                    if all(s is not None for s in states):
-                        ck_state, hist = states, []
-                stats["rollback"] = hist is not None
-                phase = "output"
-                wait = pacer.wait if pacer is not None else None
-                if pacer is not None:
-                    pacer.start()
-                isfinite = math.isfinite
-                every = CHECKPOINT_EVERY
-                wall0 = time.perf_counter()
-                for n in range(N + 1):
-                    t = t0 + n * step
-                    if wait is not None:
-                        phase = "pacing"
-                        wait(n)
-                    phase = "output"
-                    outs, upds = plans[n % L]
-                    for cur, out, get, lo, hi, chk in outs:
-                        if get is None:
-                            if not out(t, sig):
-                                raise _Fault(-1, "")
-                            if chk:
-                                _check_loop(cur, sig, plan)
-                            continue
-                        y = out(t, get(sig))
-                        if len(y) != hi - lo:
-                            raise _Fault(cur, f"output() returned {len(y)} values for "
-                                              f"{hi - lo} outputs {blocks[cur].outputs}")
-                        if chk:
-                            s = sum(y)
-                            if not isfinite(s):
-                                _check_values(cur, y, blocks[cur].outputs)
-                        sig[lo:hi] = y
-                    if rget is None:
-                        rec[n] = sig
-                    elif rget:
-                        rec[n] = rget(sig)
-                    if n == N:
-                        break
-                    phase = "update"
-                    if hist is not None:
-                        if n - ck_n >= every:
-                            phase = "snapshot"
-                            ck_state = []
-                            for cur, b in enumerate(blocks):  # noqa: B007 (cur: for errors)
-                                ck_state.append(b.get_state())
-                            ck_n = n
-                            hist.clear()
-                            phase = "update"
-                        hist.append(sig[:])
-                    for cur, upd, get in upds:  # noqa: B007 (cur names a failing block)
-                        upd(t, get(sig))
+                run.start_blocks(rollback)
+                run.steps()
             except Exception as exc:
-                stats["wall_time"] = time.perf_counter() - wall0
-                stats["loop_iterations"] = sum(s.iterations for s in solvers)
-                if pacer is not None:
-                    stats.update(pacer.stats())
-                rows = n + 1 if phase in ("update", "snapshot") else n
-                if phase == "start":
-                    rows = 0
-                res = Result(t0 + step * np.arange(rows), rec_names, rec[:rows], stats)
-                err = self._error(exc, phase, cur, n, t0 + n * step, plan)
-                err.result = res
-                if phase == "update" and ck_state is not None:
-                    try:
-                        for b, s in zip(blocks, ck_state):
-                            b.set_state(s)
-                        for m in range(ck_n, n):
-                            tm = t0 + m * step
-                            u = hist[m - ck_n]
-                            for _i, upd, get in plans[m % L][1]:
-                                upd(tm, get(u))
-                        err.rolled_back = True
-                    except Exception as exc2:  # the original error matters more
-                        _note(err, f"rollback failed: {type(exc2).__name__}: {exc2}")
-                elif isinstance(err, BlockRunError):
-                    err.rolled_back = False
-                pending = err
-                raise err from (None if isinstance(exc, (_Fault, RealtimeError)) else exc)
+                pending = run.failure(exc, rec_names)
+                raise pending from (None if isinstance(exc, (_Fault, RealtimeError)) else exc)
         finally:
-            if pacer is not None:
-                pacer.stop()
-            stop_error = None
-            for b in reversed(started):
-                try:
-                    b.stop()
-                except Exception as exc:  # stop every block even if one fails
-                    if stop_error is None:
-                        stop_error = (b, exc)
-            if stop_error is not None:
-                b, exc = stop_error
-                name = names[blocks.index(b)]
-                if pending is not None:
-                    _note(pending, f"{name}.stop() also failed: {type(exc).__name__}: {exc}")
-                else:
-                    raise BlockRunError(f"{name} at t={t0 + N * step:.9g}: stop failed: {exc}",
-                                        name, t0 + N * step) from exc
-        stats["wall_time"] = time.perf_counter() - wall0
-        stats["loop_iterations"] = sum(s.iterations for s in solvers)
-        if pacer is not None:
-            stats.update(pacer.stats())
-        return Result(t0 + step * np.arange(N + 1), rec_names, rec, stats)
+            run.stop_blocks(pending)
+        run.finish_stats()
+        return Result(self.t0 + self.step * np.arange(N + 1), rec_names, run.rec, run.stats)
 
     @staticmethod
     def _error(exc: Exception, phase: str, cur, n: int, t: float, plan: _Plan) -> Exception:
@@ -662,6 +547,177 @@ class _LazyPhases:
     def __getitem__(self, p):
         plan, gets, chks = self.args
         return Diagram._phase(plan, p, gets, chks)
+
+
+class _Run:
+    """One run of a compiled diagram (:meth:`Diagram._execute`): the signals and the record, the
+    blocks started, where the run is (``phase``: start, snapshot, output, pacing or update;
+    ``cur``: the block or loop solver at work; ``n``: the step) and the rollback checkpoint."""
+
+    def __init__(self, plan: _Plan, N: int, t0: float, step: float, rec_cols, pacer, check_finite: bool):
+        self.plan, self.N, self.t0, self.step, self.pacer = plan, N, t0, step, pacer
+        blocks = plan.blocks
+        gets = [_gather(idx) for idx in plan.inputs]
+        chks = [check_finite and all(b.port_type(p) != "String" for p in b.outputs)
+                and len(b.outputs) > 0 for b in blocks]
+        L = plan.hyper
+        if L <= MAX_PHASES:
+            self.plans = [Diagram._phase(plan, p, gets, chks) for p in range(L)]
+        else:
+            self.plans = _LazyPhases(plan, gets, chks)
+        self.solvers = list(plan.solvers.values())
+        self.sig = [("" if ty == "String" else 0.0) for ty in plan.types]
+        self.rec = np.full((N + 1, len(rec_cols)), np.nan)
+        if rec_cols == tuple(range(plan.nsig)):
+            self.rget = None  # record the whole signal list
+        elif rec_cols:
+            self.rget = itemgetter(*rec_cols)
+        else:
+            self.rget = False
+        self.stats = {"steps": N, "points": N + 1, "wall_time": float("nan"), "loop_iterations": 0,
+                      "rollback": False, "realtime": pacer is not None}
+        self.started: list[Block] = []
+        self.phase, self.cur, self.n = "start", 0, 0
+        self.ck_state = self.hist = None
+        self.ck_n = 0
+        self.wall0 = time.perf_counter()
+
+    def start_blocks(self, rollback: bool) -> None:
+        """Start every block (with its own period) and, for rollback, take the first checkpoint
+        if every block gives a snapshot."""
+        plan = self.plan
+        for i, b in enumerate(plan.blocks):
+            self.cur = i
+            self.started.append(b)
+            b.start(self.t0, plan.ks[i] * self.step)
+        if rollback:
+            self.cur = 0
+            self.phase = "snapshot"
+            states = []
+            for i, b in enumerate(plan.blocks):
+                self.cur = i
+                states.append(b.get_state())
+            if all(s is not None for s in states):
+                self.ck_state, self.hist = states, []
+        self.stats["rollback"] = self.hist is not None
+
+    def steps(self) -> None:
+        """The time loop (module docstring): at each grid point the due blocks' outputs in
+        execution order, the record, their updates; a checkpoint every CHECKPOINT_EVERY steps.
+        Local names throughout (the hot loop); where it is goes back to the run at the end."""
+        plan, plans, L, N, pacer = self.plan, self.plans, self.plan.hyper, self.N, self.pacer
+        blocks, sig, rec, rget, hist = plan.blocks, self.sig, self.rec, self.rget, self.hist
+        t0, step, ck_state, ck_n, cur, n = self.t0, self.step, self.ck_state, self.ck_n, self.cur, self.n
+        phase = "output"
+        try:
+            wait = pacer.wait if pacer is not None else None
+            if pacer is not None:
+                pacer.start()
+            isfinite = math.isfinite
+            every = CHECKPOINT_EVERY
+            self.wall0 = time.perf_counter()
+            for n in range(N + 1):
+                t = t0 + n * step
+                if wait is not None:
+                    phase = "pacing"
+                    wait(n)
+                phase = "output"
+                outs, upds = plans[n % L]
+                for cur, out, get, lo, hi, chk in outs:
+                    if get is None:
+                        if not out(t, sig):
+                            raise _Fault(-1, "")
+                        if chk:
+                            _check_loop(cur, sig, plan)
+                        continue
+                    y = out(t, get(sig))
+                    if len(y) != hi - lo:
+                        raise _Fault(cur, f"output() returned {len(y)} values for "
+                                          f"{hi - lo} outputs {blocks[cur].outputs}")
+                    if chk:
+                        s = sum(y)
+                        if not isfinite(s):
+                            _check_values(cur, y, blocks[cur].outputs)
+                    sig[lo:hi] = y
+                if rget is None:
+                    rec[n] = sig
+                elif rget:
+                    rec[n] = rget(sig)
+                if n == N:
+                    break
+                phase = "update"
+                if hist is not None:
+                    if n - ck_n >= every:
+                        phase = "snapshot"
+                        ck_state = []
+                        for cur, b in enumerate(blocks):  # noqa: B007 (cur: for errors)
+                            ck_state.append(b.get_state())
+                        ck_n = n
+                        hist.clear()
+                        phase = "update"
+                    hist.append(sig[:])
+                for cur, upd, get in upds:  # noqa: B007 (cur names a failing block)
+                    upd(t, get(sig))
+        finally:
+            self.phase, self.cur, self.n, self.ck_state, self.ck_n = phase, cur, n, ck_state, ck_n
+
+    def finish_stats(self) -> None:
+        """The run's wall time, the loop solvers' iterations and the pacer's statistics."""
+        self.stats["wall_time"] = time.perf_counter() - self.wall0
+        self.stats["loop_iterations"] = sum(s.iterations for s in self.solvers)
+        if self.pacer is not None:
+            self.stats.update(self.pacer.stats())
+
+    def failure(self, exc: Exception, rec_names) -> Exception:
+        """The error to raise for ``exc``, with the signals recorded so far; after a failed update
+        the blocks are rolled back to the start of the failing step where a checkpoint allows."""
+        self.finish_stats()
+        phase, n, step = self.phase, self.n, self.step
+        rows = 0 if phase == "start" else n + 1 if phase in ("update", "snapshot") else n
+        res = Result(self.t0 + step * np.arange(rows), rec_names, self.rec[:rows], self.stats)
+        err = Diagram._error(exc, phase, self.cur, n, self.t0 + n * step, self.plan)
+        err.result = res
+        if phase == "update" and self.ck_state is not None:
+            self.roll_back(err)
+        elif isinstance(err, BlockRunError):
+            err.rolled_back = False
+        return err
+
+    def roll_back(self, err: Exception) -> None:
+        """Restore the checkpoint and replay the updates of the steps since (module docstring)."""
+        try:
+            for b, s in zip(self.plan.blocks, self.ck_state):
+                b.set_state(s)
+            for m in range(self.ck_n, self.n):
+                tm = self.t0 + m * self.step
+                u = self.hist[m - self.ck_n]
+                for _i, upd, get in self.plans[m % self.plan.hyper][1]:
+                    upd(tm, get(u))
+            err.rolled_back = True
+        except Exception as exc2:  # the original error matters more
+            _note(err, f"rollback failed: {type(exc2).__name__}: {exc2}")
+
+    def stop_blocks(self, pending: Exception | None) -> None:
+        """Stop every started block (in reverse), even if one fails: its failure is noted on the
+        run's error, or raised if there is none."""
+        if self.pacer is not None:
+            self.pacer.stop()
+        stop_error = None
+        for b in reversed(self.started):
+            try:
+                b.stop()
+            except Exception as exc:  # stop every block even if one fails
+                if stop_error is None:
+                    stop_error = (b, exc)
+        if stop_error is None:
+            return
+        b, exc = stop_error
+        name = self.plan.names[self.plan.blocks.index(b)]
+        t_end = self.t0 + self.N * self.step
+        if pending is not None:
+            _note(pending, f"{name}.stop() also failed: {type(exc).__name__}: {exc}")
+        else:
+            raise BlockRunError(f"{name} at t={t_end:.9g}: stop failed: {exc}", name, t_end) from exc
 
 
 def _check_values(i: int, y, ports) -> None:

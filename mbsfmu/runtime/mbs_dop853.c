@@ -1,10 +1,8 @@
 /*
- * mbs_dop853.c -- DOP853 with post-stabilization (see mbs_dop853.h).
- * The step rules outside the method itself (clipping to t_end, step-size proposal after a shortened
- * step, hmin, non-finite values, FSAL across calls) are those of mbs_rkstab.c; keep the two in step.
+ * mbs_dop853.c -- DOP853 with post-stabilization (see mbs_dop853.h): its tableau, error estimator
+ * and continuous extension; the steps are the driver's (mbs_stepper.c).
  */
 #include "mbs_dop853.h"
-#include "mbs_rk_shared.h"
 
 #include <math.h>
 #include <string.h>
@@ -108,92 +106,25 @@ static const double D[4][17] = {
      [15] = -0.39177261675615439165231486172e+2, [16] = -0.14972683625798562581422125276e+3},
 };
 
-#define SAFETY 0.9
-#define FACMIN 0.333 /* smallest ratio h_new / h (DOP853's fac1) */
-#define FACMAX 6.0   /* largest ratio h_new / h (DOP853's fac2) */
-#define ORDER 8      /* the error estimate behaves as O(h^8): exponent 1/8 */
-#define NONFINITE_SHRINK 0.2
-#define CROSS_WATCH 0.3 /* singular positions: cross with RKSTAB once rho < this, falling, and */
-#define CROSS_REACH 2.5 /* the predicted singular time lies within this many proposed steps */
-#define CROSS_BEGINS 1  /* internal code of advance_impl: a crossing begins at the current state */
-
-/* Work rows (n doubles each): X, K1..K16, ARG (stage argument; after a step the stage-12
- * argument), XT (x~), XN (x_new), XOLD and K1OLD (x and k1 at the start of the last step of a
- * dense call), R5..R8, then the work of the crossing RKSTAB (NEAR). */
-enum { W_X, W_K1, W_ARG = W_K1 + 16, W_XT, W_XN, W_XOLD, W_K1OLD, W_R5, W_NEAR = W_R5 + 4 };
-#define ROW(s, k) ((s)->work + (size_t)(k) * (size_t)(s)->n)
-#define KROW(s, j) ROW(s, W_K1 + (j) - 1)
-
-int mbs_dop853_init(mbs_dop853 *s, int n, double *work, double rtol, double atol, double hmax)
-{
-    if (s == NULL) return MBS_RKSTAB_EARG;
-    memset(s, 0, sizeof(*s));
-    if (n < 1 || work == NULL || !(rtol > 0.0) || !isfinite(rtol) || isnan(atol) || isinf(atol) ||
-        isnan(hmax))
-        return MBS_RKSTAB_EARG;
-    s->n = n;
-    s->work = work;
-    s->rtol = rtol;
-    s->atol = atol < 0.0 ? rtol / 10 : atol;
-    s->hmax = hmax > 0.0 ? hmax : HUGE_VAL;
-    s->hmin = 0.0;
-    s->h = 0.0;
-    s->beta = 0.04;
-    s->errold = 1e-4;
-    return MBS_RKSTAB_OK;
-}
-
-void mbs_dop853_reset_fsal(mbs_dop853 *s)
-{
-    if (s != NULL) s->fsal_valid = s->dense_valid = s->dense_ready = s->sing.valid = s->crossing = 0;
-}
-
-const char *mbs_dop853_message(int code)
-{
-    return mbs_rkstab_message(code);
-}
-
-/* out = base + h sum_{j=1..jmax} coef[j] k_j (base NULL: 0), skipping the zero coefficients;
- * K[j] is the row of k_j. */
-static void combine(double *out, const double *base, double h, const double *coef, int jmax,
-                    const double *const *K, int n)
-{
-    int i, j;
-    if (base != NULL) {
-        if (out != base) memcpy(out, base, (size_t)n * sizeof(double));
-    } else {
-        for (i = 0; i < n; ++i) out[i] = 0.0;
-    }
-    for (j = 1; j <= jmax; ++j) {
-        const double hc = h * coef[j], *k = K[j];
-        if (coef[j] == 0.0) continue;
-        for (i = 0; i < n; ++i) out[i] += hc * k[i];
-    }
-}
-
-/* The rows of k1..k16 (K[0] unused); old: k1 of the last step of a dense call (K1OLD). */
-static void stage_rows(mbs_dop853 *s, const double **K, int old)
-{
-    int j;
-    K[0] = NULL;
-    for (j = 1; j <= 16; ++j) K[j] = KROW(s, j);
-    if (old) K[1] = ROW(s, W_K1OLD);
-}
-
-/* Outcome of one attempted step. */
-enum { ATTEMPT_DONE, ATTEMPT_NONFINITE };
+/* The rows after the explicit layout (k1..k13 there, k14..k16 of the dense output next): x and k1
+ * at the start of the last step of a dense call (XOLD, K1OLD), r5..r8, then the work of the
+ * crossing RKSTAB (NEAR). */
+enum { W_XOLD = MBS_RK_K(17), W_K1OLD, W_R5, W_NEAR = W_R5 + 4 };
+#define ROW(s, k) MBS_ROW(s, k)
+#define KROW(s, j) MBS_ROW(s, MBS_RK_K(j))
 
 /* DOP853's error norm of the step from X to XT (see mbs_dop853.h), scaled with
- * sc_i = atol + rtol max(|x_i|, |x~_i|). */
-static double error_norm(mbs_dop853 *s, double h)
+ * sc_i = atol + rtol max(|x_i|, |x~_i|); the projection's correction is added by the driver. */
+static double error_norm(const mbs_stepper *s, double h, const double *d)
 {
     const int n = s->n;
-    const double *X = ROW(s, W_X), *XT = ROW(s, W_XT);
+    const double *X = ROW(s, MBS_RK_X), *XT = ROW(s, MBS_RK_XT);
     const double *K1 = KROW(s, 1), *K6 = KROW(s, 6), *K7 = KROW(s, 7), *K8 = KROW(s, 8);
     const double *K9 = KROW(s, 9), *K10 = KROW(s, 10), *K11 = KROW(s, 11), *K12 = KROW(s, 12);
     const double e31 = B[1] - BH1, e39 = B[9] - BH9, e312 = B[12] - BH12;
     double err5 = 0.0, err3 = 0.0, deno;
     int i;
+    (void)d;
     for (i = 0; i < n; ++i) {
         const double ax = fabs(X[i]), axt = fabs(XT[i]);
         const double sc = s->atol + s->rtol * (ax > axt ? ax : axt);
@@ -209,387 +140,131 @@ static double error_norm(mbs_dop853 *s, double h)
     return fabs(h) * err5 / sqrt(n * deno);
 }
 
-/* One attempted step of size h from (tc, X) with k1 = f(tc, X) in K1: stages 2..12, x~ (XT), the
- * error norm and, when that passes and p != NULL, x_new = p(x~) (XN) with its correction added to
- * the error.  A non-finite stage argument, x~ or x_new ends the attempt (ATTEMPT_NONFINITE; f
- * never sees it).  k13 is not evaluated here.  Returns an MBS_RKSTAB_* failure of f or p, or 0
- * with *outcome set. */
-static int attempt_step(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double tc, double h,
-                        double t_new, int *outcome, double *err)
+/* The rows of k1..k16 (K[0] unused), k1 that of the start of the last step (K1OLD). */
+static void dense_rows(mbs_stepper *s, const double **K)
 {
-    const int n = s->n;
-    const double *X = ROW(s, W_X), *K[17];
-    double *ARG = ROW(s, W_ARG), *XT = ROW(s, W_XT), *XN = ROW(s, W_XN);
-    int stage, i;
-
-    *outcome = ATTEMPT_NONFINITE;
-    stage_rows(s, K, 0);
-    for (stage = 2; stage <= 12; ++stage) {
-        combine(ARG, X, h, A[stage], stage - 1, K, n);
-        if (!mbs_rk_all_finite(ARG, n)) return 0;
-        s->nfev++;
-        if (f(ctx, stage == 12 ? t_new : tc + C[stage] * h, ARG, KROW(s, stage)) != 0)
-            return MBS_RKSTAB_ERHS;
-    }
-    combine(XT, X, h, B, 12, K, n);
-    if (!mbs_rk_all_finite(XT, n)) return 0;
-    *err = error_norm(s, h);
-    memcpy(XN, XT, (size_t)n * sizeof(double));
-    if (p != NULL && *err <= 1.0) {
-        double sum = 0.0;
-        s->nproj++;
-        if (p(ctx, t_new, XN) != 0) return MBS_RKSTAB_EPROJECT;
-        if (!mbs_rk_all_finite(XN, n)) return 0;
-        for (i = 0; i < n; ++i) {
-            const double ax = fabs(X[i]), axt = fabs(XT[i]);
-            const double q = (XN[i] - XT[i]) / (s->atol + s->rtol * (ax > axt ? ax : axt));
-            sum += q * q;
-        }
-        *err = sqrt(*err * *err + sum / n);
-        if (s->sing.weak != NULL) { /* the regularity of x_new (row R5 as scratch for the hook) */
-            double *D = ROW(s, W_R5);
-            for (i = 0; i < n; ++i) D[i] = XN[i] - XT[i];
-            s->sing.rho_new = s->sing.weak(ctx, t_new, XN, D);
-        }
-    }
-    *outcome = ATTEMPT_DONE;
-    return 0;
-}
-
-/* Step-size control after an accepted step of size h with error err <= 1 (the proposal was
- * h_prop; clipped: the step was cut to end at t_clip), as next_step in mbs_rkstab.c with DOP853's
- * exponent and limits: h_next = h / fac, fac = err^(1/8 - beta/5) / errold^beta / SAFETY within
- * [1/FACMAX, 1/FACMIN], never above hmax, no growth right after a rejection; a step shortened to
- * hit t_end keeps the proposal and the error history. */
-static double next_step(mbs_dop853 *s, double err, double h, double h_prop, int clipped)
-{
-    const double fac = pow(err, 1.0 / ORDER - 0.2 * s->beta) / pow(s->errold, s->beta) / SAFETY;
-    return mbs_rk_next_step(fac, FACMIN, FACMAX, s->hmax, s->reject_last, err, h, h_prop, clipped, &s->errold);
-}
-
-/* DOP853's stiffness estimate h rho = h |k13 - k12| / |x_new - stage-12 argument| (both at t + h)
- * of the accepted step, and the count of stability-limited steps (mbs_rk_stiff_count). */
-static void stiffness_estimate(mbs_dop853 *s, double h)
-{
-    s->hrho = mbs_rk_hrho(s->n, h, KROW(s, 13), KROW(s, 12), ROW(s, W_XN), ROW(s, W_ARG));
-    s->stiff_run = mbs_rk_stiff_count(s->stiff_run, &s->stiff_below, s->hrho, s->stiff_hrho, s->stiff_gap);
-    if (s->stiff_below == 0 && s->stiff_run > 0) {
-        s->hrho_stiff = s->hrho;
-        s->h_stiff = h;
-    }
-}
-
-/* Make k1 = f(tc, x) available in K1 with x copied to X, unless the caller's state is the one the
- * previous call returned (FSAL). */
-static int first_stage(mbs_dop853 *s, mbs_rhs_fn f, void *ctx, double tc, const double *x)
-{
-    const int n = s->n;
-    double *X = ROW(s, W_X), *K1 = KROW(s, 1);
-    if (s->fsal_valid && s->t_fsal == tc && memcmp(X, x, (size_t)n * sizeof(double)) == 0)
-        return MBS_RKSTAB_OK;
-    s->fsal_valid = 0;
-    if (X != x) memcpy(X, x, (size_t)n * sizeof(double));
-    s->dense_valid = s->dense_ready = 0;
-    s->nfev++;
-    if (f(ctx, tc, X, K1) != 0) return MBS_RKSTAB_ERHS;
-    if (!mbs_rk_all_finite(K1, n)) return MBS_RKSTAB_ENONFINITE;
-    s->fsal_valid = 1;
-    s->t_fsal = tc;
-    return MBS_RKSTAB_OK;
-}
-
-/* Integrate the state in (*t, x) until *t >= t_end; a step is shortened (or stretched by 1 %) to
- * end exactly at t_clip >= t_end when it would pass it.  dense: keep x and k1 of the step that
- * reaches t_end (with k2..k13 still in place) for the interpolant. */
-static int advance_impl(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t,
-                        double *x, double t_end, double t_clip, long max_steps, int dense)
-{
-    int n, rc = MBS_RKSTAB_OK, last_nonfinite = 0;
-    double *X, *K1, *K13, *XN;
-    double tc, h, hmin, span;
-    long nattempt = 0, short_run = 0; /* accepted steps in a row below h_collapse */
-    double h_collapse;
-
-    if (s == NULL || f == NULL || t == NULL || x == NULL || s->work == NULL || s->n < 1)
-        return MBS_RKSTAB_EARG;
-    n = s->n;
-    tc = *t;
-    if (!isfinite(tc) || !isfinite(t_end) || t_end < tc || !(t_clip >= t_end)) return MBS_RKSTAB_EARG;
-    if (t_end == tc) return MBS_RKSTAB_OK;
-    X = ROW(s, W_X);
-    K1 = KROW(s, 1);
-    K13 = KROW(s, 13);
-    XN = ROW(s, W_XN);
-    if (!mbs_rk_all_finite(x, n)) return MBS_RKSTAB_ENONFINITE;
-    rc = first_stage(s, f, ctx, tc, x);
-    if (rc != MBS_RKSTAB_OK) return rc;
-
-    span = t_end - tc;
-    if (!(s->h > 0.0) || !isfinite(s->h)) {
-        /* Hairer's starting step with DOP853's order; rows ARG, XN and K2 as scratch */
-        rc = mbs_rk_initial_step(n, s->rtol, s->atol, s->hmax, ORDER, f, ctx, tc, X, K1, span, ROW(s, W_ARG),
-                                 XN, KROW(s, 2), &s->nfev, &h);
-        if (rc != MBS_RKSTAB_OK) return rc;
-    } else {
-        h = s->h < s->hmax ? s->h : s->hmax;
-    }
-    hmin = mbs_rk_hmin(s->hmin, tc, t_end);
-    if (s->hmax < hmin) return MBS_RKSTAB_EHMAX;
-    h_collapse = MBS_RK_COLLAPSE_RATIO * ((isfinite(t_clip) ? t_clip : t_end) - tc);
-    if (p != NULL && s->sing.weak != NULL && !s->sing.valid) { /* the start's regularity */
-        s->dense_ready = 0; /* row R5 as scratch */
-        mbs_rk_singular_start(&s->sing, ctx, tc, X, ROW(s, W_R5), n);
-    }
-
-    while (tc < t_end) {
-        double t_new, h_prop = h, err = 0.0;
-        int clipped = 0, outcome;
-
-        if (max_steps > 0 && nattempt >= max_steps) { rc = MBS_RKSTAB_ETOOMANY; break; }
-        if (short_run >= MBS_RK_COLLAPSE_STEPS) { rc = MBS_RKSTAB_ECOLLAPSE; break; }
-        if (h < hmin) { rc = last_nonfinite ? MBS_RKSTAB_ENONFINITE : MBS_RKSTAB_EUNDERFLOW; break; }
-        if (p != NULL && s->sing.weak != NULL) { /* a singular time ahead: RKSTAB crosses it */
-            const double D = mbs_rk_singular_eta(&s->sing, tc, CROSS_WATCH);
-            if (D <= CROSS_REACH * h && tc + 2.0 * D > tc) {
-                s->crossing = 1;
-                s->t_exit = tc + 2.0 * D;
-                rc = CROSS_BEGINS;
-                break;
-            }
-        }
-        nattempt++;
-        s->dense_valid = s->dense_ready = 0; /* the attempt overwrites the stages */
-        if (tc + 1.01 * h >= t_clip) {
-            h = t_clip - tc;
-            t_new = t_clip;
-            clipped = 1;
-        } else {
-            t_new = tc + h;
-        }
-        rc = attempt_step(s, f, p, ctx, tc, h, t_new, &outcome, &err);
-        if (rc != 0) break;
-        if (outcome == ATTEMPT_DONE && err <= 1.0) { /* k13 at the new point: the next step's k1 */
-            s->nfev++;
-            if (f(ctx, t_new, XN, K13) != 0) { rc = MBS_RKSTAB_ERHS; break; }
-            if (!mbs_rk_all_finite(K13, n)) outcome = ATTEMPT_NONFINITE;
-        }
-        if (outcome == ATTEMPT_NONFINITE || !isfinite(err)) {
-            s->nreject++;
-            s->reject_last = 1;
-            /* a finite step whose scaled error overflows (tiny tolerances) is an ordinary failure */
-            last_nonfinite = outcome == ATTEMPT_NONFINITE;
-            h *= NONFINITE_SHRINK;
-            continue;
-        }
-        if (err <= 1.0) {
-            double h_next = next_step(s, err, h, h_prop, clipped);
-            s->reject_last = 0;
-            last_nonfinite = 0;
-            s->naccept++;
-            short_run = h < h_collapse ? short_run + 1 : 0;
-            stiffness_estimate(s, h);
-            if (dense && t_new >= t_end) {
-                memcpy(ROW(s, W_XOLD), X, (size_t)n * sizeof(double));
-                memcpy(ROW(s, W_K1OLD), K1, (size_t)n * sizeof(double));
-                s->t_prev = tc;
-                s->h_dense = h;
-                s->dense_valid = 1;
-            }
-            tc = t_new;
-            memcpy(X, XN, (size_t)n * sizeof(double));
-            memcpy(K1, K13, (size_t)n * sizeof(double));
-            h = h_next;
-            if (p != NULL) mbs_rk_singular_accept(&s->sing, tc);
-        } else {
-            double q = pow(err, 1.0 / ORDER - 0.2 * s->beta) / SAFETY;
-            s->nreject++;
-            s->reject_last = 1;
-            last_nonfinite = 0;
-            h = h / (q < 1.0 / FACMIN ? q : 1.0 / FACMIN);
-        }
-    }
-
-    s->h = h;
-    s->t_fsal = tc;
-    s->fsal_valid = 1;
-    *t = tc;
-    if (x != X) memcpy(x, X, (size_t)n * sizeof(double));
-    return rc;
+    int j;
+    K[0] = NULL;
+    for (j = 1; j <= 16; ++j) K[j] = KROW(s, j);
+    K[1] = ROW(s, W_K1OLD);
 }
 
 /* Stages 14..16 of the last step and r5..r8 of its interpolant (3 evaluations of f). */
-static int build_dense(mbs_dop853 *s, mbs_rhs_fn f, void *ctx)
+static int build_dense(mbs_dop853 *d, const mbs_problem *pb)
 {
+    mbs_stepper *s = &d->st;
     const int n = s->n;
     const double *XOLD = ROW(s, W_XOLD), *K[17];
-    double *ARG = ROW(s, W_ARG);
+    double *ARG = ROW(s, MBS_RK_ARG);
     const double h = s->h_dense;
     int stage, m;
-    stage_rows(s, K, 1);
+    dense_rows(s, K);
     for (stage = 14; stage <= 16; ++stage) {
-        combine(ARG, XOLD, h, A[stage], stage - 1, K, n);
-        if (!mbs_rk_all_finite(ARG, n)) return MBS_RKSTAB_ENONFINITE;
+        if (!isfinite(mbs_rk_combine(ARG, XOLD, h, A[stage], stage - 1, K, n, 1))) return MBS_STEP_ENONFINITE;
         s->nfev++;
-        if (f(ctx, s->t_prev + C[stage] * h, ARG, KROW(s, stage)) != 0) return MBS_RKSTAB_ERHS;
+        if (pb->f(pb->ctx, s->t_prev + C[stage] * h, ARG, KROW(s, stage)) != 0) return MBS_STEP_ERHS;
     }
-    for (m = 0; m < 4; ++m) combine(ROW(s, W_R5 + m), NULL, h, D[m], 16, K, n);
-    if (!mbs_rk_all_finite(ROW(s, W_R5), 4 * n)) return MBS_RKSTAB_ENONFINITE;
-    s->ndense++;
-    s->dense_ready = 1;
-    return MBS_RKSTAB_OK;
+    for (m = 0; m < 4; ++m) mbs_rk_combine(ROW(s, W_R5 + m), NULL, h, D[m], 16, K, n, 1);
+    if (!mbs_step_finite_sumsq(ROW(s, W_R5), 4 * n)) return MBS_STEP_ENONFINITE;
+    d->ndense++;
+    d->dense_ready = 1;
+    return MBS_STEP_OK;
 }
 
-/* Hairer's CONTD8 at t inside the last step [t_prev, t_prev + h_dense] (mbs_dop853.h). */
-static void interpolate(const mbs_dop853 *s, double t, double *xout)
+/* Hairer's CONTD8 at t inside the last step [t_prev, t_prev + h_dense] (mbs_dop853.h), its r5..r8
+ * built once per step. */
+static int interpolate(mbs_stepper *s, const mbs_problem *pb, double t, double *xout)
 {
+    mbs_dop853 *d = (mbs_dop853 *)s;
     const int n = s->n;
-    const double *XOLD = ROW(s, W_XOLD), *X = ROW(s, W_X), *K1 = ROW(s, W_K1OLD), *K13 = KROW(s, 13);
+    const double *XOLD = ROW(s, W_XOLD), *X = ROW(s, MBS_RK_X), *K1 = ROW(s, W_K1OLD), *K13 = KROW(s, 13);
     const double *R5 = ROW(s, W_R5), *R6 = R5 + n, *R7 = R6 + n, *R8 = R7 + n;
     const double h = s->h_dense, th = (t - s->t_prev) / h, th1 = 1.0 - th;
     int i;
+    if (!d->dense_ready) {
+        int rc = build_dense(d, pb);
+        if (rc != MBS_STEP_OK) return rc;
+    }
     for (i = 0; i < n; ++i) {
         const double r2 = X[i] - XOLD[i], r3 = h * K1[i] - r2, r4 = r2 - h * K13[i] - r3;
         const double tail = R5[i] + th * (R6[i] + th1 * (R7[i] + th * R8[i]));
         xout[i] = XOLD[i] + th * (r2 + th1 * (r3 + th * (r4 + th1 * tail)));
     }
+    return MBS_STEP_OK;
+}
+
+/* The attempt overwrites the stages of the last step: its interpolant is gone. */
+static int attempt(mbs_stepper *s, const mbs_step_method *m, const mbs_problem *pb, double t, double h,
+                   double t_new, mbs_try *a)
+{
+    s->dense_valid = ((mbs_dop853 *)s)->dense_ready = 0;
+    return mbs_rk_attempt(s, m, pb, t, h, t_new, a);
+}
+
+/* The PI controller; the step that reaches t_end keeps x and k1 of its start for the interpolant
+ * (with k2..k13 still in place). */
+static double accepted(mbs_stepper *s, const mbs_step_method *m, const mbs_try *a, double t, double h,
+                       double t_new, double h_prop, int clipped, double t_end)
+{
+    const double h_next = mbs_rk_pi_accepted(s, m->control, a->err, h, h_prop, clipped);
+    if (t_new >= t_end) {
+        memcpy(ROW(s, W_XOLD), ROW(s, MBS_RK_X), (size_t)s->n * sizeof(double));
+        memcpy(ROW(s, W_K1OLD), KROW(s, 1), (size_t)s->n * sizeof(double));
+        s->t_prev = t;
+        s->h_dense = h;
+        s->dense_valid = 1;
+    }
+    return h_next;
+}
+
+static void restart(mbs_stepper *s)
+{
+    ((mbs_dop853 *)s)->dense_ready = 0;
 }
 
 /* The crossing RKSTAB, its pointers (work, hook) set from s: a restored copy of the struct may
  * come from another process. */
-static mbs_rkstab *near_of(mbs_dop853 *s)
+static mbs_stepper *near_of(mbs_stepper *s)
 {
-    s->near.work = ROW(s, W_NEAR);
-    s->near.sing.weak = s->sing.weak;
-    return &s->near;
+    mbs_dop853 *d = (mbs_dop853 *)s;
+    d->near.work = ROW(s, W_NEAR);
+    d->near.sing.weak = s->sing.weak;
+    return &d->near;
 }
 
-/* Begin a crossing (s->crossing set by advance_impl): the RKSTAB near starts afresh at DOP853's
- * state with the same tolerances, the ratios so far and DOP853's proposal, placed. */
-static int cross_begin(mbs_dop853 *s)
-{
-    mbs_rkstab *r = &s->near;
-    int rc = mbs_rkstab_init(r, s->n, ROW(s, W_NEAR), s->rtol, s->atol, s->hmax);
-    if (rc != MBS_RKSTAB_OK) return rc;
-    r->hmin = s->hmin;
-    r->sing = s->sing;
-    r->h = mbs_rk_place_step(&r->sing, s->t_fsal, s->h);
-    s->ncross++;
-    return MBS_RKSTAB_OK;
-}
+static const mbs_rk_tableau TABLEAU = {
+    .stages = 12, .c = C, .a = &A[0][0], .stride = 16, .b = B, .sparse = 1, .project_in_step = 0,
+    .error = error_norm,
+};
 
-/* End a crossing: DOP853 goes on from RKSTAB's last accepted state (its k1 is evaluated anew: the
- * state is taken as a restart with fsal_valid 0, whose time and x are the internal ones). */
-static void cross_end(mbs_dop853 *s)
-{
-    mbs_rkstab *r = near_of(s);
-    memcpy(ROW(s, W_X), r->work, (size_t)s->n * sizeof(double)); /* RKSTAB's state: work[0..n) */
-    s->t_fsal = r->t_fsal;
-    s->fsal_valid = s->dense_valid = s->dense_ready = 0;
-    s->sing = r->sing;
-    s->reject_last = 0;
-    if (s->h > FACMAX * r->h) s->h = FACMAX * r->h;
-    s->crossing = 0;
-}
+/* DOP853's controller (fac1 = 0.333, fac2 = 6) with Lund's stabilization beta = 0.04 (mbs_dop853.h) */
+static const mbs_step_control CONTROL = {
+    .order = 8, .safety = 0.9, .facmin = 0.333, .facmax = 6.0, .beta = 0.04, .beta_weight = 0.2,
+};
 
-/* Add the work of the crossing RKSTAB since the counts c[4] (taken before) to DOP853's counters. */
-static void cross_count(mbs_dop853 *s, const long *c)
-{
-    s->nfev += s->near.nfev - c[0];
-    s->naccept += s->near.naccept - c[1];
-    s->nreject += s->near.nreject - c[2];
-    s->nproj += s->near.nproj - c[3];
-}
+const mbs_step_method mbs_dop853_method = {
+    .name = "dop853",
+    .row_f = MBS_RK_K(1), .row_xn = MBS_RK_XN, .row_fn = MBS_RK_K(13),
+    .start_order = 8,
+    .hmin_span = HUGE_VAL,
+    .nonfinite_shrink = 0.2,
+    .control = &CONTROL,
+    .finite = mbs_step_finite_sumsq,
+    /* cross with RKSTAB once rho < 0.3 and falling and t* lies within 2.5 proposed steps */
+    .singular = {.mode = MBS_SING_CROSS, .watch = 0.3, .reach = 2.5, .companion = &mbs_rkstab_method,
+                 .companion_of = near_of},
+    .tableau = &TABLEAU,
+    .restart = restart,
+    .attempt = attempt,
+    .accepted = accepted,
+    .rejected = mbs_rk_rejected,
+    .hrho = mbs_rk_hrho,
+    .interpolate = interpolate,
+};
 
-const double *mbs_dop853_state(const mbs_dop853 *s, double *t)
+int mbs_dop853_init(mbs_dop853 *s, int n, double *work, double rtol, double atol, double hmax)
 {
-    if (s->crossing && s->near.fsal_valid) {
-        *t = s->near.t_fsal;
-        return ROW(s, W_NEAR); /* RKSTAB's state: work[0..n) */
-    }
-    *t = s->t_fsal;
-    return s->work;
-}
-
-int mbs_dop853_advance(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t, double *x,
-                       double t_end, long max_steps)
-{
-    int rc;
-    for (;;) {
-        if (s->crossing) { /* RKSTAB to the end of the crossing or t_end, whichever comes first */
-            const long c[4] = {s->near.nfev, s->near.naccept, s->near.nreject, s->near.nproj};
-            rc = mbs_rkstab_advance(near_of(s), f, p, ctx, t, x, t_end < s->t_exit ? t_end : s->t_exit, max_steps);
-            cross_count(s, c);
-            if (rc != MBS_RKSTAB_OK || *t < s->t_exit) return rc;
-            cross_end(s);
-        }
-        if (*t >= t_end) return MBS_RKSTAB_OK;
-        rc = advance_impl(s, f, p, ctx, t, x, t_end, t_end, max_steps, 0);
-        if (rc != CROSS_BEGINS) return rc;
-        s->t_fsal = *t;
-        rc = cross_begin(s);
-        if (rc != MBS_RKSTAB_OK) return rc;
-    }
-}
-
-int mbs_dop853_advance_dense(mbs_dop853 *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double t0,
-                             const double *x0, double t_target, double t_stop, long max_steps,
-                             double *xout)
-{
-    int n, rc;
-    double tint, *X;
-    if (s == NULL || f == NULL || x0 == NULL || xout == NULL || s->work == NULL || s->n < 1 ||
-        !isfinite(t0) || !isfinite(t_target) || t_target < t0 || isnan(t_stop))
-        return MBS_RKSTAB_EARG;
-    n = s->n;
-    X = ROW(s, W_X);
-    if (t_stop < t_target) t_stop = t_target;
-    if (!s->fsal_valid && !s->crossing) { /* (re)start from the caller's state */
-        memcpy(X, x0, (size_t)n * sizeof(double));
-        s->t_fsal = t0;
-        s->dense_valid = s->dense_ready = 0;
-    }
-    for (;;) {
-        if (s->crossing) { /* the crossing RKSTAB's steps and dense output, up to the end of the crossing */
-            mbs_rkstab *r = near_of(s);
-            const long c[4] = {r->nfev, r->naccept, r->nreject, r->nproj};
-            if (r->fsal_valid && r->t_fsal >= s->t_exit && t_target >= r->t_fsal) {
-                cross_end(s);
-                continue;
-            }
-            if (t_target > s->t_exit) { /* run it to the end, then DOP853 on */
-                rc = mbs_rkstab_advance_dense(r, f, p, ctx, s->t_fsal, X, s->t_exit, s->t_exit, max_steps, xout);
-                cross_count(s, c);
-                if (rc != MBS_RKSTAB_OK) return rc;
-                cross_end(s);
-                continue;
-            }
-            rc = mbs_rkstab_advance_dense(r, f, p, ctx, s->t_fsal, X, t_target,
-                                          t_stop < s->t_exit ? t_stop : s->t_exit, max_steps, xout);
-            cross_count(s, c);
-            return rc;
-        }
-        tint = s->t_fsal;
-        if (t_target > tint) {
-            rc = advance_impl(s, f, p, ctx, &tint, X, t_target, isfinite(t_stop) ? t_stop : INFINITY,
-                              max_steps, 1);
-            if (rc == CROSS_BEGINS) {
-                s->t_fsal = tint;
-                rc = cross_begin(s);
-                if (rc != MBS_RKSTAB_OK) return rc;
-                continue;
-            }
-            if (rc != MBS_RKSTAB_OK) return rc;
-        }
-        if (t_target == tint) {
-            memcpy(xout, X, (size_t)n * sizeof(double));
-            return MBS_RKSTAB_OK;
-        }
-        if (!s->dense_valid || t_target < s->t_prev) return MBS_RKSTAB_EARG; /* not inside the last step */
-        if (!s->dense_ready) {
-            rc = build_dense(s, f, ctx);
-            if (rc != MBS_RKSTAB_OK) return rc;
-        }
-        interpolate(s, t_target, xout);
-        return MBS_RKSTAB_OK;
-    }
+    if (s == NULL) return MBS_STEP_EARG;
+    memset(s, 0, sizeof(*s));
+    return mbs_stepper_init(&s->st, &mbs_dop853_method, n, work, rtol, atol, hmax);
 }

@@ -597,17 +597,15 @@ static int project_optimal(mbs_form *F, double t, double *x)
     return 0;
 }
 
-/* PStab (seed 004 eqs. 3.66, 3.68, 3.69) */
-static int project_pstab(mbs_form *F, double t, double *x)
+/* PStab's weighting at y: W = M^-1 C^T (seed 004 eq. 3.66, weighting 'mass', M = L L^T factored in
+ * place in F->split) or C^T (eq. 3.69, 'identity'), f x m; c, C, b' at y in F->split.  col and
+ * Linv: f doubles of scratch. */
+static int pstab_weights(mbs_form *F, double t, double *y, double *v, double *W, double *col, double *Linv)
 {
-    const int f = F->f, m = F->m, mh = F->mh;
-    double *y = x, *v = x + f, *w = F->work;
-    double *W = take(&w, f * m), *S = take(&w, m * m), *z = take(&w, m), *col = take(&w, f);
-    double *Linv = take(&w, f), *Sinv = take(&w, m); /* reciprocals of the factors' diagonals */
-    double *Sh = S, *Shinv = Sinv; /* C_h W_h of the holonomic rows: S itself if all are */
-    double *M = F->split; /* M, then c, C, b' at y, and after each correction at the new y */
-    const double *c = M + f * f + f, *C = c + mh, *b1 = C + m * f;
-    int i, j, it, rc;
+    const int f = F->f, m = F->m;
+    double *M = F->split;
+    const double *C = M + f * f + f + F->mh;
+    int i, j, rc;
     char at[160];
     if (F->weighting == 0) {
         constrained_at(F, t, y, v);
@@ -620,7 +618,6 @@ static int project_pstab(mbs_form *F, double t, double *x)
     } else {
         positions_at(F, t, y);
     }
-    /* W = M^-1 C^T (3.66) or C^T (3.69), f x m */
     for (j = 0; j < m; j++) {
         for (i = 0; i < f; i++)
             col[i] = C[j * f + i];
@@ -629,6 +626,24 @@ static int project_pstab(mbs_form *F, double t, double *x)
         for (i = 0; i < f; i++)
             W[i * m + j] = col[i];
     }
+    return 0;
+}
+
+/* PStab (seed 004 eqs. 3.66, 3.68, 3.69) */
+static int project_pstab(mbs_form *F, double t, double *x)
+{
+    const int f = F->f, m = F->m, mh = F->mh;
+    double *y = x, *v = x + f, *w = F->work;
+    double *W = take(&w, f * m), *S = take(&w, m * m), *z = take(&w, m), *col = take(&w, f);
+    double *Linv = take(&w, f), *Sinv = take(&w, m); /* reciprocals of the factors' diagonals */
+    double *Sh = S, *Shinv = Sinv; /* C_h W_h of the holonomic rows: S itself if all are */
+    double *M = F->split; /* M, then c, C, b' at y, and after each correction at the new y */
+    const double *c = M + f * f + f, *C = c + mh, *b1 = C + m * f;
+    int i, j, it, rc;
+    char at[160];
+    rc = pstab_weights(F, t, y, v, W, col, Linv);
+    if (rc != 0)
+        return rc;
     mbs_gemm(0, m, m, f, C, W, S); /* C M^-1 C^T or C C^T */
     F->nproj++;
     if (mh < m) { /* nonholonomic rows: the positions are corrected with the leading block */
@@ -952,50 +967,73 @@ static double consistent_rates(mbs_form *F, int nrow, const double *G, const dou
     return max_abs(nrow, gt);
 }
 
-int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *fixed,
-                        const unsigned char *held_rates, const double *e0, const double *rate,
-                        const unsigned char *has_rate, double tol, int max_iter, int *bad_row)
+/* The scratch of mbs_form_consistent in F->work and F->iwork (R = m + nic rows at most): c, C, b'
+ * of all rows (cs, b1 = b'), the initial conditions (ie), g and G = [C_h; E] at y, trial g and G
+ * (gt, Gt), the QR (A, tau, perm), a step, the positions y and rates v being made consistent, the
+ * right-hand sides of the velocity rows (rhs), scratch dv, the rates before (v0), and the indices
+ * of the free coordinates and of the rates that move. */
+typedef struct {
+    double *cs, *ie, *g, *G, *gt, *Gt, *A, *tau, *step, *y, *v, *rhs, *dv, *v0;
+    const double *b1;
+    int *perm, *freeidx, *moveidx;
+    int nfree;
+} init_work;
+
+static void init_workspace(mbs_form *F, init_work *w)
 {
-    /* R rows at most: Rp = mh + nic of g at the position level, m + nic at the velocity level */
-    const int f = F->f, m = F->m, mh = F->mh, nic = F->nic, R = m + nic, Rp = mh + nic;
-    double *cs = F->work, *ie = cs + 2 * m + m * f, *g = ie + nic + nic * f, *G = g + R;
-    double *gt = G + R * f, *Gt = gt + R, *A = Gt + R * f, *tau = A + f * R, *step = tau + R + 1;
-    double *y = step + f, *v = y + f, *rhs = v + f, *dv = rhs + R, *v0 = dv + f;
-    const double *b1 = cs + mh + m * f;
-    int *perm = F->iwork, *freeidx = F->iwork + R, *moveidx = freeidx + f;
-    int nfree = 0, nmove = 0, it, i, j, rank, nrow, worst;
-    double norm, vmax, vres = -1.0;
+    const int f = F->f, m = F->m, mh = F->mh, nic = F->nic, R = m + nic;
+    w->cs = F->work;
+    w->ie = w->cs + 2 * m + m * f;
+    w->g = w->ie + nic + nic * f;
+    w->G = w->g + R;
+    w->gt = w->G + R * f;
+    w->Gt = w->gt + R;
+    w->A = w->Gt + R * f;
+    w->tau = w->A + f * R;
+    w->step = w->tau + R + 1;
+    w->y = w->step + f;
+    w->v = w->y + f;
+    w->rhs = w->v + f;
+    w->dv = w->rhs + R;
+    w->v0 = w->dv + f;
+    w->b1 = w->cs + mh + m * f;
+    w->perm = F->iwork;
+    w->freeidx = F->iwork + R;
+    w->moveidx = w->freeidx + f;
+}
 
-    *bad_row = -1;
-    eval_tp(F, t);
-    memcpy(y, x, sizeof(double) * (size_t)f);
-    memcpy(v, x + f, sizeof(double) * (size_t)f);
-    for (j = 0; j < f; j++)
-        if (!fixed[j])
-            freeidx[nfree++] = j;
-
-    init_residual(F, t, y, e0, cs, ie, g, G);
-    norm = max_abs(Rp, g);
-    for (it = 0; it < max_iter && !(norm <= tol) && nfree > 0; it++) {
+/* Positions: Newton with minimum-norm steps of the free coordinates on g(y) = 0 (the Rp = mh + nic
+ * rows at the position level), halving a step until the residual falls.  0, or 1 with *bad_row and
+ * the message when max |g| stays above tol. */
+static int consistent_positions(mbs_form *F, double t, init_work *w, const double *e0, double tol,
+                                int max_iter, int *bad_row)
+{
+    const int f = F->f, m = F->m, mh = F->mh, Rp = mh + F->nic;
+    int it, i, rank, worst;
+    double norm;
+    init_residual(F, t, w->y, e0, w->cs, w->ie, w->g, w->G);
+    norm = max_abs(Rp, w->g);
+    for (it = 0; it < max_iter && !(norm <= tol) && w->nfree > 0; it++) {
         double lam = 1.0;
         int accepted = 0;
-        if (qr_of_transpose(Rp, f, G, freeidx, nfree, A, tau, perm, &rank, F->rank_tol) != 0)
+        if (qr_of_transpose(Rp, f, w->G, w->freeidx, w->nfree, w->A, w->tau, w->perm, &rank,
+                            F->rank_tol) != 0)
             break;
         for (i = 0; i < Rp; i++)
-            gt[i] = -g[i];
-        mbs_qr_solve_minnorm(nfree, Rp, A, tau, perm, rank, gt, step);
+            w->gt[i] = -w->g[i];
+        mbs_qr_solve_minnorm(w->nfree, Rp, w->A, w->tau, w->perm, rank, w->gt, w->step);
         while (lam > 1e-4) {
             double ntry;
-            double *ytry = dv; /* scratch f */
-            memcpy(ytry, y, sizeof(double) * (size_t)f);
-            for (i = 0; i < nfree; i++)
-                ytry[freeidx[i]] += lam * step[i];
-            init_residual(F, t, ytry, e0, cs, ie, gt, Gt);
-            ntry = max_abs(Rp, gt);
+            double *ytry = w->dv; /* scratch f */
+            memcpy(ytry, w->y, sizeof(double) * (size_t)f);
+            for (i = 0; i < w->nfree; i++)
+                ytry[w->freeidx[i]] += lam * w->step[i];
+            init_residual(F, t, ytry, e0, w->cs, w->ie, w->gt, w->Gt);
+            ntry = max_abs(Rp, w->gt);
             if (isfinite(ntry) && ntry < norm) {
-                memcpy(y, ytry, sizeof(double) * (size_t)f);
-                memcpy(g, gt, sizeof(double) * (size_t)Rp);
-                memcpy(G, Gt, sizeof(double) * (size_t)(Rp * f));
+                memcpy(w->y, ytry, sizeof(double) * (size_t)f);
+                memcpy(w->g, w->gt, sizeof(double) * (size_t)Rp);
+                memcpy(w->G, w->Gt, sizeof(double) * (size_t)(Rp * f));
                 norm = ntry;
                 accepted = 1;
                 break;
@@ -1005,61 +1043,104 @@ int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *f
         if (!accepted)
             break;
     }
-    if (!(norm <= tol)) {
-        worst = 0;
-        for (i = 1; i < Rp; i++)
-            if (fabs(g[i]) > fabs(g[worst]))
-                worst = i;
-        *bad_row = worst < mh ? worst : m + worst - mh; /* the rows of c, then of e */
-        if (F->reached != NULL)
-            memcpy(F->reached, y, sizeof(double) * (size_t)f);
-        snprintf(F->message, sizeof F->message,
-                 "violated by %.3g after Newton from the given values (%d coordinate(s) free)",
-                 Rp > 0 ? fabs(g[worst]) : 0.0, nfree);
-        return 1;
-    }
-    /* velocities: all rows of C (nonholonomic ones too), then rows of E whose condition gives a
-     * rate; cs holds C and b' at y, G = [C_h; E]: E moves down to row m, C takes rows 0..m */
-    init_residual(F, t, y, e0, cs, ie, g, G);
+    if (norm <= tol)
+        return 0;
+    worst = 0;
+    for (i = 1; i < Rp; i++)
+        if (fabs(w->g[i]) > fabs(w->g[worst]))
+            worst = i;
+    *bad_row = worst < mh ? worst : m + worst - mh; /* the rows of c, then of e */
+    if (F->reached != NULL)
+        memcpy(F->reached, w->y, sizeof(double) * (size_t)f);
+    snprintf(F->message, sizeof F->message,
+             "violated by %.3g after Newton from the given values (%d coordinate(s) free)",
+             Rp > 0 ? fabs(w->g[worst]) : 0.0, w->nfree);
+    return 1;
+}
+
+/* The velocity rows at the consistent y: all rows of C (nonholonomic ones too) with -b', then the
+ * rows of E whose condition gives a rate, with that rate (cs holds C and b' at y, G = [C_h; E]: E
+ * moves down to row m, C takes rows 0..m).  Returns their number. */
+static int velocity_rows(mbs_form *F, double t, init_work *w, const double *e0, const double *rate,
+                         const unsigned char *has_rate)
+{
+    const int f = F->f, m = F->m, mh = F->mh, nic = F->nic, R = m + nic;
+    int i, nrow = 0;
+    init_residual(F, t, w->y, e0, w->cs, w->ie, w->g, w->G);
     if (mh < m && nic > 0)
-        memmove(G + m * f, G + mh * f, sizeof(double) * (size_t)(nic * f));
-    memcpy(G, cs + mh, sizeof(double) * (size_t)(m * f));
-    nrow = 0;
+        memmove(w->G + m * f, w->G + mh * f, sizeof(double) * (size_t)(nic * f));
+    memcpy(w->G, w->cs + mh, sizeof(double) * (size_t)(m * f));
     for (i = 0; i < R; i++) {
         if (i >= m && !has_rate[i - m])
             continue;
         if (nrow != i)
-            memmove(G + nrow * f, G + i * f, sizeof(double) * (size_t)f);
-        rhs[nrow] = i < m ? -b1[i] : rate[i - m];
+            memmove(w->G + nrow * f, w->G + i * f, sizeof(double) * (size_t)f);
+        w->rhs[nrow] = i < m ? -w->b1[i] : rate[i - m];
         nrow++;
     }
-    /* first only the free rates that are not held (guesses), so that given rates that fit the
-     * rows keep their values; if the rows cannot hold that way, every free rate moves */
-    memcpy(v0, v, sizeof(double) * (size_t)f);
-    for (i = 0; i < nfree; i++)
-        if (held_rates == NULL || !held_rates[freeidx[i]])
-            moveidx[nmove++] = freeidx[i];
-    if (nmove < nfree) {
-        vres = consistent_rates(F, nrow, G, rhs, moveidx, nmove, v, gt, A, tau, step, perm);
-        vmax = max_abs(f, v);
+    return nrow;
+}
+
+/* Velocities: the least change of the free rates that satisfies the nrow velocity rows; first only
+ * of those not held (guesses), so that given rates that fit the rows keep their values, and if the
+ * rows cannot hold that way of every free rate.  0, or 2 with the message. */
+static int consistent_velocities(mbs_form *F, init_work *w, int nrow, const unsigned char *held_rates,
+                                 double tol)
+{
+    const int f = F->f;
+    int i, nmove = 0;
+    double vmax, vres = -1.0;
+    memcpy(w->v0, w->v, sizeof(double) * (size_t)f);
+    for (i = 0; i < w->nfree; i++)
+        if (held_rates == NULL || !held_rates[w->freeidx[i]])
+            w->moveidx[nmove++] = w->freeidx[i];
+    if (nmove < w->nfree) {
+        vres = consistent_rates(F, nrow, w->G, w->rhs, w->moveidx, nmove, w->v, w->gt, w->A, w->tau, w->step,
+                                w->perm);
+        vmax = max_abs(f, w->v);
         if (!(vres >= 0.0 && vres <= 1e3 * tol * (vmax > 1.0 ? vmax : 1.0))) {
-            memcpy(v, v0, sizeof(double) * (size_t)f);
+            memcpy(w->v, w->v0, sizeof(double) * (size_t)f);
             vres = -1.0;
         }
     }
     if (vres < 0.0)
-        vres = consistent_rates(F, nrow, G, rhs, freeidx, nfree, v, gt, A, tau, step, perm);
+        vres = consistent_rates(F, nrow, w->G, w->rhs, w->freeidx, w->nfree, w->v, w->gt, w->A, w->tau,
+                                w->step, w->perm);
     if (vres < 0.0) {
         snprintf(F->message, sizeof F->message, "QR of the velocity constraints failed");
         return 2;
     }
-    vmax = max_abs(f, v);
+    vmax = max_abs(f, w->v);
     if (!(vres <= 1e3 * tol * (vmax > 1.0 ? vmax : 1.0))) {
         snprintf(F->message, sizeof F->message,
                  "no consistent initial velocities (velocity constraints violated by %.3g)", vres);
         return 2;
     }
-    memcpy(x, y, sizeof(double) * (size_t)f);
-    memcpy(x + f, v, sizeof(double) * (size_t)f);
+    return 0;
+}
+
+int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *fixed,
+                        const unsigned char *held_rates, const double *e0, const double *rate,
+                        const unsigned char *has_rate, double tol, int max_iter, int *bad_row)
+{
+    const int f = F->f;
+    init_work w;
+    int j, rc;
+    *bad_row = -1;
+    eval_tp(F, t);
+    init_workspace(F, &w);
+    memcpy(w.y, x, sizeof(double) * (size_t)f);
+    memcpy(w.v, x + f, sizeof(double) * (size_t)f);
+    w.nfree = 0;
+    for (j = 0; j < f; j++)
+        if (!fixed[j])
+            w.freeidx[w.nfree++] = j;
+    if (consistent_positions(F, t, &w, e0, tol, max_iter, bad_row) != 0)
+        return 1;
+    rc = consistent_velocities(F, &w, velocity_rows(F, t, &w, e0, rate, has_rate), held_rates, tol);
+    if (rc != 0)
+        return rc;
+    memcpy(x, w.y, sizeof(double) * (size_t)f);
+    memcpy(x + f, w.v, sizeof(double) * (size_t)f);
     return 0;
 }

@@ -18,6 +18,7 @@
 #include "mbs_parameters.h"
 #include "mbs_radau.h"
 #include "mbs_rkstab.h"
+#include "mbs_stepper.h"
 
 #define F MBS_F
 #define NX MBS_NX
@@ -58,7 +59,7 @@ typedef struct {
     double t0;                 /* time of the start */
     int stiff_warned;          /* whether the stiffness warning was given */
     int method;                /* MBS_METHOD_RKSTAB, MBS_METHOD_STIFF or MBS_METHOD_DOP853 */
-    mbs_rkstab rk;
+    mbs_stepper rk;            /* the methods on the step driver (mbs_stepper.h), each with its work */
     double work[MBS_RKSTAB_WORK_SIZE(NX)];
     mbs_radau rd;
     double rwork[MBS_RADAU_WORK_SIZE(NX)];
@@ -581,7 +582,20 @@ static double inst_weak(void *ctx, double t, const double *x, double *d)
 }
 #endif
 
-/* The explicit methods' hook for singular positions (mbs_rkstab.h, mbs_dop853.h): the null-space
+/* The stepper of an integration method (MBS_METHOD_*) and the method it runs (mbs_stepper.h). */
+static mbs_stepper *stepper(mbs_sim *d, int method)
+{
+    return method == MBS_METHOD_STIFF ? &d->rd.st : method == MBS_METHOD_DOP853 ? &d->dp.st : &d->rk;
+}
+
+static const mbs_step_method *method_of(int method)
+{
+    return method == MBS_METHOD_STIFF    ? &mbs_radau_method
+           : method == MBS_METHOD_DOP853 ? &mbs_dop853_method
+                                         : &mbs_rkstab_method;
+}
+
+/* The explicit methods' hook for singular positions (mbs_stepper.h): the null-space
  * formulations.  A function pointer, so it is set again when a saved state is restored (a
  * serialized state may come from another process, where the function has another address). */
 static void singular_hook(mbs_instance *I)
@@ -591,12 +605,31 @@ static void singular_hook(mbs_instance *I)
     if (I->form.kind == MBS_FORM_QR || I->form.kind == MBS_FORM_SVD)
         weak = inst_weak;
 #endif
-    I->d.rk.sing.weak = I->d.dp.sing.weak = weak;
+    I->d.rk.sing.weak = I->d.dp.st.sing.weak = weak;
 }
 
 static mbs_project_fn projection(const mbs_instance *I)
 {
     return MBS_NC > 0 && mbs_form_projects(I->form.kind) ? inst_project : NULL;
+}
+
+/* Every method set up from the values at the start, with the stiffness detection of the explicit
+ * ones (80 % of their stability boundary, mbsfmu.core.constants.STIFFNESS). */
+static int init_integrators(mbs_instance *I)
+{
+    const double rtol = I->d.v[MBS_VR_RTOL], atol = solver_atol(I), hmax = I->d.v[MBS_VR_HMAX];
+    int rc = mbs_rkstab_init(&I->d.rk, NX, I->d.work, rtol, atol, hmax);
+    if (rc == MBS_STEP_OK)
+        rc = mbs_dop853_init(&I->d.dp, NX, I->d.dwork, rtol, atol, hmax);
+    if (rc == MBS_STEP_OK)
+        rc = mbs_radau_init(&I->d.rd, NX, I->d.rwork, I->d.riwork, rtol, atol, hmax);
+    if (rc != MBS_STEP_OK)
+        return rc;
+    I->d.rk.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_RKSTAB;
+    I->d.dp.st.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_DOP853;
+    I->d.rk.stiff_gap = I->d.dp.st.stiff_gap = MBS_STIFF_GAP;
+    singular_hook(I);
+    return MBS_STEP_OK;
 }
 
 /* ---------------------------------------------------------------- outputs */
@@ -919,23 +952,9 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
 #else
     (void)hold;
 #endif
-    rc = mbs_rkstab_init(&I->d.rk, NX, I->d.work, I->d.v[MBS_VR_RTOL], solver_atol(I),
-                         I->d.v[MBS_VR_HMAX]);
-    if (rc != MBS_RKSTAB_OK)
-        return fail(I, "integrator setup failed: %s", mbs_rkstab_message(rc));
-    I->d.rk.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_RKSTAB;
-    I->d.rk.stiff_gap = MBS_STIFF_GAP;
-    rc = mbs_dop853_init(&I->d.dp, NX, I->d.dwork, I->d.v[MBS_VR_RTOL], solver_atol(I),
-                         I->d.v[MBS_VR_HMAX]);
-    if (rc != MBS_RKSTAB_OK)
-        return fail(I, "integrator setup failed: %s", mbs_dop853_message(rc));
-    I->d.dp.stiff_hrho = MBS_STIFF_FRACTION * MBS_STIFF_BOUNDARY_DOP853;
-    I->d.dp.stiff_gap = MBS_STIFF_GAP;
-    rc = mbs_radau_init(&I->d.rd, NX, I->d.rwork, I->d.riwork, I->d.v[MBS_VR_RTOL], solver_atol(I),
-                        I->d.v[MBS_VR_HMAX]);
-    if (rc != MBS_RKSTAB_OK)
-        return fail(I, "integrator setup failed: %s", mbs_radau_message(rc));
-    singular_hook(I);
+    rc = init_integrators(I);
+    if (rc != MBS_STEP_OK)
+        return fail(I, "integrator setup failed: %s", mbs_step_message(rc));
     I->d.t0 = I->d.t;
     I->d.stiff_warned = 0;
     I->stiff_msg[0] = '\0';
@@ -1032,11 +1051,10 @@ int mbs_inst_switch(const mbs_instance *I, int k, double *t, unsigned char *depe
  * Said once per run, through the logger and mbs_inst_stiffness. */
 static void check_stiffness(mbs_instance *I)
 {
-    /* the counters of the explicit method that ran (both keep the same ones) */
-    const int dop = I->d.method == MBS_METHOD_DOP853;
-    const double h = dop ? I->d.dp.h : I->d.rk.h;
-    const double hrho = dop ? I->d.dp.hrho_stiff : I->d.rk.hrho_stiff, h_stiff = dop ? I->d.dp.h_stiff : I->d.rk.h_stiff;
-    const int stiff_run = dop ? I->d.dp.stiff_run : I->d.rk.stiff_run;
+    /* the counters of the explicit method that ran (the driver keeps them for every method) */
+    const mbs_stepper *s = stepper(&I->d, I->d.method);
+    const double h = s->h, hrho = s->hrho_stiff, h_stiff = s->h_stiff;
+    const int stiff_run = s->stiff_run;
     if (I->d.stiff_warned || stiff_run < MBS_STIFF_STEPS || !(h > 0.0) ||
         (I->d.t_stop - I->d.t) / h <= MBS_STIFF_MIN_REMAINING || I->d.v[MBS_VR_RTOL] > MBS_STIFF_RTOL_MAX)
         return;
@@ -1056,15 +1074,63 @@ const char *mbs_inst_stiffness(const mbs_instance *I) { return I->stiff_msg; }
 /* Every integrator starts afresh at the next do-step (from the state of the communication point). */
 static void reset_integrators(mbs_instance *I)
 {
-    mbs_rkstab_reset_fsal(&I->d.rk);
-    mbs_dop853_reset_fsal(&I->d.dp);
-    mbs_radau_reset(&I->d.rd);
+    int k;
+    for (k = 0; mbs_method_name(k) != NULL; k++)
+        mbs_stepper_reset(stepper(&I->d, k), method_of(k));
+}
+
+/* The settings of every method from the values (tunable between do-steps), and after a change
+ * of inputs or parameters a restart at the communication point (the steps taken past it assumed
+ * the old values); while they keep changing, steps do not pass the next one.  Inputs given as a
+ * function of time are known ahead: the run continues past.  Returns the stop time of the step. */
+static double set_up_integrators(mbs_instance *I, double t_end)
+{
+    double t_stop;
+    int k;
+    for (k = 0; mbs_method_name(k) != NULL; k++) {
+        mbs_stepper *s = stepper(&I->d, k);
+        s->rtol = I->d.v[MBS_VR_RTOL];
+        s->atol = solver_atol(I);
+        s->hmax = I->d.v[MBS_VR_HMAX] > 0.0 ? I->d.v[MBS_VR_HMAX] : INFINITY;
+    }
+    I->d.inputs_changing = I->d.fsal_dirty && I->input_fn == NULL;
+    if (I->d.fsal_dirty) {
+        reset_integrators(I);
+        I->d.fsal_dirty = 0;
+    }
+    t_stop = I->d.inputs_changing ? t_end : I->d.t_stop;
+    if (I->d.method == MBS_METHOD_STIFF) /* its dense output is of order 3 only: stop at t_end */
+        t_stop = t_end;
+    return t_stop < t_end ? t_end : t_stop;
+}
+
+/* A failed do-step from t to t_end (code rc): the message names the internal time, the cause, a
+ * nearly singular configuration where the step size collapsed there, and the inputs; the
+ * integrators restart from the last communication point, whose state (outputs, time, saved
+ * states) stays valid. */
+static int step_failed(mbs_instance *I, int rc, double t, double t_end)
+{
+    char inputs[512], singular[400] = "";
+    double t_int;
+    const double *x_int = mbs_stepper_state(stepper(&I->d, I->d.method), method_of(I->d.method), &t_int);
+    if (MBS_NC > 0 &&
+        (rc == MBS_STEP_EUNDERFLOW || rc == MBS_STEP_ETOOMANY || rc == MBS_STEP_ENEWTON ||
+         rc == MBS_STEP_ECOLLAPSE) &&
+        mbs_form_singularity(&I->form, t_int, x_int, 0, MBS_SINGULAR_PIVOT_LOW, MBS_SINGULAR_PIVOT_HIGH,
+                             mbs_row_names, singular + 2, sizeof singular - 2))
+        memcpy(singular, "; ", 2);
+    reset_integrators(I);
+    I->last_code = rc;
+    inputs_text(I, inputs, sizeof inputs);
+    return fail(I, "integration from t=%.17g to %.17g failed (internal time %.17g): %s%s%s%s%s", t,
+                t_end, t_int, mbs_step_message(rc), I->form.message[0] ? ": " : "",
+                I->form.message, singular, inputs);
 }
 
 int mbs_inst_do_step(mbs_instance *I, double t, double h)
 {
     double t_end, t_stop, x[NX];
-    mbs_project_fn project = projection(I);
+    const mbs_problem pb = {inst_rhs, NULL, projection(I), I};
     int rc;
     I->last_code = 0;
     if (!I->d.started)
@@ -1079,65 +1145,22 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
         return fail(I, "max_internal_step = %g s would need more than %ld internal steps for the "
                        "communication step of %g s; raise max_internal_step or shorten the step",
                     I->d.v[MBS_VR_HMAX], MAX_STEPS_PER_CALL, h);
-    I->d.rk.rtol = I->d.rd.rtol = I->d.dp.rtol = I->d.v[MBS_VR_RTOL];
-    I->d.rk.atol = I->d.rd.atol = I->d.dp.atol = solver_atol(I);
-    I->d.rk.hmax = I->d.rd.hmax = I->d.dp.hmax = I->d.v[MBS_VR_HMAX] > 0.0 ? I->d.v[MBS_VR_HMAX] : INFINITY;
-    /* Inputs or parameters changed: restart at the communication point (the steps taken past it
-     * assumed the old values), and while they keep changing, do not step past the next one.
-     * Inputs given as a function of time are known ahead: the run continues past. */
-    I->d.inputs_changing = I->d.fsal_dirty && I->input_fn == NULL;
-    if (I->d.fsal_dirty) {
-        reset_integrators(I);
-        I->d.fsal_dirty = 0;
-    }
     t_end = t + h;
-    t_stop = I->d.inputs_changing ? t_end : I->d.t_stop;
-    if (t_stop < t_end)
-        t_stop = t_end;
+    t_stop = set_up_integrators(I, t_end);
     I->form.message[0] = '\0';
-    if (I->d.method == MBS_METHOD_STIFF) /* its dense output is of order 3 only: stop at t_end */
-        rc = mbs_radau_advance_dense(&I->d.rd, inst_rhs, NULL, project, I, I->d.t, I->d.x, t_end, t_end,
-                                     MAX_STEPS_PER_CALL, x);
-    else if (I->d.method == MBS_METHOD_DOP853)
-        rc = mbs_dop853_advance_dense(&I->d.dp, inst_rhs, project, I, I->d.t, I->d.x, t_end, t_stop,
-                                      MAX_STEPS_PER_CALL, x);
-    else
-        rc = mbs_rkstab_advance_dense(&I->d.rk, inst_rhs, project, I, I->d.t, I->d.x, t_end, t_stop,
-                                      MAX_STEPS_PER_CALL, x);
-    if (rc == MBS_RKSTAB_OK && project != NULL && project(I, t_end, x) != 0)
-        rc = MBS_RKSTAB_EPROJECT; /* the interpolated state is projected like every step end */
-    if (rc != MBS_RKSTAB_OK) {
-        char inputs[512], singular[400] = "";
-        double t_dp;
-        const double *x_dp = mbs_dop853_state(&I->d.dp, &t_dp);
-        double t_int = I->d.method == MBS_METHOD_STIFF    ? I->d.rd.t_cur
-                       : I->d.method == MBS_METHOD_DOP853 ? t_dp
-                                                          : I->d.rk.t_fsal;
-        /* the last accepted internal state: row 0 of each method's work (DOP853: or its crossing's) */
-        const double *x_int = I->d.method == MBS_METHOD_STIFF    ? I->d.rd.work
-                              : I->d.method == MBS_METHOD_DOP853 ? x_dp
-                                                                 : I->d.rk.work;
-        if (MBS_NC > 0 &&
-            (rc == MBS_RKSTAB_EUNDERFLOW || rc == MBS_RKSTAB_ETOOMANY || rc == MBS_RADAU_ENEWTON ||
-             rc == MBS_RKSTAB_ECOLLAPSE) &&
-            mbs_form_singularity(&I->form, t_int, x_int, 0, MBS_SINGULAR_PIVOT_LOW, MBS_SINGULAR_PIVOT_HIGH,
-                                 mbs_row_names, singular + 2, sizeof singular - 2))
-            memcpy(singular, "; ", 2);
-        /* keep the last communication point's state: outputs, time and saved states stay valid */
-        reset_integrators(I);
-        I->last_code = rc;
-        inputs_text(I, inputs, sizeof inputs);
-        return fail(I, "integration from t=%.17g to %.17g failed (internal time %.17g): %s%s%s%s%s", t,
-                    t_end, t_int, mbs_radau_message(rc), I->form.message[0] ? ": " : "",
-                    I->form.message, singular, inputs);
-    }
+    rc = mbs_stepper_advance_dense(stepper(&I->d, I->d.method), method_of(I->d.method), &pb, I->d.t, I->d.x,
+                                   t_end, t_stop, MAX_STEPS_PER_CALL, x);
+    if (rc == MBS_STEP_OK && pb.project != NULL && pb.project(I, t_end, x) != 0)
+        rc = MBS_STEP_EPROJECT; /* the interpolated state is projected like every step end */
+    if (rc != MBS_STEP_OK)
+        return step_failed(I, rc, t, t_end);
     memcpy(I->d.x, x, sizeof x);
     I->d.t = t_end;
     if (I->d.method != MBS_METHOD_STIFF)
         check_stiffness(I);
     log_switches(I);
     if (publish(I) != MBS_OK) {
-        I->last_code = MBS_RKSTAB_ERHS;
+        I->last_code = MBS_STEP_ERHS;
         return fail(I, "outputs at t=%.17g: %.900s", t_end, I->msg);
     }
     return MBS_OK;
@@ -1204,25 +1227,15 @@ void mbs_inst_statistics(const mbs_instance *I, long *nfev, long *naccept, long 
 int mbs_inst_method_statistics(const mbs_instance *I, int method, long *naccept, long *nreject,
                                long *nfev, long *njev, long *ndec)
 {
-    if (method == MBS_METHOD_STIFF) {
-        *naccept = I->d.rd.naccept;
-        *nreject = I->d.rd.nreject;
-        *nfev = I->d.rd.nfev;
-        *njev = I->d.rd.njev;
-        *ndec = I->d.rd.ndec;
-    } else if (method == MBS_METHOD_RKSTAB) {
-        *naccept = I->d.rk.naccept;
-        *nreject = I->d.rk.nreject;
-        *nfev = I->d.rk.nfev;
-        *njev = *ndec = 0;
-    } else if (method == MBS_METHOD_DOP853) {
-        *naccept = I->d.dp.naccept;
-        *nreject = I->d.dp.nreject;
-        *nfev = I->d.dp.nfev;
-        *njev = *ndec = 0;
-    } else {
+    const mbs_stepper *s;
+    if (mbs_method_name(method) == NULL)
         return MBS_ERROR;
-    }
+    s = stepper((mbs_sim *)&I->d, method);
+    *naccept = s->naccept;
+    *nreject = s->nreject;
+    *nfev = s->nfev;
+    *njev = method == MBS_METHOD_STIFF ? I->d.rd.njev : 0;
+    *ndec = method == MBS_METHOD_STIFF ? I->d.rd.ndec : 0;
     return MBS_OK;
 }
 
@@ -1300,21 +1313,15 @@ int mbs_inst_state_check(const void *buf)
     mbs_sim d;
     int i;
     memcpy(&d, buf, sizeof d);
-    if ((d.started & ~1) || (d.rk.n != NX && d.rk.n != 0) || (d.rk.n == 0 && d.started) ||
-        (d.fsal_dirty & ~1) || (d.inputs_changing & ~1) || (d.rk.fsal_valid & ~1) ||
-        (d.rk.dense_valid & ~1) || !isfinite(d.t) || isnan(d.t_stop))
+    if ((d.started & ~1) || (d.rk.n == 0 && d.started) || (d.fsal_dirty & ~1) || (d.inputs_changing & ~1) ||
+        !isfinite(d.t) || isnan(d.t_stop) || mbs_stepper_check(&d.rk, NX) || mbs_stepper_check(&d.dp.st, NX) ||
+        mbs_stepper_check(&d.rd.st, NX))
         return 1;
     for (i = 0; i < NX; i++)
         if (d.given[i] > 1 || !isfinite(d.x[i]))
             return 1;
-    if ((d.dp.n != NX && d.dp.n != 0) || (d.dp.fsal_valid & ~1) || (d.dp.dense_valid & ~1) ||
-        (d.dp.dense_ready & ~1) || (d.rk.sing.valid & ~1) || (d.dp.sing.valid & ~1) ||
-        (d.dp.crossing & ~1))
-        return 1;
-    if ((d.part[0] & ~1) || d.part[1] < 0 || mbs_method_name(d.method) == NULL ||
-        d.v[MBS_VR_SOLVER] != (double)d.method ||
-        (d.rd.n != NX && d.rd.n != 0) || (d.rd.valid & ~1) || (d.rd.dense_valid & ~1) ||
-        (d.rd.jac_valid & ~1) || (d.rd.valid && !isfinite(d.rd.t_cur)))
+    if ((d.dp.dense_ready & ~1) || (d.rd.jac_valid & ~1) || (d.part[0] & ~1) || d.part[1] < 0 ||
+        mbs_method_name(d.method) == NULL || d.v[MBS_VR_SOLVER] != (double)d.method)
         return 1;
     for (i = 0; i < F; i++)
         if (d.part[2 + i] & ~1)
@@ -1327,8 +1334,8 @@ void mbs_inst_restore(mbs_instance *I, const void *buf)
     memcpy(&I->d, buf, sizeof I->d);
     mbs_form_forget(&I->form); /* the parameters may differ */
     I->d.rk.work = I->d.work;
-    I->d.dp.work = I->d.dwork;
-    I->d.rd.work = I->d.rwork;
+    I->d.dp.st.work = I->d.dwork;
+    I->d.rd.st.work = I->d.rwork;
     I->d.rd.iwork = I->d.riwork;
     singular_hook(I);
     I->outputs_dirty = 0; /* the state holds the outputs computed at its time */

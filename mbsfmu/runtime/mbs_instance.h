@@ -160,7 +160,7 @@ int mbs_inst_run(mbs_instance *inst, const double *grid, size_t n, double *rec, 
 /* The doubles of one row of mbs_inst_run that records `record`. */
 size_t mbs_inst_record_width(int record);
 
-/* Why the last do-step failed: an MBS_RKSTAB_* code, or MBS_STOPPED (tick), 0 if it did not. */
+/* Why the last do-step failed: an MBS_STEP_* code (mbs_stepper.h), or MBS_STOPPED (tick), 0 if it did not. */
 #define MBS_STOPPED (-100)
 int mbs_inst_last_code(const mbs_instance *inst);
 

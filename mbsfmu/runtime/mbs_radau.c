@@ -1,5 +1,7 @@
 /*
- * mbs_radau.c -- Radau IIA of order 5 for the engine; the method is described in mbs_radau.h.
+ * mbs_radau.c -- Radau IIA of order 5 for the engine; the method is described in mbs_radau.h.  Its
+ * attempt (Newton on the collocation system) and its controller plug into the step driver
+ * (mbs_stepper.c), which runs the steps.
  */
 #include "mbs_radau.h"
 
@@ -7,7 +9,6 @@
 #include <string.h>
 
 #include "mbs_linalg.h"
-#include "mbs_rk_shared.h"
 
 /* Nodes c1, c2 (c3 = 1). */
 #define SQ6 2.449489742783178098
@@ -38,10 +39,10 @@ static const double TI11 = 4.3255798900631553510, TI12 = 0.33919925181580986954,
 #define H_START 1e-6      /* RADAU5's first step */
 #define EPS 2.220446049250313e-16
 
-/* Rows of the work array. */
+/* Rows of the work array (in this order: X 0, F0 1, ..., XN 16, FN 17, then J and the factors). */
 typedef struct {
-    double *X;    /* state at t_cur (projected) */
-    double *F0;   /* f(t_cur, X) */
+    double *X;    /* state at t (projected) */
+    double *F0;   /* f(t, X) */
     double *Z;    /* z1, z2, z3 (3n, contiguous); during an iteration the stage values of f and the
                      transformed Newton corrections */
     double *W;    /* w = (T^-1 x I) z (3n) */
@@ -60,8 +61,8 @@ typedef struct {
 
 static void layout(const mbs_radau *s, rows *R)
 {
-    const int n = s->n;
-    double *w = s->work;
+    const int n = s->st.n;
+    double *w = s->st.work;
     R->X = w;
     R->F0 = R->X + n;
     R->Z = R->F0 + n;
@@ -81,15 +82,6 @@ static void layout(const mbs_radau *s, rows *R)
     R->P2 = s->iwork + n;
 }
 
-static int all_finite(const double *v, int n)
-{
-    int i;
-    for (i = 0; i < n; i++)
-        if (!isfinite(v[i]))
-            return 0;
-    return 1;
-}
-
 /* sqrt(1/(n m) sum (v_i / scal_(i mod n))^2) over m consecutive rows of n */
 static double scaled_norm(const double *v, const double *scal, int n, int m)
 {
@@ -103,80 +95,30 @@ static double scaled_norm(const double *v, const double *scal, int n, int m)
     return sqrt(sum / ((double)n * m));
 }
 
-int mbs_radau_init(mbs_radau *s, int n, double *work, int *iwork, double rtol, double atol, double hmax)
-{
-    if (s == NULL)
-        return MBS_RKSTAB_EARG;
-    memset(s, 0, sizeof *s);
-    if (n < 1 || work == NULL || iwork == NULL || !(rtol > 0.0) || !isfinite(rtol) || isnan(atol) ||
-        isinf(atol) || isnan(hmax))
-        return MBS_RKSTAB_EARG;
-    s->n = n;
-    s->work = work;
-    s->iwork = iwork;
-    s->rtol = rtol;
-    s->atol = atol < 0.0 ? rtol / 10.0 : atol;
-    s->hmax = hmax > 0.0 ? hmax : HUGE_VAL;
-    s->hmin = 0.0;
-    s->h = 0.0;
-    mbs_radau_reset(s);
-    return MBS_RKSTAB_OK;
-}
-
-void mbs_radau_reset(mbs_radau *s)
-{
-    if (s == NULL)
-        return;
-    s->valid = 0;
-    s->dense_valid = 0;
-    s->jac_valid = 0;
-    s->jac_fresh = 0;
-    s->lu_valid = 0;
-    s->h_lu = 0.0;
-    s->first = 1;
-    s->reject_last = 0;
-    s->h_acc = 0.0;
-    s->err_acc = 1e-2;
-    s->faccon = 1.0;
-    s->theta = 1.0;
-}
-
-const char *mbs_radau_message(int code)
-{
-    if (code == MBS_RADAU_ESINGULAR)
-        return "the iteration matrix of the implicit method stayed singular while the step size was "
-               "halved";
-    if (code == MBS_RADAU_ENEWTON)
-        return "step size underflow: the Newton iteration of the implicit method diverged at every "
-               "step size (no solution of its stage equations near the state: a singularity of the "
-               "model's forces or constraints, or a discontinuity)";
-    return mbs_rkstab_message(code);
-}
-
 /* Jacobian at (t, X) with F0 = f(t, X): the callback's, or forward differences. */
-static int jacobian(mbs_radau *s, const rows *R, mbs_rhs_fn f, mbs_jac_fn jac, void *ctx, double t)
+static int jacobian(mbs_radau *s, const rows *R, const mbs_problem *pb, double t)
 {
-    const int n = s->n;
+    const int n = s->st.n;
     int i, j;
     s->njev++;
-    if (jac != NULL) {
-        if (jac(ctx, t, R->X, R->F0, R->J) != 0)
-            return MBS_RKSTAB_ERHS;
+    if (pb->jac != NULL) {
+        if (pb->jac(pb->ctx, t, R->X, R->F0, R->J) != 0)
+            return MBS_STEP_ERHS;
     } else {
         memcpy(R->XS, R->X, sizeof(double) * (size_t)n);
         for (j = 0; j < n; j++) {
             const double xj = R->X[j];
             const double delta = sqrt(EPS * (fabs(xj) > 1e-5 ? fabs(xj) : 1e-5));
             R->XS[j] = xj + delta;
-            s->nfev++;
-            if (f(ctx, t, R->XS, R->FN) != 0)
-                return MBS_RKSTAB_ERHS;
+            s->st.nfev++;
+            if (pb->f(pb->ctx, t, R->XS, R->FN) != 0)
+                return MBS_STEP_ERHS;
             for (i = 0; i < n; i++)
                 R->J[i * n + j] = (R->FN[i] - R->F0[i]) / ((xj + delta) - xj);
             R->XS[j] = xj;
         }
     }
-    return all_finite(R->J, n * n) ? MBS_RKSTAB_OK : MBS_RKSTAB_ENONFINITE;
+    return mbs_step_finite_each(R->J, n * n) ? MBS_STEP_OK : MBS_STEP_ENONFINITE;
 }
 
 /* Complex LU with partial pivoting (pivot: largest |re| + |im|), in place, of the n x n matrix
@@ -271,10 +213,11 @@ static void clu_solve(int n, const double *ar, const double *ai, const int *piv,
     }
 }
 
+
 /* Factor E1 = gamma/h I - J (real) and E2 = (alpha + i beta)/h I - J (complex); nonzero: singular. */
 static int decompose(mbs_radau *s, const rows *R, double h)
 {
-    const int n = s->n;
+    const int n = s->st.n;
     const double g = GAMMA / h, a = ALPHA / h, b = BETA / h;
     int i, j;
     s->ndec++;
@@ -290,81 +233,153 @@ static int decompose(mbs_radau *s, const rows *R, double h)
     return clu_factor(n, R->E2R, R->E2I, R->P2) != 0;
 }
 
-/* Outcomes of one attempted step. */
+/* The rows of a stepper that is a Radau (the driver's hooks get its first member). */
+#define RADAU(st) ((mbs_radau *)(st))
+
+/* ---------------------------------------------------------------- the iteration matrices */
+
+/* The Jacobian where it is not valid, and E1, E2 factored for the step h.  A singular matrix breaks
+ * the attempt (h is halved; MAX_SINGULAR in a row end the call: MBS_STEP_ESINGULAR). */
+static int matrices(mbs_radau *s, const rows *R, const mbs_problem *pb, double t, double h, mbs_try *a)
+{
+    int rc;
+    if (!s->jac_valid) {
+        rc = jacobian(s, R, pb, t);
+        if (rc != MBS_STEP_OK)
+            return rc;
+        s->jac_valid = 1;
+        s->jac_fresh = 1;
+        s->lu_valid = 0;
+    }
+    if (s->lu_valid && s->h_lu == h)
+        return MBS_STEP_OK;
+    s->lu_valid = 0;
+    if (decompose(s, R, h) != 0) {
+        if (++s->nsing >= MAX_SINGULAR)
+            return MBS_STEP_ESINGULAR;
+        a->outcome = MBS_TRY_BROKEN;
+        a->cause = MBS_STEP_EUNDERFLOW;
+        return MBS_STEP_OK;
+    }
+    s->nsing = 0;
+    s->lu_valid = 1;
+    s->h_lu = h;
+    return MBS_STEP_OK;
+}
+
+/* ---------------------------------------------------------------- one attempt */
+
+/* Outcomes of the Newton iteration and the error estimate. */
 enum { STEP_ACCEPT, STEP_REJECT, STEP_NEWTON_FAIL, STEP_NONFINITE, STEP_RHS_FAIL };
 
-/* Internal tolerances and Newton stopping criterion of a call. */
-typedef struct {
-    double rtol, atol, fnewt;
-} tolerances;
-
-/* Newton iteration and error estimate of one step of size h from (t, X) with the factors for h.
- * STEP_ACCEPT: err <= 1 (*err, *newt set), XN = projected x_new, FN = f(t + h, XN), Z = the stage
- * increments.  STEP_REJECT: error test failed or Newton too slow; *hnew is the step to retry.
- * Other STEP_*: halve h.  Negative: MBS_RKSTAB_EPROJECT. */
-static int attempt(mbs_radau *s, const rows *R, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double t,
-                   double h, double t_new, const tolerances *tol, double *err_out, int *newt_out,
-                   double *hnew)
+/* Starting values of the Newton iteration for the step h: the collocation polynomial of the last
+ * step at t + c_k h, relative to its end (zero on the first step), and W = (T^-1 x I) Z. */
+static void starting_values(const mbs_radau *s, const rows *R, double h)
 {
-    const int n = s->n;
-    const double g = GAMMA / h, a = ALPHA / h, b = BETA / h;
+    const int n = s->st.n;
     const double c[3] = {C1, C2, 1.0};
-    double *Z1 = R->Z, *Z2 = R->Z + n, *Z3 = R->Z + 2 * n;
+    const double *Z1 = R->Z, *Z2 = R->Z + n, *Z3 = R->Z + 2 * n;
     double *W1 = R->W, *W2 = R->W + n, *W3 = R->W + 2 * n;
-    double dyno, dynold = 1.0, thq, thqold = 1.0, err;
-    int i, k, newt = 0;
-
-    for (i = 0; i < n; i++)
-        R->SCAL[i] = tol->atol + tol->rtol * fabs(R->X[i]);
-    if (s->dense_valid && !s->first) {
-        /* starting values: the last collocation polynomial at t + c_k h, relative to its end */
-        const double *d1 = R->CONT + n, *d2 = R->CONT + 2 * n, *d3 = R->CONT + 3 * n;
-        for (k = 0; k < 3; k++) {
-            const double q = c[k] * h / s->h_dense;
-            double *Zk = R->Z + k * n;
-            for (i = 0; i < n; i++)
-                Zk[i] = q * (d1[i] + (q - (C2 - 1.0)) * (d2[i] + (q - (C1 - 1.0)) * d3[i]));
-        }
-        for (i = 0; i < n; i++) {
-            W1[i] = TI11 * Z1[i] + TI12 * Z2[i] + TI13 * Z3[i];
-            W2[i] = TI21 * Z1[i] + TI22 * Z2[i] + TI23 * Z3[i];
-            W3[i] = TI31 * Z1[i] + TI32 * Z2[i] + TI33 * Z3[i];
-        }
-    } else {
+    int i, k;
+    if (!s->st.dense_valid || s->first) {
         memset(R->Z, 0, sizeof(double) * (size_t)(3 * n));
         memset(R->W, 0, sizeof(double) * (size_t)(3 * n));
+        return;
     }
+    for (k = 0; k < 3; k++) {
+        const double *d1 = R->CONT + n, *d2 = R->CONT + 2 * n, *d3 = R->CONT + 3 * n;
+        const double q = c[k] * h / s->st.h_dense;
+        double *Zk = R->Z + k * n;
+        for (i = 0; i < n; i++)
+            Zk[i] = q * (d1[i] + (q - (C2 - 1.0)) * (d2[i] + (q - (C1 - 1.0)) * d3[i]));
+    }
+    for (i = 0; i < n; i++) {
+        W1[i] = TI11 * Z1[i] + TI12 * Z2[i] + TI13 * Z3[i];
+        W2[i] = TI21 * Z1[i] + TI22 * Z2[i] + TI23 * Z3[i];
+        W3[i] = TI31 * Z1[i] + TI32 * Z2[i] + TI33 * Z3[i];
+    }
+}
 
+/* f at the three stages x + z_k (at t + c_k h), written over Z; 0 or STEP_NONFINITE / RHS_FAIL. */
+static int stage_values(mbs_radau *s, const rows *R, const mbs_problem *pb, double t, double h)
+{
+    const int n = s->st.n;
+    const double c[3] = {C1, C2, 1.0};
+    int i, k;
+    for (k = 0; k < 3; k++) {
+        double *Zk = R->Z + k * n;
+        for (i = 0; i < n; i++)
+            R->XS[i] = R->X[i] + Zk[i];
+        if (!mbs_step_finite_each(R->XS, n))
+            return STEP_NONFINITE;
+        s->st.nfev++;
+        if (pb->f(pb->ctx, t + c[k] * h, R->XS, Zk) != 0)
+            return STEP_RHS_FAIL;
+        if (!mbs_step_finite_each(Zk, n))
+            return STEP_NONFINITE;
+    }
+    return 0;
+}
+
+/* One Newton correction: the right-hand sides of the transformed systems (T^-1 F) - (T^-1 A^-1 T / h) W
+ * from the stage values in Z, solved with E1 (real) and E2 (complex) in place. */
+static void newton_correction(const mbs_radau *s, const rows *R, double h)
+{
+    const int n = s->st.n;
+    const double g = GAMMA / h, a = ALPHA / h, b = BETA / h;
+    double *Z1 = R->Z, *Z2 = R->Z + n, *Z3 = R->Z + 2 * n;
+    const double *W1 = R->W, *W2 = R->W + n, *W3 = R->W + 2 * n;
+    int i;
+    for (i = 0; i < n; i++) {
+        const double f1 = Z1[i], f2 = Z2[i], f3 = Z3[i];
+        const double r1 = TI11 * f1 + TI12 * f2 + TI13 * f3;
+        const double r2 = TI21 * f1 + TI22 * f2 + TI23 * f3;
+        const double r3 = TI31 * f1 + TI32 * f2 + TI33 * f3;
+        Z1[i] = r1 - g * W1[i];
+        Z2[i] = r2 - a * W2[i] + b * W3[i];
+        Z3[i] = r3 - b * W2[i] - a * W3[i];
+    }
+    mbs_lu_solve(n, R->E1, R->P1, Z1);
+    clu_solve(n, R->E2R, R->E2I, R->P2, Z2, Z3);
+}
+
+/* W += the correction (in Z), and Z = (T x I) W. */
+static void newton_update(const mbs_radau *s, const rows *R)
+{
+    const int n = s->st.n;
+    double *Z1 = R->Z, *Z2 = R->Z + n, *Z3 = R->Z + 2 * n;
+    double *W1 = R->W, *W2 = R->W + n, *W3 = R->W + 2 * n;
+    int i;
+    for (i = 0; i < n; i++) {
+        const double w1 = W1[i] + Z1[i], w2 = W2[i] + Z2[i], w3 = W3[i] + Z3[i];
+        W1[i] = w1;
+        W2[i] = w2;
+        W3[i] = w3;
+        Z1[i] = T11 * w1 + T12 * w2 + T13 * w3;
+        Z2[i] = T21 * w1 + T22 * w2 + T23 * w3;
+        Z3[i] = T31 * w1 + w2;
+    }
+}
+
+/* The simplified Newton iteration on the collocation system of the step h from (t, X), from the
+ * starting values: at most NIT iterations; the contraction rate theta predicts early whether it
+ * converges.  STEP_ACCEPT (converged: Z the stage increments, *newt_out iterations), STEP_REJECT
+ * (it would converge too slowly: *hnew the step to retry), or STEP_NEWTON_FAIL / NONFINITE /
+ * RHS_FAIL. */
+static int newton(mbs_radau *s, const rows *R, const mbs_problem *pb, double t, double h, int *newt_out,
+                  double *hnew)
+{
+    const int n = s->st.n;
+    double dyno, dynold = 1.0, thq, thqold = 1.0, dyth;
+    int newt = 0, rc;
     s->faccon = pow(s->faccon > EPS ? s->faccon : EPS, 0.8);
     s->theta = THET;
     for (;;) {
         if (newt >= NIT)
             return STEP_NEWTON_FAIL;
-        /* f at the stages, written over Z */
-        for (k = 0; k < 3; k++) {
-            double *Zk = R->Z + k * n;
-            for (i = 0; i < n; i++)
-                R->XS[i] = R->X[i] + Zk[i];
-            if (!all_finite(R->XS, n))
-                return STEP_NONFINITE;
-            s->nfev++;
-            if (f(ctx, t + c[k] * h, R->XS, Zk) != 0)
-                return STEP_RHS_FAIL;
-            if (!all_finite(Zk, n))
-                return STEP_NONFINITE;
-        }
-        /* right-hand sides of the transformed systems: (T^-1 F) - (T^-1 A^-1 T / h) W */
-        for (i = 0; i < n; i++) {
-            const double f1 = Z1[i], f2 = Z2[i], f3 = Z3[i];
-            const double r1 = TI11 * f1 + TI12 * f2 + TI13 * f3;
-            const double r2 = TI21 * f1 + TI22 * f2 + TI23 * f3;
-            const double r3 = TI31 * f1 + TI32 * f2 + TI33 * f3;
-            Z1[i] = r1 - g * W1[i];
-            Z2[i] = r2 - a * W2[i] + b * W3[i];
-            Z3[i] = r3 - b * W2[i] - a * W3[i];
-        }
-        mbs_lu_solve(n, R->E1, R->P1, Z1);
-        clu_solve(n, R->E2R, R->E2I, R->P2, Z2, Z3);
+        if ((rc = stage_values(s, R, pb, t, h)) != 0)
+            return rc;
+        newton_correction(s, R, h);
         s->nnewton++;
         newt++;
         dyno = scaled_norm(R->Z, R->SCAL, n, 3);
@@ -374,50 +389,50 @@ static int attempt(mbs_radau *s, const rows *R, mbs_rhs_fn f, mbs_project_fn p, 
             thq = dyno / dynold;
             s->theta = newt == 2 ? thq : sqrt(thq * thqold);
             thqold = thq;
-            if (s->theta < 0.99) {
-                double dyth;
-                s->faccon = s->theta / (1.0 - s->theta);
-                dyth = s->faccon * dyno * pow(s->theta, NIT - 1 - newt) / tol->fnewt;
-                if (dyth >= 1.0) { /* would not converge within NIT iterations: a smaller step */
-                    const double qnewt = dyth < 20.0 ? dyth : 20.0;
-                    *hnew = 0.8 * h * pow(qnewt, -1.0 / (4.0 + NIT - 1 - newt));
-                    return STEP_REJECT;
-                }
-            } else {
+            if (!(s->theta < 0.99))
                 return STEP_NEWTON_FAIL;
+            s->faccon = s->theta / (1.0 - s->theta);
+            dyth = s->faccon * dyno * pow(s->theta, NIT - 1 - newt) / s->tol.fnewt;
+            if (dyth >= 1.0) { /* would not converge within NIT iterations: a smaller step */
+                const double qnewt = dyth < 20.0 ? dyth : 20.0;
+                *hnew = 0.8 * h * pow(qnewt, -1.0 / (4.0 + NIT - 1 - newt));
+                return STEP_REJECT;
             }
         }
         dynold = dyno > EPS ? dyno : EPS;
-        for (i = 0; i < n; i++) {
-            const double w1 = W1[i] + Z1[i], w2 = W2[i] + Z2[i], w3 = W3[i] + Z3[i];
-            W1[i] = w1;
-            W2[i] = w2;
-            W3[i] = w3;
-            Z1[i] = T11 * w1 + T12 * w2 + T13 * w3;
-            Z2[i] = T21 * w1 + T22 * w2 + T23 * w3;
-            Z3[i] = T31 * w1 + w2;
-        }
-        if (s->faccon * dyno <= tol->fnewt)
+        newton_update(s, R);
+        if (s->faccon * dyno <= s->tol.fnewt)
             break;
     }
     *newt_out = newt;
+    return STEP_ACCEPT;
+}
 
-    /* error estimate, scaled with max(|x|, |x_new|) */
+/* RADAU5's error estimate of the converged step, scaled with max(|x|, |x_new|):
+ *   err = E1^-1 (f(t, x) + (d1 z1 + d2 z2 + d3 z3) / h),
+ * filtered once more with f(t, x + err) on the first step and after a rejection.  STEP_ACCEPT
+ * (*err < 1), STEP_REJECT (*err >= 1) or STEP_NONFINITE / RHS_FAIL; *err at least 1e-10. */
+static int error_estimate(mbs_radau *s, const rows *R, const mbs_problem *pb, double t, double h, double *err_out)
+{
+    const int n = s->st.n;
+    const double *Z1 = R->Z, *Z2 = R->Z + n, *Z3 = R->Z + 2 * n;
+    double err;
+    int i;
     for (i = 0; i < n; i++) {
         const double ax = fabs(R->X[i]), axn = fabs(R->X[i] + Z3[i]);
-        R->SCAL[i] = tol->atol + tol->rtol * (ax > axn ? ax : axn);
+        R->SCAL[i] = s->tol.atol + s->tol.rtol * (ax > axn ? ax : axn);
         R->EF[i] = (DD1 * Z1[i] + DD2 * Z2[i] + DD3 * Z3[i]) / h;
         R->ERR[i] = R->F0[i] + R->EF[i];
     }
     mbs_lu_solve(n, R->E1, R->P1, R->ERR);
     err = scaled_norm(R->ERR, R->SCAL, n, 1);
-    if (err >= 1.0 && (s->first || s->reject_last) && isfinite(err)) {
+    if (err >= 1.0 && (s->first || s->st.reject_last) && isfinite(err)) {
         for (i = 0; i < n; i++)
             R->XS[i] = R->X[i] + R->ERR[i];
-        if (!all_finite(R->XS, n))
+        if (!mbs_step_finite_each(R->XS, n))
             return STEP_NONFINITE;
-        s->nfev++;
-        if (f(ctx, t, R->XS, R->ERR) != 0)
+        s->st.nfev++;
+        if (pb->f(pb->ctx, t, R->XS, R->ERR) != 0)
             return STEP_RHS_FAIL;
         for (i = 0; i < n; i++)
             R->ERR[i] += R->EF[i];
@@ -427,33 +442,54 @@ static int attempt(mbs_radau *s, const rows *R, mbs_rhs_fn f, mbs_project_fn p, 
     if (!isfinite(err))
         return STEP_NONFINITE;
     *err_out = err > 1e-10 ? err : 1e-10;
-    if (err >= 1.0)
-        return STEP_REJECT; /* *hnew from the controller */
-
-    /* passed: x_new, projected, and f there */
-    for (i = 0; i < n; i++)
-        R->XN[i] = R->X[i] + Z3[i];
-    if (p != NULL) {
-        s->nproj++;
-        if (p(ctx, t_new, R->XN) != 0)
-            return MBS_RKSTAB_EPROJECT;
-        if (!all_finite(R->XN, n))
-            return STEP_NONFINITE;
-    }
-    s->nfev++;
-    if (f(ctx, t_new, R->XN, R->FN) != 0)
-        return STEP_RHS_FAIL;
-    if (!all_finite(R->FN, n))
-        return STEP_NONFINITE;
-    return STEP_ACCEPT;
+    return err >= 1.0 ? STEP_REJECT : STEP_ACCEPT;
 }
+
+/* The driver's outcome of a Newton iteration or error estimate that did not pass. */
+static void failed(int res, mbs_try *a)
+{
+    a->outcome = res == STEP_REJECT ? MBS_TRY_REJECTED : MBS_TRY_BROKEN;
+    a->cause = res == STEP_NONFINITE ? MBS_STEP_ENONFINITE : res == STEP_RHS_FAIL ? MBS_STEP_ERHS
+               : res == STEP_NEWTON_FAIL ? MBS_STEP_ENEWTON : MBS_STEP_EUNDERFLOW;
+}
+
+/* One attempted step of size h from (t, X): the iteration matrices, the Newton iteration from the
+ * starting values, the error estimate, and for a step that passed x_new = x + z3, projected after
+ * the step (not counted in the error), and f(t + h, x_new). */
+static int attempt(mbs_stepper *st, const mbs_step_method *m, const mbs_problem *pb, double t, double h,
+                   double t_new, mbs_try *a)
+{
+    mbs_radau *s = RADAU(st);
+    const int n = st->n;
+    rows R;
+    int i, rc, res;
+    layout(s, &R);
+    rc = matrices(s, &R, pb, t, h, a);
+    if (rc != MBS_STEP_OK || a->outcome == MBS_TRY_BROKEN)
+        return rc;
+    for (i = 0; i < n; i++)
+        R.SCAL[i] = s->tol.atol + s->tol.rtol * fabs(R.X[i]);
+    starting_values(s, &R, h);
+    res = newton(s, &R, pb, t, h, &a->iterations, &a->h_retry);
+    if (res == STEP_ACCEPT)
+        res = error_estimate(s, &R, pb, t, h, &a->err);
+    if (res != STEP_ACCEPT) {
+        failed(res, a);
+        return MBS_STEP_OK;
+    }
+    for (i = 0; i < n; i++)
+        R.XN[i] = R.X[i] + R.Z[2 * n + i];
+    return mbs_step_project_after(st, m, pb, t_new, NULL, NULL, a);
+}
+
+/* ---------------------------------------------------------------- the controller and the dense output */
 
 /* Newton form of the collocation polynomial u of the step from the increments Z (nodes s = 0,
  * c2 - 1, c1 - 1, -1 in units of the step, relative to its end):
  *   u(s) = x_new + s (d1 + (s - c2 + 1) (d2 + (s - c1 + 1) d3)),  u(-1) = x. */
 static void store_polynomial(const mbs_radau *s, const rows *R)
 {
-    const int n = s->n;
+    const int n = s->st.n;
     const double *Z1 = R->Z, *Z2 = R->Z + n, *Z3 = R->Z + 2 * n;
     int i;
     for (i = 0; i < n; i++) {
@@ -468,238 +504,159 @@ static void store_polynomial(const mbs_radau *s, const rows *R)
     }
 }
 
-static void interpolate(const mbs_radau *s, const rows *R, double t, double *out)
+static int interpolate(mbs_stepper *st, const mbs_problem *pb, double t, double *out)
 {
-    const int n = s->n;
-    const double q = (t - s->t_cur) / s->h_dense;
+    const mbs_radau *s = RADAU(st);
+    const int n = st->n;
+    const double q = (t - st->t) / st->h_dense;
+    rows R;
     int i;
+    (void)pb;
+    layout(s, &R);
     for (i = 0; i < n; i++) {
-        const double inner = R->CONT[2 * n + i] + (q - (C1 - 1.0)) * R->CONT[3 * n + i];
-        out[i] = R->CONT[i] + q * (R->CONT[n + i] + (q - (C2 - 1.0)) * inner);
+        const double inner = R.CONT[2 * n + i] + (q - (C1 - 1.0)) * R.CONT[3 * n + i];
+        out[i] = R.CONT[i] + q * (R.CONT[n + i] + (q - (C2 - 1.0)) * inner);
     }
+    return MBS_STEP_OK;
 }
 
-/* Steps from the valid internal state until t_cur >= t_target, never past t_stop (>= t_target). */
-static int integrate(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn p, void *ctx,
-                     double t_target, double t_stop, long max_steps)
+/* h / h_new of the step-size controller after a step with error err and newt Newton iterations:
+ * err^(1/4) / fac within [QUOT_MIN, QUOT_MAX], fac = min(SAFE, SAFE (1 + 2 NIT) / (newt + 2 NIT))
+ * (fewer Newton iterations allow a bolder step). */
+static double quotient(double err, int newt)
 {
-    const int n = s->n;
-    rows R;
-    tolerances tol;
-    double h, hmin_call, span = t_target - s->t_cur;
-    long nattempt = 0;
-    int rc = MBS_RKSTAB_OK, nsing = 0;
-    int underflow_rc = MBS_RKSTAB_EUNDERFLOW; /* what h < hmin means: the cause of the last rejection */
-
-    layout(s, &R);
-    if (!(s->rtol > 0.0) || !isfinite(s->rtol) || !(s->atol >= 0.0) || !isfinite(s->atol) || isnan(s->hmax))
-        return MBS_RKSTAB_EARG;
-    /* RADAU5's internal tolerances (the estimate is of order 4, the method of order 5) */
-    tol.rtol = 0.1 * pow(s->rtol, 2.0 / 3.0);
-    tol.atol = tol.rtol * s->atol / s->rtol;
-    tol.fnewt = sqrt(tol.rtol) < 0.03 ? sqrt(tol.rtol) : 0.03;
-    if (tol.fnewt < 10.0 * EPS / tol.rtol)
-        tol.fnewt = 10.0 * EPS / tol.rtol;
-
-    /* smallest step: the caller's, or 1e-14 of the span (at most 1e-14), and never below 10 ulp(t)
-     * (checked at every step) */
-    hmin_call = s->hmin > 0.0 ? s->hmin : 1e-14 * (span < 1.0 ? span : 1.0);
-    if (hmin_call < 10.0 * mbs_rk_spacing(fabs(s->t_cur)))
-        hmin_call = 10.0 * mbs_rk_spacing(fabs(s->t_cur));
-    if (s->hmax < hmin_call)
-        return MBS_RKSTAB_EHMAX;
-    if (s->h > 0.0 && isfinite(s->h)) {
-        h = s->h;
-    } else {
-        h = H_START > 100.0 * hmin_call ? H_START : 100.0 * hmin_call;
-    }
-    if (h > s->hmax)
-        h = s->hmax;
-
-    while (s->t_cur < t_target) {
-        const double t = s->t_cur;
-        double hstep = h, t_new, hmin, err = 0.0, hnew = h, quot = 1.0, fac;
-        int res, newt = 0, clipped = 0;
-
-        hmin = 10.0 * mbs_rk_spacing(fabs(t));
-        if (hmin < hmin_call)
-            hmin = hmin_call;
-        if (max_steps > 0 && nattempt >= max_steps) {
-            rc = MBS_RKSTAB_ETOOMANY;
-            break;
-        }
-        if (h < hmin) {
-            rc = underflow_rc;
-            break;
-        }
-        nattempt++;
-        if (t + 1.01 * h >= t_stop) {
-            hstep = t_stop - t;
-            t_new = t_stop;
-            clipped = 1;
-        } else {
-            t_new = t + hstep;
-        }
-
-        if (!s->jac_valid) {
-            rc = jacobian(s, &R, f, jac, ctx, t);
-            if (rc != MBS_RKSTAB_OK)
-                break;
-            s->jac_valid = 1;
-            s->jac_fresh = 1;
-            s->lu_valid = 0;
-        }
-        if (!s->lu_valid || s->h_lu != hstep) {
-            s->lu_valid = 0;
-            if (decompose(s, &R, hstep) != 0) {
-                if (++nsing >= MAX_SINGULAR) {
-                    rc = MBS_RADAU_ESINGULAR;
-                    break;
-                }
-                s->nreject++;
-                s->reject_last = 1;
-                underflow_rc = MBS_RKSTAB_EUNDERFLOW;
-                h = 0.5 * hstep;
-                if (!s->jac_fresh)
-                    s->jac_valid = 0;
-                continue;
-            }
-            nsing = 0;
-            s->lu_valid = 1;
-            s->h_lu = hstep;
-        }
-
-        res = attempt(s, &R, f, p, ctx, t, hstep, t_new, &tol, &err, &newt, &hnew);
-        if (res < 0) {
-            rc = res;
-            break;
-        }
-        if (res == STEP_ACCEPT || (res == STEP_REJECT && err >= 1.0)) {
-            /* step-size controller: fewer Newton iterations allow a bolder step */
-            fac = SAFE * (1.0 + 2.0 * NIT) / (newt + 2.0 * NIT);
-            if (fac > SAFE)
-                fac = SAFE;
-            quot = pow(err, 0.25) / fac;
-            quot = quot < QUOT_MIN ? QUOT_MIN : (quot > QUOT_MAX ? QUOT_MAX : quot);
-            hnew = hstep / quot;
-        }
-        if (res == STEP_ACCEPT) {
-            const int shortened = clipped && hstep < h;
-            if (!s->first && !shortened) { /* Gustafsson's predictive controller */
-                double facgus = (s->h_acc / hstep) * pow(err * err / s->err_acc, 0.25) / SAFE;
-                facgus = facgus < QUOT_MIN ? QUOT_MIN : (facgus > QUOT_MAX ? QUOT_MAX : facgus);
-                if (facgus > quot)
-                    hnew = hstep / facgus;
-            }
-            if (!shortened) {
-                s->h_acc = hstep;
-                s->err_acc = err > 1e-2 ? err : 1e-2;
-            }
-            store_polynomial(s, &R);
-            memcpy(R.X, R.XN, sizeof(double) * (size_t)n);
-            memcpy(R.F0, R.FN, sizeof(double) * (size_t)n);
-            s->t_prev = t;
-            s->t_cur = t_new;
-            s->h_dense = t_new - t;
-            s->dense_valid = 1;
-            s->naccept++;
-            s->first = 0;
-            s->jac_fresh = 0;
-            underflow_rc = MBS_RKSTAB_EUNDERFLOW;
-            if (s->reject_last && hnew > hstep)
-                hnew = hstep;
-            if (hnew > s->hmax)
-                hnew = s->hmax;
-            if (shortened) {
-                /* shortened to hit t_stop: keep the proposal */
-                if (hnew < h)
-                    hnew = h;
-                if (s->reject_last && hnew > h)
-                    hnew = h;
-            }
-            s->reject_last = 0;
-            if (s->theta > THET)
-                s->jac_valid = 0; /* slow contraction: a new Jacobian at the new point */
-            else if (!shortened && hnew >= KEEP_LO * hstep && hnew <= KEEP_HI * hstep)
-                hnew = hstep; /* keep the Jacobian and the LU factors */
-            h = hnew;
-        } else {
-            s->nreject++;
-            s->reject_last = 1;
-            if (res == STEP_REJECT) { /* error test (h / 10 on the first step) or slow Newton */
-                h = (s->first && err >= 1.0) ? 0.1 * hstep : hnew;
-                underflow_rc = MBS_RKSTAB_EUNDERFLOW;
-            } else {
-                h = 0.5 * hstep;
-                underflow_rc = res == STEP_NONFINITE     ? MBS_RKSTAB_ENONFINITE
-                               : res == STEP_RHS_FAIL    ? MBS_RKSTAB_ERHS
-                               : res == STEP_NEWTON_FAIL ? MBS_RADAU_ENEWTON
-                                                         : MBS_RKSTAB_EUNDERFLOW;
-            }
-            if (!s->jac_fresh)
-                s->jac_valid = 0; /* retry with the Jacobian at this point */
-        }
-    }
-    s->h = h;
-    return rc;
+    double fac = SAFE * (1.0 + 2.0 * NIT) / (newt + 2.0 * NIT), quot;
+    if (fac > SAFE)
+        fac = SAFE;
+    quot = pow(err, 0.25) / fac;
+    return quot < QUOT_MIN ? QUOT_MIN : (quot > QUOT_MAX ? QUOT_MAX : quot);
 }
 
-int mbs_radau_advance_dense(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn p, void *ctx,
-                            double t0, const double *x0, double t_target, double t_stop, long max_steps,
-                            double *xout)
+/* After a passed attempt: the controller with Gustafsson's predictive rule after the first accepted
+ * step (a step shortened to hit t_stop keeps the proposal and the history), the collocation
+ * polynomial of the step, and the reuse of the Jacobian (slow contraction: a new one) and of the
+ * LU factors and h (while the new step would be within [KEEP_LO, KEEP_HI] h). */
+static double accepted(mbs_stepper *st, const mbs_step_method *m, const mbs_try *a, double t, double h,
+                       double t_new, double h_prop, int clipped, double t_end)
 {
+    mbs_radau *s = RADAU(st);
+    const int shortened = clipped && h < h_prop;
+    const double quot = quotient(a->err, a->iterations);
+    double hnew = h / quot;
     rows R;
-    int n;
-    if (s == NULL || f == NULL || xout == NULL || s->work == NULL || s->iwork == NULL || s->n < 1 ||
-        !isfinite(t_target) || isnan(t_stop))
-        return MBS_RKSTAB_EARG;
-    n = s->n;
+    (void)m;
+    (void)t_end;
+    if (!s->first && !shortened) { /* Gustafsson's predictive controller */
+        double facgus = (s->h_acc / h) * pow(a->err * a->err / s->err_acc, 0.25) / SAFE;
+        facgus = facgus < QUOT_MIN ? QUOT_MIN : (facgus > QUOT_MAX ? QUOT_MAX : facgus);
+        if (facgus > quot)
+            hnew = h / facgus;
+    }
+    if (!shortened) {
+        s->h_acc = h;
+        s->err_acc = a->err > 1e-2 ? a->err : 1e-2;
+    }
     layout(s, &R);
-    if (!s->valid) { /* (re)start from the caller's state */
-        if (x0 == NULL || !isfinite(t0) || t_target < t0)
-            return MBS_RKSTAB_EARG;
-        if (!all_finite(x0, n))
-            return MBS_RKSTAB_ENONFINITE;
-        mbs_radau_reset(s);
-        memmove(R.X, x0, sizeof(double) * (size_t)n);
-        s->nfev++;
-        if (f(ctx, t0, R.X, R.F0) != 0)
-            return MBS_RKSTAB_ERHS;
-        if (!all_finite(R.F0, n))
-            return MBS_RKSTAB_ENONFINITE;
-        s->t_cur = t0;
-        s->valid = 1;
-    } else if (t_target < s->t_cur && (!s->dense_valid || t_target < s->t_prev)) {
-        return MBS_RKSTAB_EARG; /* not inside the last step */
+    store_polynomial(s, &R);
+    st->t_prev = t;
+    st->h_dense = t_new - t;
+    st->dense_valid = 1;
+    s->first = 0;
+    s->jac_fresh = 0;
+    if (st->reject_last && hnew > h)
+        hnew = h;
+    if (hnew > st->hmax)
+        hnew = st->hmax;
+    if (shortened) { /* shortened to hit t_stop: keep the proposal */
+        if (hnew < h_prop)
+            hnew = h_prop;
+        if (st->reject_last && hnew > h_prop)
+            hnew = h_prop;
     }
-    if (t_target > s->t_cur) {
-        int rc = integrate(s, f, jac, p, ctx, t_target, t_stop > t_target ? t_stop : t_target, max_steps);
-        if (rc != MBS_RKSTAB_OK)
-            return rc;
-    }
-    if (t_target == s->t_cur)
-        memcpy(xout, R.X, sizeof(double) * (size_t)n);
+    if (s->theta > THET)
+        s->jac_valid = 0; /* slow contraction: a new Jacobian at the new point */
+    else if (!shortened && hnew >= KEEP_LO * h && hnew <= KEEP_HI * h)
+        hnew = h; /* keep the Jacobian and the LU factors */
+    return hnew;
+}
+
+/* After a failed attempt: the controller's step after the error test (h / 10 on the very first
+ * step), the Newton iteration's after a slow one, h / 2 after a broken one; the Jacobian is taken
+ * anew at this point unless it is from here. */
+static double rejected(mbs_stepper *st, const mbs_step_method *m, const mbs_try *a, double h)
+{
+    mbs_radau *s = RADAU(st);
+    double h_next;
+    if (a->outcome == MBS_TRY_BROKEN)
+        h_next = h * m->nonfinite_shrink;
+    else if (a->err >= 1.0)
+        h_next = s->first ? 0.1 * h : h / quotient(a->err, a->iterations);
     else
-        interpolate(s, &R, t_target, xout);
-    return MBS_RKSTAB_OK;
+        h_next = a->h_retry;
+    if (!s->jac_fresh)
+        s->jac_valid = 0;
+    return h_next;
 }
 
-int mbs_radau_advance(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn p, void *ctx, double *t,
-                      double *x, double t_end, long max_steps)
+/* ---------------------------------------------------------------- the method */
+
+/* Forget the Jacobian, the factors and the controller's history (a new start). */
+static void restart(mbs_stepper *st)
 {
-    int n, rc;
-    if (s == NULL || f == NULL || t == NULL || x == NULL || s->work == NULL || s->n < 1 || !isfinite(*t) ||
-        !isfinite(t_end) || t_end < *t)
-        return MBS_RKSTAB_EARG;
-    if (t_end == *t)
-        return MBS_RKSTAB_OK;
-    n = s->n;
-    if (s->valid && !(s->t_cur == *t && memcmp(s->work, x, sizeof(double) * (size_t)n) == 0))
-        mbs_radau_reset(s);
-    rc = mbs_radau_advance_dense(s, f, jac, p, ctx, *t, x, t_end, t_end, max_steps, x);
-    if (s->valid) {
-        *t = s->t_cur;
-        memcpy(x, s->work, sizeof(double) * (size_t)n);
-    }
+    mbs_radau *s = RADAU(st);
+    s->jac_valid = 0;
+    s->jac_fresh = 0;
+    s->lu_valid = 0;
+    s->h_lu = 0.0;
+    s->first = 1;
+    st->reject_last = 0;
+    s->h_acc = 0.0;
+    s->err_acc = 1e-2;
+    s->faccon = 1.0;
+    s->theta = 1.0;
+}
+
+/* RADAU5's internal tolerances of a call (the estimate is of order 4, the method of order 5):
+ * rtol' = 0.1 rtol^(2/3), atol' = rtol' atol / rtol, and the Newton iteration's stopping criterion. */
+static void begin(mbs_stepper *st)
+{
+    mbs_radau *s = RADAU(st);
+    s->tol.rtol = 0.1 * pow(st->rtol, 2.0 / 3.0);
+    s->tol.atol = s->tol.rtol * st->atol / st->rtol;
+    s->tol.fnewt = sqrt(s->tol.rtol) < 0.03 ? sqrt(s->tol.rtol) : 0.03;
+    if (s->tol.fnewt < 10.0 * EPS / s->tol.rtol)
+        s->tol.fnewt = 10.0 * EPS / s->tol.rtol;
+    s->nsing = 0;
+}
+
+const mbs_step_method mbs_radau_method = {
+    .name = "radau5",
+    .row_f = 1, .row_xn = 16, .row_fn = 17, /* rows F0, XN, FN of layout() */
+    .start_order = 0,
+    .first_step = H_START,
+    .hmin_span = 1.0,  /* hmin 1e-14 min(span, 1), at least 10 ulp of each step's start */
+    .hmin_each_step = 1,
+    .nonfinite_shrink = 0.5,
+    .finite = mbs_step_finite_each,
+    .rhs_failure_rejects = 1,
+    .restart = restart,
+    .begin = begin,
+    .attempt = attempt,
+    .accepted = accepted,
+    .rejected = rejected,
+    .interpolate = interpolate,
+};
+
+int mbs_radau_init(mbs_radau *s, int n, double *work, int *iwork, double rtol, double atol, double hmax)
+{
+    int rc;
+    if (s == NULL)
+        return MBS_STEP_EARG;
+    memset(s, 0, sizeof *s);
+    if (iwork == NULL)
+        return MBS_STEP_EARG;
+    rc = mbs_stepper_init(&s->st, &mbs_radau_method, n, work, rtol, atol, hmax);
+    if (rc == MBS_STEP_OK)
+        s->iwork = iwork;
     return rc;
 }

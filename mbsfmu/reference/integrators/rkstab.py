@@ -73,6 +73,7 @@ import math
 
 import numpy as np
 
+from ...core.constants import RKSTAB
 from ...core.errors import ParameterError, SimulationError
 from .stepper import Stepper, StepperResult, check_settings, sample
 
@@ -99,15 +100,19 @@ _D = np.array([
     69997945 / 29380423,
 ])
 
-_SAFETY = 0.9
-_FACMIN = 0.2  # smallest allowed step ratio h_new / h
-_FACMAX = 10.0  # largest allowed step ratio
-_BETA = 0.04  # PI stabilisation of the controller (Hairer's DOPRI5 default)
-_EXPO1 = 0.2 - 0.75 * _BETA
-_NONFINITE_SHRINK = 0.2  # step ratio after a step that produced non-finite values
-_PLACE_WATCH = 0.1  # singular positions: place steps when the regularity ratio falls below this
-_PLACE_THETA = 0.55  # where in a step the predicted singular time falls (between c = 3/10 and 4/5)
-_PLACE_REACH = 2.5  # ... when it is at most this many proposed steps ahead
+# Step-size control, written once for this reference and the engine (constants.RKSTAB, generated
+# into the engine's mbs_step_constants.h).
+_ORDER = RKSTAB["order"]  # the error estimate is O(h^5)
+_SAFETY = RKSTAB["safety"]
+_FACMIN = RKSTAB["facmin"]  # smallest allowed step ratio h_new / h
+_FACMAX = RKSTAB["facmax"]  # largest allowed step ratio
+_BETA = RKSTAB["beta"]  # PI stabilisation of the controller (Hairer's DOPRI5 default)
+_EXPO1 = 1 / _ORDER - RKSTAB["beta_weight"] * _BETA
+_NONFINITE_SHRINK = RKSTAB["nonfinite_shrink"]  # step ratio after a step that produced non-finite values
+# singular positions: place steps when the regularity ratio falls below _PLACE_WATCH, so that the
+# predicted singular time falls _PLACE_THETA into a step (between c = 3/10 and 4/5), when it is at
+# most _PLACE_REACH proposed steps ahead
+_PLACE_WATCH, _PLACE_THETA, _PLACE_REACH = RKSTAB["place_watch"], RKSTAB["place_theta"], RKSTAB["place_reach"]
 
 # Coefficients of the combinations of the rows [x, k_1, ..., k_7] used in one step; multiplied by h
 # (and column 0 reset to 1) once per attempt: rows 0..4 are the arguments of stages 2..6, row 5 the
@@ -138,7 +143,7 @@ def _initial_step(rhs, t0, x0, f0, span, max_step, rtol, atol):
     if d1 <= 1e-15 and d2 <= 1e-15:
         h1 = max(1e-6, h0 * 1e-3)
     else:
-        h1 = (0.01 / max(d1, d2)) ** (1 / 5)
+        h1 = (0.01 / max(d1, d2)) ** (1 / _ORDER)
     return min(100 * h0, h1, span, max_step), 1
 
 
