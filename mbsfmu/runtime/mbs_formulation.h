@@ -12,7 +12,7 @@
  * beta^2 c, the Gauss-Newton and PStab position corrections, the consistent positions) the mh
  * holonomic rows only, so a purely nonholonomic system (mh = 0) is projected on the velocity
  * level alone (seed 004 eq. 3.75).  MBS_FORM_PARTITION needs mh == m.
- * The kind numbers are those of mbsfmu.core.constants.FORMULATION_KINDS.
+ * The kind numbers MBS_FORM_* are generated from mbsfmu.core.constants.FORMULATION_KINDS (mbs_kinds.h).
  *
  *  MBS_FORM_MINIMAL    trees (m = 0):  M y'' = q - k, Cholesky                                (eq. 1)
  *  MBS_FORM_QR         optimal partitioning: an orthonormal null-space basis J of C and the
@@ -56,6 +56,8 @@
 
 #include <stddef.h>
 
+#include "mbs_kinds.h" /* MBS_FORM_<NAME>, generated from mbsfmu/core/constants.py (FORMULATION_KINDS) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -66,15 +68,6 @@ typedef void (*mbs_eq_fn)(double t, const double *y, const double *yd, const dou
 /* Generated time-parameter values (p, p', p'' per time parameter) at t. */
 typedef void (*mbs_tp_fn)(double t, const double *prm, double *tp);
 
-enum {
-    MBS_FORM_MINIMAL = 0,
-    MBS_FORM_QR = 1,
-    MBS_FORM_BAUMGARTE = 2,
-    MBS_FORM_DAE = 3,
-    MBS_FORM_SVD = 4,
-    MBS_FORM_PROJECTION = 5,
-    MBS_FORM_PARTITION = 6
-};
 
 #define MBS_FORM_WORK_SIZE(f, m, nic)                                                           \
     (6 * (f) * (f) + 6 * (f) * ((m) + (nic)) + 3 * ((m) + (nic)) * ((m) + (nic)) + 16 * (f) +  \

@@ -29,9 +29,6 @@
 #if NVARS != MBS_VR_U + MBS_NU
 #error "model_config.h and the value-reference layout of mbs_model.h disagree"
 #endif
-#if MBS_SOLVER_MIN != MBS_METHOD_RKSTAB || MBS_SOLVER_MAX != MBS_METHOD_DOP853 || MBS_METHOD_STIFF != 1
-#error "the values of 'solver' (mbsfmu/core/solver_settings.py) are not the engine's method numbers"
-#endif
 #if MBS_NTP != 0 && !MBS_TP_FUNCTION
 #define TP_EXTERNAL 1 /* the time parameters come from mbs_inst_set_tp_fn (Python callables) */
 #else
@@ -70,7 +67,7 @@ typedef struct {
 
 struct mbs_instance {
     mbs_sim d;
-    int kind;                  /* formulation (MBS_FORM_KIND_*) */
+    int kind;                  /* formulation (MBS_FORM_*) */
     int aba;                   /* trees: articulated-body algorithm */
     mbs_form form;
     double form_work[MBS_FORM_WORK_SIZE(F, MBS_NC, MBS_NIC)];
@@ -197,8 +194,8 @@ static void setup_form(mbs_instance *I)
     fm->prm = I->d.v + VR_PRM;
     fm->u = I->d.v + VR_U;
     fm->tp = I->tp;
-    fm->alpha = I->kind == MBS_FORM_KIND_BAUMGARTE ? MBS_DEFAULT_ALPHA : 0.0;
-    fm->beta = I->kind == MBS_FORM_KIND_BAUMGARTE ? MBS_DEFAULT_BETA : 0.0;
+    fm->alpha = I->kind == MBS_FORM_BAUMGARTE ? MBS_DEFAULT_ALPHA : 0.0;
+    fm->beta = I->kind == MBS_FORM_BAUMGARTE ? MBS_DEFAULT_BETA : 0.0;
     fm->rank_tol = MBS_DEFAULT_RANK_TOL;
     fm->weak_pivot = MBS_SINGULAR_STEP_WEAK;
     fm->newton_tol = MBS_DEFAULT_NEWTON_TOL;
@@ -211,13 +208,6 @@ static void setup_form(mbs_instance *I)
     fm->work = I->form_work;
     fm->iwork = I->form_iwork;
 }
-
-/* the kind numbers of the model header (mbsfmu.core.constants) are those of the engine */
-typedef char kinds_agree[(MBS_FORM_KIND_MINIMAL == MBS_FORM_MINIMAL && MBS_FORM_KIND_QR == MBS_FORM_QR &&
-                          MBS_FORM_KIND_BAUMGARTE == MBS_FORM_BAUMGARTE && MBS_FORM_KIND_DAE == MBS_FORM_DAE &&
-                          MBS_FORM_KIND_SVD == MBS_FORM_SVD &&
-                          MBS_FORM_KIND_PROJECTION == MBS_FORM_PROJECTION &&
-                          MBS_FORM_KIND_PARTITION == MBS_FORM_PARTITION) ? 1 : -1];
 
 int mbs_inst_set_formulation(mbs_instance *I, int kind)
 {
@@ -329,7 +319,7 @@ void mbs_inst_init(mbs_instance *I)
     I->d.t_stop = INFINITY;
     I->d.fsal_dirty = 1;
     I->d.method = (int)I->d.v[MBS_VR_SOLVER]; /* the start value of 'solver' (checked at start) */
-    I->kind = MBS_NC > 0 ? MBS_FORMULATION : MBS_FORM_KIND_MINIMAL;
+    I->kind = MBS_NC > 0 ? MBS_FORMULATION : MBS_FORM_MINIMAL;
     I->aba = MBS_HAS_ABA;
     mbs_inst_set_formulation(I, I->kind);
     setup_rules(I);

@@ -74,7 +74,7 @@ const char *mbs_inst_message(const mbs_instance *inst);
 void mbs_inst_set_logger(mbs_instance *inst, void (*log)(void *ctx, int level, const char *msg), void *ctx);
 
 /* ---- configuration (before start) */
-/* Formulation kind (MBS_FORM_KIND_* of the model header); models without constraints always run
+/* Formulation kind (MBS_FORM_* of mbs_kinds.h); models without constraints always run
  * the minimal ODE.  Options are taken from mbs_inst_form() afterwards. */
 int mbs_inst_set_formulation(mbs_instance *inst, int kind);
 mbs_form *mbs_inst_form(mbs_instance *inst);
