@@ -100,7 +100,7 @@ def double_pendulum() -> None:
 
     folder = pathlib.Path(tempfile.mkdtemp(prefix="bench-elastic-"))
     fmu = mbsfmu.build_fmu(ROOT / "models" / "flexible_double_pendulum.py", folder / "fdp.fmu",
-                           backend="native")
+                           kind="native")
     md = read_model_description(str(fmu))
     slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(fmu)),
                       modelIdentifier=md.coSimulation.modelIdentifier, instanceName="bench")

@@ -1,7 +1,7 @@
 """Native C FMU against pythonfmu FMU: cost of a communication step of the slider-crank.
 
-Both flavours of ``models/slider_crank.py`` (``mbsfmu.build_fmu(..., backend="native")`` and
-``backend="pythonfmu"``, default formulation ``'qr'`` with projection in both) are built into
+Both kinds of ``models/slider_crank.py`` (``mbsfmu.build_fmu(..., kind="native")`` and
+``kind="pythonfmu"``, default formulation ``'qr'`` with projection in both) are built into
 ``bench/out/fmu_speed/`` and driven in this one process through fmpy's ``FMU2Slave``, as a
 co-simulation master would: ``--t-end`` seconds (default 40) at ``--step`` communication steps
 (default 1 ms, i.e. 40 000 ``doStep`` calls), ``solver_rtol`` = ``--rtol`` (default 1e-8) and
@@ -17,17 +17,17 @@ What is timed:
 * ``getReal``: after every step all outputs of the FMU are read in one ``getReal`` call, timed
   the same way and reported separately (not part of the ``doStep`` time).  The native FMU
   computes its outputs (constraint residual, user outputs) inside ``doStep``, so that work is
-  in ``doStep`` time for both flavours (pythonfmu computes them in its ``do_step`` too).
+  in ``doStep`` time for both kinds (pythonfmu computes them in its ``do_step`` too).
 * the native FMU's own cost: its ``fmi2DoStep`` measures its wall time with CLOCK_MONOTONIC and
   logs it with the integrator's counters under ``logEvents`` at ``fmi2Terminate``; the message is
   parsed from the logger callback ("C-internal" below).
 
 Target (issue 11): ≤ 1 µs of C-internal cost per 1 ms communication step (a real-time factor
 ≥ 1000 at 1 kHz).  The older target "native ``doStep`` ≥ 100× faster than pythonfmu's" is gone:
-since issue 11 both flavours step with the same C engine, and their ratio only shows the cost of
+since issue 11 both kinds step with the same C engine, and their ratio only shows the cost of
 pythonfmu's Python layer per call.
 
-Cross-check: the coordinates of the two flavours (the same engine, driven through the same
+Cross-check: the coordinates of the two kinds (the same engine, driven through the same
 calls, so they agree bit for bit) and the largest ``constraint_residual`` output over the run.
 
 Run from the repository root: ``.venv/bin/python bench/fmu_speed.py [--quick] [--t-end 40]
@@ -50,7 +50,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "slider_crank.py"
 OUT = ROOT / "bench" / "out" / "fmu_speed"
-FLAVOURS = ("native", "pythonfmu")
+KINDS = ("native", "pythonfmu")
 TARGET_C_US = 1.0  # issue 11
 STATS = re.compile(
     r"statistics: (?P<calls>\d+) doStep calls, (?P<seconds>[0-9.eE+-]+) s in doStep "
@@ -58,21 +58,21 @@ STATS = re.compile(
     r"and (?P<rej>\d+) rejected internal steps, (?P<nproj>\d+) projections")
 
 
-def build(flavour: str) -> tuple[pathlib.Path, float]:
+def build(kind: str) -> tuple[pathlib.Path, float]:
     import mbsfmu
 
-    folder = OUT / flavour
+    folder = OUT / kind
     if folder.exists():
         shutil.rmtree(folder)
     t0 = time.perf_counter()
-    path = mbsfmu.build_fmu(MODEL, folder, backend=flavour)
+    path = mbsfmu.build_fmu(MODEL, folder, kind=kind)
     return path, time.perf_counter() - t0
 
 
 class Slave:
     """An fmpy FMU2Slave with a logger that keeps every message."""
 
-    def __init__(self, path: pathlib.Path, flavour: str):
+    def __init__(self, path: pathlib.Path, kind: str):
         from fmpy import extract, read_model_description
         from fmpy.fmi2 import FMU2Slave
 
@@ -81,7 +81,7 @@ class Slave:
         extract(str(path), str(unzipped))
         self.fmu = FMU2Slave(guid=md.guid, unzipDirectory=str(unzipped),
                              modelIdentifier=md.coSimulation.modelIdentifier,
-                             instanceName=f"bench_{flavour}")
+                             instanceName=f"bench_{kind}")
         self.vr = {v.name: v.valueReference for v in md.modelVariables}
         self.outputs = [v.name for v in md.modelVariables if v.causality == "output"]
         self.messages: list[tuple[int, str, str]] = []
@@ -111,11 +111,11 @@ def timer_overhead(n: int = 200_000) -> float:
     return float(np.median(best))
 
 
-def run(flavour: str, path: pathlib.Path, t_end: float, h: float, rtol: float, atol: float,
+def run(kind: str, path: pathlib.Path, t_end: float, h: float, rtol: float, atol: float,
         progress: float) -> dict:
-    slave = Slave(path, flavour)
+    slave = Slave(path, kind)
     fmu = slave.fmu
-    slave.instantiate(logging_on=flavour == "native")
+    slave.instantiate(logging_on=kind == "native")
     fmu.setupExperiment(startTime=0.0)
     fmu.enterInitializationMode()
     fmu.setReal([slave.vr["solver_rtol"], slave.vr["solver_atol"]], [rtol, atol])
@@ -138,7 +138,7 @@ def run(flavour: str, path: pathlib.Path, t_end: float, h: float, rtol: float, a
         t_step += t1 - t0
         t_get += t2 - t1
         if progress and (k + 1) * h >= next_report - 1e-9 and k + 1 < n:
-            print(f"    {flavour}: t = {(k + 1) * h:6.1f} s, {pc() - wall0:7.1f} s wall", flush=True)
+            print(f"    {kind}: t = {(k + 1) * h:6.1f} s, {pc() - wall0:7.1f} s wall", flush=True)
             next_report += progress
     wall = pc() - wall0
     fmu.terminate()
@@ -179,7 +179,7 @@ def main(argv=None) -> int:
     print(f"Python {sys.version.split()[0]}, fmpy {fmpy.__version__}, numpy {np.__version__}, "
           f"load average {os.getloadavg()[0]:.2f}")
     paths = {}
-    for fl in FLAVOURS:
+    for fl in KINDS:
         paths[fl], sec = build(fl)
         print(f"build {fl:9s}: {sec:6.2f} s -> {paths[fl].relative_to(ROOT)}")
     overhead = timer_overhead()
@@ -187,7 +187,7 @@ def main(argv=None) -> int:
           "included in the times below, not subtracted")
 
     results = {}
-    for fl in FLAVOURS:
+    for fl in KINDS:
         print(f"running {fl} ...", flush=True)
         results[fl] = run(fl, paths[fl], t_end, h, args.rtol, args.atol,
                           args.progress if args.progress > 0 else 0.0)
@@ -195,10 +195,10 @@ def main(argv=None) -> int:
             print(f"  {fl} logged errors: {results[fl]['errors'][:3]}")
 
     print()
-    print(f"{'flavour':10s} {'doStep [s]':>11s} {'us/doStep':>11s} {'RTF':>9s} "
+    print(f"{'kind':10s} {'doStep [s]':>11s} {'us/doStep':>11s} {'RTF':>9s} "
           f"{'getReal [s]':>12s} {'us/getReal':>11s} {'loop wall [s]':>14s}")
     print("-" * 84)
-    for fl in FLAVOURS:
+    for fl in KINDS:
         r = results[fl]
         per = r["doStep"] / r["n"]
         print(f"{fl:10s} {r['doStep']:11.4f} {per * 1e6:11.2f} {h / per:9.1f} "
@@ -228,7 +228,7 @@ def main(argv=None) -> int:
     ratio = results["pythonfmu"]["doStep"] / nat["doStep"]
     print()
     print(f"ratio pythonfmu / native doStep time: {ratio:.0f}x")
-    print("  (both flavours step with the same C engine since issue 11; the ratio is the cost of "
+    print("  (both kinds step with the same C engine since issue 11; the ratio is the cost of "
           "pythonfmu's Python layer per doStep, no longer a target)")
     if c is not None:
         print(f"target <= {TARGET_C_US:g} us C-internal per {h * 1e3:g} ms step: {met(ok_c)} "
@@ -251,7 +251,7 @@ def main(argv=None) -> int:
     print(f"  max |diff| of x, alpha, beta: {diff_end:.2e} at t_end, {diff_all:.2e} over all "
           "communication points")
     ir = names.index("constraint_residual")
-    for fl in FLAVOURS:
+    for fl in KINDS:
         print(f"  max constraint_residual {fl:9s}: {np.max(np.abs(results[fl]['rows'][:, ir])):.2e}")
     return 0
 

@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     work = pathlib.Path(tempfile.mkdtemp(prefix="bench-sweep-"))
     print(f"{n} slider-crank runs of {T_END:g} s (outputs every {DT:g} s, rtol {RTOL:g}); "
           f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}")
-    fmu = mbsfmu.build_fmu(MODEL, work / "slider_crank.fmu", backend="native")
+    fmu = mbsfmu.build_fmu(MODEL, work / "slider_crank.fmu", kind="native")
 
     results = {}
     results["fmpy loop"] = fmpy_loop(fmu, design, unpack_once=False)

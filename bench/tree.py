@@ -384,16 +384,16 @@ def run_case(case: Case, t_end: float, repeat: int, seed: int) -> tuple[bool, bo
     programs = [("(a) mbsfmu engine simulate(backend='c')", f"rtol {RTOL_ENGINE:.3g}", engine)]
 
     def run_e8(rtol):
-        r, X = simulate(rtol, method="DOP853")
+        r, X = simulate(rtol, method="dop853")
         return max_error(X, ref), r
 
     rtol8 = loosest_rtol(run_e8, target)[0]
 
     def engine8(rtol=rtol8):
-        r, X = simulate(rtol, method="DOP853")
+        r, X = simulate(rtol, method="dop853")
         return X, r.stats["nfev"], None
 
-    programs.append(("(a') engine, method='DOP853'", f"rtol {rtol8:.3g}", engine8))
+    programs.append(("(a') engine, method='dop853'", f"rtol {rtol8:.3g}", engine8))
     for label, rhs in (("(b) scipy DOP853 + CompiledRHS", rhs_mb),
                        ("(c) scipy DOP853 + Pinocchio aba", rhs_pin)):
         def run(rtol, rhs=rhs):

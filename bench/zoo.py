@@ -44,7 +44,7 @@ from mbsfmu.core.formulation_choice import DEFAULT_FORMULATION  # noqa: E402
 from mbsfmu.fmu.native import NATIVE_FORMULATIONS  # noqa: E402
 
 RTOL = 1e-10
-SOLVER = {"explicit": 0, "stiff": 1, "DOP853": 2}  # the FMU parameter 'solver'
+METHOD = {"explicit": 0, "stiff": 1, "dop853": 2}  # the FMU parameter 'method'
 
 
 def formulations(system) -> list[str]:
@@ -107,7 +107,7 @@ def fmu_run(path, names, t_end, dt, method):
 
     try:
         rec = fmpy.simulate_fmu(str(path), stop_time=t_end, output_interval=dt, logger=logger,
-                                start_values={"solver_rtol": RTOL, "solver": SOLVER[method]})
+                                start_values={"solver_rtol": RTOL, "method": METHOD[method]})
         return Run.of_fmpy(rec, names)
     except Exception as exc:  # fmpy raises FMICallException and plain Exceptions
         return FmuFailed(errors[-1] if errors else str(exc))
@@ -157,11 +157,11 @@ def main(argv=None):
             if not args.no_fmu:
                 try:
                     fmu = mbsfmu.build_fmu(system, out / f"{case.label.replace(' ', '_').replace('=', '')}_"
-                                           f"{form}.fmu", backend="native",
+                                           f"{form}.fmu", kind="native",
                                            formulation=None if form == "minimal" else form)
                 except mbsfmu.MbsError as exc:
                     fmu = exc
-            for method in (case.method, "DOP853"):
+            for method in (case.method, "dop853"):
                 run, res, seconds = simulate(system, case, t_end, method, form, "c")
                 v, detail = verdict(case, run)
                 steps = res.stats.get("naccept", "") if res is not None else ""

@@ -1,4 +1,4 @@
-"""Math blocks: gain, sum, saturation, rate limiter and a wrapped Python function.
+"""Math blocks: gain, sum, saturation, rate limiter, unit delay and a wrapped Python function.
 
 All ports are ``Real``.  The hot paths (``output`` / ``update``) use plain floats.  The parameter
 checks that the other block families share (:func:`real`, :func:`period`, :func:`port_names`)
@@ -167,6 +167,35 @@ class RateLimiter(SISO):
 
     def set_state(self, state):
         self._prev = state
+
+
+class UnitDelay(SISO):
+    """Unit delay ``z^-1`` (Simulink's *Unit Delay*): ``y[k] = u[k-1]``, ``y[0] = initial``.
+
+    The state is the input of the previous sample.  No direct feed-through, so it breaks an
+    algebraic loop: a loop ``x[k+1] = a x[k] + b`` closed through it gives the discrete
+    trajectory ``x[k] = a^k x[0] + b (1 - a^k) / (1 - a)`` exactly.
+    """
+
+    def __init__(self, initial: float = 0.0, *, sample_time: float | None = None):
+        self.initial = real("UnitDelay initial", initial)
+        self.sample_time = period(sample_time)
+        self._held = self.initial
+
+    def start(self, t0, dt):
+        self._held = self.initial
+
+    def output(self, t, u):
+        return (self._held,)
+
+    def update(self, t, u):
+        self._held = u[0]
+
+    def get_state(self):
+        return self._held
+
+    def set_state(self, state):
+        self._held = state
 
 
 class Function(Block):

@@ -95,8 +95,8 @@ def run(root: pathlib.Path, out: pathlib.Path) -> int:
     wall = time.perf_counter() - start
     csv_path, png_path = out / "cart_pendulum_loop.csv", out / "cart_pendulum_loop.png"
     res.to_csv(csv_path)
-    res.plot(["ref.y", "plant.x", "plant.theta", "sat.y"], path=png_path)
-    t, x, theta = res.time, res["plant.x"], res["plant.theta"]
+    res.plot(png_path, signals=["ref.y", "plant.x", "plant.theta", "sat.y"])
+    t, x, theta = res.t, res["plant.x"], res["plant.theta"]
     ts = settling_time(t, x, REF, REF_TIME)
     print(f"ran {T_END:g} s ({len(t) - 1} steps) in {wall:.3f} s: real-time factor "
           f"{T_END / wall:.0f} as fast as possible")

@@ -4,8 +4,8 @@
     mbsfmu simulate MODEL.py --t-end T [--dt D] [--rtol R] [--atol A] [--method M]
                    [--formulation F] [--set NAME=VALUE ...] --out FILE.csv [--plot FILE.png]
                    [--progress | --no-progress]
-    mbsfmu build MODEL.py -o NAME.fmu [--formulation F] [--backend native|pythonfmu]
-                 [--solver rkstab|stiff|dop853]
+    mbsfmu build MODEL.py -o NAME.fmu [--formulation F] [--kind native|pythonfmu]
+                 [--method rkstab|stiff|dop853]
     mbsfmu linearize MODEL.py [--at NAME=VALUE ...] [--inputs U ...] [--outputs Z ...]
                  [--set CONSTANT=VALUE ...] [--independent Y ...] [--equilibrium] [--symbolic]
                  [--json] [--bode FILE.png] [--modes FILE.png]
@@ -54,9 +54,9 @@ from .core.errors import (
 )
 from .core.formulation_choice import DEFAULT_FORMULATION, FORMULATION_NAMES
 from .core.output_files import check_output_path, partial_path, plot_path
-from .core.solver_settings import SOLVERS
+from .core.solver_settings import DEFAULT_METHOD, METHOD_ALIASES, METHODS
 from .equations.derive import derive
-from .fmu.build import build_defaults, build_fmu
+from .fmu.build import DEFAULT_KIND, KINDS, build_fmu
 from .model.loader import load_model
 from .simulation import Result, simulate
 from .simulation.result import signal_names
@@ -65,7 +65,7 @@ from .simulation.simulate import (
     ATOL_FACTOR,
     BACKENDS,
     METHOD_DESCRIPTIONS,
-    SCIPY_METHODS,
+    OTHER_SCIPY_METHODS,
     output_grid,
     simulate_defaults,
 )
@@ -75,10 +75,11 @@ _DEFAULTS = simulate_defaults()
 #: the help of simulate's --method and --formulation, from the API's tables
 _METHOD_HELP = "; ".join([*(f"{n}{' (default)' if n == _DEFAULTS['method'] else ''}: {d}"
                             for n, d in METHOD_DESCRIPTIONS.items()),
-                          f"or a scipy method: {', '.join(SCIPY_METHODS)}"])
+                          f"or a scipy method: {', '.join(OTHER_SCIPY_METHODS)}"])
 _FORMULATION_HELP = "for models with loops: " + ", ".join(
     n + (" (default)" if n == DEFAULT_FORMULATION else "") for n in FORMULATION_NAMES)
-_BUILD_DEFAULTS = build_defaults()
+#: the build's deprecated options: old flag -> its new name (each works for one release)
+_RENAMED_BUILD_OPTIONS = {"--backend": "--kind", "--solver": "--method"}
 #: exit status of a command stopped by a signal: 128 + its number, as a shell reports it
 EXIT_INTERRUPTED = 128 + int(signal.SIGINT)  # Ctrl-C: 130
 EXIT_TERMINATED = 128 + int(signal.SIGTERM)  # 143
@@ -252,18 +253,35 @@ def cmd_simulate(args) -> int:
     if res.has_constraints:
         extra = (f", formulation {st['formulation']}, max constraint residual "
                  f"{res.constraint_residual.max():.2e}")
-    print(f"{system.name}: {len(res.t)} rows -> {args.out} ({st['method']}, {st['nfev']} "
-          f"evaluations, {timing_text(st)}{extra})")
+    print(f"{system.name}: {len(res.t)} rows -> {args.out} ({st['method']}, backend {st['backend']}, "
+          f"{st['nfev']} evaluations, {timing_text(st)}{extra})")
     return 0
 
 
-def cmd_build(args) -> int:
+def _renamed_options(args, renamed: dict) -> None:
+    """Take the values of deprecated options (``renamed``: old flag -> new flag) into their new
+    ones, with a one-line note on stderr each; an old and its new flag given together is a
+    ParameterError (nothing is done)."""
+    for old, new in renamed.items():
+        old_dest, new_dest = old.lstrip("-").replace("-", "_"), new.lstrip("-").replace("-", "_")
+        value = getattr(args, old_dest)
+        if value is None:
+            continue
+        if getattr(args, new_dest) is not None:
+            raise ParameterError(f"{old} and {new} name the same setting ({old} is its deprecated "
+                                 f"name): give only {new}")
+        print(f"mbsfmu: warning: {old} is deprecated and goes away in the next release: use {new}",
+              file=sys.stderr, flush=True)
+        setattr(args, new_dest, value)
 
-    path = build_fmu(args.model, args.output, backend=args.backend, formulation=args.formulation,
-                     solver=args.solver)
+
+def cmd_build(args) -> int:
+    _renamed_options(args, _RENAMED_BUILD_OPTIONS)
+    kind = DEFAULT_KIND if args.kind is None else args.kind
+    path = build_fmu(args.model, args.output, kind=kind, formulation=args.formulation, method=args.method)
     with zipfile.ZipFile(path) as z:
         xml = z.read("modelDescription.xml").decode()
-    print(f"{path} ({args.backend}, {path.stat().st_size / 1024:.0f} KiB, "
+    print(f"{path} ({kind}, {path.stat().st_size / 1024:.0f} KiB, "
           f"{xml.count('<ScalarVariable')} variables)")
     return 0
 
@@ -497,14 +515,18 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("model", help="Python file with a model() function")
     pb.add_argument("-o", "--output", default=".",
                     help="FMU file (NAME.fmu) or folder (default: ./<model>.fmu)")
-    pb.add_argument("--backend", default="native", choices=["native", "pythonfmu"],
-                    help="native: Python-free C binary (default); pythonfmu: runs mbsfmu in the "
-                    "host's Python")
+    pb.add_argument("--kind", default=None, choices=KINDS,
+                    help=f"FMU kind: native: Python-free C binary (default {DEFAULT_KIND}); pythonfmu: "
+                    "runs mbsfmu in the host's Python")
     pb.add_argument("--formulation", default=None, help=_FORMULATION_HELP + " (both FMU kinds)")
-    pb.add_argument("--solver", default=_BUILD_DEFAULTS["solver"],
-                    help="start value of the FMU's integration method (the tunable parameter solver): "
-                    + ", ".join(f"{n} ({d})" for n, d in SOLVERS.items())
-                    + f"; default {_BUILD_DEFAULTS['solver']}")
+    pb.add_argument("--method", default=None,
+                    help="start value of the FMU's integration method (the tunable parameter method): "
+                    + ", ".join(f"{n} ({d})" for n, d in METHODS.items())
+                    + f"; default {DEFAULT_METHOD}; also "
+                    + ", ".join(f"{a} = {n}" for a, n in METHOD_ALIASES.items()))
+    # the deprecated names of --kind and --method: they work for one release (_renamed_options)
+    pb.add_argument("--backend", default=None, choices=KINDS, help=argparse.SUPPRESS)
+    pb.add_argument("--solver", default=None, help=argparse.SUPPRESS)
     pb.set_defaults(func=cmd_build)
     pl = sub.add_parser("linearize", help="linear model about an operating point: state space and modes")
     pl.add_argument("model", help="Python file with a model() function")

@@ -86,7 +86,7 @@ class Slave:
         self.fmu = FMU2Slave(guid=md.guid, unzipDirectory=str(d),
                              modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
         self.vr = {v.name: v.valueReference for v in md.modelVariables}
-        self.types = {v.name: v.type for v in md.modelVariables}  # Real, or Integer (solver)
+        self.types = {v.name: v.type for v in md.modelVariables}  # Real, or Integer (method, old name solver)
         self.outputs = [v.name for v in md.modelVariables if v.causality == "output"]
         self.messages: list[tuple[int, str, str]] = []
 

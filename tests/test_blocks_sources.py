@@ -153,7 +153,7 @@ def test_table_and_decimated_recorder_in_a_diagram(csv_file):
     d.connect("tab.a", "rec.a")
     d.connect("sine.y", "rec.s")
     res = d.run(1.0)
-    np.testing.assert_allclose(res["tab.a"], 2.0 * res.time, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res["tab.a"], 2.0 * res.t, rtol=0, atol=1e-12)
     log = rec.to_array()
     np.testing.assert_allclose(log[:, 0], 0.05 * np.arange(20), rtol=0, atol=1e-12)
     np.testing.assert_allclose(log[:, 1], 2.0 * log[:, 0], rtol=0, atol=1e-12)

@@ -190,7 +190,7 @@ def test_diagrams_and_runs(call, exc, pattern):
     with pytest.raises(exc, match=pattern) as info:
         call()
     if isinstance(info.value, BlockRunError):
-        assert len(info.value.result.time) >= 3  # the signals before the failure are kept
+        assert len(info.value.result.t) >= 3  # the signals before the failure are kept
 
 
 @pytest.mark.parametrize("make, pattern", [c[1:] for c in FMU_CASES], ids=[c[0] for c in FMU_CASES])

@@ -30,7 +30,12 @@ def test_simulate_help_and_defaults_are_the_api_s():
     from mbsfmu.cli import build_parser
     from mbsfmu.core.formulation_choice import DEFAULT_FORMULATION
     from mbsfmu.reference.formulations import FORMULATIONS
-    from mbsfmu.simulation.simulate import ATOL_FACTOR, METHOD_DESCRIPTIONS, SCIPY_METHODS, simulate_defaults
+    from mbsfmu.simulation.simulate import (
+        ATOL_FACTOR,
+        METHOD_DESCRIPTIONS,
+        OTHER_SCIPY_METHODS,
+        simulate_defaults,
+    )
 
     parser = build_parser()
     args = parser.parse_args(["simulate", "m.py", "--t-end", "1", "--out", "o.csv"])
@@ -43,7 +48,7 @@ def test_simulate_help_and_defaults_are_the_api_s():
     assert f"{ATOL_FACTOR['constrained']:g} rtol for models with constraints" in text
     assert f"{ATOL_FACTOR['tree']:g} rtol for trees" in text
     assert f"{api['method']} (default):" in text and f"{DEFAULT_FORMULATION} (default)" in text
-    assert all(n in text for n in (*METHOD_DESCRIPTIONS, *SCIPY_METHODS, *FORMULATIONS))
+    assert all(n in text for n in (*METHOD_DESCRIPTIONS, *OTHER_SCIPY_METHODS, *FORMULATIONS))
 
 
 def test_simulate_csv_grid_columns_and_set(tmp_path):
@@ -118,7 +123,7 @@ def test_build_native_and_pythonfmu(tmp_path, capsys):
     assert "native" in capsys.readouterr().out
     md = fmpy.read_model_description(str(out))
     assert md.coSimulation.modelIdentifier == "slider_crank"
-    assert main(["build", "models/cart_pendulum.py", "-o", str(tmp_path), "--backend", "pythonfmu"]) == 0
+    assert main(["build", "models/cart_pendulum.py", "-o", str(tmp_path), "--kind", "pythonfmu"]) == 0
     assert validate_fmu(str(tmp_path / "cart_pendulum.fmu")) == []
 
 

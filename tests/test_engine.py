@@ -73,7 +73,7 @@ def _engine_multipliers(system, form, grid):
     e.start(0.0, grid[-1])
     rec, reached, status, _, _ = e.run(grid, with_lambda=True)
     assert status == 0 and reached == len(grid)
-    nx, nc = 2 * e.sizes["ny"], e.sizes["nc"]
+    nx, nc = 2 * e.sizes["f"], e.sizes["m"]
     return rec[:, :nx], rec[:, -nc:]
 
 
@@ -240,7 +240,7 @@ def test_stiff_method_takes_a_bounded_number_of_steps():
     stability), and the same motion as the explicit method where that one is affordable."""
     s = _stiff_slider_crank()
     stiff = mbsfmu.simulate(s, t_end=1.0, dt=0.1, rtol=1e-8, method="stiff", backend="c")
-    assert stiff.stats["method"] == "radau5 (engine)"
+    assert stiff.stats["method"] == "stiff" and stiff.stats["backend"] == "c"
     assert stiff.stats["naccept"] < 300 and stiff.stats["njev"] < 100
     assert stiff.constraint_residual.max() < 1e-12
     short = dict(t_end=0.02, dt=0.01, rtol=1e-10, backend="c")

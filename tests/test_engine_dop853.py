@@ -1,4 +1,4 @@
-"""The engine's order-8 method (``method='DOP853'`` on backend 'c', FMU ``solver`` = 2): the
+"""The engine's order-8 method (``method='dop853'`` on backend 'c', FMU ``method`` = 2): the
 stabilized Dormand-Prince 8(5,3) of mbsfmu/runtime/mbs_dop853.c inside the instance layer.
 
 References: a tight run of the engine's RKSTAB (itself tested against the numpy reference in
@@ -30,8 +30,8 @@ def test_every_formulation_runs_dop853_to_its_tolerance(crank_reference, form):
     """rtol 1e-10: within 1e-8 of the tight reference everywhere, constraints kept by the
     projecting formulations to 1e-12, and the engine's counters say DOP853 ran."""
     r = mbsfmu.simulate("models/slider_crank.py", t_end=5.0, dt=0.05, rtol=1e-10, backend="c",
-                        method="DOP853", formulation=form)
-    assert r.stats["method"] == "dop853 (engine)" and r.stats["backend"] == "c"
+                        method="dop853", formulation=form)
+    assert r.stats["method"] == "dop853" and r.stats["backend"] == "c"
     err = _rel(r.y, crank_reference.y)
     print(f"{form}: DOP853 rtol 1e-10, error {err:.2e}, NFCN {r.stats['nfev']}")
     assert err < 1e-8
@@ -43,7 +43,7 @@ def test_dop853_needs_fewer_evaluations_than_rkstab_at_tight_tolerances(crank_re
     """At rtol 1e-10 the order-8 pair takes fewer right-hand sides than RKSTAB and is at least
     as accurate (measured over 5 s: about 0.7 times the NFCN)."""
     kw = {"t_end": 5.0, "dt": 0.05, "rtol": 1e-10, "backend": "c"}
-    d = mbsfmu.simulate("models/slider_crank.py", method="DOP853", **kw)
+    d = mbsfmu.simulate("models/slider_crank.py", method="dop853", **kw)
     k = mbsfmu.simulate("models/slider_crank.py", method="explicit", **kw)
     print(f"NFCN DOP853 {d.stats['nfev']}, RKSTAB {k.stats['nfev']}; errors "
           f"{_rel(d.y, crank_reference.y):.2e}, {_rel(k.y, crank_reference.y):.2e}")
@@ -55,8 +55,8 @@ def test_tree_on_dop853_conserves_energy():
     """The double pendulum (no damping) on the articulated-body kernel: the total energy stays
     constant to 1e-9 relative over 10 s at rtol 1e-12."""
     r = mbsfmu.simulate("models/double_pendulum.py", t_end=10.0, dt=0.05, rtol=1e-12, backend="c",
-                        method="DOP853")
-    assert r.stats["method"] == "dop853 (engine)"
+                        method="dop853")
+    assert r.stats["method"] == "dop853"
     e = r.energy()["total"]
     assert np.ptp(e) < 1e-9 * max(1.0, np.abs(e).max())
 
@@ -65,7 +65,7 @@ def test_engine_and_scipy_dop853_agree_to_the_tolerance(crank_reference):
     """Backend 'numpy' runs scipy's DOP853 with the formulation's projection after each step (a
     different step-size controller): both within their tolerance of the reference and of each
     other."""
-    kw = {"t_end": 2.0, "dt": 0.05, "rtol": 1e-9, "method": "DOP853"}
+    kw = {"t_end": 2.0, "dt": 0.05, "rtol": 1e-9, "method": "dop853"}
     a = mbsfmu.simulate("models/slider_crank.py", backend="c", **kw)
     b = mbsfmu.simulate("models/slider_crank.py", backend="numpy", **kw)
     assert b.stats["backend"] == "numpy"
@@ -73,12 +73,12 @@ def test_engine_and_scipy_dop853_agree_to_the_tolerance(crank_reference):
     assert _rel(a.y, ref) < 1e-7 and _rel(b.y, ref) < 1e-7 and _rel(a.y, b.y) < 1e-7
 
 
-def test_native_fmu_with_solver_dop853_equals_simulate(tmp_path):
-    """A native FMU built with solver='dop853', driven by fmpy, takes the steps simulate takes:
+def test_native_fmu_with_method_dop853_equals_simulate(tmp_path):
+    """A native FMU built with method='dop853', driven by fmpy, takes the steps simulate takes:
     the same states bit for bit at every communication point; its statistics name dop853."""
     from mbsfmu.fmu.native import build_native_fmu
 
-    fmu = build_native_fmu("models/slider_crank.py", tmp_path / "crank.fmu", solver="dop853")
+    fmu = build_native_fmu("models/slider_crank.py", tmp_path / "crank.fmu", method="dop853")
     messages = []
 
     def logger(env, instance, status, category, message):
@@ -86,14 +86,14 @@ def test_native_fmu_with_solver_dop853_equals_simulate(tmp_path):
 
     r = fmpy.simulate_fmu(str(fmu), stop_time=2.0, output_interval=0.01, debug_logging=True, logger=logger,
                           start_values={"solver_rtol": 1e-9, "solver_atol": 1e-10})
-    ref = mbsfmu.simulate("models/slider_crank.py", 2.0, 0.01, rtol=1e-9, atol=1e-10, method="DOP853",
+    ref = mbsfmu.simulate("models/slider_crank.py", 2.0, 0.01, rtol=1e-9, atol=1e-10, method="dop853",
                           backend="c")
     assert np.array_equal(r["time"], ref.t)
     for i, n in enumerate(ref.coordinate_names):
         assert np.array_equal(r[n], ref.y[i]), n
         assert np.array_equal(r[f"der({n})"], ref.yd[i]), n
     stats = [m for c, m in messages if c == "logStatistics"][-1]
-    assert "solver dop853 (current)" in stats and "solver rkstab" not in stats
+    assert "method dop853 (current)" in stats and "method rkstab" not in stats
 
 
 def test_a_failed_dop853_run_names_the_model_and_keeps_the_partial_result():
@@ -102,7 +102,7 @@ def test_a_failed_dop853_run_names_the_model_and_keeps_the_partial_result():
     from mbsfmu.core.errors import SimulationError
 
     with pytest.raises(SimulationError) as info:
-        mbsfmu.simulate("models/cart_pendulum.py", t_end=1.0, dt=0.01, backend="c", method="DOP853",
+        mbsfmu.simulate("models/cart_pendulum.py", t_end=1.0, dt=0.01, backend="c", method="dop853",
                         inputs={"F": 1e300})
     exc = info.value
     assert "failed" in str(exc) and "cart_pendulum" in str(exc)

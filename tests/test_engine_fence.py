@@ -108,7 +108,7 @@ def _run(system, **kw):
 
 def test_engine_runs_never_touch_the_reference(request):
     systems = [case.load() for case in ZOO]
-    methods = ("explicit", "stiff", "DOP853")
+    methods = ("explicit", "stiff", "dop853")
     for system in systems:  # the model's own checks, once, and the engine's build
         _run(system, t_end=0.02)
     refused = [(make(), kw() if callable(kw) else kw) for _, make, kw, _, _ in REFUSED]

@@ -61,12 +61,12 @@ def test_tends_to_the_rigid_double_pendulum_as_the_stiffness_grows():
     assert errors[2] < 1e-3
 
 
-@pytest.mark.parametrize("backend", ["native", "pythonfmu"])
-def test_both_fmu_flavours_match_in_process(tmp_path, backend):
+@pytest.mark.parametrize("kind", ["native", "pythonfmu"])
+def test_both_fmu_kinds_match_in_process(tmp_path, kind):
     from fmpy import simulate_fmu
 
     model = _fdp().model()
-    fmu = mbsfmu.build_fmu(MODEL, tmp_path / "fdp.fmu", backend=backend)
+    fmu = mbsfmu.build_fmu(MODEL, tmp_path / "fdp.fmu", kind=kind)
     names = ["alpha", "phi", "P1_q01", "P2_q01"]
     r = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.01, output=names,
                      start_values={"solver_rtol": 1e-10, "solver_atol": 1e-12})

@@ -1,8 +1,8 @@
-"""Both FMU flavours step with the same C engine (issue 11): the pythonfmu FMU and the native FMU,
+"""Both FMU kinds step with the same C engine (issue 11): the pythonfmu FMU and the native FMU,
 driven through fmpy on the same communication grid with the same tolerances, agree to 1e-12 at
 every communication point, and in fact bit for bit (the pythonfmu slave runs the engine's
 instance layer through its Python binding, the native FMU through fmi2_glue.c: the same C code,
-the same calls).  Without a C compiler the pythonfmu flavour falls back to the numpy path.
+the same calls).  Without a C compiler the pythonfmu kind falls back to the numpy path.
 """
 
 import numpy as np
@@ -17,7 +17,7 @@ from fmpy.fmi1 import FMICallException  # noqa: E402
 from mbsfmu.fmu.native import build_native_fmu  # noqa: E402
 from mbsfmu.fmu.pythonfmu_export import build_pythonfmu  # noqa: E402
 
-FLAVOURS = ("native", "pythonfmu")
+KINDS = ("native", "pythonfmu")
 T_END, H = 2.0, 0.01
 
 #: models/slider_crank.py with a motor torque T on the crank (an input that changes the motion)
@@ -27,7 +27,7 @@ DRIVEN = ("The slider-crank of models/slider_crank.py driven by a motor torque T
 
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("flavours")
+    out = tmp_path_factory.mktemp("kinds")
     driven = slider_crank_variant(out / "driven_crank.py", *DRIVEN)
     built = {}
     for name, path, form in (("slider_crank", MODELS / "slider_crank.py", None), ("driven", driven, None),
@@ -54,9 +54,9 @@ def _bitwise(a, b):
 
 
 def test_free_motion_agrees_at_every_communication_point(fmus):
-    r = {f: _simulate(fmus[f, "slider_crank"]) for f in FLAVOURS}
+    r = {f: _simulate(fmus[f, "slider_crank"]) for f in KINDS}
     diff = _compare(r["native"], r["pythonfmu"])
-    print(f"slider-crank, 2 s at 0.01 s: max difference between the flavours {diff:.3g}, "
+    print(f"slider-crank, 2 s at 0.01 s: max difference between the kinds {diff:.3g}, "
           f"bitwise identical: {_bitwise(r['native'], r['pythonfmu'])}")
     assert diff <= 1e-12
     assert _bitwise(r["native"], r["pythonfmu"])  # the same steps: not one bit differs
@@ -67,7 +67,7 @@ def test_free_motion_agrees_at_every_communication_point(fmus):
 def test_input_changing_every_step_agrees(fmus):
     t = np.arange(0.0, T_END + H / 2, H)
     u = np.array(list(zip(t, 0.3 * np.sin(5.0 * t))), dtype=[("time", float), ("T", float)])
-    r = {f: _simulate(fmus[f, "driven"], input=u) for f in FLAVOURS}
+    r = {f: _simulate(fmus[f, "driven"], input=u) for f in KINDS}
     diff = _compare(r["native"], r["pythonfmu"])
     print(f"driven slider-crank, T = 0.3 sin(5 t): max difference {diff:.3g}, "
           f"bitwise identical: {_bitwise(r['native'], r['pythonfmu'])}")
@@ -84,7 +84,7 @@ def test_other_formulation_and_tree_agree(fmus, name, signal):
     if signal:
         t = np.arange(0.0, T_END + H / 2, H)
         kw["input"] = np.array(list(zip(t, 2.0 * np.cos(3.0 * t))), dtype=[("time", float), (signal, float)])
-    r = {f: _simulate(fmus[f, name], **kw) for f in FLAVOURS}
+    r = {f: _simulate(fmus[f, name], **kw) for f in KINDS}
     assert _compare(r["native"], r["pythonfmu"]) <= 1e-12 and _bitwise(r["native"], r["pythonfmu"])
 
 
@@ -122,7 +122,7 @@ def _run_with_states(path, tmp_path, folder):
 
 
 def test_fmu_states_in_the_middle_agree(fmus, tmp_path):
-    runs = {f: _run_with_states(fmus[f, "driven"], tmp_path, f) for f in FLAVOURS}
+    runs = {f: _run_with_states(fmus[f, "driven"], tmp_path, f) for f in KINDS}
     for f, (rows, again, third) in runs.items():
         assert np.array_equal(again, rows[100:]) and np.array_equal(third, rows[100:]), f
     a, b = runs["native"][0], runs["pythonfmu"][0]

@@ -1,4 +1,4 @@
-"""User outputs of FMUs (frame kinematics, expressions, reaction multipliers) in both flavours,
+"""User outputs of FMUs (frame kinematics, expressions, reaction multipliers) in both kinds,
 direct feed-through, and the native FMU's directional derivatives."""
 
 import numpy as np
@@ -15,19 +15,19 @@ from fmpy.fmi1 import FMICallException  # noqa: E402
 
 from mbsfmu.fmu.build import build_fmu  # noqa: E402
 
-BACKENDS = ["native", "pythonfmu"]
+KINDS = ["native", "pythonfmu"]
 
 
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory):
     out = tmp_path_factory.mktemp("outputs")
-    return {(b, m): build_fmu(MODELS / f"{m}.py", out / b / f"{m}.fmu", backend=b)
-            for b in BACKENDS for m in ("cart_pendulum", "slider_crank")}
+    return {(k, m): build_fmu(MODELS / f"{m}.py", out / k / f"{m}.fmu", kind=k)
+            for k in KINDS for m in ("cart_pendulum", "slider_crank")}
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_slider_crank_pin_and_pivot_reaction(fmus, backend):
-    r = fmpy.simulate_fmu(str(fmus[backend, "slider_crank"]), stop_time=1.0, output_interval=0.01,
+@pytest.mark.parametrize("kind", KINDS)
+def test_slider_crank_pin_and_pivot_reaction(fmus, kind):
+    r = fmpy.simulate_fmu(str(fmus[kind, "slider_crank"]), stop_time=1.0, output_interval=0.01,
                           start_values=TOL)
     l = 0.5
     # the pin (rod end) by hand from the coordinates
@@ -41,9 +41,9 @@ def test_slider_crank_pin_and_pivot_reaction(fmus, backend):
         assert np.max(np.abs(r[f"reaction.{row}"] - lam[row])) < 1e-7 * scale, row
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_cart_outputs_and_feedthrough_declared(fmus, backend):
-    path = fmus[backend, "cart_pendulum"]
+@pytest.mark.parametrize("kind", KINDS)
+def test_cart_outputs_and_feedthrough_declared(fmus, kind):
+    path = fmus[kind, "cart_pendulum"]
     u = np.array([(0.0, 2.0), (2.0, 2.0)], dtype=[("time", float), ("F", float)])
     r = fmpy.simulate_fmu(str(path), stop_time=1.0, output_interval=0.01, start_values=TOL, input=u)
     l = 0.5

@@ -393,7 +393,7 @@ def hil_loop(motor: Motor, n: int, run_options=None, **rx_options):
     d.connect("err.y", "pid.u")
     d.connect("pid.y", "tx.u")
     res = d.run((n - 1) * DT, **(run_options or {}))
-    np.testing.assert_allclose(res.time, DT * np.arange(n), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.t, DT * np.arange(n), rtol=0, atol=1e-12)
     return res["rx.omega"], res["pid.y"], rx, res
 
 

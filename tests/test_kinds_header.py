@@ -13,7 +13,7 @@ import pytest
 from c_support import RUNTIME, compile_harness
 
 from mbsfmu.core import constants
-from mbsfmu.core.solver_settings import SOLVERS
+from mbsfmu.core.solver_settings import METHODS
 from mbsfmu.runtime import ENGINE_HEADERS, ENGINE_SOURCES, GENERATED_HEADERS, source
 
 TABLES = {"MBS_FORM": constants.FORMULATION_KINDS, "MBS_METHOD": constants.METHOD_KINDS,
@@ -48,11 +48,11 @@ def test_the_compiled_header_gives_the_python_values(tmp_path):
 
 def test_the_numbers_are_written_once():
     """Generated for every build (never kept in the source folder); the solver values of the FMU
-    variable 'solver' are the method numbers; no hand-written runtime file defines a generated name
+    variable 'method' are the method numbers; no hand-written runtime file defines a generated name
     or checks one copy against another."""
     name = constants.KINDS_HEADER
     assert name in GENERATED_HEADERS and name in ENGINE_HEADERS and not (RUNTIME / name).exists()
-    assert {n: i for i, n in enumerate(SOLVERS)} == constants.METHOD_KINDS
+    assert {n: i for i, n in enumerate(METHODS)} == constants.METHOD_KINDS
     text = source(name)
     for macro, value in zip(_macros(), [v for t in TABLES.values() for v in t.values()]):
         assert f"#define {macro} {value}\n" in text

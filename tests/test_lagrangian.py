@@ -40,7 +40,7 @@ def test_polar_particle_equations():
     # the Lagrangian's split: T = velocity terms, V = minus the rest
     assert sp.expand(eqs.kinetic_energy - m / 2 * (rd**2 + r**2 * thd**2)) == 0
     assert sp.expand(eqs.potential_energy - c * r**4) == 0
-    assert eqs.n_constraints == 0
+    assert eqs.m == 0
 
 
 def test_rheonomic_kinetic_energy_and_constraint_conventions():

@@ -324,7 +324,7 @@ def test_native_fmu_directional_derivatives_equal_the_feedthrough_D(tmp_path):
     from mbsfmu.fmu.build import build_fmu
 
     s = model("cart_pendulum")
-    path = build_fmu(s, tmp_path / "cart.fmu", backend="native")
+    path = build_fmu(s, tmp_path / "cart.fmu", kind="native")
     fmu = Slave(path, tmp_path)
     fmu.start()
     fmu.run(0.0, 40, 0.01, inputs=lambda t: {"F": 1.5})
@@ -352,8 +352,8 @@ def test_linear_and_nonlinear_fmus_in_one_diagram_agree_to_first_order(tmp_path)
     s = model("cart_pendulum")
     lin = mbsfmu.linearize(s, at={"x": 0.0, "theta": math.pi, "F": 0.0}, inputs=["F"],
                            outputs=["rod_centre.x"], symbolic=False, equilibrium=True)
-    nonlinear = build_fmu(s, tmp_path / "cart.fmu", backend="native")
-    linear = build_fmu(lin.to_system(), tmp_path / "cart_linear.fmu", backend="native")
+    nonlinear = build_fmu(s, tmp_path / "cart.fmu", kind="native")
+    linear = build_fmu(lin.to_system(), tmp_path / "cart_linear.fmu", kind="native")
     tol = {"solver_rtol": 1e-10, "solver_atol": 1e-12}
     diffs, sizes = [], []
     for amplitude in (0.4, 0.2):

@@ -129,7 +129,7 @@ def test_lqr_from_the_symbolic_linearization_balances_the_native_fmu_from_10_deg
     res = _loop(FMU(fmu, start_values={"theta": math.radians(10)}), gain, 0.01, 6.0)
     theta, x = res["plant.theta"], res["plant.x"]
     assert abs(theta[0] - math.radians(10)) < 1e-12
-    assert np.max(np.abs(theta[res.time > 4.0])) < 1e-3 and abs(x[-1]) < 1e-2
+    assert np.max(np.abs(theta[res.t > 4.0])) < 1e-3 and abs(x[-1]) < 1e-2
     assert np.max(np.abs(theta)) < math.radians(10) + 1e-9
 
 

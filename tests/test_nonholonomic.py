@@ -12,7 +12,7 @@ References, each independent of the code under test:
   one end: holonomic and nonholonomic rows together) against its hand-derived reduced equations
   integrated by scipy;
 * the C engine against the numpy reference for every formulation that takes them, the native FMU
-  (fmpy) and the pythonfmu flavour against simulate(backend='c').
+  (fmpy) and the pythonfmu kind against simulate(backend='c').
 """
 
 import numpy as np
@@ -333,7 +333,7 @@ def test_engine_multipliers_are_the_reference_algorithm():
     e.start(0.0, grid[-1])
     rec, reached, status, _, _ = e.run(grid, with_lambda=True)
     assert status == 0 and reached == len(grid)
-    nx, nc = 2 * e.sizes["ny"], e.sizes["nc"]
+    nx, nc = 2 * e.sizes["f"], e.sizes["m"]
     assert nc == 2
     ref = make_formulation("qr", derive(s).numeric())
     want = np.array([ref.multipliers(t, x) for t, x in zip(grid, rec[:, :nx])])
@@ -423,7 +423,7 @@ def test_native_fmu_matches_simulate(tmp_path):
     assert res.returncode == 0 and not res.stderr, res.stderr
 
 
-def test_pythonfmu_flavour_runs_the_disc(tmp_path):
+def test_pythonfmu_kind_runs_the_disc(tmp_path):
     fmpy = pytest.importorskip("fmpy")
     pytest.importorskip("pythonfmu")
     from mbsfmu.fmu.pythonfmu_export import build_pythonfmu

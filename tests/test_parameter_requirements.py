@@ -109,7 +109,7 @@ def _column_vanishes(eqs, coordinate, subs):
     j = [c.name for c in eqs.system.coordinates_.values()].index(coordinate)
     M = eqs.expanded(eqs.M).xreplace(subs)
     cols = [M[i, j] for i in range(M.shape[0])]
-    if eqs.n_constraints:
+    if eqs.m:
         C = eqs.expanded(eqs.C).xreplace(subs)
         cols += [C[i, j] for i in range(C.shape[0])]
     return all(sp.simplify(e) == 0 for e in cols)

@@ -1,4 +1,4 @@
-"""The pythonfmu flavour of the FMUs: built with pythonfmu, run with fmpy, compared with
+"""The pythonfmu kind of the FMUs: built with pythonfmu, run with fmpy, compared with
 ``mbsfmu.simulate``."""
 
 import pathlib

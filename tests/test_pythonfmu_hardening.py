@@ -1,4 +1,4 @@
-"""Hardening of the pythonfmu flavour (issue 10): every bad FMI call is refused with fmi2Error
+"""Hardening of the pythonfmu kind (issue 10): every bad FMI call is refused with fmi2Error
 and a message naming its culprit, with debug logging off, and changes nothing.
 
 Three FMUs (slider-crank: loop, fixed geometry parameters; cart-pendulum: tree with an input;
@@ -110,7 +110,7 @@ class Bench:
         self.messages.clear()
 
     def values(self, fmu=None):
-        """Every variable's value: the Reals, then the Integer (solver)."""
+        """Every variable's value: the Reals, then the Integers (method and its old name solver)."""
         fmu = fmu or self.fmu
         return np.append(fmu.getReal(self.real_vrs), fmu.getInteger(self.int_vrs))
 
@@ -238,18 +238,18 @@ case("getReal_unknown_vr", BOTH, "step", lambda b: status_of(lambda: b.fmu.getRe
      lambda b: ["fmi2GetReal", "12345"])
 case("setInteger", BOTH, "step", lambda b: status_of(lambda: b.fmu.setInteger([0], [1])),
      lambda b: ["fmi2SetInteger", "Integer"])
-# the Integer parameter solver (the integration method): its values only, and only as an Integer
+# the Integer parameter method (the integration method): its values only, and only as an Integer
 for mode in MODES:
-    case(f"setInteger_solver_2_{mode}", BOTH, mode,
-         lambda b: status_of(lambda: b.fmu.setInteger([b.vr["solver"]], [3])),
-         lambda b: ["fmi2SetInteger", "solver = 3", "0 (rkstab", "1 (stiff", "2 (dop853"])
-case("setInteger_solver_-1", BOTH, "step",
-     lambda b: status_of(lambda: b.fmu.setInteger([b.vr["solver"]], [-1])),
-     lambda b: ["fmi2SetInteger", "solver = -1", "not one of its values"])
-case("setReal_solver", BOTH, "step", lambda b: b.set(["solver"], [1.0]),
-     lambda b: ["fmi2SetReal", "'solver'", "Integer"])
-case("getReal_solver", BOTH, "step", lambda b: status_of(lambda: b.fmu.getReal([b.vr["solver"]])),
-     lambda b: ["fmi2GetReal", "'solver'", "Integer"])
+    case(f"setInteger_method_3_{mode}", BOTH, mode,
+         lambda b: status_of(lambda: b.fmu.setInteger([b.vr["method"]], [3])),
+         lambda b: ["fmi2SetInteger", "method = 3", "0 (rkstab", "1 (stiff", "2 (dop853"])
+case("setInteger_method_-1", BOTH, "step",
+     lambda b: status_of(lambda: b.fmu.setInteger([b.vr["method"]], [-1])),
+     lambda b: ["fmi2SetInteger", "method = -1", "not one of its values"])
+case("setReal_method", BOTH, "step", lambda b: b.set(["method"], [1.0]),
+     lambda b: ["fmi2SetReal", "'method'", "Integer"])
+case("getReal_method", BOTH, "step", lambda b: status_of(lambda: b.fmu.getReal([b.vr["method"]])),
+     lambda b: ["fmi2GetReal", "'method'", "Integer"])
 case("getInteger_real", BOTH, "step", lambda b: status_of(lambda: b.fmu.getInteger([b.vr["solver_rtol"]])),
      lambda b: ["fmi2GetInteger", "'solver_rtol'", "Real"])
 case("getBoolean", BOTH, "step", lambda b: status_of(lambda: b.fmu.getBoolean([3])),

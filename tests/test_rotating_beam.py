@@ -91,7 +91,7 @@ def test_tip_deflection_output_is_the_tip_nodes_y_in_the_hub_frame(flexible, tmp
     from fmpy import simulate_fmu
 
     t, tip = flexible
-    fmu = mbsfmu.build_fmu(MODEL, tmp_path / "rotating_beam.fmu", backend="native")
+    fmu = mbsfmu.build_fmu(MODEL, tmp_path / "rotating_beam.fmu", kind="native")
     r = simulate_fmu(str(fmu), stop_time=5.0, output_interval=DT, output=["tip_deflection"],
                      start_values={"solver_rtol": 1e-9})
     k = int(round(5.0 / DT))

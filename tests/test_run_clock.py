@@ -85,7 +85,7 @@ def test_cli_prints_run_and_set_up_apart(tmp_path, capsys):
     out = capsys.readouterr().out
     number = r"[0-9.e+-]+ m?s"
     code = rf"( \(C code generated and compiled or loaded in {number}\))?"
-    assert re.search(rf"101 rows -> .*o\.csv \(rkstab \(engine\), \d+ evaluations, run {number} "
+    assert re.search(rf"101 rows -> .*o\.csv \(rkstab, backend c, \d+ evaluations, run {number} "
                      rf"\({number} CPU\), set-up {number}{code}\)", out), out
 
 

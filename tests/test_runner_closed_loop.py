@@ -116,8 +116,8 @@ def test_runner_matches_the_same_discrete_loop_in_one_solver(plant):
     h = 2e-3
     res = run_diagram(path, h)
     ref = discrete_reference(num, h)
-    assert res.time.shape == ref.shape
-    np.testing.assert_allclose(res.time, np.arange(len(ref)) * h, rtol=0, atol=1e-12)
+    assert res.t.shape == ref.shape
+    np.testing.assert_allclose(res.t, np.arange(len(ref)) * h, rtol=0, atol=1e-12)
     err = np.max(np.abs(res["plant.x"] - ref))
     assert err <= 1e-7, err
     # the loop did its job: the cart is within 5 % of the reference (the undamped rod swings on)
@@ -133,7 +133,7 @@ def test_coupling_error_against_the_continuous_loop_is_first_order(plant):
     errs = []
     for h in (2e-3, 1e-3):
         res = run_diagram(path, h)
-        cont = continuous_reference(num, res.time)
+        cont = continuous_reference(num, res.t)
         errs.append(np.max(np.abs(res["plant.x"] - cont)))
     ratio = errs[0] / errs[1]
     assert errs[1] <= 0.02 * REF, errs

@@ -204,7 +204,7 @@ def test_port_names_with_dots_split_at_the_first_dot():
     d.add("k", Const(4.0))
     d.connect("k.y", "m.der(x)")
     res = d.run(1.0)
-    assert res.signals == ("m.rod_centre.x", "k.y")
+    assert res.columns == ["time", "m.rod_centre.x", "k.y"]
     np.testing.assert_array_equal(res["m.rod_centre.x"], [3.0, 3.0, 3.0])
 
 
@@ -269,8 +269,8 @@ def test_bad_feedthrough_is_reported():
 
 def test_time_grid_and_same_step_propagation():
     res = chain(0.1).run(1.0)
-    np.testing.assert_allclose(res.time, np.linspace(0.0, 1.0, 11), rtol=0, atol=1e-15)
-    np.testing.assert_allclose(res["g.y"], 2 * res.time, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(res.t, np.linspace(0.0, 1.0, 11), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(res["g.y"], 2 * res.t, rtol=0, atol=1e-15)
     assert res.stats["steps"] == 10 and res.stats["points"] == 11
 
 
@@ -278,8 +278,8 @@ def test_t0_offset_and_rounding_of_the_step_count():
     d = Diagram(0.25, t0=1.0)
     d.add("c", Clock())
     res = d.run(2.1)  # (2.1 - 1) / 0.25 = 4.4 -> 4 steps
-    np.testing.assert_allclose(res.time, [1.0, 1.25, 1.5, 1.75, 2.0], rtol=0, atol=1e-15)
-    np.testing.assert_allclose(res["c.y"], res.time, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(res.t, [1.0, 1.25, 1.5, 1.75, 2.0], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(res["c.y"], res.t, rtol=0, atol=1e-15)
 
 
 def test_execution_order_does_not_depend_on_the_order_of_adding():
@@ -294,7 +294,7 @@ def test_execution_order_does_not_depend_on_the_order_of_adding():
     d.connect("clock.y", "g1.u")
     assert d.execution_order() == [("clock",), ("g1",), ("g2",), ("g3",)]
     res = d.run(2.0)
-    np.testing.assert_allclose(res["g3.y"], 30.0 * res.time, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(res["g3.y"], 30.0 * res.t, rtol=1e-15, atol=0)
 
 
 def test_blocks_without_feedthrough_may_run_first():
@@ -367,10 +367,10 @@ def test_rerun_starts_and_stops_every_block_again():
 def test_record_selection_inputs_and_block_names():
     d = chain()
     res = d.run(0.5, record=["g.y", "g.u"])
-    assert res.signals == ("g.y", "g.u")
-    np.testing.assert_allclose(res["g.u"], res.time, rtol=0, atol=1e-15)
+    assert res.columns == ["time", "g.y", "g.u"]
+    np.testing.assert_allclose(res["g.u"], res.t, rtol=0, atol=1e-15)
     res = d.run(0.5, record=["g"])
-    assert res.signals == ("g.y",)
+    assert res.columns == ["time", "g.y"]
     with pytest.raises(DiagramError, match=r"cannot record 'g.yy': block 'g' has no port 'yy' "
                                            r"\(did you mean y\?\)"):
         d.run(0.5, record=["g.yy"])
@@ -380,7 +380,7 @@ def test_record_selection_inputs_and_block_names():
 
 def test_result_lookup_csv_and_plot(tmp_path):
     res = chain().run(1.0)
-    assert res.signals == ("src.y", "g.y")
+    assert res.columns == ["time", "src.y", "g.y"]
     assert "g.y" in res and len(res) == 11
     with pytest.raises(KeyError, match=r"no recorded signal 'g.z'; close names: g\.y"):
         res["g.z"]
@@ -392,15 +392,15 @@ def test_result_lookup_csv_and_plot(tmp_path):
     assert rows[0] == ["time", "src.y", "g.y"]
     assert len(rows) == 12
     back = np.array(rows[1:], dtype=float)
-    np.testing.assert_array_equal(back[:, 0], res.time)  # %.17g round-trips exactly
+    np.testing.assert_array_equal(back[:, 0], res.t)  # %.17g round-trips exactly
     np.testing.assert_array_equal(back[:, 2], res["g.y"])
     fig = res.plot(path=tmp_path / "out.png")
     assert len(fig.axes) == 2  # one axes per block
     assert (tmp_path / "out.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    fig = res.plot(["g.y"])
+    fig = res.plot(signals=["g.y"])
     assert len(fig.axes) == 1
     with pytest.raises(KeyError):
-        res.plot(["nope.y"])
+        res.plot(signals=["nope.y"])
 
 
 def test_result_construction_shape():
@@ -433,7 +433,7 @@ def test_exception_in_output_is_wrapped_with_block_and_time():
     assert isinstance(err.__cause__, ValueError)
     assert err.block == "life" and err.t == pytest.approx(0.3)
     # rows for t = 0, 0.1, 0.2 were recorded
-    np.testing.assert_allclose(err.result.time, [0.0, 0.1, 0.2], atol=1e-15)
+    np.testing.assert_allclose(err.result.t, [0.0, 0.1, 0.2], atol=1e-15)
     np.testing.assert_allclose(err.result["other.y"], [0.0, 0.1, 0.2], atol=1e-15)
     assert life.log[-1] == ("stop",)  # stopped in the finally
 
@@ -446,7 +446,7 @@ def test_exception_in_update_rolls_back_every_block():
     err = info.value
     assert err.rolled_back
     # outputs at t = 0.3 were complete, so that row is kept
-    np.testing.assert_allclose(err.result.time, [0.0, 0.1, 0.2, 0.3], atol=1e-15)
+    np.testing.assert_allclose(err.result.t, [0.0, 0.1, 0.2, 0.3], atol=1e-15)
     # life.x after 3 updates (t = 0, 0.1, 0.2) is 3; the half-done update (-999) is undone
     assert life.x == 3.0
     # other (updated before or after life: either way) is back at its state at t = 0.3

@@ -151,8 +151,8 @@ def test_iterate_solves_a_contracting_loop():
     # y = r - 0.5 y  ->  y = r / 1.5 for r = t
     d = feedback(0.5, r=Clock())
     res = d.run(1.0, algebraic_loops="iterate")
-    np.testing.assert_allclose(res["sum.y"], res.time / 1.5, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(res["gain.y"], 0.5 * res.time / 1.5, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res["sum.y"], res.t / 1.5, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res["gain.y"], 0.5 * res.t / 1.5, rtol=0, atol=1e-12)
     assert 0 < res.stats["loop_iterations"] <= 11 * 20
 
 
@@ -164,7 +164,7 @@ def test_iterate_solves_a_loop_where_plain_iteration_diverges():
     assert abs(x - 1 / 3) > 1e6  # diverges indeed
     d = feedback(-2.0, signs="++", r=Clock())
     res = d.run(1.0, algebraic_loops="iterate", loop_tol=1e-12)
-    np.testing.assert_allclose(res["sum.y"], res.time / 3.0, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(res["sum.y"], res.t / 3.0, rtol=0, atol=1e-11)
 
 
 def test_iterate_solves_a_nonlinear_three_block_loop():

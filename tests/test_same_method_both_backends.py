@@ -3,8 +3,9 @@
 
 * ``'explicit'`` is RKSTAB on both, trees included (the reference used to run scipy's DOP853 for
   trees): plain DOPRI5 with RKSTAB's step control where nothing is projected;
-* ``'DOP853'`` is Dormand-Prince 8(5,3) projected after every step: the engine's (Hairer's DOP853
-  with RKSTAB's stabilized controller) and scipy's (its own controller);
+* ``'dop853'`` (scipy's spelling ``'DOP853'``) is Dormand-Prince 8(5,3) projected after every
+  step: the engine's (Hairer's DOP853 with RKSTAB's stabilized controller) and scipy's (its own
+  controller);
 * ``'stiff'`` is Radau IIA of order 5 projecting after every step: the engine's (RADAU5's
   controller) and scipy's Radau.
 
@@ -28,7 +29,7 @@ ZOO = {c.label: c for c in CASES}
 MODELS = [("double_pendulum", None)] + [
     ("slider_crank", f) for f in ("qr", "svd", "baumgarte", "dae", "projection", "partition")] + [
     ("rolling_disc", "qr")]
-RUNS = [(label, form, method) for label, form in MODELS for method in ("explicit", "DOP853", "stiff")]
+RUNS = [(label, form, method) for label, form in MODELS for method in ("explicit", "dop853", "stiff")]
 SYSTEMS = {}
 
 

@@ -236,7 +236,7 @@ def test_dop853_passes_where_rkstab_passes(case):
         N = int(case.split("=")[1])
         system, T = mbsfmu.load_model(FOUR_BAR, N=N), 10.0
     for dt in (0.001, 0.01, 0.1):
-        res = mbsfmu.simulate(system, T, dt, rtol=RTOL, method="DOP853", backend="c")
+        res = mbsfmu.simulate(system, T, dt, rtol=RTOL, method="dop853", backend="c")
         if case == "slider_crank":
             a, b = slider_crank_reference(res.t, omega=5.0)
             err = max(float(np.max(np.abs(res["theta1"] - a))), float(np.max(np.abs(res["theta2"] - b))))
@@ -249,7 +249,7 @@ def test_dop853_passes_where_rkstab_passes(case):
 
 
 def test_dop853_state_saved_during_a_crossing_continues_bit_for_bit(tmp_path):
-    """A native FMU with solver = dop853 (the N = 2 four-bar, rtol 1e-10): its state serialized
+    """A native FMU with method = dop853 (the N = 2 four-bar, rtol 1e-10): its state serialized
     at t = 1.22, while RKSTAB crosses the flat position at t = 1.228, and restored in a second
     instance continues as the first one, bit for bit (the crossing's work array and hook are
     re-pointed on restore)."""
@@ -257,7 +257,7 @@ def test_dop853_state_saved_during_a_crossing_continues_bit_for_bit(tmp_path):
 
     from mbsfmu.fmu.native import build_native_fmu
 
-    fmu = build_native_fmu(mbsfmu.load_model(FOUR_BAR, N=2), tmp_path / "fb.fmu", solver="dop853")
+    fmu = build_native_fmu(mbsfmu.load_model(FOUR_BAR, N=2), tmp_path / "fb.fmu", method="dop853")
     a = Slave(fmu, tmp_path, "a")
     a.start({"solver_rtol": RTOL, "solver_atol": 0.0})
     a.run(0.0, 122, 0.01)

@@ -65,14 +65,14 @@ def test_slider_position_matches_one_dof_reference(formulation, reference):
     assert res.relative_energy_drift() <= 1e-8
 
 
-@pytest.mark.parametrize("backend, name", [("c", "radau5 (engine)"), ("numpy", "Radau")])
-def test_stiff_method_with_projection(reference, backend, name):
+@pytest.mark.parametrize("backend", ["c", "numpy"])
+def test_stiff_method_with_projection(reference, backend):
     """The stiff method (the engine's Radau IIA, or scipy's Radau on the reference) with the
     PStab projection against the one-degree-of-freedom reference."""
     t, theta, x_ref = reference
     res = mbsfmu.simulate(slider_crank.model(), t_end=2.0, dt=1.0, rtol=1e-10, method="stiff",
                           formulation="projection", backend=backend)
-    assert res.stats["method"] == name
+    assert res.stats["method"] == "stiff" and res.stats["backend"] == backend
     assert np.max(np.abs(res["x"] - x_ref[:3])) < 1e-7
     assert np.max(res.constraint_residual) <= 1e-10
 

@@ -66,7 +66,7 @@ def test_fmpy_simulate_ssp_equals_the_runner(fmus, tmp_path):
     path = export_ssp(d, tmp_path / "loop.ssp")
     ref = simulate_ssp_fmpy(path, stop_time=T_END)
     # fmpy's row k holds the values after the step from t_k: the runner's row k + 1
-    assert len(ref) == len(ours.time) - 1
+    assert len(ref) == len(ours.t) - 1
     for name in ("plant.x", "plant.theta", "plant.der(x)", "plant.rod_centre.z", "ctrl.y"):
         assert np.array_equal(ref[name], ours[name][1:]), name
     assert np.array_equal(ref["plant.F"], ours["ctrl.y"][1:])

@@ -9,7 +9,7 @@ from scipy import stats
 import mbsfmu
 from mbsfmu.cli import main
 from mbsfmu.core.errors import ParameterError
-from mbsfmu.study import designs, runner
+from mbsfmu.study import batch, designs
 from mbsfmu.study.results import read_rows
 
 CART = "models/cart_pendulum.py"
@@ -35,7 +35,7 @@ def test_rows_equal_single_simulate_runs_bit_for_bit():
         for name, v in want.items():
             assert row[name] == v, (name, row["run"])  # tolerance 0: the same run, bit for bit
     # the model was loaded (derived, compiled) once in this process for all six runs
-    assert runner.LOAD_COUNT[runner.make_target(CART, True).key] == 1
+    assert batch.LOAD_COUNT[batch.make_target(CART, True).key] == 1
 
 
 def test_designs_size_bounds_and_seed():
@@ -123,7 +123,7 @@ def test_interrupted_sweep_resumes_without_rerunning(tmp_path):
 def test_fmu_target_equals_simulate_fmu(tmp_path):
     from fmpy import simulate_fmu
 
-    fmu = mbsfmu.build_fmu(CART, tmp_path / "cart.fmu", backend="native")
+    fmu = mbsfmu.build_fmu(CART, tmp_path / "cart.fmu", kind="native")
     df = mbsfmu.sweep(fmu, {"m": [0.1, 0.25]}, t_end=1.0, dt=0.01, metrics={"x_end": "final(x)",
                       "theta_max": "max(theta)"}, scheduler="synchronous")
     assert (df["status"] == "ok").all(), df["message"].tolist()

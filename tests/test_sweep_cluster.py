@@ -36,7 +36,7 @@ def test_model_and_fmu_sweeps_on_a_cluster_equal_local_sweeps(cluster, tmp_path)
     assert len(remote) == 8 and (remote["status"] == "ok").all(), remote["message"].tolist()
     pd.testing.assert_frame_equal(_rows(remote), _rows(local), check_exact=True)  # bit for bit
 
-    fmu = mbsfmu.build_fmu(CART, tmp_path / "cart.fmu", backend="native")
+    fmu = mbsfmu.build_fmu(CART, tmp_path / "cart.fmu", kind="native")
     fmu_design = {"m": [0.1, 0.2, 0.3], "mc": [1.0, 2.0]}  # 6 runs
     opts = dict(t_end=1.0, dt=0.01, metrics={"x_end": "final(x)", "theta_max": "max(theta)"}, batch=1)
     remote = mbsfmu.sweep(fmu, fmu_design, scheduler=cluster.client, **opts)

@@ -55,7 +55,7 @@ def impatient():
 def test_an_fmu_failed_row_quotes_the_fmu(tmp_path, capsys):
     from fmpy import simulate_fmu
 
-    fmu = mbsfmu.build_fmu(SLIDER, tmp_path / "sc.fmu", backend="native")
+    fmu = mbsfmu.build_fmu(SLIDER, tmp_path / "sc.fmu", kind="native")
     seen = []
     df = mbsfmu.sweep(fmu, {"r": [0.15, 0.0]}, t_end=0.2, dt=0.01, metrics={"x_end": "final(x)"},
                       scheduler="synchronous", logger=lambda *args: seen.append(args[-1]))

@@ -108,7 +108,7 @@ def test_failed_runs_have_no_trajectory(tmp_path):
 def test_fmu_trajectories(tmp_path):
     from fmpy import simulate_fmu
 
-    fmu = mbsfmu.build_fmu(CART, tmp_path / "cart.fmu", backend="native")
+    fmu = mbsfmu.build_fmu(CART, tmp_path / "cart.fmu", kind="native")
     df = mbsfmu.sweep(fmu, {"m": [0.1, 0.25]}, t_end=0.5, dt=0.05, metrics={"x_end": "final(x)"},
                       trajectories=tmp_path / "t.npz", scheduler="synchronous")
     kept = trajectories.read(tmp_path / "t.npz")
@@ -189,17 +189,17 @@ def test_progress_bar_shows_rate_and_time_left(monkeypatch):
     (100000, 100, 0.0046, 250),
     (3, 4, 1e-4, 1)])
 def test_default_batch_carries_enough_work_per_task(n, workers, per_run, size):
-    from mbsfmu.study import runner
+    from mbsfmu.study import batch
 
-    assert runner.default_batch(n, workers, per_run) == size
+    assert batch.default_batch(n, workers, per_run) == size
 
 
 def test_first_run_sizes_the_batches_and_is_a_row(monkeypatch):
-    from mbsfmu.study import runner
+    from mbsfmu.study import batch
 
     seen = []
-    real = runner.default_batch
-    monkeypatch.setattr(runner, "default_batch", lambda n, w, per_run=None: seen.append((n, w, per_run))
+    real = batch.default_batch
+    monkeypatch.setattr(batch, "default_batch", lambda n, w, per_run=None: seen.append((n, w, per_run))
                         or real(n, w, per_run))
     df = mbsfmu.sweep(CART, {"m": "0.1:0.3:5"}, t_end=0.5, metrics={"x_end": "final(x)"},
                       scheduler="processes", workers=2)
@@ -217,14 +217,14 @@ def test_worker_count_follows_the_scheduler():
     import os
     from types import SimpleNamespace
 
-    from mbsfmu.study import runner
+    from mbsfmu.study import batch
 
     cluster = SimpleNamespace(scheduler_info=lambda: {"workers": {"a": 1, "b": 2, "c": 3}})
-    assert runner.worker_count(cluster) == 3
-    assert runner.worker_count(cluster, workers=7) == 7
-    assert runner.worker_count(None) == min(os.cpu_count() or 1, 4)
-    assert runner.worker_count("synchronous") == 1
-    assert runner.worker_count("processes") == (os.cpu_count() or 1)
+    assert batch.worker_count(cluster) == 3
+    assert batch.worker_count(cluster, workers=7) == 7
+    assert batch.worker_count(None) == min(os.cpu_count() or 1, 4)
+    assert batch.worker_count("synchronous") == 1
+    assert batch.worker_count("processes") == (os.cpu_count() or 1)
 
 
 def test_trajectories_folder_that_is_a_file_is_named(tmp_path):

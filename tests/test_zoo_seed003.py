@@ -260,7 +260,7 @@ def test_flyball_governor_stiff_against_first_kind():
           f"steps, error {err:.1e}, L_z drift {drift_L:.1e} "
           f"(reference {np.ptp(Lz_ref) / abs(Lz_ref[0]):.1e}), "
           f"residual {residual:.1e}, E_z {res['E_z'][-1]:.4f} m")
-    assert coarse.stats["method"].startswith("radau")
+    assert coarse.stats["method"] == "stiff"
     assert coarse.stats["steps"] <= 200
     assert res.stats["steps"] <= 1000
     assert err_coarse < 1e-3

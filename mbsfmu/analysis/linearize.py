@@ -99,7 +99,7 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
     params = arguments.mapping(params, "linearize: params")
     system = _system_of(system)
     eqs = derive(system)
-    if eqs.n_constraints > eqs.n_holonomic:
+    if eqs.m > eqs.mh:
         raise ModelError(f"{system.name}: linearize does not handle nonholonomic constraints yet")
     coords = list(system.coordinates_)
     in_names = (list(system.inputs) if inputs is None else
@@ -118,7 +118,7 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
     u = [system.inputs[n].symbol for n in in_names]
     f = len(y)
     h = list(eqs.q - eqs.k)
-    mh = eqs.n_holonomic
+    mh = eqs.mh
     out_names, out_exprs = _outputs(system, eqs, outputs, independent_hint=None)
     parts = {
         "M0": at_point.values_of(eqs.M).reshape(f, f), "h0": at_point.values_of(h),

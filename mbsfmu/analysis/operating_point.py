@@ -205,7 +205,7 @@ def complete_coordinates(system, eqs, op: OperatingPoint) -> None:
         for n in missing:
             op.y[n] = sp.S.Zero
         return
-    if eqs.n_holonomic < eqs.n_constraints:
+    if eqs.mh < eqs.m:
         raise ModelError(f"{system.name}: linearize does not handle nonholonomic constraints yet")
     names = list(system.coordinates_)
     c_of = _constraint_function(system, eqs, op)
@@ -233,7 +233,7 @@ def complete_coordinates(system, eqs, op: OperatingPoint) -> None:
     if any(v is None for v in yv):
         return  # symbolic set values: nothing to check with numbers
     c, _ = c_of(np.array(yv))
-    rows = system.constraint_names[:eqs.n_holonomic]
+    rows = system.constraint_names[:eqs.mh]
     worst = int(np.argmax(np.abs(c))) if len(c) else 0
     if len(c) and abs(c[worst]) > CONSTRAINT_TOL:
         raise ConstraintError(
@@ -250,7 +250,7 @@ def _constraint_function(system, eqs, op: OperatingPoint):
     if params is None or tn is None:
         return None
     num = NumericModel(eqs, params, check=False)
-    mh = eqs.n_holonomic
+    mh = eqs.mh
 
     def c_of(y):
         c, C, _ = num.constraint_parts(tn, y)

@@ -12,7 +12,7 @@ and above ``MBS_ABA_PIVOT_MIN`` (a 1 x 1 joint inertia D) or above ``MBS_ABA_PIV
 times the largest |D_ii| of its joint (a joint with several coordinates, D = L diag(d) L^T).
 Each test is placed right after the last intermediate it reads, so no division by a failed
 pivot is ever used.  It is appended to the model source of :func:`.c_source.generate_c`, whose
-``#define MBS_NY`` etc. it relies on.
+``#define MBS_F`` etc. it relies on.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@
 (the native FMU and the Python binding compile the same two files with the same runtime):
 
 ``model_config.h``
-    sizes (``MBS_NY``, ``MBS_NPRM``, ...), the model's name and GUID, the default formulation of
-    this build, the constants shared with Python (:mod:`mbsfmu.core.constants`) and the
-    ranges of the solver settings (:mod:`mbsfmu.core.solver_settings`).
+    sizes (``MBS_F``, ``MBS_M``, ``MBS_MH``, ``MBS_NPRM``, ...), the model's name and GUID, the
+    default formulation of this build, the constants shared with Python
+    (:mod:`mbsfmu.core.constants`) and the ranges of the solver settings
+    (:mod:`mbsfmu.core.solver_settings`).
 ``model.c``
     the generated equations (:func:`~mbsfmu.codegen.c_source.generate_c_functions`) and the
     tables the contract declares: variable names, kinds and start values in value-reference
@@ -42,7 +43,7 @@ from ..equations.derive import derive
 from ..equations.parameter_requirements import body_checks, factor_checks, parameter_requirements
 from .c_aba import aba_source
 from .c_source import constrained_split, generate_c_functions, sizes
-from .fmu_variables import fmu_variables
+from .fmu_variables import engine_variables, fmu_variables
 
 #: the generated files a build compiles (with the engine's), and the header they share
 MODEL_FILES = ("model.c", "model_aba.c", "model_tree.c")
@@ -84,7 +85,7 @@ def _kind(v) -> int:
 
 def _aba(eqs) -> str:
     """``mbs_aba`` where the articulated-body algorithm applies (a tree on joint coordinates)."""
-    if eqs.n_constraints:
+    if eqs.m:
         return ""
     try:
         return aba_source(eqs)
@@ -178,7 +179,7 @@ def _parameter_rule_tables(system, eqs) -> list[str]:
 
 def _shared_count(eqs) -> int:
     """Intermediates passed from mbs_constrained_positions to mbs_constrained_velocities."""
-    split = constrained_split(eqs) if eqs.n_constraints else None
+    split = constrained_split(eqs) if eqs.m else None
     return 0 if split is None else len(split[2])
 
 
@@ -192,6 +193,7 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
     ``on_file(name, text)``, if given, is called with ``model_aba.c`` and ``model_tree.c`` as
     soon as each is final."""
     variables = fmu_variables(system, unset_constants=unset_constants) if variables is None else variables
+    variables = engine_variables(variables)  # the FMU's deprecated names are the glue's, not the instance's
     eqs = derive(system)
     n = sizes(eqs)
     aba = _aba(eqs)

@@ -7,8 +7,8 @@ const double *u, const double *tp, double *out)`` that writes its outputs into `
 same order as :class:`~mbsfmu.equations.numeric_model.NumericModel` uses:
 
 * ``dynamics``: M (row-major, f x f), then q - k (f)
-* ``constraints``: c (nh), C (row-major, m x f), b' (m) -- m rows, of which the first nh are
-  holonomic (``MBS_NH``; the rest are nonholonomic and have no row in c)
+* ``constraints``: c (mh), C (row-major, m x f), b' (m) -- m rows, of which the first mh are
+  holonomic (``MBS_MH``; the rest are nonholonomic and have no row in c)
 * ``constrained``: M, q - k, c, C, b', b''
 * ``energy``: kinetic and potential energy
 * ``initial_conditions``: e (nic) then E = de/dy (row-major, nic x f) of the model's extra
@@ -89,11 +89,11 @@ def time_parameters_native(system) -> bool:
 
 
 def sizes(eqs) -> dict[str, int]:
-    """Argument array sizes (ny, nprm, nu, ntp, nc, nh) of the generated functions: nc rows
-    of C, of which nh are holonomic (rows of c)."""
+    """Argument array sizes (f, nprm, nu, ntp, m, mh) of the generated functions: f coordinates,
+    m rows of C, of which mh are holonomic (rows of c); the letters of docs/architecture.md's
+    glossary, which C writes MBS_F, MBS_M, MBS_MH."""
     n = {arg: len(syms) for arg, syms in argument_symbols(eqs.system)}
-    return {"NY": n["y"], "NPRM": n["prm"], "NU": n["u"], "NTP": n["tp"],
-            "NC": eqs.n_constraints, "NH": eqs.n_holonomic}
+    return {"F": n["y"], "NPRM": n["prm"], "NU": n["u"], "NTP": n["tp"], "M": eqs.m, "MH": eqs.mh}
 
 
 def c_names(eqs) -> dict:
@@ -245,11 +245,11 @@ def constrained_split(eqs):
     None for a model without constraints (or whose M is not derived)."""
 
     def split(e):
-        m = e.n_constraints
+        m = e.m
         if m == 0:
             return None
         f = len(e.system.y)
-        lay = constants.constrained_layout(f, m, e.n_holonomic)
+        lay = constants.constrained_layout(f, m, e.mh)
         pos = [(lay[k].start + i, v) for k, mat in (("c", e.c), ("C", e.C), ("b1", e.b1))
                for i, v in enumerate(mat)]
         dyn = list(e.M) + list(e.q - e.k)
@@ -271,8 +271,8 @@ def _constrained_halves(eqs, printer) -> list[str]:
                 *[f"    (void){a};" for a in (*_ARGS, "out")], "}", "",
                 *_forwarding_function("constrained_velocities", "constrained")]
     pos, vel, shared = split
-    f, m = len(eqs.system.y), eqs.n_constraints
-    tail = sum(n.stop - n.start for n in constants.constrained_layout(f, m, eqs.n_holonomic).values())
+    f, m = len(eqs.system.y), eqs.m
+    tail = sum(n.stop - n.start for n in constants.constrained_layout(f, m, eqs.mh).values())
     first = _statements("constrained_positions", pos, eqs, printer)
     first += [f"    out[{tail + k}] = {s};" for k, s in enumerate(shared)]
     second = _statements("constrained_velocities", vel, eqs, printer,
@@ -298,24 +298,24 @@ def _tree_dynamics(rn, eqs, printer, separate=None) -> list[str]:
         lines = [f"void mbs_{name}({_ARG_LIST[0]}\n{_ARG_LIST[1]});" for name in ("mass_times", "tree_force")]
     lines += ["", "/* M column by column from M v (recursive Newton-Euler), then q - k */",
               f"void mbs_dynamics({_ARG_LIST[0]}", _ARG_LIST[1] + ")", "{",
-              "    double e[MBS_NY], col[MBS_NY];",
+              "    double e[MBS_F], col[MBS_F];",
               "    int i, j;",
-              "    for (j = 0; j < MBS_NY; j++)",
+              "    for (j = 0; j < MBS_F; j++)",
               "        e[j] = 0.0;",
-              "    for (j = 0; j < MBS_NY; j++) {",
+              "    for (j = 0; j < MBS_F; j++) {",
               "        e[j] = 1.0;",
               "        mbs_mass_times(t, y, e, prm, u, tp, col);",
               "        e[j] = 0.0;",
-              "        for (i = 0; i < MBS_NY; i++)",
-              "            out[i * MBS_NY + j] = col[i];",
+              "        for (i = 0; i < MBS_F; i++)",
+              "            out[i * MBS_F + j] = col[i];",
               "    }",
-              "    for (j = 0; j < MBS_NY; j++)",
-              "        for (i = j + 1; i < MBS_NY; i++) {",
-              "            const double m = 0.5 * (out[i * MBS_NY + j] + out[j * MBS_NY + i]);",
-              "            out[i * MBS_NY + j] = m;",
-              "            out[j * MBS_NY + i] = m;",
+              "    for (j = 0; j < MBS_F; j++)",
+              "        for (i = j + 1; i < MBS_F; i++) {",
+              "            const double m = 0.5 * (out[i * MBS_F + j] + out[j * MBS_F + i]);",
+              "            out[i * MBS_F + j] = m;",
+              "            out[j * MBS_F + i] = m;",
               "        }",
-              "    mbs_tree_force(t, y, yd, prm, u, tp, out + MBS_NY * MBS_NY);",
+              "    mbs_tree_force(t, y, yd, prm, u, tp, out + MBS_F * MBS_F);",
               "}"]
     return lines
 
@@ -338,10 +338,10 @@ def _tree_energy(eqs, printer) -> list[str]:
     lines = _function("potential_energy", [V], eqs, printer, static=True)
     lines += ["", "/* kinetic energy y'^T (M y') / 2 from the recursive Newton-Euler M v */",
               f"void mbs_energy({_ARG_LIST[0]}", _ARG_LIST[1] + ")", "{",
-              "    double my[MBS_NY], T = 0.0;",
+              "    double my[MBS_F], T = 0.0;",
               "    int i;",
               "    mbs_mass_times(t, y, yd, prm, u, tp, my);",
-              "    for (i = 0; i < MBS_NY; i++)",
+              "    for (i = 0; i < MBS_F; i++)",
               "        T += yd[i] * my[i];",
               "    out[0] = 0.5 * T;",
               "    mbs_potential_energy(t, y, yd, prm, u, tp, out + 1);",
@@ -444,8 +444,8 @@ def _size_lines(system, n, macros=()) -> list[str]:
     the further ``macros`` lines and ``mbs_sizes``."""
     title = str(system.name).replace("*/", "* /")
     lines = [
-        f"/* Equations of motion of model {title}: ny={n['NY']}, nprm={n['NPRM']},",
-        f"   nu={n['NU']}, ntp={n['NTP']}, nc={n['NC']}, nh={n['NH']}.",
+        f"/* Equations of motion of model {title}: f={n['F']}, nprm={n['NPRM']},",
+        f"   nu={n['NU']}, ntp={n['NTP']}, m={n['M']}, mh={n['MH']}.",
         "   Generated by mbsfmu (mbsfmu.codegen.c_source); do not edit. */",
         "#include <math.h>",
         "",

@@ -48,7 +48,7 @@ def find_compiler() -> str:
         if shutil.which(cand):
             return cand
     raise CompileError("no C compiler found: install gcc (or set $CC to a C99 compiler) to use "
-                       "the compiled backend")
+                       "the compiled kernel")
 
 
 def _atomic_write(path: pathlib.Path, data: str) -> None:

@@ -1,4 +1,4 @@
-"""The FMU variables of a model, in value-reference order: the variables of both FMU flavours,
+"""The FMU variables of a model, in value-reference order: the variables of both FMU kinds,
 of the engine's model source (its tables of names, kinds and start values, :mod:`.c_model`) and
 of the model description (docs/guide/fmus.md, Variables).
 
@@ -15,9 +15,13 @@ of the model description (docs/guide/fmus.md, Variables).
 * the solver settings ``solver_rtol``, ``solver_atol`` and ``max_internal_step``: tunable
   parameters (``solver_atol`` starts at 0, which means the rule of ``simulate``: rtol / 10 with
   constraints, rtol / 100 without, :func:`mbsfmu.core.solver_settings.default_atol`), and
-  ``solver``, the integration method, a tunable Integer parameter (0 = rkstab, 1 = stiff,
-  2 = dop853, :data:`mbsfmu.core.solver_settings.SOLVERS`) whose start value the export chooses;
-* the model's inputs: continuous inputs held over each communication step.
+  ``method``, the integration method, a tunable Integer parameter (0 = rkstab, 1 = stiff,
+  2 = dop853, :data:`mbsfmu.core.solver_settings.METHODS`) whose start value the export chooses;
+* the model's inputs: continuous inputs held over each communication step;
+* last, ``solver``: the old name of ``method``
+  (:data:`mbsfmu.core.solver_settings.DEPRECATED_FMU_NAMES`), kept for one release; setting it
+  sets ``method`` and logs a deprecation warning.  The engine's instance holds the variables
+  before it (:func:`engine_variables`); the FMU's glue maps it.
 
 The record of one variable and the names the export adds are :mod:`mbsfmu.core.fmu_layout`;
 listing a model's variables needs its derived equations (which constants the constraints fix,
@@ -28,17 +32,25 @@ from __future__ import annotations
 
 from ..core.errors import ParameterError
 from ..core.fmu_layout import RESIDUAL, FmuVariable
-from ..core.solver_settings import DEFAULT_SOLVER, SOLVER_SETTINGS, check_setting
+from ..core.solver_settings import (
+    BY_NAME,
+    DEFAULT_METHOD,
+    DEPRECATED_FMU_NAMES,
+    SOLVER_SETTINGS,
+    check_setting,
+)
 from ..equations.derive import derive
 from ..equations.outputs import feedthrough
 
 
-def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = False) -> list[FmuVariable]:
-    """The FMU variables of a System, in value-reference order; ``solver`` (a name of
-    :data:`mbsfmu.core.solver_settings.SOLVERS`) is the start value of the parameter ``solver``.
+def fmu_variables(system, method: str = DEFAULT_METHOD,
+                  unset_constants: bool = False) -> list[FmuVariable]:
+    """The FMU variables of a System, in value-reference order; ``method`` (a name of
+    :data:`mbsfmu.core.solver_settings.METHODS` or an alias) is the start value of the parameter
+    ``method``.  The deprecated names (kind ``deprecated``) come last.
     A constant without a value is a ParameterError, unless ``unset_constants`` (then its start is
     None: for builds whose caller hands every parameter value in, never for an FMU)."""
-    method = check_setting("solver", solver, api=True)
+    number = check_setting("method", method, api=True)
     loops = system.constrained
     out: list[FmuVariable] = []
 
@@ -60,7 +72,7 @@ def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = 
     geometry = set()
     if loops:
         eqs = derive(system)
-        mh = eqs.n_holonomic  # the constants of c and of nonholonomic rows A y' + a are fixed
+        mh = eqs.mh  # the constants of c and of nonholonomic rows A y' + a are fixed
         held = list(eqs.c) + list(eqs.C[mh:, :]) + list(eqs.b1[mh:, :])
         geometry = {s.name for e in held for s in eqs.expanded(e).free_symbols}
     if system.outputs:
@@ -76,9 +88,20 @@ def fmu_variables(system, solver: str = DEFAULT_SOLVER, unset_constants: bool = 
         add(c.name, "parameter", variability, "exact", c.value, c.description or "model constant",
             kind="constant", min=c.min, max=c.max)
     for st in SOLVER_SETTINGS:
-        add(st.name, "parameter", "tunable", "exact", method if st.choices else st.default, st.description,
+        add(st.name, "parameter", "tunable", "exact", number if st.choices else st.default, st.description,
             kind="solver", min=0.0 if st.zero_means else st.low, max=st.high, type=st.type)
     for u in system.inputs.values():
         add(u.name, "input", "continuous", None, u.default, "model input", kind="input",
             min=u.min, max=u.max)
+    for old, new in DEPRECATED_FMU_NAMES.items():
+        st = BY_NAME[new]
+        add(old, "parameter", "tunable", "exact", number, f"deprecated, goes away in the next release: "
+            f"the old name of {new!r}, which it sets", kind="deprecated", min=st.low, max=st.high,
+            type=st.type)
     return out
+
+
+def engine_variables(variables: list[FmuVariable]) -> list[FmuVariable]:
+    """The variables the engine's instance holds (value references 0, 1, ...): all but the
+    deprecated names, which the FMU maps to the variable they name."""
+    return [v for v in variables if v.kind != "deprecated"]

@@ -13,7 +13,7 @@ cannot drift:
   iterations and weightings of PStab, the condition limit of coordinate partitioning),
 * what the engine's run records besides the values, and the reasons it refuses a start,
 * the packed layout of the generated ``mbs_constrained`` output: M (f x f, row-major), q - k (f),
-  c (nh), C (m x f, row-major), b' (m), b'' (m) with m rows of which the first nh are holonomic
+  c (mh), C (m x f, row-major), b' (m), b'' (m) with m rows of which the first mh are holonomic
   (the others nonholonomic, without a row in c) -- :func:`constrained_layout`.
 """
 
@@ -57,7 +57,7 @@ SINGULAR_PIVOT = {"low": 1e-13, "high": 1e-4}
 #: when to place its steps around the predicted singular time (mbs_rkstab.c, rkstab.py)
 SINGULAR_STEP = {"weak": 0.03}
 
-#: internal steps one do-step of the engine may take (both FMU flavours refuse a step that a
+#: internal steps one do-step of the engine may take (both FMU kinds refuse a step that a
 #: max_internal_step would make longer)
 MAX_STEPS_PER_CALL = 10_000_000
 
@@ -129,11 +129,11 @@ START_FAILURES = {"values": 1, "inconsistent": 2, "redundant": 3, "singular_mass
                   "outputs": 6}
 
 
-def constrained_layout(f: int, m: int, nh: int | None = None) -> dict[str, slice]:
+def constrained_layout(f: int, m: int, mh: int | None = None) -> dict[str, slice]:
     """Where each quantity sits in the output of ``mbs_constrained`` (f coordinates, m rows of
-    C of which ``nh`` (default: all) are holonomic and have a row in c)."""
-    nh = m if nh is None else nh
-    sizes = (("M", f * f), ("h", f), ("c", nh), ("C", m * f), ("b1", m), ("b2", m))
+    C of which ``mh`` (default: all) are holonomic and have a row in c)."""
+    mh = m if mh is None else mh
+    sizes = (("M", f * f), ("h", f), ("c", mh), ("C", m * f), ("b1", m), ("b2", m))
     out, start = {}, 0
     for name, n in sizes:
         out[name] = slice(start, start + n)

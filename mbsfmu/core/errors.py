@@ -1,4 +1,8 @@
-"""Exceptions raised by mbsfmu; every message names the offending item."""
+"""Exceptions raised by mbsfmu; every message names the offending item.  Also the one wording of
+a deprecation (:func:`deprecated`, :func:`renamed_keyword`): an old spelling keeps working for one
+release and says which new one to use."""
+
+import warnings
 
 
 class MbsError(Exception):
@@ -77,7 +81,7 @@ class RedundantConstraintWarning(UserWarning):
 
 class InconsistentInitialValuesWarning(UserWarning):
     """Given initial values were changed to satisfy the constraints (consistent initialization,
-    on either backend and in both FMU flavours)."""
+    on either backend and in both FMU kinds)."""
 
 
 class ConstraintError(MbsError, ValueError):
@@ -89,3 +93,28 @@ class StudyWarning(UserWarning):
     """A parameter study went on past something the user should know: rows of its file run again
     because they were damaged, failed rows taken from the file, a trajectory file that cannot be
     read."""
+
+
+#: the end of every deprecation message (tests/pyproject.toml turn the warnings that say it into
+#: errors, so the project itself uses only the new spellings)
+DEPRECATED = "is deprecated and goes away in the next release"
+
+
+def deprecated(old: str, new: str, stacklevel: int = 3) -> None:
+    """Warn with a DeprecationWarning '<old> is deprecated and goes away in the next release:
+    use <new>', pointing at the caller of the function that calls this (``stacklevel``)."""
+    warnings.warn(f"{old} {DEPRECATED}: use {new}", DeprecationWarning, stacklevel=stacklevel)
+
+
+def renamed_keyword(function: str, new: str, new_value, old: str, old_value, default=None):
+    """The value of keyword ``new`` of ``function`` whose old name ``old`` still works for one
+    release: ``new_value`` if only it is given (not None), ``old_value`` with a DeprecationWarning
+    if only the old one is, ``default`` if neither is; both given is a ParameterError (a refused
+    call changes nothing)."""
+    if old_value is None:
+        return default if new_value is None else new_value
+    if new_value is not None:
+        raise ParameterError(f"{function}: {old}= and {new}= name the same setting ({old}= is its "
+                             f"deprecated name): give only {new}=")
+    deprecated(f"{function}({old}=...)", f"{new}=", stacklevel=4)
+    return old_value

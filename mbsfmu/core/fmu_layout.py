@@ -4,7 +4,8 @@ export adds to those of the model.
 The variables of a model, in value-reference order (:func:`mbsfmu.codegen.fmu_variables.
 fmu_variables`, which needs the derived equations, lists them): the coordinates, their
 velocities ``der(<name>)``, :data:`RESIDUAL` for a model with constraints, the user outputs,
-the constants, the solver settings (:mod:`.solver_settings`) and the inputs.  Both FMU flavours,
+the constants, the solver settings (:mod:`.solver_settings`), the inputs and last the deprecated
+names of renamed variables (``solver``, :data:`.solver_settings.DEPRECATED_FMU_NAMES`).  Both FMU kinds,
 the engine's model source and the model description use that one list; a model may not name a
 constant, coordinate, input or output like a variable the export adds (:func:`added_names`).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .solver_settings import SOLVER_SETTINGS
+from .solver_settings import DEPRECATED_FMU_NAMES, SOLVER_SETTINGS
 
 #: the output of a model with constraints: the max-norm of the constraint residual
 RESIDUAL = "constraint_residual"
@@ -29,11 +30,11 @@ class FmuVariable:
     initial: str | None
     start: float | None
     description: str = ""
-    kind: str = ""  # coordinate, velocity, residual, output, reaction, constant, solver, input
+    kind: str = ""  # coordinate, velocity, residual, output, reaction, constant, solver, input, deprecated
     dependencies: tuple = ()  # names of the inputs an output depends on directly
     min: float = -math.inf  # declared bounds (FMI min/max attributes, written when finite)
     max: float = math.inf
-    type: str = "Real"  # FMI type: Real, or Integer (solver)
+    type: str = "Real"  # FMI type: Real, or Integer (method and its deprecated name solver)
 
 
 def added_names() -> dict[str, str]:
@@ -41,4 +42,6 @@ def added_names() -> dict[str, str]:
     coordinate, input or output of a model may take."""
     out = {RESIDUAL: "the constraint residual of models with loops"}
     out.update({st.name: f"the solver setting {st.name}" for st in SOLVER_SETTINGS})
+    out.update({old: f"the old name of the solver setting {new}"
+                for old, new in DEPRECATED_FMU_NAMES.items()})
     return out

@@ -1,6 +1,6 @@
 """The formulations a user can choose, and their options: names, the default, the option table
 and the checks every path makes the same way (``simulate`` on either backend, the engine, both
-FMU flavours, the sweeps), written once.
+FMU kinds, the sweeps), written once.
 
 The formulations themselves are written twice, as intended: in C (the engine's
 ``mbs_formulation.c``, kind numbers :data:`mbsfmu.core.constants.FORMULATION_KINDS`) and in

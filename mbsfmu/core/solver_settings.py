@@ -1,11 +1,14 @@
 """The integrator settings every path accepts, with their defaults and sane ranges, written once.
 
-``simulate`` (``rtol``, ``atol``, ``max_step``) and both FMU flavours (the tunable parameters
+``simulate`` (``rtol``, ``atol``, ``max_step``) and both FMU kinds (the tunable parameters
 ``solver_rtol``, ``solver_atol``, ``max_internal_step``) check the same ranges; the native FMU
 gets them as macros in its generated header (:func:`c_macros`), so C and Python cannot drift.
-The FMU parameter ``solver`` chooses the integration method (an Integer whose values are the
+The FMU parameter ``method`` chooses the integration method (an Integer whose values are the
 engine's method numbers, :data:`mbsfmu.core.constants.METHOD_KINDS`: 0 = ``rkstab``, 1 =
-``stiff``, 2 = ``dop853``); the export functions take it by name (``solver="stiff"``) as its start value.
+``stiff``, 2 = ``dop853``); the export functions take it by name (``method="stiff"``) as its start
+value, also by the aliases of :data:`METHOD_ALIASES` (``'explicit'``, scipy's ``'DOP853'``).  The
+FMU's old name of that parameter, ``solver``, still works for one release
+(:data:`DEPRECATED_FMU_NAMES`).
 
 Why these ranges: below a relative tolerance of about 1e-14 (45 ulp) the error estimate of an
 explicit Runge-Kutta method is rounding noise and every step fails; above 0.1 the result has no
@@ -17,7 +20,7 @@ useful interval (and 0 means "no limit").
 The default absolute tolerance is derived from the relative one by one rule, written here and
 nowhere else (:func:`default_atol`; the native FMU gets its factors as macros): atol = rtol / 10
 for a model with constraints (seed 004's setting for all its experiments) and rtol / 100 for a
-tree.  ``simulate`` applies it when ``atol`` is left out (None) or 0, both FMU flavours when the
+tree.  ``simulate`` applies it when ``atol`` is left out (None) or 0, both FMU kinds when the
 parameter ``solver_atol`` is 0 (its start value), so an FMU given only ``solver_rtol`` integrates
 with the tolerances of ``simulate`` at the same ``rtol``.  A positive atol is taken as given.
 """
@@ -30,16 +33,27 @@ from dataclasses import dataclass
 from .constants import METHOD_KINDS
 from .errors import ParameterError
 
-#: the integration methods of the FMU parameter ``solver``: name -> what it is (its number is
-#: that of the engine, METHOD_KINDS)
-SOLVERS = {
+#: the engine's integration methods, the values of the FMU parameter ``method``: canonical name ->
+#: what it is (its number is that of the engine, METHOD_KINDS)
+METHODS = {
     "rkstab": "explicit stabilized DOPRI5",
     "stiff": "Radau IIA 5",
     "dop853": "explicit stabilized Dormand-Prince 8(5,3)",
 }
-assert {n: i for i, n in enumerate(SOLVERS)} == METHOD_KINDS  # value i is method number i
+assert {n: i for i, n in enumerate(METHODS)} == METHOD_KINDS  # value i is method number i
+#: other names of these methods, accepted wherever a method is chosen by name (simulate, the
+#: export): 'explicit' (simulate's default, the explicit method) and scipy's spelling of DOP853
+METHOD_ALIASES = {"explicit": "rkstab", "DOP853": "dop853"}
 #: the export functions' default
-DEFAULT_SOLVER = "rkstab"
+DEFAULT_METHOD = "rkstab"
+#: FMU variables kept for one release under their old name: old name -> the variable it sets
+DEPRECATED_FMU_NAMES = {"solver": "method"}
+
+
+def canonical_method(name: str) -> str:
+    """The canonical name of one of the engine's methods (:data:`METHODS`) given by that name or
+    an alias (:data:`METHOD_ALIASES`); anything else is returned as it is."""
+    return METHOD_ALIASES.get(name, name) if isinstance(name, str) else name
 
 
 #: atol = ATOL_FACTOR[...] * rtol where no absolute tolerance is given: with constraints, and for
@@ -64,7 +78,7 @@ def effective_atol(atol, rtol: float, constrained: bool) -> float:
 @dataclass(frozen=True)
 class SolverSetting:
     name: str          # FMU parameter name
-    api_name: str      # keyword of mbsfmu.simulate (tolerances, step limit) or of the export (solver)
+    api_name: str      # keyword of mbsfmu.simulate (tolerances, step limit) or of the export (method)
     default: float     # FMU default
     low: float         # smallest allowed value (inclusive)
     high: float        # largest allowed value (inclusive)
@@ -88,12 +102,12 @@ SOLVER_SETTINGS = (
                   zero_means="derived from rtol", zero_in_api=True),
     SolverSetting("max_internal_step", "max_step", 0.0, 1e-10, math.inf,
                   "largest internal step [s]; 0 = no limit", "HMAX", zero_means="no limit"),
-    SolverSetting("solver", "solver", METHOD_KINDS[DEFAULT_SOLVER], 0, len(SOLVERS) - 1,
+    SolverSetting("method", "method", METHOD_KINDS[DEFAULT_METHOD], 0, len(METHODS) - 1,
                   "integration method: " + ", ".join(f"{METHOD_KINDS[n]} = {n} ({d})"
-                                                     for n, d in SOLVERS.items())
+                                                     for n, d in METHODS.items())
                   + "; stiff suits stiff springs, dampers and contact penalties, dop853 tolerances "
-                  "below about 1e-7", "SOLVER",
-                  choices=tuple(SOLVERS)),
+                  "below about 1e-7", "METHOD",
+                  choices=tuple(METHODS)),
 )
 
 #: FMU parameter name -> setting
@@ -104,7 +118,7 @@ BY_API_NAME = {s.api_name: s for s in SOLVER_SETTINGS}
 
 def values_text(s: SolverSetting) -> str:
     """The values of a choice: '0 (rkstab: explicit stabilized DOPRI5), 1 (stiff: Radau IIA 5)'."""
-    return ", ".join(f"{s.low + i} ({n}: {SOLVERS[n]})" for i, n in enumerate(s.choices))
+    return ", ".join(f"{s.low + i} ({n}: {METHODS[n]})" for i, n in enumerate(s.choices))
 
 
 def range_text(s: SolverSetting, api: bool = False) -> str:
@@ -121,10 +135,12 @@ def range_text(s: SolverSetting, api: bool = False) -> str:
 def _check_choice(s: SolverSetting, value, api: bool) -> int:
     """The number of a choice: by name for the export keyword, by number for the FMU parameter."""
     if api:
-        if isinstance(value, str) and value in s.choices:
-            return int(s.low) + s.choices.index(value)
-        allowed = " or ".join(f"{n!r} ({SOLVERS[n]})" for n in s.choices)
-        raise ParameterError(f"{s.api_name} must be one of {allowed}, got {value!r}")
+        name = canonical_method(value)
+        if isinstance(name, str) and name in s.choices:
+            return int(s.low) + s.choices.index(name)
+        allowed = ", ".join(f"{n!r} ({METHODS[n]})" for n in s.choices)
+        aliases = ", ".join(f"{a!r} = {n!r}" for a, n in METHOD_ALIASES.items())
+        raise ParameterError(f"{s.api_name} must be one of {allowed} (or {aliases}), got {value!r}")
     try:
         number = float(value) if not isinstance(value, str) else math.nan
     except (TypeError, ValueError):
@@ -137,8 +153,9 @@ def _check_choice(s: SolverSetting, value, api: bool) -> int:
 def check_setting(name: str, value, api: bool = False) -> float:
     """``value`` as a float if it is a number in the setting's range, else a ParameterError that
     names the setting, the value and the range.  ``name`` is the FMU parameter name, or the
-    ``simulate`` (export) keyword when ``api`` is true.  The choice ``solver`` gives its number
-    (an int): the export keyword takes a name ('rkstab', 'stiff'), the FMU parameter a number."""
+    ``simulate`` (export) keyword when ``api`` is true.  The choice ``method`` gives its number
+    (an int): the export keyword takes a name ('rkstab', 'stiff', or an alias such as 'explicit'),
+    the FMU parameter a number."""
     s = BY_API_NAME[name] if api else BY_NAME[name]
     if s.choices:
         return _check_choice(s, value, api)
@@ -162,7 +179,7 @@ def c_macros() -> str:
     """``#define`` lines of the ranges for the native runtime (MBS_RTOL_MIN, ...; the factors of the
     default atol, MBS_ATOL_FACTOR_CONSTRAINED and _TREE; MBS_<macro>_ZERO, what 0 means where it
     is allowed besides the range; for the choice
-    ``solver`` also MBS_SOLVER_VALUES, the text of its values for messages, and MBS_SOLVER_NAMES,
+    ``method`` also MBS_METHOD_VALUES, the text of its values for messages, and MBS_METHOD_NAMES,
     the names in number order)."""
     lines = [f"#define MBS_ATOL_FACTOR_{k.upper()} {v!r}" for k, v in ATOL_FACTOR.items()]
     for s in SOLVER_SETTINGS:

@@ -1,4 +1,4 @@
-"""Compiled backend: the generated C kernel of a model, loaded with ctypes.
+"""The compiled kernel: the generated C functions of a model's equations, loaded with ctypes.
 
 ``CKernel(numeric)`` takes a :class:`~mbsfmu.equations.numeric_model.NumericModel` (for the
 parameter, input and time-parameter values), generates and compiles the C source (cached on

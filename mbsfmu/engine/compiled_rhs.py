@@ -85,9 +85,9 @@ def choose_algorithm(eqs, algorithm: str = "auto") -> str:
 
 def _check_tree(num) -> None:
     eqs = num.eqs
-    if eqs.n_constraints:
+    if eqs.m:
         raise ModelError(f"{eqs.system.name}: CompiledRHS handles tree models only; this model "
-                         f"has {eqs.n_constraints} constraint(s) (use a formulation from "
+                         f"has {eqs.m} constraint(s) (use a formulation from "
                          f"mbsfmu.reference.formulations)")
 
 

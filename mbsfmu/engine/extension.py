@@ -105,14 +105,14 @@ class Engine:
         self.kinds = np.array([k for _, k in variables])
         self.vr = {n: i for i, n in enumerate(self.names)}
         self.instance = self.module.Instance()
-        self.formulation = "minimal" if not self.sizes["nc"] else (formulation or "qr")
+        self.formulation = "minimal" if not self.sizes["m"] else (formulation or "qr")
         if self.formulation not in ENGINE_FORMULATIONS:
             raise ParameterError(f"unknown formulation {self.formulation!r}; choose one of "
                                  f"{', '.join(ENGINE_FORMULATIONS)}")
-        if self.sizes["nc"]:
+        if self.sizes["m"]:
             check_nonholonomic(system, self.formulation)
             check_regular_mass(derive(system), self.formulation)
-        opts = self._engine_options(check_options(self.formulation, options, bool(self.sizes["nc"])))
+        opts = self._engine_options(check_options(self.formulation, options, bool(self.sizes["m"])))
         if method not in constants.METHOD_KINDS:
             raise ParameterError(f"unknown engine method {method!r}; choose one of "
                                  f"{', '.join(constants.METHOD_KINDS)}")
@@ -135,7 +135,7 @@ class Engine:
             independent = opts.pop("independent")
             if independent is not None:
                 independent = [independent] if isinstance(independent, str) else list(independent)
-                coords = self.names[:self.sizes["ny"]]
+                coords = self.names[:self.sizes["f"]]
                 bad = [n for n in independent if n not in coords]
                 if bad:
                     raise ParameterError(f"partition: unknown independent coordinate(s) {bad} "
@@ -174,7 +174,7 @@ class Engine:
         self._call(self.instance.set_time, float(t0), float(t_stop))
         mask = None
         if hold is not None:
-            coords = self.names[:self.sizes["ny"]]
+            coords = self.names[:self.sizes["f"]]
             hold = [hold] if isinstance(hold, str) else list(hold)
             check_fixed_names(coords, hold)
             mask = bytes(int(c in hold) for c in coords)
@@ -208,7 +208,7 @@ class Engine:
         'multipliers' (n, nc; seed 000 eq. 3, mbs_form_multipliers), 'accelerations' (n, ny;
         the formulation's y''), 'residuals' (n, 2: max |c| and max |C y' + b'|)."""
         flags = self._record_flags(tuple(record))
-        widths = {"multipliers": self.sizes["nc"], "accelerations": self.sizes["ny"], "residuals": 2}
+        widths = {"multipliers": self.sizes["m"], "accelerations": self.sizes["f"], "residuals": 2}
         out, start = {}, self.sizes["vr_prm"]
         for name, flag in constants.RECORD.items():  # the order of mbs_inst_run
             if flags & flag:

@@ -196,7 +196,7 @@ def _unit_row(col) -> int | None:
 # ---------------------------------------------------------------- the algorithm
 def _derive(eqs) -> ArticulatedBody:
     system = eqs.system
-    if eqs.n_constraints:
+    if eqs.m:
         return ArticulatedBody(None, "the model has constraints (kinematic loops)")
     own, reason = own_coordinates(system)
     if reason:

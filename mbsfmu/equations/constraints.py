@@ -23,7 +23,7 @@ they add rows to C, b' and b'' only,
     C = A = d(A y' + a)/dy',   b' = a = (A y' + a) at y' = 0,   b'' = d/dt(A y' + a) at y'' = 0,
 
 after the m holonomic rows, so that G = [C_h; A] ((m + p) x f) and c holds the m rows of the
-position level (``Equations.n_holonomic``).
+position level (``Equations.mh``).
 """
 
 from __future__ import annotations

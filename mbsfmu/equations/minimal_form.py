@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..core.errors import deprecated
 from .intermediates import Intermediates
 from .kinematics import Kinematics
 from .newton_euler import bias_forces, energies, generalized_forces, mass_matrix
@@ -35,11 +36,11 @@ class Equations:
     intermediates: Intermediates
     kinematics: Kinematics
     q_applied: sp.Matrix   # the part of q from the force elements (no gravity)
-    c: sp.Matrix = None    # holonomic constraints c(y,t) = 0 (seed 000 eq. 5), m x 1
-    C: sp.Matrix = None    # constraint Jacobian dc/dy, then the rows A of the p nonholonomic
-                           # constraints A y' + a = 0: (m + p) x f (eq. 6)
-    b1: sp.Matrix = None   # b' (eq. 6), then a: m + p
-    b2: sp.Matrix = None   # b'' (eq. 7), then A' y' + a': m + p
+    c: sp.Matrix = None    # holonomic constraints c(y,t) = 0 (seed 000 eq. 5), mh x 1
+    C: sp.Matrix = None    # constraint Jacobian dc/dy, then the rows A of the m - mh nonholonomic
+                           # constraints A y' + a = 0: m x f (eq. 6)
+    b1: sp.Matrix = None   # b' (eq. 6), then a: m
+    b2: sp.Matrix = None   # b'' (eq. 7), then A' y' + a': m
 
     @property
     def M(self) -> sp.Matrix:
@@ -74,14 +75,31 @@ class Equations:
         return key in self.__dict__.get("_derived", {})
 
     @property
-    def n_constraints(self) -> int:
+    def f(self) -> int:
+        """Number of generalized coordinates y (seed 002's f)."""
+        return len(self.system.y)
+
+    @property
+    def m(self) -> int:
         """Rows of C (and b', b'', multipliers): holonomic and nonholonomic."""
         return 0 if self.C is None else self.C.rows
 
     @property
-    def n_holonomic(self) -> int:
+    def mh(self) -> int:
         """Rows of c: the holonomic constraints, which come first among the rows of C."""
         return 0 if self.c is None else self.c.rows
+
+    @property
+    def n_constraints(self) -> int:
+        """Deprecated name of :attr:`m`."""
+        deprecated("Equations.n_constraints", "Equations.m")
+        return self.m
+
+    @property
+    def n_holonomic(self) -> int:
+        """Deprecated name of :attr:`mh`."""
+        deprecated("Equations.n_holonomic", "Equations.mh")
+        return self.mh
 
     @property
     def y(self):

@@ -1,7 +1,7 @@
 """Numerical evaluation of the equations of motion with generated Python/numpy code.
 
-This is the readable reference backend: ``NumericModel`` binds parameter values to the
-generated functions and offers the mass matrix, the accelerations y'' = M^-1 (q - k)
+This is the readable reference (simulate's backend 'numpy'): ``NumericModel`` binds parameter
+values to the generated functions and offers the mass matrix, the accelerations y'' = M^-1 (q - k)
 (seed 002 eq. 11 solved for y''), energies and frame kinematics, for one state or a time series.
 """
 
@@ -151,12 +151,12 @@ class NumericModel:
     @property
     def m(self) -> int:
         """Number of scalar constraints (rows of C: holonomic and nonholonomic)."""
-        return self.eqs.n_constraints
+        return self.eqs.m
 
     @property
     def mh(self) -> int:
         """Number of holonomic constraints (rows of c; the first rows of C)."""
-        return self.eqs.n_holonomic
+        return self.eqs.mh
 
     def _tp_at(self, t):
         return [float(v) for v in self.time_parameters(t)] if self._tp else ()

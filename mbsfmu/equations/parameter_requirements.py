@@ -1,7 +1,7 @@
 """What the parameter values of a model must satisfy, found once from the model itself.
 
 Four kinds of requirement, checked in this order wherever parameter values enter (``simulate``'s
-``params``, both FMU flavours at ``fmi2ExitInitializationMode`` and when a tunable parameter is
+``params``, both FMU kinds at ``fmi2ExitInitializationMode`` and when a tunable parameter is
 set between steps); each failure names the parameter and its value:
 
 1. **declared bounds**: ``s.constant(name, value, min=..., max=...)`` (inclusive, as FMI's

@@ -72,7 +72,7 @@ def _add(W: dict, name: str, wrench: sp.Matrix) -> None:
 
 def _derive(eqs) -> RecursiveNewtonEuler:
     system = eqs.system
-    if eqs.n_constraints:
+    if eqs.m:
         return RecursiveNewtonEuler(None, None, "the model has constraints (kinematic loops)")
     own, reason = own_coordinates(system)
     if reason:

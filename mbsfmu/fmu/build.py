@@ -1,53 +1,59 @@
-"""One entry point for both FMU flavours: ``build_fmu(model, out, backend=..., formulation=...,
-solver=...)``.
+"""One entry point for both FMU kinds: ``build_fmu(model, out, kind=..., formulation=...,
+method=...)``.
 
-* ``backend="native"`` (default): :func:`~mbsfmu.fmu.native.build_native_fmu`, a Python-free
+* ``kind="native"`` (default): :func:`~mbsfmu.fmu.native.build_native_fmu`, a Python-free
   binary of the C engine;
-* ``backend="pythonfmu"``: :func:`~mbsfmu.fmu.pythonfmu_export.build_pythonfmu`, which runs the
+* ``kind="pythonfmu"``: :func:`~mbsfmu.fmu.pythonfmu_export.build_pythonfmu`, which runs the
   same engine in the importing tool's Python (mbsfmu must be installed there).
 
-Both take every formulation for models with loops (``'qr'`` by default).  ``solver`` is the start
-value of the FMU's integration method, the tunable parameter ``solver``: ``'rkstab'`` (default,
-explicit), ``'stiff'`` (Radau IIA 5) or ``'dop853'`` (:data:`mbsfmu.core.solver_settings.SOLVERS`;
-docs/guide/fmus.md, "Choosing the solver").
+Both take every formulation for models with loops (``'qr'`` by default).  ``method`` is the start
+value of the FMU's integration method, the tunable parameter ``method``: ``'rkstab'`` (default,
+explicit), ``'stiff'`` (Radau IIA 5) or ``'dop853'`` (:data:`mbsfmu.core.solver_settings.METHODS`;
+the aliases ``'explicit'`` and ``'DOP853'`` of ``simulate`` are taken too; docs/guide/fmus.md,
+"Choosing the method").
+
+The keywords' old names ``backend=`` (for ``kind=``) and ``solver=`` (for ``method=``) work for
+one release with a DeprecationWarning; giving an old and its new name together is refused.
 """
 
 from __future__ import annotations
 
-import inspect
 import pathlib
 
-from ..core.errors import ParameterError
-from ..core.solver_settings import DEFAULT_SOLVER, check_setting
+from ..core.errors import ParameterError, renamed_keyword
+from ..core.solver_settings import DEFAULT_METHOD, check_setting
 from ..model import Model
 from .native import build_native_fmu
 from .pythonfmu_export import build_pythonfmu
 
-BACKENDS = ("native", "pythonfmu")
+#: the FMU kinds
+KINDS = ("native", "pythonfmu")
+#: the default FMU kind
+DEFAULT_KIND = "native"
 
 
-def build_fmu(model, out=".", *, backend: str = "native", formulation: str | None = None,
-              solver: str = DEFAULT_SOLVER) -> pathlib.Path:
+def build_fmu(model, out=".", *, kind: str | None = None, formulation: str | None = None,
+              method: str | None = None, backend: str | None = None,
+              solver: str | None = None) -> pathlib.Path:
     """Build an FMI 2.0 Co-Simulation FMU of ``model`` (a model file; a System for the native
-    backend) at ``out`` (a ``.fmu`` file name, or a folder that receives ``<model>.fmu``);
-    returns the path of the FMU."""
-    if backend not in BACKENDS:
-        raise ParameterError(f"unknown FMU backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    check_setting("solver", solver, api=True)
-    if backend == "native":
-        return build_native_fmu(model, out, formulation=formulation, solver=solver)
+    kind) at ``out`` (a ``.fmu`` file name, or a folder that receives ``<model>.fmu``); returns the
+    path of the FMU.
 
+    ``kind``: ``'native'`` (None: the default) or ``'pythonfmu'``; ``formulation``: how loop
+    constraints are kept (None: ``'qr'``); ``method``: the start value of the FMU parameter
+    ``method`` (None: ``'rkstab'``).  ``backend`` and ``solver`` are the deprecated names of
+    ``kind`` and ``method``."""
+    kind = renamed_keyword("build_fmu", "kind", kind, "backend", backend, DEFAULT_KIND)
+    method = renamed_keyword("build_fmu", "method", method, "solver", solver, DEFAULT_METHOD)
+    if kind not in KINDS:
+        raise ParameterError(f"unknown FMU kind {kind!r}; choose one of {', '.join(KINDS)}")
+    check_setting("method", method, api=True)
+    if kind == "native":
+        return build_native_fmu(model, out, formulation=formulation, method=method)
     if isinstance(model, Model):
-        raise ParameterError(f"the pythonfmu backend bundles the model file: pass its path, not a "
+        raise ParameterError(f"the pythonfmu kind bundles the model file: pass its path, not a "
                              f"{type(model).__name__}")
     path = pathlib.Path(model)
     if not path.is_file():
         raise ParameterError(f"model file {str(path)!r} does not exist")
-
-    return build_pythonfmu(path, out, formulation=formulation, solver=solver)
-
-
-def build_defaults() -> dict:
-    """The defaults of build_fmu's keywords (the CLI shows these in its help)."""
-    return {k: p.default for k, p in inspect.signature(build_fmu).parameters.items()
-            if p.default is not inspect.Parameter.empty}
+    return build_pythonfmu(path, out, formulation=formulation, method=method)

@@ -40,7 +40,7 @@ def fmu_path(out_path, ident: str) -> pathlib.Path:
     return out_path
 
 
-#: the log categories of both FMU flavours besides those pythonfmu declares itself
+#: the log categories of both FMU kinds besides those pythonfmu declares itself
 LOG_STATISTICS = ("logStatistics", "integrator statistics per method (accepted and rejected steps, "
                   "right-hand sides, Jacobians, LU decompositions) at fmi2Terminate")
 

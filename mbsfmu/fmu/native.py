@@ -17,10 +17,11 @@ articulated-body algorithm where it applies. Start values are made consistent at
 without Python). FMU state get/set/serialize is supported; binaries are built for Linux x86-64
 only.
 
-The integration method is the tunable Integer parameter ``solver`` (0 = ``rkstab``, the explicit
+The integration method is the tunable Integer parameter ``method`` (0 = ``rkstab``, the explicit
 stabilized DOPRI5 that continues past communication points; 1 = ``stiff``, Radau IIA 5, which
-stops at each one; 2 = ``dop853``, the stabilized Dormand-Prince 8(5,3)); ``solver=`` of the
-build chooses its start value, and setting it between do-steps switches the method (the
+stops at each one; 2 = ``dop853``, the stabilized Dormand-Prince 8(5,3)); ``method=`` of the
+build chooses its start value (its old name ``solver``, of the build and of the FMU, works for
+one release with a deprecation message), and setting it between do-steps switches the method (the
 integrator restarts at the next step). At fmi2Terminate the work of each method is logged under
 ``logStatistics``.
 """
@@ -35,11 +36,11 @@ import zipfile
 from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
 from ..codegen.c_source import sizes
 from ..codegen.compile import CompileError, compile_objects, find_compiler, run_compiler
-from ..codegen.fmu_variables import fmu_variables
+from ..codegen.fmu_variables import engine_variables, fmu_variables
 from ..core.constants import FORMULATION_KINDS
-from ..core.errors import ModelError
+from ..core.errors import ModelError, renamed_keyword
 from ..core.formulation_choice import DEFAULT_FORMULATION, check_formulation_name, check_nonholonomic
-from ..core.solver_settings import DEFAULT_SOLVER, check_setting
+from ..core.solver_settings import DEFAULT_METHOD, DEPRECATED_FMU_NAMES, check_setting
 from ..equations.derive import derive
 from ..equations.mass_regularity import check_regular_mass
 from ..model import Model
@@ -75,16 +76,18 @@ def _platform_dir() -> str:
     return "linux64"
 
 
-def build_native_fmu(model, out_path, formulation: str | None = None,
-                     solver: str = DEFAULT_SOLVER) -> pathlib.Path:
+def build_native_fmu(model, out_path, formulation: str | None = None, method: str | None = None, *,
+                     solver: str | None = None) -> pathlib.Path:
     """Build a native FMI 2.0 Co-Simulation FMU of ``model`` (a model file or a System) at
     ``out_path`` (a ``.fmu`` file name, or a folder that receives ``<model name>.fmu``).
 
     ``formulation`` chooses how loop constraints are kept: one of :data:`NATIVE_FORMULATIONS`,
-    ``'qr'`` by default; tree models always run the minimal ODE.  ``solver`` is the start value
-    of the FMU parameter ``solver``: ``'rkstab'`` (default), ``'stiff'`` or ``'dop853'``
-    (:data:`mbsfmu.core.solver_settings.SOLVERS`)."""
-    check_setting("solver", solver, api=True)  # before any work
+    ``'qr'`` by default; tree models always run the minimal ODE.  ``method`` is the start value
+    of the FMU parameter ``method``: ``'rkstab'`` (None: the default), ``'stiff'`` or ``'dop853'``
+    (:data:`mbsfmu.core.solver_settings.METHODS`; also ``'explicit'`` and ``'DOP853'``).
+    ``solver=`` is the deprecated name of ``method=``."""
+    method = renamed_keyword("build_native_fmu", "method", method, "solver", solver, DEFAULT_METHOD)
+    check_setting("method", method, api=True)  # before any work
     system = model if isinstance(model, Model) else load_model(pathlib.Path(model))
     if formulation is not None:
         check_formulation_name(formulation)
@@ -100,8 +103,8 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     if callables:
         raise ModelError(f"{system.name}: time parameter(s) {', '.join(callables)} are given as "
                          "Python functions, which cannot run in a native FMU; give them as "
-                         "expressions of t, or use the pythonfmu backend")
-    variables = fmu_variables(system, solver)  # fails early (e.g. constants without values)
+                         "expressions of t, or build the pythonfmu kind")
+    variables = fmu_variables(system, method)  # fails early (e.g. constants without values)
     eqs = derive(system)
     n = sizes(eqs)
     ident = model_identifier(system.name)
@@ -110,7 +113,10 @@ def build_native_fmu(model, out_path, formulation: str | None = None,
     xml = model_description_xml(system, ident, guid=guid, can_get_set_state=True,
                                 directional_derivatives=True, source_files=COMPILED_SOURCES,
                                 variables=variables)
-    assert len(variables) == 2 * n["NY"] + (n["NC"] > 0) + len(system.outputs) + n["NPRM"] + 4 + n["NU"]
+    nvars = 2 * n["F"] + (n["M"] > 0) + len(system.outputs) + n["NPRM"] + 4 + n["NU"]
+    assert len(engine_variables(variables)) == nvars  # ... and the deprecated names after them
+    assert [v.value_reference for v in variables[nvars:]] == list(range(nvars, len(variables)))
+    assert [v.name for v in variables[nvars:]] == list(DEPRECATED_FMU_NAMES)
 
     out_path = fmu_path(out_path, ident)
     plat = _platform_dir()

@@ -1,4 +1,4 @@
-"""The pythonfmu flavour of our FMI 2.0 Co-Simulation FMUs.
+"""The pythonfmu kind of our FMI 2.0 Co-Simulation FMUs.
 
 :func:`build_pythonfmu` writes a small slave script (a ``pythonfmu.Fmi2Slave`` subclass named
 after the model) and builds an FMU from it with pythonfmu's ``FmuBuilder``; the model file is
@@ -13,14 +13,15 @@ keeps it): the instance layer the native FMU runs too.  Values are checked and s
 fmi2ExitInitializationMode is its consistent start (loops: the formulation chosen at build time,
 default ``'qr'``; trees: the minimal ODE), and every ``fmi2DoStep`` its do-step with dense
 output: the RKSTAB integrator continues across communication points and restarts only after an
-input or parameter changed, inputs held over the step.  So this flavour takes the same steps as
+input or parameter changed, inputs held over the step.  So this kind takes the same steps as
 the native FMU (both give the same values at every communication point, bit for bit on the same
 machine).  Where the engine cannot be compiled (no C compiler) or does not have the formulation,
 the slave integrates with the numpy formulations and the Python RKSTAB of
-:mod:`mbsfmu.reference.formulations` instead (scipy's Radau with the same projection for ``solver`` =
+:mod:`mbsfmu.reference.formulations` instead (scipy's Radau with the same projection for ``method`` =
 stiff), restarted at every ``fmi2DoStep``, and says so with a warning at fmi2Instantiate.  The
-integration method is the Integer parameter ``solver`` as in the native FMU (``solver=`` of the
-build is its start value), and the work of each method is logged under ``logStatistics`` at
+integration method is the Integer parameter ``method`` as in the native FMU (``method=`` of the
+build is its start value; the old name ``solver`` works for one release, with a deprecation
+warning through the FMU's logger), and the work of each method is logged under ``logStatistics`` at
 fmi2Terminate.
 
 **Bad calls.** pythonfmu 0.7.0's FMI library (C++) turns every Python exception into
@@ -66,8 +67,9 @@ import zipfile
 
 from ..codegen.compile import find_compiler, run_compiler
 from ..codegen.fmu_variables import fmu_variables
+from ..core.errors import renamed_keyword
 from ..core.formulation_choice import check_formulation_name, check_nonholonomic
-from ..core.solver_settings import DEFAULT_SOLVER, check_setting
+from ..core.solver_settings import DEFAULT_METHOD, canonical_method, check_setting
 from ..equations.derive import derive
 from ..equations.mass_regularity import check_regular_mass
 from ..model.loader import load_model
@@ -97,40 +99,43 @@ class {ident}(_slave.MbsfmuSlave):
     MODEL_GUID = {guid!r}
     BINARY = {ident!r}
     FORMULATION = {formulation!r}
-    SOLVER = {solver!r}
+    METHOD = {method!r}
     VARIABLES = {variables!r}
     N_STATE = {n_state}
 """
 
 
-def build_pythonfmu(model_path, out_path, formulation=None, solver=DEFAULT_SOLVER) -> pathlib.Path:
+def build_pythonfmu(model_path, out_path, formulation=None, method=None, *, solver=None) -> pathlib.Path:
     """Build a pythonfmu FMU of the model file ``model_path`` at ``out_path`` (a ``.fmu`` file
     name, or a folder that receives ``<model name>.fmu``); returns the FMU's path.
 
     ``formulation`` chooses how loop constraints are kept (see :mod:`mbsfmu.reference.formulations`,
-    default ``'qr'``); trees always use the minimal ODE.  ``solver`` is the start value of the
-    FMU parameter ``solver`` (``'rkstab'``, ``'stiff'`` or ``'dop853'``).  The FMU needs
+    default ``'qr'``); trees always use the minimal ODE.  ``method`` is the start value of the
+    FMU parameter ``method`` (``'rkstab'``, the default for None, ``'stiff'`` or ``'dop853'``;
+    also ``'explicit'`` and ``'DOP853'``); ``solver=`` is its deprecated name.  The FMU needs
     ``mbsfmu`` installed in the Python interpreter of the tool that runs it (see the module
     docstring).  Its GUID is
-    derived from the model file, the formulation, the solver and the slave and guard templates, so
+    derived from the model file, the formulation, the method and the slave and guard templates, so
     that a state of another model (or of another build of the slave) is recognized as foreign."""
     model_path = pathlib.Path(model_path).resolve()
-    check_setting("solver", solver, api=True)
+    method = renamed_keyword("build_pythonfmu", "method", method, "solver", solver, DEFAULT_METHOD)
+    check_setting("method", method, api=True)
+    method = canonical_method(method)
     if formulation is not None:
         check_formulation_name(formulation)
     system = load_model(model_path)
     check_nonholonomic(system, formulation)
     check_regular_mass(derive(system), formulation)
-    variables = fmu_variables(system, solver)  # fails early (e.g. constants without values)
+    variables = fmu_variables(system, method)  # fails early (e.g. constants without values)
     ident = model_identifier(system.name)
     source = model_path.read_bytes()
     slave = [f.read_bytes() for f in sorted(SLAVE_PACKAGE.glob("*.py"))]
-    digest = hashlib.sha256(b"\0".join([source, repr(formulation).encode(), solver.encode(),
+    digest = hashlib.sha256(b"\0".join([source, repr(formulation).encode(), method.encode(),
                                          *slave, GUARD_SOURCE.read_bytes()])).hexdigest()
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"mbsfmu-pythonfmu:{digest}")) + "}"
     module_name = f"mbsfmu_slave_{ident}_{digest[:10]}"
     script = _SCRIPT.format(ident=ident, model_name=system.name, model_file=model_path.name,
-                            guid=guid, formulation=formulation, solver=solver,
+                            guid=guid, formulation=formulation, method=method,
                             variables=[v.name for v in variables],
                             n_state=2 * len(system.coordinates_))
     out_path = fmu_path(out_path, ident)
@@ -237,7 +242,7 @@ def complete_model_structure(fmu_path: pathlib.Path, fmu_vars=None) -> None:
     coordinates and rates, which the integrator inside computes; the inputs of direct
     feed-through user outputs, from ``fmu_vars``), <InitialUnknowns> for the outputs with initial
     'approx' or 'calculated' (coordinates of loop models, user outputs) and the declared bounds
-    (``min``, ``max``: of constants, inputs and solver settings, e.g. 0 and 1 of ``solver``)."""
+    (``min``, ``max``: of constants, inputs and solver settings, e.g. 0 and 2 of ``method``)."""
     with zipfile.ZipFile(fmu_path) as zf:
         entries = [(info, zf.read(info.filename)) for info in zf.infolist()]
     root = ET.fromstring(dict((i.filename, d) for i, d in entries)["modelDescription.xml"])

@@ -671,7 +671,7 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
     (void)vUnknown_ref, (void)nUnknown, (void)vKnown_ref, (void)nKnown, (void)dvKnown, (void)dvUnknown;
     if (g == NULL)
         return fmi2Error;
-    return ERR(g, "fmi2GetDirectionalDerivative: not supported by the pythonfmu flavour "
+    return ERR(g, "fmi2GetDirectionalDerivative: not supported by the pythonfmu kind "
                   "(providesDirectionalDerivative=false; the native FMU has it)");
 }
 

@@ -7,7 +7,7 @@ forces Q(y, y', t, u), holonomic constraints c(y, t) = 0 and nonholonomic constr
 A(y, t) y' + a(y, t) = 0.  Lagrange's equations of the first
 kind (seed 003 eq. 1.2.1, derived in :mod:`mbsfmu.equations.lagrange`) give the same
 ``M y'' + k = q`` with constraints as :class:`~mbsfmu.model.System`, so simulation, code
-generation, the C engine and both FMU flavours take a LagrangianSystem unchanged::
+generation, the C engine and both FMU kinds take a LagrangianSystem unchanged::
 
     s = LagrangianSystem("pendulum", dim=2)
     m, l, g = s.constants(m=1.0, l=1.0, g=9.81)

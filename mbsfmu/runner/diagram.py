@@ -266,7 +266,7 @@ class Diagram:
             raise AlgebraicLoopError(
                 f"{len(plan.loops)} algebraic loop(s): "
                 + "; ".join(str(loop) for loop in plan.loops)
-                + ". Break each with a block without direct feed-through (e.g. a unit delay) or "
+                + ". Break each with a block without direct feed-through (e.g. blocks.UnitDelay) or "
                 "run with algebraic_loops='iterate'", loops=plan.loops)
         # every block is updated once per due step, in the order of its first output call
         seen = []

@@ -1,4 +1,9 @@
-"""The signals a diagram run recorded: one row per diagram step, one column per ``block.port``."""
+"""The signals a diagram run recorded: one row per diagram step, one column per ``block.port``.
+
+Its naming is that of :class:`mbsfmu.Result` (a ``simulate`` run): ``res.t``, ``res[name]`` (also
+``res["time"]``), ``res.columns``, ``res.stats``, ``res.to_csv(path)``, ``res.plot(path)``.  The
+old spellings ``res.time`` and ``res.signals`` work for one release with a DeprecationWarning.
+"""
 
 from __future__ import annotations
 
@@ -10,65 +15,92 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..core.errors import deprecated
+
 
 class Result:
     """Recorded signals of a :class:`~mbsfmu.runner.diagram.Diagram` run.
 
-    ``time``: the time points (``t0 + n * step``); ``res["block.port"]``: that signal at those
-    points; ``signals``: the recorded names in column order; ``values``: the ``(len(time),
-    len(signals))`` array; ``stats``: run statistics (``steps``, ``wall_time`` [s],
-    ``loop_iterations``, ``rollback``, and with ``realtime=True`` the real-time statistics of
-    :mod:`mbsfmu.runner.realtime`).
+    ``t``: the time points (``t0 + n * step``); ``res["block.port"]``: that signal at those
+    points (``res["time"]`` is ``t``); ``columns``: ``time`` and the recorded signals in column
+    order; ``values``: the ``(len(t), len(columns) - 1)`` array of the signals; ``stats``: run
+    statistics (``steps``, ``wall_time`` [s], ``loop_iterations``, ``rollback``, and with
+    ``realtime=True`` the real-time statistics of :mod:`mbsfmu.runner.realtime`).
     """
 
-    def __init__(self, time: np.ndarray, signals: Sequence[str], values: np.ndarray,
+    def __init__(self, t: np.ndarray, signals: Sequence[str], values: np.ndarray,
                  stats: dict | None = None):
-        self.time = np.asarray(time, dtype=float)
-        self.signals = tuple(signals)
-        self.values = np.asarray(values, dtype=float).reshape(len(self.time), len(self.signals))
+        self.t = np.asarray(t, dtype=float)
+        self._signals = tuple(signals)
+        self.values = np.asarray(values, dtype=float).reshape(len(self.t), len(self._signals))
         self.stats = dict(stats or {})
-        self._column = {name: j for j, name in enumerate(self.signals)}
+        self._column = {name: j for j, name in enumerate(self._signals)}
+
+    @property
+    def columns(self) -> list[str]:
+        """Every name ``res[name]`` reads: ``time``, then the recorded signals ``block.port`` in
+        column order (the header :meth:`to_csv` writes)."""
+        return ["time", *self._signals]
+
+    @property
+    def time(self) -> np.ndarray:
+        """Deprecated name of :attr:`t`."""
+        deprecated("runner Result.time", "Result.t (as mbsfmu.Result names it)")
+        return self.t
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        """Deprecated: the recorded signals are :attr:`columns` after ``time``."""
+        deprecated("runner Result.signals", "Result.columns (time first, then the signals)")
+        return self._signals
 
     def __getitem__(self, name: str) -> np.ndarray:
+        if name == "time":
+            return self.t
         try:
             return self.values[:, self._column[name]]
         except (KeyError, TypeError):
-            close = difflib.get_close_matches(str(name), self.signals, n=5, cutoff=0.5)
+            close = difflib.get_close_matches(str(name), self._signals, n=5, cutoff=0.5)
             hint = (f"close names: {', '.join(close)}" if close else
-                    f"recorded: {', '.join(self.signals[:20])}"
-                    + (", ..." if len(self.signals) > 20 else ""))
+                    f"recorded: {', '.join(self._signals[:20])}"
+                    + (", ..." if len(self._signals) > 20 else ""))
             raise KeyError(f"no recorded signal {name!r}; {hint}") from None
 
     def __contains__(self, name) -> bool:
-        return name in self._column
+        return name == "time" or name in self._column
 
     def __len__(self) -> int:
-        return len(self.time)
+        return len(self.t)
 
     def __repr__(self) -> str:
-        span = f"t = {self.time[0]:g} .. {self.time[-1]:g}" if len(self.time) else "empty"
-        return f"Result({len(self.time)} points, {span}, {len(self.signals)} signals)"
+        span = f"t = {self.t[0]:g} .. {self.t[-1]:g}" if len(self.t) else "empty"
+        return f"Result({len(self.t)} points, {span}, {len(self._signals)} signals)"
 
     def to_csv(self, path) -> pathlib.Path:
-        """Write ``time,block.port,...`` and one row per time point (``%.17g``: round-trips)."""
+        """Write the :attr:`columns` (``time,block.port,...``) and one row per time point
+        (``%.17g``: round-trips); returns the path."""
         path = pathlib.Path(path)
         head = io.StringIO()
-        csv.writer(head, lineterminator="\n").writerow(["time", *self.signals])
+        csv.writer(head, lineterminator="\n").writerow(self.columns)
         with open(path, "w", newline="") as f:
             f.write(head.getvalue())
-            if len(self.time):
-                np.savetxt(f, np.column_stack([self.time, self.values]), delimiter=",",
+            if len(self.t):
+                np.savetxt(f, np.column_stack([self.t, self.values]), delimiter=",",
                            fmt="%.17g")
         return path
 
-    def plot(self, signals: Sequence[str] | None = None, path=None):
-        """A matplotlib Figure with one axes per block (its signals against time).
-
-        Made without pyplot (no GUI backend, no global figure list); saved as PNG if ``path``.
-        """
+    def plot(self, path=None, signals: Sequence[str] | None = None):
+        """A matplotlib Figure with one axes per block (its ``signals``, default all, against
+        time), saved as PNG if ``path`` (the argument order of :meth:`mbsfmu.Result.plot`; a list
+        of signals as the first argument, the old order, works for one release with a
+        DeprecationWarning).  Made without pyplot (no GUI backend, no global figure list)."""
         from matplotlib.figure import Figure
 
-        names = list(self.signals if signals is None else signals)
+        if isinstance(path, (list, tuple)):  # plot(["a.y"], path): the old order
+            deprecated("runner Result.plot(signals, path) with the signals first",
+                       "Result.plot(path, signals=...) (as mbsfmu.Result.plot takes them)")
+            path, signals = signals, path
+        names = list(self._signals if signals is None else signals)
         cols = [self[name] for name in names]  # KeyError for unknown names, before drawing
         groups: dict[str, list[int]] = {}
         for i, name in enumerate(names):
@@ -78,7 +110,7 @@ class Result:
         axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
         for ax, (block, idx) in zip(axes, groups.items()):
             for i in idx:
-                ax.step(self.time, cols[i], where="post", label=names[i])
+                ax.step(self.t, cols[i], where="post", label=names[i])
             ax.set_ylabel(block)
             ax.legend(loc="best", fontsize="small")
             ax.grid(True, alpha=0.3)

@@ -9,9 +9,11 @@
  *
  * Variables in the value-reference order of mbs_model.h (coordinates, velocities,
  * constraint_residual, user outputs, constants, solver settings, inputs) are Reals, except the
- * integration method 'solver', an Integer (fmi2GetInteger / fmi2SetInteger; the instance holds
+ * integration method 'method', an Integer (fmi2GetInteger / fmi2SetInteger; the instance holds
  * it as a double like every value); names, kinds and types come from the instance layer
- * (mbs_var_name, mbs_var_kind, mbs_var_type).
+ * (mbs_var_name, mbs_var_kind, mbs_var_type).  One more variable follows them: 'solver', the old
+ * name of 'method', kept for one release; it reads and sets 'method', and its first set logs a
+ * deprecation warning (deprecated_names).
  *
  * FMU states: a header every mbsfmu FMU shares (magic, size, a hash of the GUID, a checksum of
  * the payload) and the payload (the FMI state and the instance's saved state).  A state of
@@ -52,6 +54,7 @@ typedef struct {
     int used_cb_alloc;
     inst_state state;
     int rtol_set;        /* solver_rtol was set: fmi2SetupExperiment's tolerance does not replace it */
+    int solver_said;     /* the deprecated name 'solver' was set and its warning logged */
     long n_do_step;      /* statistics since instantiation or reset (not part of the FMU state) */
     double do_step_seconds;
     mbs_instance *I;     /* in the same allocation, after this struct */
@@ -342,7 +345,7 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* "solver stiff (current): 187 accepted and 3 rejected steps, ..." appended to buf at len (with
+/* "method stiff (current): 187 accepted and 3 rejected steps, ..." appended to buf at len (with
  * "; " before it unless first); methods other than the current one only if they did any work.
  * Returns the new length. */
 static size_t method_statistics(component *c, char *buf, size_t size, size_t len, int method, int current)
@@ -352,7 +355,7 @@ static size_t method_statistics(component *c, char *buf, size_t size, size_t len
     if (mbs_inst_method_statistics(c->I, method, &nacc, &nrej, &nfev, &njev, &ndec) != MBS_OK ||
         (!current && nacc + nrej + nfev == 0) || len >= size)
         return len;
-    w = snprintf(buf + len, size - len, "%ssolver %s%s: %ld accepted and %ld rejected steps, %ld "
+    w = snprintf(buf + len, size - len, "%smethod %s%s: %ld accepted and %ld rejected steps, %ld "
                  "right-hand sides, %ld Jacobians, %ld LU decompositions", len ? "; " : "",
                  mbs_method_name(method), current ? " (current)" : "", nacc, nrej, nfev, njev, ndec);
     if (w < 0)
@@ -409,16 +412,63 @@ fmi2Status fmi2Reset(fmi2Component comp)
 
 /* ---------------------------------------------------------------- get / set */
 
+/* The deprecated name 'solver' of the variable 'method': its value reference follows the
+ * instance's variables, that of 'method' is the last of the model's sizes. */
+static fmi2ValueReference deprecated_solver_reference(void) { return (fmi2ValueReference)mbs_model_nvars(); }
+
+static fmi2ValueReference method_reference(void)
+{
+    int sizes[16];
+    return (fmi2ValueReference)sizes[mbs_model_sizes(sizes) - 1];
+}
+
+static int var_type(fmi2ValueReference vr)
+{
+    return vr == deprecated_solver_reference() ? MBS_TYPE_INTEGER : mbs_var_type(vr);
+}
+
+static const char *var_name(fmi2ValueReference vr)
+{
+    return vr == deprecated_solver_reference() ? "solver" : mbs_var_name(vr);
+}
+
+/* vr[] with the deprecated name replaced by the variable it names: vr itself where it does not
+ * occur, else a copy in buf (nbuf entries) or allocated (NULL if that fails; the caller releases a
+ * copy that is not buf).  A set (`set`) logs the deprecation once per instance. */
+static const fmi2ValueReference *deprecated_names(component *c, const char *fn, const fmi2ValueReference vr[],
+                                                  size_t nvr, fmi2ValueReference *buf, size_t nbuf, int set)
+{
+    const fmi2ValueReference old = deprecated_solver_reference(), now = method_reference();
+    fmi2ValueReference *out;
+    size_t i, n = 0;
+    for (i = 0; i < nvr; i++)
+        n += vr[i] == old;
+    if (n == 0)
+        return vr;
+    if (set && !c->solver_said) {
+        c->solver_said = 1;
+        log_msg(c, fmi2Warning, "logStatusWarning", "%s: the variable 'solver' (value reference %u) is "
+                "deprecated and goes away in the next release: use 'method' (value reference %u), which "
+                "it sets", fn, (unsigned)old, (unsigned)now);
+    }
+    if (nvr > ((size_t)-1) / sizeof *out)
+        return NULL;
+    out = nvr <= nbuf ? buf : (fmi2ValueReference *)allocate(c, nvr * sizeof *out);
+    for (i = 0; out != NULL && i < nvr; i++)
+        out[i] = vr[i] == old ? now : vr[i];
+    return out;
+}
+
 /* 1 if no known value reference of vr[] has another FMI type than `type`, else 0 after logging
  * which one (unknown references are left to the instance, which names them). */
 static int of_type(component *c, const char *fn, const fmi2ValueReference vr[], size_t nvr, int type)
 {
     size_t i;
     for (i = 0; i < nvr; i++) {
-        int t = mbs_var_type(vr[i]);
+        int t = var_type(vr[i]);
         if (t >= 0 && t != type) {
             log_msg(c, fmi2Error, "logStatusError", "%s: '%s' (value reference %u) is %s variable: use "
-                    "fmi2%s%s", fn, mbs_var_name(vr[i]), (unsigned)vr[i],
+                    "fmi2%s%s", fn, var_name(vr[i]), (unsigned)vr[i],
                     t == MBS_TYPE_INTEGER ? "an Integer" : "a Real", strncmp(fn, "fmi2Get", 7) ? "Set" : "Get",
                     t == MBS_TYPE_INTEGER ? "Integer" : "Real");
             return 0;
@@ -468,30 +518,51 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
     return fmi2OK;
 }
 
-/* The Integer variable (solver) is held as a double by the instance: converted here. */
-fmi2Status fmi2GetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Integer value[])
+/* fmi2GetInteger (into `out`) and fmi2SetInteger (from `in`): the Integer variable (method, also
+ * by its deprecated name solver) is held as a double by the instance, converted here. */
+static fmi2Status integer_values(fmi2Component comp, const char *fn, unsigned states,
+                                 const fmi2ValueReference vr[], size_t nvr, const fmi2Integer *in,
+                                 fmi2Integer *out)
 {
     component *c = (component *)comp;
     double small[8], *v;
+    fmi2ValueReference refs_small[8];
+    const fmi2ValueReference *refs;
     size_t i;
-    int rc;
-    if (!check_state(c, "fmi2GetInteger", S_INIT | S_STEP | S_TERM | S_ERR))
+    int rc = MBS_OK, renamed;
+    if (!check_state(c, fn, states))
         return fmi2Error;
-    if (nvr > 0 && (vr == NULL || value == NULL))
-        return ERR(c, "fmi2GetInteger: NULL argument");
-    if (!of_type(c, "fmi2GetInteger", vr, nvr, MBS_TYPE_INTEGER))
+    if (nvr > 0 && (vr == NULL || (in == NULL && out == NULL)))
+        return ERR(c, "%s: NULL argument", fn);
+    if (!of_type(c, fn, vr, nvr, MBS_TYPE_INTEGER))
         return fmi2Error;
-    v = values_buffer(c, small, sizeof small / sizeof small[0], nvr);
-    if (v == NULL)
-        return ERR(c, "fmi2GetInteger: out of memory for %lu values", (unsigned long)nvr);
-    rc = mbs_inst_get(c->I, nvr, vr, v);
-    for (i = 0; rc == MBS_OK && i < nvr; i++)
-        value[i] = (fmi2Integer)v[i];
-    if (v != small)
+    refs = deprecated_names(c, fn, vr, nvr, refs_small, sizeof refs_small / sizeof refs_small[0], in != NULL);
+    renamed = refs != vr;
+    v = refs == NULL ? NULL : values_buffer(c, small, sizeof small / sizeof small[0], nvr);
+    if (v != NULL && in != NULL) {
+        for (i = 0; i < nvr; i++)
+            v[i] = (double)in[i];
+        rc = mbs_inst_set(c->I, nvr, refs, v); /* checks every value first: a refusal changes nothing */
+    } else if (v != NULL) {
+        rc = mbs_inst_get(c->I, nvr, refs, v);
+        for (i = 0; rc == MBS_OK && i < nvr; i++)
+            out[i] = (fmi2Integer)v[i];
+    }
+    if (v != NULL && v != small)
         release(c, c->used_cb_alloc, v);
+    if (refs != NULL && refs != vr && refs != refs_small)
+        release(c, c->used_cb_alloc, (void *)refs);
+    if (v == NULL)
+        return ERR(c, "%s: out of memory for %lu values", fn, (unsigned long)nvr);
     if (rc != MBS_OK)
-        return ERR(c, "fmi2GetInteger: %s", mbs_inst_message(c->I));
+        return ERR(c, "%s: %s%s", fn, mbs_inst_message(c->I),
+                   renamed ? " (given by its deprecated name 'solver')" : "");
     return fmi2OK;
+}
+
+fmi2Status fmi2GetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Integer value[])
+{
+    return integer_values(comp, "fmi2GetInteger", S_INIT | S_STEP | S_TERM | S_ERR, vr, nvr, NULL, value);
 }
 
 fmi2Status fmi2GetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr, fmi2Boolean value[])
@@ -509,27 +580,7 @@ fmi2Status fmi2GetString(fmi2Component comp, const fmi2ValueReference vr[], size
 fmi2Status fmi2SetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr,
                           const fmi2Integer value[])
 {
-    component *c = (component *)comp;
-    double small[8], *v;
-    size_t i;
-    int rc;
-    if (!check_state(c, "fmi2SetInteger", S_INST | S_INIT | S_STEP))
-        return fmi2Error;
-    if (nvr > 0 && (vr == NULL || value == NULL))
-        return ERR(c, "fmi2SetInteger: NULL argument");
-    if (!of_type(c, "fmi2SetInteger", vr, nvr, MBS_TYPE_INTEGER))
-        return fmi2Error;
-    v = values_buffer(c, small, sizeof small / sizeof small[0], nvr);
-    if (v == NULL)
-        return ERR(c, "fmi2SetInteger: out of memory for %lu values", (unsigned long)nvr);
-    for (i = 0; i < nvr; i++)
-        v[i] = (double)value[i];
-    rc = mbs_inst_set(c->I, nvr, vr, v); /* checks every value first: a refusal changes nothing */
-    if (v != small)
-        release(c, c->used_cb_alloc, v);
-    if (rc != MBS_OK)
-        return ERR(c, "fmi2SetInteger: %s", mbs_inst_message(c->I));
-    return fmi2OK;
+    return integer_values(comp, "fmi2SetInteger", S_INST | S_INIT | S_STEP, vr, nvr, value, NULL);
 }
 
 fmi2Status fmi2SetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t nvr,

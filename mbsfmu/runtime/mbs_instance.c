@@ -70,8 +70,8 @@ struct mbs_instance {
     int kind;                  /* formulation (MBS_FORM_*) */
     int aba;                   /* trees: articulated-body algorithm */
     mbs_form form;
-    double form_work[MBS_FORM_WORK_SIZE(F, MBS_NC, MBS_NIC)];
-    int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_NC, MBS_NIC)];
+    double form_work[MBS_FORM_WORK_SIZE(F, MBS_M, MBS_NIC)];
+    int form_iwork[MBS_FORM_IWORK_SIZE(F, MBS_M, MBS_NIC)];
     double form_split[MBS_NSPLIT];
     double form_split_y[MBS_ONE(F)];
     double tp[MBS_ONE(MBS_NTP)];
@@ -87,7 +87,7 @@ struct mbs_instance {
     int start_failure;         /* why the last start failed (MBS_START_*), 0 if it did not */
     int outputs_dirty;         /* an input or parameter changed since the outputs were computed */
     double out_expr[MBS_ONE(MBS_NOUT_EXPR)];
-    double lam[MBS_ONE(MBS_NC)];
+    double lam[MBS_ONE(MBS_M)];
     double reached[MBS_ONE(F)];  /* where Newton ended in a failed consistent start */
     char msg[2048];
     char stiff_msg[512];       /* the stiffness warning of this run ('' if none) */
@@ -110,13 +110,13 @@ int mbs_var_kind(unsigned vr) { return vr < NVARS ? (int)mbs_kind[vr] : -1; }
 
 int mbs_var_type(unsigned vr)
 {
-    return vr >= NVARS ? -1 : vr == MBS_VR_SOLVER ? MBS_TYPE_INTEGER : MBS_TYPE_REAL;
+    return vr >= NVARS ? -1 : vr == MBS_VR_METHOD ? MBS_TYPE_INTEGER : MBS_TYPE_REAL;
 }
 
 int mbs_model_sizes(int *out)
 {
-    int s[] = {MBS_NY, MBS_NPRM, MBS_NU, MBS_NTP, MBS_NC, MBS_NIC, MBS_NOUT, NVARS, MBS_HAS_ABA,
-               MBS_VR_OUT, VR_PRM, MBS_VR_RTOL, VR_U};
+    int s[] = {MBS_F, MBS_NPRM, MBS_NU, MBS_NTP, MBS_M, MBS_NIC, MBS_NOUT, NVARS, MBS_HAS_ABA,
+               MBS_VR_OUT, VR_PRM, MBS_VR_RTOL, VR_U, MBS_VR_METHOD};
     memcpy(out, s, sizeof s);
     return (int)(sizeof s / sizeof s[0]);
 }
@@ -134,7 +134,7 @@ static int fail(mbs_instance *I, const char *fmt, ...)
     return MBS_ERROR;
 }
 
-#if MBS_NC > 0
+#if MBS_M > 0
 static void note(mbs_instance *I, int level, const char *fmt, ...)
 {
     char buf[1024];
@@ -178,11 +178,11 @@ static void setup_form(mbs_instance *I)
     mbs_form *fm = &I->form;
     memset(fm, 0, sizeof *fm);
     fm->f = F;
-    fm->m = MBS_NC;
-    fm->mh = MBS_NH;
+    fm->m = MBS_M;
+    fm->mh = MBS_MH;
     fm->nic = MBS_NIC;
     fm->ntp = MBS_NTP;
-    fm->kind = MBS_NC > 0 ? I->kind : MBS_FORM_MINIMAL;
+    fm->kind = MBS_M > 0 ? I->kind : MBS_FORM_MINIMAL;
     fm->dynamics = mbs_dynamics;
     fm->constraints = mbs_constraints;
     fm->positions = mbs_constrained_positions;
@@ -213,14 +213,14 @@ int mbs_inst_set_formulation(mbs_instance *I, int kind)
 {
     if (kind < MBS_FORM_MINIMAL || kind > MBS_FORM_PARTITION)
         return fail(I, "formulation %d is not a formulation of the engine", kind);
-    if (kind == MBS_FORM_MINIMAL && MBS_NC > 0)
+    if (kind == MBS_FORM_MINIMAL && MBS_M > 0)
         return fail(I, "formulation 'minimal' needs a system without constraints");
-#if MBS_NC > MBS_NH
+#if MBS_M > MBS_MH
     if (kind == MBS_FORM_PARTITION)
         return fail(I, "formulation 'partition' cannot take the nonholonomic constraint '%s'%s "
                        "(it needs constraints on the positions only); choose one of qr, svd, "
-                       "projection, baumgarte, dae", mbs_row_names[MBS_NH],
-                    MBS_NC - MBS_NH > 1 ? " (and the others)" : "");
+                       "projection, baumgarte, dae", mbs_row_names[MBS_MH],
+                    MBS_M - MBS_MH > 1 ? " (and the others)" : "");
 #endif
     I->kind = kind;
     memset(I->d.part, 0, sizeof I->d.part);
@@ -233,11 +233,11 @@ int mbs_inst_set_partition(mbs_instance *I, const unsigned char *dependent)
     int j, nd = 0;
     for (j = 0; j < F; j++)
         nd += dependent[j] != 0;
-    if (MBS_NC == 0 || I->kind != MBS_FORM_PARTITION)
+    if (MBS_M == 0 || I->kind != MBS_FORM_PARTITION)
         return fail(I, "independent coordinates are an option of the formulation 'partition'");
-    if (nd != MBS_NC)
+    if (nd != MBS_M)
         return fail(I, "partition: %d coordinates and %d constraints leave %d independent coordinates, "
-                       "got %d", F, MBS_NC, F - MBS_NC, F - nd);
+                       "got %d", F, MBS_M, F - MBS_M, F - nd);
     for (j = 0; j < F; j++)
         I->d.part[2 + j] = dependent[j] != 0;
     I->d.part[0] = 1;
@@ -250,11 +250,11 @@ mbs_form *mbs_inst_form(mbs_instance *I) { return &I->form; }
 int mbs_inst_set_method(mbs_instance *I, int method)
 {
     if (mbs_method_name(method) == NULL)
-        return fail(I, "method %d is not a method of the engine (%s)", method, MBS_SOLVER_VALUES);
+        return fail(I, "method %d is not a method of the engine (%s)", method, MBS_METHOD_VALUES);
     if (I->d.method != method)
         I->d.fsal_dirty = 1;
     I->d.method = method;
-    I->d.v[MBS_VR_SOLVER] = (double)method;
+    I->d.v[MBS_VR_METHOD] = (double)method;
     return MBS_OK;
 }
 
@@ -262,8 +262,8 @@ int mbs_inst_method(const mbs_instance *I) { return I->d.method; }
 
 const char *mbs_method_name(int method)
 {
-    static const char *const names[] = {MBS_SOLVER_NAMES};
-    return method >= MBS_SOLVER_MIN && method <= MBS_SOLVER_MAX ? names[method - MBS_SOLVER_MIN] : NULL;
+    static const char *const names[] = {MBS_METHOD_NAMES};
+    return method >= MBS_METHOD_MIN && method <= MBS_METHOD_MAX ? names[method - MBS_METHOD_MIN] : NULL;
 }
 
 void mbs_inst_use_aba(mbs_instance *I, int on) { I->aba = on && MBS_HAS_ABA; }
@@ -318,8 +318,8 @@ void mbs_inst_init(mbs_instance *I)
     memcpy(I->d.v, mbs_start, sizeof I->d.v);
     I->d.t_stop = INFINITY;
     I->d.fsal_dirty = 1;
-    I->d.method = (int)I->d.v[MBS_VR_SOLVER]; /* the start value of 'solver' (checked at start) */
-    I->kind = MBS_NC > 0 ? MBS_FORMULATION : MBS_FORM_MINIMAL;
+    I->d.method = (int)I->d.v[MBS_VR_METHOD]; /* the start value of 'method' (checked at start) */
+    I->kind = MBS_M > 0 ? MBS_FORMULATION : MBS_FORM_MINIMAL;
     I->aba = MBS_HAS_ABA;
     mbs_inst_set_formulation(I, I->kind);
     setup_rules(I);
@@ -339,15 +339,15 @@ int mbs_inst_set_time(mbs_instance *I, double t0, double t_stop)
 /* ---------------------------------------------------------------- value checks */
 
 /* The range of a solver setting (mbsfmu/core/solver_settings.py): 0 if value is allowed, else 1 with
- * the explanation in I->msg.  The method 'solver' takes the numbers MBS_SOLVER_MIN..MAX only. */
+ * the explanation in I->msg.  The variable 'method' takes the numbers MBS_METHOD_MIN..MAX only. */
 static int solver_setting_problem(mbs_instance *I, unsigned vr, double value)
 {
-    if (vr == MBS_VR_SOLVER) {
+    if (vr == MBS_VR_METHOD) {
         char g[32];
-        if (value >= MBS_SOLVER_MIN && value <= MBS_SOLVER_MAX && value == floor(value))
+        if (value >= MBS_METHOD_MIN && value <= MBS_METHOD_MAX && value == floor(value))
             return 0;
         snprintf(I->msg, sizeof I->msg, "%s = %s is not one of its values %s", mbs_names[vr],
-                 mbs_format_double(value, g, sizeof g), MBS_SOLVER_VALUES);
+                 mbs_format_double(value, g, sizeof g), MBS_METHOD_VALUES);
         return 1;
     }
     double lo = vr == MBS_VR_RTOL ? MBS_RTOL_MIN : vr == MBS_VR_ATOL ? MBS_ATOL_MIN : MBS_HMAX_MIN;
@@ -373,7 +373,7 @@ static double solver_atol(const mbs_instance *I)
 {
     const double atol = I->d.v[MBS_VR_ATOL];
     return atol > 0.0 ? atol
-                      : I->d.v[MBS_VR_RTOL] * (MBS_NC > 0 ? MBS_ATOL_FACTOR_CONSTRAINED : MBS_ATOL_FACTOR_TREE);
+                      : I->d.v[MBS_VR_RTOL] * (MBS_M > 0 ? MBS_ATOL_FACTOR_CONSTRAINED : MBS_ATOL_FACTOR_TREE);
 }
 
 /* Declared bounds of a parameter or input (0 if inside, else 1 with I->msg set). */
@@ -458,7 +458,7 @@ int mbs_inst_set(mbs_instance *I, size_t n, const unsigned *vr, const double *va
             mbs_form_forget(&I->form);
         }
         I->d.v[vr[i]] = value[i];
-        if (vr[i] == MBS_VR_SOLVER)
+        if (vr[i] == MBS_VR_METHOD)
             I->d.method = (int)value[i]; /* the integrator restarts at the next do-step */
         if (mbs_kind[vr[i]] == MBS_VAR_STATE)
             I->d.given[vr[i]] = 1;
@@ -502,7 +502,7 @@ static int inputs_at(mbs_instance *I, double t)
 static int eval_rhs(mbs_instance *I, double t, const double *x, double *xdot)
 {
 #if MBS_HAS_ABA
-    if (I->aba && MBS_NC == 0) {
+    if (I->aba && MBS_M == 0) {
         int i, rc;
 #if MBS_TP_FUNCTION && MBS_NTP > 0
         mbs_time_parameters(t, I->form.prm, I->tp);
@@ -548,7 +548,7 @@ int mbs_inst_rhs(mbs_instance *I, double t, const double *x, const double *prm, 
     if (rc == 0) {
         rc = eval_rhs(I, t, x, xdot);
         /* the minimal ODE of a tree reports the failed pivot of a coordinate (ABA or Cholesky) */
-        if (rc > 0 && rc <= F && MBS_NC == 0 && pivot != NULL)
+        if (rc > 0 && rc <= F && MBS_M == 0 && pivot != NULL)
             *pivot = rc;
     }
     if (prm != NULL || u != NULL)
@@ -564,7 +564,7 @@ static int inst_project(void *ctx, double t, double *x)
     return mbs_form_project(&I->form, t, x);
 }
 
-#if MBS_NC > 0
+#if MBS_M > 0
 static double inst_weak(void *ctx, double t, const double *x, double *d)
 {
     mbs_instance *I = (mbs_instance *)ctx;
@@ -591,7 +591,7 @@ static const mbs_step_method *method_of(int method)
 static void singular_hook(mbs_instance *I)
 {
     mbs_weak_fn weak = NULL;
-#if MBS_NC > 0
+#if MBS_M > 0
     if (I->form.kind == MBS_FORM_QR || I->form.kind == MBS_FORM_SVD)
         weak = inst_weak;
 #endif
@@ -600,7 +600,7 @@ static void singular_hook(mbs_instance *I)
 
 static mbs_project_fn projection(const mbs_instance *I)
 {
-    return MBS_NC > 0 && mbs_form_projects(I->form.kind) ? inst_project : NULL;
+    return MBS_M > 0 && mbs_form_projects(I->form.kind) ? inst_project : NULL;
 }
 
 /* Every method set up from the values at the start, with the stiffness detection of the explicit
@@ -626,7 +626,7 @@ static int init_integrators(mbs_instance *I)
 
 int mbs_inst_multipliers(mbs_instance *I, double *lambda)
 {
-#if MBS_NC > 0
+#if MBS_M > 0
     if (inputs_at(I, I->d.t) != 0 || mbs_form_multipliers(&I->form, I->d.t, I->d.x, lambda) != 0)
         return fail(I, "%s", I->form.message);
 #else
@@ -733,7 +733,7 @@ static void coordinates_text(const double *y, char *buf, size_t n)
         append(buf, n, "%s%s=%.6g", j ? ", " : "", mbs_names[j], y[j]);
 }
 
-#if MBS_NC > 0
+#if MBS_M > 0
 /* "['x', 'y']" of the coordinates j with fixed[j], or "none" */
 static void held_text(const unsigned char *fixed, char *buf, size_t n)
 {
@@ -748,14 +748,14 @@ static void held_text(const unsigned char *fixed, char *buf, size_t n)
 /* |g_row| of the rows of mbs_form_consistent ([c; e - e0], bad_row numbering) at the positions y */
 static double row_violation(mbs_instance *I, int row, const double *y)
 {
-    double out[MBS_ONE(MBS_NH + MBS_NC * F + MBS_NC + MBS_NIC + MBS_NIC * F)];
-    if (row < MBS_NC) {
+    double out[MBS_ONE(MBS_MH + MBS_M * F + MBS_M + MBS_NIC + MBS_NIC * F)];
+    if (row < MBS_M) {
         mbs_constraints(I->d.t, y, y, I->form.prm, I->form.u, I->tp, out);
         return fabs(out[row]);
     }
 #if MBS_NIC > 0
     mbs_initial_conditions(I->d.t, y, y, I->form.prm, I->form.u, I->tp, out);
-    return fabs(out[row - MBS_NC] - mbs_ic_value[row - MBS_NC]);
+    return fabs(out[row - MBS_M] - mbs_ic_value[row - MBS_M]);
 #else
     return 0.0;
 #endif
@@ -790,7 +790,7 @@ static void conflicts(mbs_instance *I, const unsigned char *fixed, const unsigne
         memcpy(x, I->d.v, sizeof x);
         if (mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, mbs_ic_value, mbs_ic_rate, has_rate,
                                 INIT_TOL, INIT_MAX_ITER, &bad) == 0)
-            append(buf, n, "%sinitial condition '%s' (%s = %.9g)", buf[0] ? "; " : "", mbs_row_names[MBS_NC + i],
+            append(buf, n, "%sinitial condition '%s' (%s = %.9g)", buf[0] ? "; " : "", mbs_row_names[MBS_M + i],
                    mbs_ic_expression[i], mbs_ic_value[i]);
         I->form.ic_skip = NULL;
     }
@@ -872,7 +872,7 @@ static int consistent_init(mbs_instance *I, const unsigned char *hold)
 }
 #endif
 
-#if MBS_NC > 0
+#if MBS_M > 0
 /* Redundant constraints at the consistent start (rank C < nc, seed 000 eq. 6) are refused unless
  * the formulation takes them; the rank is kept for the statistics. */
 static int check_rank(mbs_instance *I)
@@ -880,11 +880,11 @@ static int check_rank(mbs_instance *I)
     static const char *const names[] = {MBS_FORMULATION_NAMES};
     double tol;
     const int rank = mbs_form_rank(&I->form, I->d.t, I->d.x, &tol);
-    if (rank == MBS_NC || mbs_form_handles_redundant(I->form.kind))
+    if (rank == MBS_M || mbs_form_handles_redundant(I->form.kind))
         return MBS_OK;
     I->start_failure = MBS_START_REDUNDANT;
     return fail(I, "the %d constraints are redundant (rank of C is %d with tolerance %.1e); formulation '%s' "
-                   "cannot take redundant constraints: use 'qr' or 'svd'", MBS_NC, rank, tol, names[I->form.kind]);
+                   "cannot take redundant constraints: use 'qr' or 'svd'", MBS_M, rank, tol, names[I->form.kind]);
 }
 #endif
 
@@ -893,25 +893,25 @@ static int check_rank(mbs_instance *I)
  * with constraints, after the rank check, the mass matrix on the motions they leave free). */
 static int no_accelerations(mbs_instance *I, int rc)
 {
-    double out[MBS_NY * MBS_NY + MBS_NY];
+    double out[MBS_F * MBS_F + MBS_F];
     char state[768], why[600];
     int i, finite = 1;
     snprintf(why, sizeof why, "%s", I->form.message);
     coordinates_text(I->d.x, state, sizeof state);
     mbs_dynamics(I->d.t, I->d.x, I->d.x + F, I->form.prm, I->form.u, I->tp, out);
-    for (i = 0; i < MBS_NY * MBS_NY + MBS_NY; i++)
+    for (i = 0; i < MBS_F * MBS_F + MBS_F; i++)
         finite = finite && isfinite(out[i]);
     if (!finite) {
         I->start_failure = MBS_START_NOT_FINITE;
         return fail(I, "the equations of motion are not finite at t=%.9g (%s)", I->d.t, state);
     }
     I->start_failure = MBS_START_SINGULAR_MASS;
-    if (MBS_NC == 0 && rc > 0 && rc <= F)
+    if (MBS_M == 0 && rc > 0 && rc <= F)
         return fail(I, "the mass matrix is not positive definite (the pivot of coordinate '%s' failed) at t=%.9g "
                        "(%s): a singular configuration, or a coordinate that moves no mass", mbs_names[rc - 1], I->d.t,
                     state);
     return fail(I, "the mass matrix is not positive definite%s at t=%.9g (%s): a singular configuration, or a "
-                   "coordinate that moves no mass (%s)", MBS_NC > 0 ? " on the motions the constraints leave free" : "",
+                   "coordinate that moves no mass (%s)", MBS_M > 0 ? " on the motions the constraints leave free" : "",
                 I->d.t, state, why);
 }
 
@@ -929,7 +929,7 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
     I->start_failure = 0;
     mbs_form_forget(&I->form);
     memcpy(I->d.x, I->d.v, sizeof I->d.x);
-#if MBS_NC > 0
+#if MBS_M > 0
     status = consistent_init(I, hold);
     if (status == MBS_ERROR)
         return MBS_ERROR;
@@ -999,7 +999,7 @@ static void inputs_text(mbs_instance *I, char *buf, size_t n)
 static void log_switches(mbs_instance *I)
 {
     int j;
-    if (MBS_NC == 0 || I->d.part[1] == I->nswitch)
+    if (MBS_M == 0 || I->d.part[1] == I->nswitch)
         return;
     if (I->d.part[1] < I->nswitch) { /* a restored state: count on from it */
         I->nswitch = I->d.part[1];
@@ -1103,7 +1103,7 @@ static int step_failed(mbs_instance *I, int rc, double t, double t_end)
     char inputs[512], singular[400] = "";
     double t_int;
     const double *x_int = mbs_stepper_state(stepper(&I->d, I->d.method), method_of(I->d.method), &t_int);
-    if (MBS_NC > 0 &&
+    if (MBS_M > 0 &&
         (rc == MBS_STEP_EUNDERFLOW || rc == MBS_STEP_ETOOMANY || rc == MBS_STEP_ENEWTON ||
          rc == MBS_STEP_ECOLLAPSE) &&
         mbs_form_singularity(&I->form, t_int, x_int, 0, MBS_SINGULAR_PIVOT_LOW, MBS_SINGULAR_PIVOT_HIGH,
@@ -1158,7 +1158,7 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
 
 size_t mbs_inst_record_width(int record)
 {
-    return (size_t)VR_PRM + (record & MBS_RECORD_MULTIPLIERS ? MBS_NC : 0) +
+    return (size_t)VR_PRM + (record & MBS_RECORD_MULTIPLIERS ? MBS_M : 0) +
            (record & MBS_RECORD_ACCELERATIONS ? F : 0) + (record & MBS_RECORD_RESIDUALS ? 2 : 0);
 }
 
@@ -1169,7 +1169,7 @@ static int record_row(mbs_instance *I, int record, double *row)
     if (record & MBS_RECORD_MULTIPLIERS) {
         if (mbs_inst_multipliers(I, row) != MBS_OK)
             return MBS_ERROR;
-        row += MBS_NC;
+        row += MBS_M;
     }
     if (record & MBS_RECORD_ACCELERATIONS) {
         if (mbs_inst_accelerations(I, row) != MBS_OK)
@@ -1259,7 +1259,7 @@ int mbs_inst_output_derivatives(mbs_instance *I, const double *du, size_t n, con
         mbs_outputs_du(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, dout);
 #if MBS_NREACT > 0
         {
-            double dhu[F * MBS_NU], dh[F], dlam[MBS_NC];
+            double dhu[F * MBS_NU], dh[F], dlam[MBS_M];
             mbs_force_du(I->d.t, x, x + F, I->d.v + VR_PRM, I->d.v + VR_U, I->tp, dhu);
             mbs_gemv(0, F, MBS_NU, 1.0, dhu, du, 0.0, dh);
             if (mbs_form_multipliers_dh(&I->form, I->d.t, x, dh, dlam) != 0)
@@ -1311,7 +1311,7 @@ int mbs_inst_state_check(const void *buf)
         if (d.given[i] > 1 || !isfinite(d.x[i]))
             return 1;
     if ((d.dp.dense_ready & ~1) || (d.rd.jac_valid & ~1) || (d.part[0] & ~1) || d.part[1] < 0 ||
-        mbs_method_name(d.method) == NULL || d.v[MBS_VR_SOLVER] != (double)d.method)
+        mbs_method_name(d.method) == NULL || d.v[MBS_VR_METHOD] != (double)d.method)
         return 1;
     for (i = 0; i < F; i++)
         if (d.part[2 + i] & ~1)

@@ -50,8 +50,8 @@ enum {
     MBS_VAR_INPUT = 4
 };
 
-/* FMI types of the variables: every value is a double here, but the FMU declares the solver
- * choice as an Integer (mbs_var_type) */
+/* FMI types of the variables: every value is a double here, but the FMU declares the method
+ * 'method' as an Integer (mbs_var_type) */
 enum { MBS_TYPE_REAL = 0, MBS_TYPE_INTEGER = 1 };
 
 /* ---- the model */
@@ -61,8 +61,9 @@ int mbs_model_nvars(void);
 const char *mbs_var_name(unsigned vr);  /* NULL for an unknown value reference */
 int mbs_var_kind(unsigned vr);          /* -1 for an unknown value reference */
 int mbs_var_type(unsigned vr);          /* MBS_TYPE_*, -1 for an unknown value reference */
-/* sizes: ny, nprm, nu, ntp, nc, nic, nout, nvars, has_aba, first value reference of the outputs,
- * constants, solver settings and inputs; returns the number written (<= 13) */
+/* sizes: f, nprm, nu, ntp, m, nic, nout, nvars, has_aba, first value reference of the outputs,
+ * constants, solver settings and inputs, value reference of the method; returns the number
+ * written (<= 14) */
 int mbs_model_sizes(int *out);
 
 /* ---- life cycle */
@@ -78,18 +79,18 @@ void mbs_inst_set_logger(mbs_instance *inst, void (*log)(void *ctx, int level, c
  * the minimal ODE.  Options are taken from mbs_inst_form() afterwards. */
 int mbs_inst_set_formulation(mbs_instance *inst, int kind);
 mbs_form *mbs_inst_form(mbs_instance *inst);
-/* Formulation 'partition': fix the choice, dependent[j] != 0 for the nc dependent coordinates
+/* Formulation 'partition': fix the choice, dependent[j] != 0 for the m dependent coordinates
  * (without it the engine chooses at the first evaluation, and again whenever C_d degrades). */
 int mbs_inst_set_partition(mbs_instance *inst, const unsigned char *dependent);
 /* Integration method: MBS_METHOD_RKSTAB (explicit, stabilized DOPRI5), MBS_METHOD_STIFF (Radau
  * IIA 5 with the formulation's projection; it stops at every communication point, since its dense
  * output is of order 3 only) or MBS_METHOD_DOP853 (explicit Dormand-Prince 8(5,3), projected
- * after each step; fewer steps than RKSTAB at tight tolerances, mbs_dop853.h).  It is the value of the variable 'solver' (whose start
+ * after each step; fewer steps than RKSTAB at tight tolerances, mbs_dop853.h).  It is the value of the variable 'method' (whose start
  * value, the model's, is the default); setting that variable with mbs_inst_set switches the
  * method as well, also between do-steps (the integrator restarts at the next one). */
 int mbs_inst_set_method(mbs_instance *inst, int method);
 int mbs_inst_method(const mbs_instance *inst);
-/* "rkstab", "stiff", "dop853" (the values of 'solver', mbsfmu.core.solver_settings.SOLVERS); NULL for another
+/* "rkstab", "stiff", "dop853" (the values of 'method', mbsfmu.core.solver_settings.METHODS); NULL for another
  * number, so that 0, 1, ... until NULL are all the methods */
 const char *mbs_method_name(int method);
 /* Minimal ODE of a tree: 1 = articulated-body algorithm where the model has it, 0 = mass matrix. */
@@ -105,17 +106,17 @@ int mbs_inst_set_time(mbs_instance *inst, double t0, double t_stop);
 
 /* ---- values */
 /* Check and set: before the start any variable but calculated outputs; after it, inputs and
- * tunable parameters (incl. the solver settings and the method 'solver', mbs_inst_set_method).
+ * tunable parameters (incl. the solver settings and the method 'method', mbs_inst_set_method).
  * Everything is checked first: a refused call changes nothing. */
 int mbs_inst_set(mbs_instance *inst, size_t n, const unsigned *vr, const double *value);
 /* Values by value reference (outputs recomputed first if an input or parameter changed). */
 int mbs_inst_get(mbs_instance *inst, size_t n, const unsigned *vr, double *value);
-/* The current time and state x = [y, y'] (2 ny doubles). */
+/* The current time and state x = [y, y'] (2 f doubles). */
 double mbs_inst_time(const mbs_instance *inst);
 const double *mbs_inst_state(const mbs_instance *inst);
-/* Lagrange multipliers at the current state (nc doubles; seed 000 eq. 8). */
+/* Lagrange multipliers at the current state (m doubles; seed 000 eq. 8). */
 int mbs_inst_multipliers(mbs_instance *inst, double *lambda);
-/* Accelerations y'' at the current state (ny doubles): the configured formulation's x' (as the
+/* Accelerations y'' at the current state (f doubles): the configured formulation's x' (as the
  * integrator evaluates it, mbs_inst_rhs), taken at the state without changing it (a partition
  * that would be chosen anew there is not). */
 int mbs_inst_accelerations(mbs_instance *inst, double *ydd);
@@ -125,7 +126,7 @@ int mbs_inst_accelerations(mbs_instance *inst, double *ydd);
 void mbs_inst_residuals(mbs_instance *inst, double *res);
 
 /* ---- simulation */
-/* x' = F(t, x) at the state x (2 ny doubles) as the integrator evaluates it: the configured
+/* x' = F(t, x) at the state x (2 f doubles) as the integrator evaluates it: the configured
  * formulation (a tree: the articulated-body algorithm where the model has it and it is on, else
  * M y'' = q - k by Cholesky), inputs given as functions and external time parameters taken at t.
  * prm (nprm doubles) and u (nu doubles), where not NULL, replace the instance's parameter and
@@ -151,7 +152,7 @@ int mbs_inst_do_step(mbs_instance *inst, double t, double h);
 /* Do-steps over grid[0..n-1] (grid[0] = the current time).  Row k of rec (stride doubles) gets
  * the values of the value references [0, first constant) at grid[k] (states, residual, user
  * outputs), then what `record` asks for (flags MBS_RECORD_*, mbsfmu.core.constants.RECORD), in
- * this order: the nc multipliers (mbs_inst_multipliers), the ny accelerations
+ * this order: the m multipliers (mbs_inst_multipliers), the f accelerations
  * (mbs_inst_accelerations), the two residuals (mbs_inst_residuals); recording changes nothing of
  * the run.  tick(ctx, t) is called after every point; nonzero stops the run (MBS_ERROR, code
  * MBS_STOPPED).  *reached = the number of rows written. */
@@ -172,7 +173,7 @@ void mbs_inst_stiff_statistics(const mbs_instance *inst, long *njev, long *ndec,
 const char *mbs_inst_stiffness(const mbs_instance *inst);
 
 /* The k-th choice of the partition since the start (formulation 'partition'): its time and the
- * dependent coordinates (ny flags).  Returns the number of choices (the first 32 are kept). */
+ * dependent coordinates (f flags).  Returns the number of choices (the first 32 are kept). */
 int mbs_inst_switch(const mbs_instance *inst, int k, double *t, unsigned char *dependent);
 
 /* Statistics since the start: right-hand sides, accepted and rejected steps, projections. */

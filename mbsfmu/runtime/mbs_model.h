@@ -11,7 +11,7 @@
  * includes model files.
  *
  * Equations (seed 002 eqs. 1-11, seed 000 eqs. 5-8), all with the argument list MBS_EQ_ARGS:
- *   t time, y coordinates (MBS_NY), yd their rates, prm constants (MBS_NPRM), u inputs (MBS_NU),
+ *   t time, y coordinates (MBS_F), yd their rates, prm constants (MBS_NPRM), u inputs (MBS_NU),
  *   tp time-parameter values p, p', p'' (MBS_NTP), out the outputs (layout per function below).
  */
 #ifndef MBS_MODEL_H
@@ -25,7 +25,7 @@
 
 /* M (f x f, row-major), q - k (f) */
 void mbs_dynamics(MBS_EQ_ARGS);
-/* c (MBS_NH), C (m x f), b' (m): the m = MBS_NC rows of C are the MBS_NH holonomic constraints,
+/* c (MBS_MH), C (m x f), b' (m): the m = MBS_M rows of C are the MBS_MH holonomic constraints,
  * which have a row in c, then the nonholonomic ones A y' + a = 0 (rows A of C, a of b') */
 void mbs_constraints(MBS_EQ_ARGS);
 /* M, q - k, c, C, b', b'' (mbsfmu.core.constants.constrained_layout) */
@@ -59,25 +59,28 @@ void mbs_time_parameters(double t, const double *prm, double *tp);
 int mbs_aba(MBS_EQ_ARGS);
 #endif
 
-/* Value-reference layout (also mbsfmu.codegen.fmu_variables.fmu_variables):
+/* Sizes (the letters of docs/architecture.md's glossary): MBS_F coordinates y, MBS_M rows of C
+ * (holonomic and nonholonomic constraints), the first MBS_MH of them holonomic (rows of c).
+ *
+ * Value-reference layout (also mbsfmu.codegen.fmu_variables.fmu_variables):
  *   [0, f) coordinates, [f, 2f) velocities, 2f constraint_residual (models with constraints),
- *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, solver, inputs.
- * Every value is held as a double; solver (the integration method, MBS_METHOD_*) is the one
- * Integer variable of the FMU. */
-#define MBS_F MBS_NY
-#define MBS_NX (2 * MBS_NY)
-#define MBS_HAS_RES (MBS_NC > 0)
+ *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, method, inputs.
+ * Every value is held as a double; method (the integration method, MBS_METHOD_*) is the one
+ * Integer variable of the FMU.  The FMU's deprecated names follow the instance's variables:
+ * 'solver', the old name of 'method', at MBS_NVARS (fmi2_glue.c handles it). */
+#define MBS_NX (2 * MBS_F)
+#define MBS_HAS_RES (MBS_M > 0)
 #define MBS_VR_RES MBS_NX
 #define MBS_VR_OUT (MBS_NX + MBS_HAS_RES)
 #define MBS_VR_PRM (MBS_VR_OUT + MBS_NOUT)
 #define MBS_VR_RTOL (MBS_VR_PRM + MBS_NPRM)
 #define MBS_VR_ATOL (MBS_VR_RTOL + 1)
 #define MBS_VR_HMAX (MBS_VR_RTOL + 2)
-#define MBS_VR_SOLVER (MBS_VR_RTOL + 3)
+#define MBS_VR_METHOD (MBS_VR_RTOL + 3)
 #define MBS_VR_U (MBS_VR_RTOL + 4)
-#define MBS_NROWS (MBS_NC + MBS_NIC)
+#define MBS_NROWS (MBS_M + MBS_NIC)
 /* doubles of the output of mbs_constrained, and with the intermediates of its two halves */
-#define MBS_NCONSTRAINED (MBS_NY * MBS_NY + MBS_NY + MBS_NH + 2 * MBS_NC + MBS_NC * MBS_NY)
+#define MBS_NCONSTRAINED (MBS_F * MBS_F + MBS_F + MBS_MH + 2 * MBS_M + MBS_M * MBS_F)
 #define MBS_NSPLIT (MBS_NCONSTRAINED + MBS_NSHARED)
 
 #define MBS_ONE(n) ((n) > 0 ? (n) : 1) /* array sizes of possibly empty tables */
@@ -89,8 +92,8 @@ extern const unsigned char mbs_kind[MBS_NVARS];
 
 /* Consistent initialization: guess flags of positions and rates, the initial conditions' values,
  * rates and expressions, and the names of the rows of [c; e] for messages */
-extern const unsigned char mbs_guess[MBS_ONE(MBS_NY)];
-extern const unsigned char mbs_guess_velocity[MBS_ONE(MBS_NY)];
+extern const unsigned char mbs_guess[MBS_ONE(MBS_F)];
+extern const unsigned char mbs_guess_velocity[MBS_ONE(MBS_F)];
 extern const double mbs_ic_value[MBS_ONE(MBS_NIC)];
 extern const double mbs_ic_rate[MBS_ONE(MBS_NIC)];
 extern const unsigned char mbs_ic_has_rate[MBS_ONE(MBS_NIC)];

@@ -799,8 +799,8 @@ static PyTypeObject RHSType = {
 
 static PyObject *mod_sizes(PyObject *m, PyObject *noargs)
 {
-    static const char *keys[] = {"ny", "nprm", "nu", "ntp", "nc", "nic", "nout", "nvars", "has_aba",
-                                 "vr_out", "vr_prm", "vr_solver", "vr_u"};
+    static const char *keys[] = {"f", "nprm", "nu", "ntp", "m", "nic", "nout", "nvars", "has_aba",
+                                 "vr_out", "vr_prm", "vr_rtol", "vr_u", "vr_method"};
     int s[16], n = mbs_model_sizes(s), i;
     PyObject *d = PyDict_New();
     (void)m;

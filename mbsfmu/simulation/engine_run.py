@@ -30,11 +30,12 @@ from ..core.errors import (
     StiffnessWarning,
     stop_reason,
 )
+from ..core.solver_settings import METHOD_ALIASES, METHODS
 from ..engine.extension import ENGINE_FORMULATIONS, Engine, EngineError
 from .run_clock import RunClock
 
-#: simulate's methods the engine runs, and its method for each
-ENGINE_METHODS = {"explicit": "rkstab", "rkstab": "rkstab", "stiff": "stiff", "DOP853": "dop853"}
+#: simulate's methods the engine runs, and its method for each: its own and their other names
+ENGINE_METHODS = {**{m: m for m in METHODS}, **METHOD_ALIASES}
 
 #: what the engine records at every output point besides the values (mbsfmu.core.constants.RECORD)
 RECORD = ("multipliers", "accelerations", "residuals")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import pathlib
 
 import numpy as np
 
@@ -202,9 +203,9 @@ class Result:
         scale = max(abs(E[0]), float(np.max(np.abs(e["kinetic"]))), 1e-300)
         return float(np.max(np.abs(E - E[0])) / scale)
 
-    def to_csv(self, path, extra: dict[str, np.ndarray] | None = None) -> None:
+    def to_csv(self, path, extra: dict[str, np.ndarray] | None = None) -> pathlib.Path:
         """Write the :attr:`csv_columns` (plus ``extra`` columns, e.g. ``{name: result[name]}``
-        for user outputs) with a header row."""
+        for user outputs) with a header row; returns the path (as the runner's Result does)."""
         cols = self.csv_columns + list(extra or {})
         data = [self.t, *self.y, *self.yd]
         if self.has_constraints:
@@ -215,6 +216,7 @@ class Result:
             w.writerow(cols)
             for row in np.column_stack(data):
                 w.writerow([repr(float(v)) for v in row])
+        return pathlib.Path(path)
 
     @classmethod
     def read_csv(cls, path, system, params: dict | None = None) -> Result:

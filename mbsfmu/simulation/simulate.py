@@ -18,7 +18,13 @@ from ..codegen.compile import CompileError, find_compiler
 from ..core.checks import finite_number, fixed_names
 from ..core.errors import ParameterError, SimulationError, SimulationInterrupted, stop_reason
 from ..core.formulation_choice import check_formulation_name, check_minimal, check_nonholonomic, check_options
-from ..core.solver_settings import ATOL_FACTOR, check_setting, effective_atol  # noqa: F401 (ATOL_FACTOR: the CLI's help)
+from ..core.solver_settings import (  # noqa: F401 (ATOL_FACTOR: the CLI's help)
+    ATOL_FACTOR,
+    METHOD_ALIASES,
+    canonical_method,
+    check_setting,
+    effective_atol,
+)
 from ..engine.c_kernel import use_c_kernel
 from ..equations.derive import derive
 from ..equations.input_schedule import InputSchedule
@@ -27,26 +33,32 @@ from ..reference.consistent_initialization import consistent_state
 from ..reference.constraint_rank import check_rank
 from ..reference.formulations import make_formulation
 from ..reference.integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
-from .engine_run import engine_applies, run_on_engine
+from .engine_run import ENGINE_METHODS, engine_applies, run_on_engine
 from .result import Result
 from .run_clock import RunClock
 from .run_failure import run_failure
 from .run_monitor import RunMonitor
 
-#: simulate's method names on the reference integrators: an explicit method (the stabilized
-#: Dormand-Prince 5(4) of seed 004, RKSTAB, trees included: plain DOPRI5 there, as on the engine)
-#: and a stiff (implicit) one
-METHODS = {"explicit": "rkstab", "stiff": "Radau"}
+#: The reference integrator of simulate's own method names on the numpy backend (scipy's methods
+#: run under their own names): each the engine's method of that name -- 'explicit' is the
+#: stabilized Dormand-Prince 5(4) of seed 004 (RKSTAB), trees included (plain DOPRI5 there, as on
+#: the engine); 'dop853' and 'stiff' are Dormand-Prince 8(5,3) and Radau IIA 5 with scipy's step
+#: control
+REFERENCE_INTEGRATORS = {"explicit": "rkstab", "dop853": "DOP853", "stiff": "Radau"}
+#: scipy's methods (DOP853, scipy's spelling, is the same method as our 'dop853')
 SCIPY_METHODS = tuple(UNPROJECTED_SOLVERS)
-#: what simulate's own method names run, the same method on either backend (the scipy methods
-#: run under their own names, on the reference integrators only)
+#: the scipy methods that messages and help list: those that are not one of our methods
+OTHER_SCIPY_METHODS = tuple(m for m in SCIPY_METHODS if canonical_method(m) == m)
+#: what simulate's own method names run by their canonical names (docs/architecture.md, Glossary),
+#: the same method on either backend
 METHOD_DESCRIPTIONS = {
-    "explicit": "RKSTAB, the stabilized Dormand-Prince 5(4) (plain DOPRI5 for trees)",
-    "stiff": "Radau IIA of order 5, projecting after every step for loops (RADAU5's controller on backend "
-             "'c', scipy's on 'numpy')",
+    "explicit": "rkstab, the stabilized Dormand-Prince 5(4) (plain DOPRI5 for trees)",
     "rkstab": "RKSTAB, the same as 'explicit'",
-    "DOP853": "Dormand-Prince 8(5,3) projected after every step (the engine's on backend 'c', scipy's on "
-              "'numpy'); fewer steps than RKSTAB below rtol ~1e-7",
+    "dop853": "Dormand-Prince 8(5,3) projected after every step (the engine's step control on backend 'c', "
+              "scipy's on 'numpy'; scipy's spelling DOP853 means the same); fewer steps than rkstab below "
+              "rtol ~1e-7",
+    "stiff": "Radau IIA of order 5, projecting after every step for loops (RADAU5's step control on backend "
+             "'c', scipy's on 'numpy')",
 }
 #: the backends: the C engine and the readable numpy reference
 BACKENDS = ("c", "numpy")
@@ -133,10 +145,11 @@ def check_settings(system, t_end, dt, method, rtol, atol, max_step, backend, pro
     progress callback, the output grid of ``t_end`` and ``dt`` (its size included) and the
     backend.  Returns (the integrator's method name, rtol, atol, max_step, the grid, the
     backend); a bad setting is a ParameterError naming it."""
-    scipy_method = METHODS.get(method, method) if isinstance(method, str) else method
+    scipy_method = REFERENCE_INTEGRATORS.get(method, method) if isinstance(method, str) else method
     if scipy_method not in SCIPY_METHODS and scipy_method != "rkstab":
-        raise ParameterError(f"unknown method {method!r}; use 'explicit', 'stiff', 'rkstab' or "
-                             f"one of {', '.join(SCIPY_METHODS)}")
+        raise ParameterError(f"unknown method {method!r}; use one of "
+                             f"{', '.join(map(repr, METHOD_DESCRIPTIONS))} or a scipy method: "
+                             f"{', '.join(OTHER_SCIPY_METHODS)}")
     rtol = check_setting("rtol", rtol, api=True)
     atol = None if atol is None else check_setting("atol", atol, api=True)
     max_step = check_setting("max_step", max_step, api=True)
@@ -158,12 +171,15 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     """Simulate a model from t = 0 to ``t_end``.
 
     ``method``: ``'explicit'`` (the stabilized Dormand-Prince RKSTAB, trees included; ``'rkstab'``
-    is the same), ``'stiff'`` (Radau IIA, with the formulation's projection after every step for
-    loops), ``'DOP853'`` or a scipy ``solve_ivp`` method (see :data:`METHOD_DESCRIPTIONS` and
-    :mod:`mbsfmu.reference.integrators`); each of simulate's names is the same method on both
-    backends.  ``formulation`` chooses how loop constraints are kept (see
-    :mod:`mbsfmu.reference.formulations`; default ``'qr'``) with ``formulation_options``; ``fixed`` names
-    coordinates that keep their given initial values during consistent initialization.
+    is the same), ``'dop853'`` (scipy's spelling ``'DOP853'`` means the same), ``'stiff'`` (Radau
+    IIA, with the formulation's projection after every step for loops) or a scipy ``solve_ivp``
+    method (see :data:`METHOD_DESCRIPTIONS` and :mod:`mbsfmu.reference.integrators`); each of
+    simulate's own names is the same method on both backends.  ``result.stats["method"]`` names
+    what ran by its canonical name (``'rkstab'``, ``'dop853'``, ``'stiff'``, or scipy's name of a
+    scipy method).  ``formulation`` chooses how loop constraints are kept (see
+    :mod:`mbsfmu.reference.formulations`; default ``'qr'``) with ``formulation_options``;
+    ``fixed`` names coordinates that keep their given initial values during consistent
+    initialization.
     ``backend``: ``'c'`` runs the C engine (the native FMU's code, compiled once per model and
     cached; where a method or formulation is not in the engine, the compiled equations under the
     Python integrator), ``'numpy'`` the readable Python reference; the default (None) is ``'c'``
@@ -222,16 +238,28 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     project = form.project if numeric.m and form.projects else None
     if numeric.m and scipy_method not in SOLVERS and scipy_method != "rkstab":
         raise ParameterError(f"method {method!r} cannot be combined with constraints; use "
-                             f"'explicit' (RKSTAB), 'stiff' (Radau) or {', '.join(SOLVERS)}")
+                             f"'explicit' (rkstab), 'dop853', 'stiff' or one of {', '.join(SOLVERS)}")
     return _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, project, rtol, atol,
-                                  max_step, inputs, backend, progress, progress_every, clock)
+                                  max_step, inputs, backend, progress, progress_every, clock,
+                                  method_name(method, scipy_method))
+
+
+def method_name(method: str, integrator: str) -> str:
+    """``result.stats["method"]``: the canonical name of what ran for the asked ``method`` on
+    the reference ``integrator`` ('stiff' for 'stiff', 'rkstab' or 'dop853' for our other
+    names, scipy's own name for a scipy method asked by that name)."""
+    if method == "stiff":
+        return "stiff"
+    ours = method in METHOD_DESCRIPTIONS or method in METHOD_ALIASES
+    return canonical_method(integrator) if ours else integrator
 
 
 def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, project, rtol, atol, max_step,
-                           inputs, backend, progress, progress_every, clock) -> Result:
-    """The run of simulate on a reference stepper (:mod:`mbsfmu.reference.integrators`), as a Result."""
+                           inputs, backend, progress, progress_every, clock, name) -> Result:
+    """The run of simulate on a reference stepper (:mod:`mbsfmu.reference.integrators`), as a Result
+    (``name``: the method's name in its statistics)."""
     f = numeric.f
-    stats = {"method": scipy_method, "formulation": form.name, "rtol": rtol, "atol": atol,
+    stats = {"method": name, "formulation": form.name, "rtol": rtol, "atol": atol,
              "backend": backend}
     monitor = RunMonitor(system.name, 0.0, float(grid[-1]), scipy_method, progress,
                          every=float(progress_every), rtol=rtol)
@@ -259,7 +287,7 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
             f"{system.name}: {how} at t={partial.t[-1]:.6g} of {grid[-1]:g} s; "
             "the result so far is in .result", partial) from exc
     except Exception as exc:  # every failure: a SimulationError with .result (run_failure.py)
-        failure = run_failure(exc, system, form, stepper, scipy_method,
+        failure = run_failure(exc, system, form, stepper, name,
                               lambda e, why: _partial(e, result, why))
         raise failure from failure.__cause__
     T, X = sol.t, sol.x
@@ -282,9 +310,8 @@ def _simulate_on_engine(system, numeric, formulation, schedule, grid, x0, given,
     accelerations and residuals are the engine's."""
     atol = effective_atol(atol, rtol, bool(numeric.m))
     f = numeric.f
-    name = {"stiff": "radau5 (engine)", "DOP853": "dop853 (engine)"}.get(
-        method, "rkstab" if numeric.m else "rkstab (engine)")
-    stats = {"method": name, "formulation": formulation, "rtol": rtol, "atol": atol, "backend": "c"}
+    stats = {"method": ENGINE_METHODS[method], "formulation": formulation, "rtol": rtol, "atol": atol,
+             "backend": "c"}
 
     def result(T, X, run_stats, recorded, **extra):
         clock.stop_run()

@@ -1,7 +1,7 @@
 """Parameter studies: run one model or FMU over a design of parameter sets on Dask.
 
 ``designs`` makes the parameter sets, ``metrics`` what each run keeps, ``checks`` what is
-checked before the first run, ``runner`` runs batches of runs on a Dask scheduler (the model
+checked before the first run, ``batch`` runs batches of runs on a Dask scheduler (the model
 loaded once per worker process), ``results`` keeps the rows in a CSV file that a restarted study
 resumes from, ``definition`` what produced them beside it.  :func:`sweep` ties them together.
 """
@@ -17,13 +17,14 @@ import pandas as pd
 from ..core.errors import ParameterError, StudyWarning, SweepError
 from ..core.output_files import plot_path
 from ..simulation.result import signal_names
-from . import checks, definition, designs, failures, metrics, plots, results, runner, trajectories
+from . import batch as _batch  # the module, by a name that sweep's keyword batch= does not hide
+from . import checks, definition, designs, failures, metrics, plots, results, trajectories
 from .designs import factorial, latin_hypercube, monte_carlo, sobol, table
 from .plots import plot_study
 from .trajectories import TrajectoryStore
 
 __all__ = ["sweep", "plot_study", "factorial", "latin_hypercube", "sobol", "monte_carlo", "table", "designs",
-           "metrics", "plots", "results", "runner", "trajectories", "checks", "definition", "failures",
+           "metrics", "plots", "results", "batch", "trajectories", "checks", "definition", "failures",
            "StudyWarning"]
 
 log = logging.getLogger("mbsfmu.study")
@@ -33,7 +34,7 @@ MAX_LISTED = 20
 
 def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None, out=None, scheduler=None,
           batch=None, workers=None, progress=False, plot=None, trajectories=None,
-          connect_timeout=runner.CONNECT_TIMEOUT, cluster_timeout=runner.CLUSTER_TIMEOUT, resume="check",
+          connect_timeout=_batch.CONNECT_TIMEOUT, cluster_timeout=_batch.CLUSTER_TIMEOUT, resume="check",
           retry_failed=False,
           **simulate_kwargs) -> pd.DataFrame:
     """Run ``target`` once per row of ``design`` and return one row per run.
@@ -70,7 +71,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     ``'tcp://host:port'`` or a ``distributed.Client`` (that cluster), or ``'synchronous'``,
     ``'threads'``, ``'processes'`` (Dask's single-machine schedulers).  ``batch``: runs per task
     (default: about four tasks per worker, counted on the cluster, and at least
-    :data:`runner.MIN_TASK_SECONDS` of work per task as timed on the first run to come back
+    :data:`.batch.MIN_TASK_SECONDS` of work per task as timed on the first run to come back
     from a worker).  ``connect_timeout``: seconds to wait for a remote scheduler before a
     ParameterError.  On a cluster a run that kills its worker process is a failed row; a
     scheduler that goes away, or a cluster without any worker for ``cluster_timeout`` seconds
@@ -80,16 +81,16 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     file to draw the first metric in with :func:`.plot_study` (over one parameter, a heat map over
     two, else a histogram); ``df.attrs['parameters']`` names the design's columns for it.
     """
-    runner.check_options(scheduler, workers, batch, connect_timeout, cluster_timeout)
+    _batch.check_options(scheduler, workers, batch, connect_timeout, cluster_timeout)
     design = _design(design)
     results.check_resume(resume)
     if plot is not None:
         plot_path(plot, "plot", [("rows file", out)])
     in_process = isinstance(scheduler, str) and scheduler in ("synchronous", "sync", "single-threaded",
                                                               "threads")
-    target_ = runner.make_target(target, in_process)
+    target_ = _batch.make_target(target, in_process)
     loaded = target_.load()
-    settable = runner.settable_names(target_)
+    settable = _batch.settable_names(target_)
     checks.design_names(design.columns, settable)
     chosen = _metrics(metrics, keep, target_)
     settings, fixed, entries = _settings(target_, loaded, t_end, dt, rtol, simulate_kwargs, chosen, design,
@@ -107,10 +108,10 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
             for i, row in enumerate(design.to_dict("records")) if i not in finished]
     report = _resume_report(rowfile, out, done, len(todo))
     client = None
-    if isinstance(scheduler, str) and scheduler not in runner.LOCAL_SCHEDULERS and todo:
+    if isinstance(scheduler, str) and scheduler not in _batch.LOCAL_SCHEDULERS and todo:
         # connect first: a scheduler that does not answer fails before any run (and before any
         # file is written), and the cluster's worker count sizes the batches
-        client, _ = runner.connect(scheduler, workers, connect_timeout)
+        client, _ = _batch.connect(scheduler, workers, connect_timeout)
         scheduler = client
     rows = list(done)
     complete = False
@@ -126,7 +127,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
 
         def take(batch_rows):
             for row in batch_rows:
-                traj = row.pop(runner.TRAJECTORY, None)
+                traj = row.pop(_batch.TRAJECTORY, None)
                 if store is not None and traj is not None:
                     store.write(row["run"], traj)
             if rowfile is not None:
@@ -136,7 +137,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
                 bar.update(len(batch_rows))
 
         if todo:
-            for batch_rows in runner.execute(target_, todo, settings, chosen, scheduler=scheduler,
+            for batch_rows in _batch.execute(target_, todo, settings, chosen, scheduler=scheduler,
                                              workers=workers, batch=batch, connect_timeout=connect_timeout,
                                              cluster_timeout=cluster_timeout):
                 take(batch_rows)
@@ -149,7 +150,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
         if not complete and rowfile is not None:
             rowfile.close()
         if client is not None:
-            runner.close_client(client)
+            _batch.close_client(client)
     df = results.frame(rows, header)
     df.attrs["parameters"] = list(design.columns)
     df.attrs["resume"] = report
@@ -215,7 +216,7 @@ def _metrics(spec, keep, target) -> list:
 
 def _settings(target, loaded, t_end, dt, rtol, simulate_kwargs, chosen, design, settable,
               keep_trajectories: bool) -> tuple[dict, dict, dict]:
-    """(the settings the runner takes, the fixed values of every run, the definition entries of
+    """(the settings the batches take, the fixed values of every run, the definition entries of
     the settings), every metric's signal and every keyword checked (:mod:`.checks`)."""
     signals = [m.signal for m in chosen if m.signal is not None]
     if target.kind == "fmu":

@@ -195,7 +195,7 @@ def differences(old: dict, new: dict, where: str) -> list[str]:
 
 def of_sweep(target, loaded, settings: dict, design, metrics: list, keep) -> dict:
     """The definition entries of a sweep (module docstring): ``target`` a
-    :class:`.runner.Target` with ``loaded`` its loaded form (a System, or an FMU's folder and
+    :class:`.batch.Target` with ``loaded`` its loaded form (a System, or an FMU's folder and
     model description), ``settings`` the keywords of every run (already described), ``design``
     the DataFrame of parameter sets, ``metrics`` the :class:`.metrics.Metric` list."""
     if target.kind == "fmu":

@@ -8,7 +8,7 @@
  *
  * DESCRIPTION_FILE: first line "guid <GUID>", then one line per variable "<vr> <kind> <name>"
  * with kind one of state (coordinate or velocity), calc, fixed, tunable, solver, method (the
- * Integer parameter 'solver', values 0, 1 and 2), input.  Every other variable is a Real.
+ * Integer parameter 'method', values 0, 1 and 2, and its deprecated name 'solver'), input.  Every other variable is a Real.
  *
  * The driver keeps up to three instances and a pool of FMU states, draws a function and its
  * arguments at random (NULL pointers, non-finite and absurd values, wrong value references,
@@ -464,7 +464,7 @@ static void call_set_real(inst *I)
     check_unchanged(I, "fmi2SetReal");
 }
 
-/* The Integer 'solver' (get in the states of fmi2GetReal, set in those of fmi2SetReal, values
+/* The Integer 'method' or its deprecated name 'solver' (get in the states of fmi2GetReal, set in those of fmi2SetReal, values
  * 0, 1 and 2), and Integer access to anything else, Boolean and String access (no such variables). */
 static void call_integer(inst *I)
 {
@@ -882,8 +882,8 @@ static int read_description(const char *path)
                                                : K_INPUT;
         if (kind[vr] != K_METHOD)
             reals[nreals++] = (fmi2ValueReference)vr;
-        else
-            vr_method = vr;
+        else if (vr_method < 0)
+            vr_method = vr; /* 'method', not its deprecated name 'solver' (an Integer after it) */
         snprintf(names[vr], sizeof names[vr], "%s", name);
         if (strcmp(name, "solver_rtol") == 0) vr_rtol = vr;
         if (strcmp(name, "solver_atol") == 0) vr_atol = vr;

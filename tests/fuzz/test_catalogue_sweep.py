@@ -280,7 +280,7 @@ RESUME_CASES = [
 # ---------------------------------------------------------------- FMU targets
 @pytest.fixture(scope="module")
 def fmu(tmp_path_factory):
-    return mbsfmu.build_fmu(CART, tmp_path_factory.mktemp("fmu") / "cart.fmu", backend="native")
+    return mbsfmu.build_fmu(CART, tmp_path_factory.mktemp("fmu") / "cart.fmu", kind="native")
 
 
 FMU_CASES = [

@@ -12,7 +12,7 @@ where the integrator does not count them), each method's since the start.
 from mbsfmu.core.constants import METHOD_KINDS
 
 NUMPY = "numpy"  # the backend name of the numpy path
-METHOD_NAMES = {k: n for n, k in METHOD_KINDS.items()}  # solver value -> method name
+METHOD_NAMES = {k: n for n, k in METHOD_KINDS.items()}  # value of the parameter method -> its name
 STEPPING = ("step", "terminated", "error")  # modes that have an integrator state
 
 
@@ -26,7 +26,7 @@ def refusal_text(exc):
 
 
 def statistics_text(work, current):
-    """The logStatistics message of both FMU flavours ('integrator statistics: solver stiff
+    """The logStatistics message of both FMU kinds ('integrator statistics: method stiff
     (current): 187 accepted and 3 rejected steps, 1301 right-hand sides, 40 Jacobians, 62 LU
     decompositions'), the current method first, the others only if they did any work."""
     parts = []
@@ -38,5 +38,5 @@ def statistics_text(work, current):
                  else f"{w['accepted']} accepted steps", f"{w['nfev']} right-hand sides"]
         items += [f"{w[k]} {label}" for k, label in (("njev", "Jacobians"), ("ndec", "LU decompositions"))
                   if w[k] is not None]
-        parts.append(f"solver {name}{' (current)' if name == current else ''}: {', '.join(items)}")
+        parts.append(f"method {name}{' (current)' if name == current else ''}: {', '.join(items)}")
     return "integrator statistics: " + "; ".join(parts)

@@ -1,6 +1,6 @@
 """The C engine as the pythonfmu FMU's integrator (:class:`mbsfmu.engine.extension.Engine`: the
 instance layer of ``mbs_instance.h`` that the native FMU's ``fmi2_glue.c`` runs as well), so both
-FMU flavours take the same steps and give the same values at every communication point."""
+FMU kinds take the same steps and give the same values at every communication point."""
 
 import base64
 import math
@@ -20,12 +20,12 @@ class EngineBackend:
 
     max_steps = ENGINE_MAX_STEPS
 
-    def __init__(self, system, formulation, names, warn, solver):
-        self.engine = Engine(system, formulation, method=solver)  # also the value of 'solver'
+    def __init__(self, system, formulation, names, warn, method):
+        self.engine = Engine(system, formulation, method=method)  # also the value of 'method'
         if self.engine.names != list(names):
             raise RuntimeError(f"the engine has the variables {self.engine.names}, the FMU {list(names)}")
-        self.vr_solver = self.engine.vr["solver"]
-        self.method = METHOD_KINDS[solver]  # kept here: reading it could compute outputs
+        self.vr_method = self.engine.vr["method"]
+        self.method = METHOD_KINDS[method]  # kept here: reading it could compute outputs
         self.work = {}  # counters of the methods the run switched away from
         self.instance = self.engine.instance
         self.error = self.engine.module.EngineError
@@ -59,7 +59,7 @@ class EngineBackend:
             raise Refused(str(exc)) from None
 
     def set(self, vrs, values):
-        method = next((int(v) for r, v in zip(reversed(vrs), reversed(values)) if r == self.vr_solver),
+        method = next((int(v) for r, v in zip(reversed(vrs), reversed(values)) if r == self.vr_method),
                       self.method)
         # a switch of the method: its counters are readable only while it is the current one
         before = self._counters() if method != self.method else None
@@ -122,6 +122,6 @@ class EngineBackend:
             raise Refused(str(exc)) from None
         # a restored state has its outputs: reading computes nothing.  The counters of a method
         # other than the restored one are not readable: statistics name the restored one only
-        self.method = int(self.instance.get([self.vr_solver])[0])
+        self.method = int(self.instance.get([self.vr_method])[0])
         self.work = {}
         self._sync()

@@ -34,14 +34,14 @@ class NumpyBackend:
     def __init__(self, slave):
         self.slave = slave
         self.system = slave.system
-        self.names = [v.name for v in slave.fmu_vars]
-        self.values = {v.name: (0.0 if v.start is None else float(v.start)) for v in slave.fmu_vars}
+        self.names = [v.name for v in slave.instance_vars]
+        self.values = {v.name: (0.0 if v.start is None else float(v.start)) for v in slave.instance_vars}
         self.numeric = self.form = self.x = None
         self.time = 0.0
         self.work = {}  # counters per method since the start (summed over the do-steps)
 
     def _of(self, *kinds):
-        return {v.name: self.values[v.name] for v in self.slave.fmu_vars if v.kind in kinds}
+        return {v.name: self.values[v.name] for v in self.slave.instance_vars if v.kind in kinds}
 
     def get(self, vrs):
         return [self.values[self.names[vr]] for vr in vrs]
@@ -96,7 +96,7 @@ class NumpyBackend:
                 numeric, form = self._build(self._of("constant"), self._of("input"))
                 x0 = np.array(list(self._of("coordinate").values()) + list(self._of("velocity").values()))
                 if numeric.m:
-                    given = [v.name for v in self.slave.fmu_vars if v.kind in ("coordinate", "velocity")
+                    given = [v.name for v in self.slave.instance_vars if v.kind in ("coordinate", "velocity")
                              and self.values[v.name] != v.start]
                     x0 = consistent_state(numeric, x0, t0=t, given=given)
                     check_rank(form, t, x0[:numeric.f])
@@ -126,12 +126,12 @@ class NumpyBackend:
         return sol, {"accepted": sol.naccept, "rejected": sol.nreject, "nfev": sol.nfev, "njev": 0, "ndec": 0}
 
     def statistics(self):
-        return dict(self.work), METHOD_NAMES[int(self.values["solver"])]
+        return dict(self.work), METHOD_NAMES[int(self.values["method"])]
 
     def do_step(self, fn, t0, h):
         t1 = t0 + h
         hmax = self.values["max_internal_step"]
-        method = METHOD_NAMES[int(self.values["solver"])]
+        method = METHOD_NAMES[int(self.values["method"])]
         caught = []
         try:
             with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
@@ -164,7 +164,7 @@ class NumpyBackend:
 
     def restore(self, data, mode, time):
         values = {n: float(data["values"][n]) for n in self.names}
-        for var in self.slave.fmu_vars:
+        for var in self.slave.instance_vars:
             v = values[var.name]
             if var.kind in ("constant", "solver", "input"):
                 why = self.slave._value_problem(var, v)
@@ -174,11 +174,11 @@ class NumpyBackend:
                 raise Refused(f"{self.slave._label(var)} = {num(v)}: {why}")
         numeric, form = self.numeric, self.form
         if mode in STEPPING:
-            params = {v.name: values[v.name] for v in self.slave.fmu_vars if v.kind == "constant"}
+            params = {v.name: values[v.name] for v in self.slave.instance_vars if v.kind == "constant"}
             try:
                 if numeric is None:
-                    numeric, form = self._build(params, {v.name: values[v.name] for v in self.slave.fmu_vars
-                                                         if v.kind == "input"})
+                    inputs = {v.name: values[v.name] for v in self.slave.instance_vars if v.kind == "input"}
+                    numeric, form = self._build(params, inputs)
                 elif params != numeric.params:
                     numeric.set_params(params)
             except Exception as exc:

@@ -10,7 +10,7 @@ import pathlib
 from pythonfmu import Fmi2Slave
 from pythonfmu.enums import Fmi2Status
 
-from mbsfmu.codegen.fmu_variables import fmu_variables
+from mbsfmu.codegen.fmu_variables import engine_variables, fmu_variables
 from mbsfmu.engine.extension import ENGINE_FORMULATIONS
 from mbsfmu.fmu.model_description import LOG_STATISTICS
 from mbsfmu.model.loader import load_model
@@ -45,7 +45,7 @@ class MbsfmuSlave(Variables, FMUStates, Fmi2Slave):
 
     MODEL_FILE = MODEL_NAME = MODEL_GUID = BINARY = ""
     FORMULATION = None
-    SOLVER = "rkstab"
+    METHOD = "rkstab"
     VARIABLES: list = []
     N_STATE = 0
     log_categories = {**Fmi2Slave.log_categories, LOG_STATISTICS[0]: LOG_STATISTICS[1]}
@@ -59,7 +59,7 @@ class MbsfmuSlave(Variables, FMUStates, Fmi2Slave):
         self.mode = "instantiated"
         try:
             self.system = load_model(pathlib.Path(self.resources) / "model" / self.MODEL_FILE)
-            self.fmu_vars = fmu_variables(self.system, self.SOLVER)
+            self.fmu_vars = fmu_variables(self.system, self.METHOD)
             names = [v.name for v in self.fmu_vars]
             if names != self.VARIABLES:
                 raise RuntimeError(f"the installed mbsfmu gives the model the variables {names}, the FMU "
@@ -70,6 +70,8 @@ class MbsfmuSlave(Variables, FMUStates, Fmi2Slave):
             raise
         self.description = self.system.title or None
         self.by_vr = {v.value_reference: v for v in self.fmu_vars}
+        self.instance_vars = engine_variables(self.fmu_vars)  # those the backend holds (no deprecated names)
+        self.deprecated_said = set()  # deprecated names whose use was logged
         self.vr_hmax = next(v.value_reference for v in self.fmu_vars if v.name == "max_internal_step")
         self.vr_rtol = next(v.value_reference for v in self.fmu_vars if v.name == "solver_rtol")
         self.rtol_set = False  # solver_rtol was set: fmi2SetupExperiment's tolerance does not replace it
@@ -87,7 +89,8 @@ class MbsfmuSlave(Variables, FMUStates, Fmi2Slave):
             if constrained and self.FORMULATION is not None and self.FORMULATION not in ENGINE_FORMULATIONS:
                 why = f"the formulation {self.FORMULATION!r} is not one of the C engine's"
             else:
-                return EngineBackend(self.system, self.FORMULATION, self.VARIABLES, self._warn, self.SOLVER)
+                return EngineBackend(self.system, self.FORMULATION, [v.name for v in self.instance_vars],
+                                     self._warn, self.METHOD)
         except Exception as exc:
             text = str(exc).strip().replace("\n", " ")
             why = (f"the C engine could not be built or loaded here ({type(exc).__name__}: "

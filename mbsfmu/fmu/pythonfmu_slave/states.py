@@ -17,6 +17,8 @@ import math
 
 from pythonfmu.enums import Fmi2Status
 
+from mbsfmu.core.solver_settings import DEPRECATED_FMU_NAMES
+
 from .backend import NUMPY, STEPPING, Refused
 from .guard import call_time, to_guard
 from .text import is_number
@@ -84,9 +86,10 @@ def numpy_data_problem(model, mode, data):
     if not isinstance(data, dict) or sorted(data) != ["values", "x"]:
         return "its numpy state does not have the fields values, x"
     values = data["values"]
-    if not isinstance(values, dict) or sorted(values) != sorted(model.VARIABLES):
+    held = [n for n in model.VARIABLES if n not in DEPRECATED_FMU_NAMES]  # a deprecated name holds no value
+    if not isinstance(values, dict) or sorted(values) != sorted(held):
         return "its values are not those of this model's variables"
-    for name in model.VARIABLES:
+    for name in held:
         if not is_number(values[name]) or math.isnan(values[name]):
             return f"the value of {name!r} is {values[name]!r}"
     x = data["x"]

@@ -1,14 +1,15 @@
 """The variables of the pythonfmu FMUs: registered with pythonfmu in the value-reference order of
-:func:`mbsfmu.fmu.model_description.fmu_variables`, and read and set by value reference with every
+:func:`mbsfmu.codegen.fmu_variables.fmu_variables`, and read and set by value reference with every
 value checked first (type, causality, mode, finite, declared range, the solver settings' ranges);
-a refused fmi2Set call sets none of its values."""
+a refused fmi2Set call sets none of its values.  A deprecated name (``solver``, the old name of
+``method``) reads and sets the variable it names, and setting it logs a deprecation warning."""
 
 import math
 
 from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Variability, Integer, Real
 
-from mbsfmu.core.errors import ParameterError
-from mbsfmu.core.solver_settings import check_setting
+from mbsfmu.core.errors import DEPRECATED, ParameterError
+from mbsfmu.core.solver_settings import DEPRECATED_FMU_NAMES, check_setting
 
 from .backend import Refused
 from .text import a_or_an, num, vr_of
@@ -35,6 +36,20 @@ class Variables:
     @staticmethod
     def _label(var):
         return f"{var.name!r} (value reference {var.value_reference})"
+
+    def _target(self, var):
+        """The variable ``var`` reads and sets: itself, or for a deprecated name the variable it names."""
+        if var.kind != "deprecated":
+            return var
+        return next(v for v in self.fmu_vars if v.name == DEPRECATED_FMU_NAMES[var.name])
+
+    def _deprecated_set(self, fn, var):
+        """The FMU's deprecation warning for a set of the deprecated name ``var`` (once per instance)."""
+        if var.name not in self.deprecated_said:
+            self.deprecated_said.add(var.name)
+            new = self._target(var)
+            self._warn(fn, f"the variable {self._label(var)} {DEPRECATED}: use {self._label(new)}, "
+                       "which it sets")
 
     def _value_problem(self, var, value):
         """Why ``value`` is no value for the parameter or input ``var`` (None if it is one)."""
@@ -75,7 +90,8 @@ class Variables:
                 self._fail(fn, f"{self._label(wrong)} is {a_or_an(wrong.type)} variable: use "
                            f"fmi2Get{wrong.type}")
                 return [missing] * len(vrs)
-            values = iter(self.backend.get([r for r in refs if r in self.by_vr]))
+            values = iter(self.backend.get([self._target(self.by_vr[r]).value_reference
+                                            for r in refs if r in self.by_vr]))
             out = [missing if r in unknown else cast(next(values)) for r in refs]
             if unknown:
                 self._fail(fn, f"unknown value reference {unknown[0]} (of {len(unknown)} "
@@ -103,13 +119,16 @@ class Variables:
                     return self._fail(fn, f"{self._label(var)} is {a_or_an(var.type)} variable: use "
                                       f"fmi2Set{var.type}; nothing was changed")
                 number = int(value) if type_name == "Integer" else float(value)
-                problem = self._set_problem(var, number)
+                problem = self._set_problem(self._target(var), number)
                 if problem:
                     shown = number if type_name == "Integer" else num(value)
                     return self._fail(fn, f"{self._label(var)} = {shown} refused: {problem}; "
                                       "nothing was changed")
-                refs.append(var.value_reference)
+                refs.append(self._target(var).value_reference)
                 given.append(float(number))
+            for vr in vrs:
+                if self.by_vr[vr_of(vr)].kind == "deprecated":
+                    self._deprecated_set(fn, self.by_vr[vr_of(vr)])
             if refs:
                 self.backend.set(refs, given)
                 self.hmax = next((v for r, v in zip(reversed(refs), reversed(given)) if r == self.vr_hmax),
@@ -128,7 +147,7 @@ class Variables:
         self._set("fmi2SetReal", "Real", vrs, values)
 
     def get_integer(self, vrs):
-        """The Integer variable: the method 'solver'."""
+        """The Integer variable: the method 'method' (and its deprecated name 'solver')."""
         return self._get("fmi2GetInteger", "Integer", vrs)
 
     def set_integer(self, vrs, values):
@@ -137,7 +156,7 @@ class Variables:
     def _no_variables(self, fn, type_name, vrs):
         if len(vrs):
             self._fail(fn, f"unknown value reference {vr_of(vrs[0])}: the model has no {type_name} "
-                       "variables (all are Real but the Integer 'solver')")
+                       "variables (all are Real but the Integer 'method')")
 
     def get_boolean(self, vrs):
         self._no_variables("fmi2GetBoolean", "Boolean", vrs)

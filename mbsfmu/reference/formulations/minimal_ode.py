@@ -4,7 +4,7 @@ With the state x = [y, y'] (seed 002 eq. 11):
 
     x' = [ y',  M(y,t)^-1 (q(y,y',t,u) - k(y,y',t)) ].
 
-With the compiled backend (:func:`mbsfmu.engine.c_kernel.use_c_kernel`, which gives the numeric
+With the compiled kernel (:func:`mbsfmu.engine.c_kernel.use_c_kernel`, which gives the numeric
 model a ``compiled_rhs``) and inputs that are constants, the whole right-hand side is one call of
 the C engine's minimal ODE (the generated articulated-body algorithm where the model has joint
 coordinates, else M and a Cholesky solve); inputs given as functions of time, or an interpreter
