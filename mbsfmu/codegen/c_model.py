@@ -134,6 +134,8 @@ def _initialization_tables(system) -> list[str]:
         _table("double", "mbs_ic_value", [float(ic.value) for ic in ics]),
         _table("double", "mbs_ic_rate", [float(ic.rate or 0.0) for ic in ics]),
         _table("unsigned char", "mbs_ic_has_rate", [int(ic.rate is not None) for ic in ics], str),
+        _table("char *const", "mbs_ic_expression", [c_string(str(ic.expression)) for ic in ics], str)
+        if ics else "const char *const mbs_ic_expression[1] = {NULL};",
         _table("char *const", "mbs_row_names", [c_string(r) for r in rows], str)
         if rows else "const char *const mbs_row_names[1] = {NULL};",
     ]

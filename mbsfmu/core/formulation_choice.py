@@ -46,6 +46,14 @@ def check_formulation_name(name) -> str:
     return name
 
 
+def check_minimal(name: str, constrained: bool) -> str:
+    """``name`` unless it is 'minimal' for a model with constraints (a ParameterError): the
+    minimal ODE is the formulation of trees only."""
+    if constrained and name == "minimal":
+        raise ParameterError("formulation 'minimal' needs a system without constraints")
+    return name
+
+
 #: the formulations that take nonholonomic constraints A(y, t) y' + a(y, t) = 0 (rows of C, b'
 #: and b'' without a row in c; the position-level parts use the holonomic rows only)
 NONHOLONOMIC_FORMULATIONS = ("qr", "svd", "projection", "baumgarte", "dae")

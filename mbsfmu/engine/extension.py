@@ -81,7 +81,15 @@ def engine_module(system, unset_constants: bool = False):
 
 
 class EngineError(MbsError, RuntimeError):
-    """The engine refused a call (its message says what and where)."""
+    """The engine refused a call (its message says what and where).  A refused start carries
+    ``failure``, why (a key of :data:`mbsfmu.core.constants.START_FAILURES`: 'inconsistent',
+    'redundant', 'singular_mass', ...), else None."""
+
+    failure = None
+
+
+#: start failure code -> its name
+_START_FAILURES = {code: name for name, code in constants.START_FAILURES.items()}
 
 
 class Engine:
@@ -170,17 +178,43 @@ class Engine:
             hold = [hold] if isinstance(hold, str) else list(hold)
             check_fixed_names(coords, hold)
             mask = bytes(int(c in hold) for c in coords)
-        return self._call(self.instance.start, mask)
+        try:
+            return self._call(self.instance.start, mask)
+        except EngineError as exc:
+            exc.failure = _START_FAILURES.get(self.instance.start_failure())
+            raise
 
     def do_step(self, t: float, h: float) -> None:
         self._call(self.instance.do_step, float(t), float(h))
 
-    def run(self, grid, with_lambda: bool = False, progress=None, every: float = 0.1):
+    def run(self, grid, with_lambda: bool = False, progress=None, every: float = 0.1, record=()):
         """Do-steps over ``grid`` in one call: (records, reached, status, message, code) as the
         binding returns them; records[k] = values of the value references [0, first constant)
-        at grid[k], then the multipliers if ``with_lambda``."""
-        return self.instance.run(np.ascontiguousarray(grid, dtype=float), with_lambda=with_lambda,
+        at grid[k], then what ``record`` names (keys of :data:`mbsfmu.core.constants.RECORD`,
+        in that order; ``with_lambda`` is ``record=('multipliers',)``), each computed by the
+        engine at the state of that point (:meth:`recorded` splits a row)."""
+        flags = self._record_flags(("multipliers",) * with_lambda + tuple(record))
+        return self.instance.run(np.ascontiguousarray(grid, dtype=float), record=flags,
                                  progress=progress, every=every)
+
+    def _record_flags(self, record) -> int:
+        bad = [r for r in record if r not in constants.RECORD]
+        if bad:
+            raise ParameterError(f"unknown record {bad} (it can record: {', '.join(constants.RECORD)})")
+        return sum(constants.RECORD[r] for r in set(record))
+
+    def recorded(self, rows, record) -> dict[str, np.ndarray]:
+        """The columns of ``rows`` (of :meth:`run` with ``record``) after the values, by name:
+        'multipliers' (n, nc; seed 000 eq. 3, mbs_form_multipliers), 'accelerations' (n, ny;
+        the formulation's y''), 'residuals' (n, 2: max |c| and max |C y' + b'|)."""
+        flags = self._record_flags(tuple(record))
+        widths = {"multipliers": self.sizes["m"], "accelerations": self.sizes["f"], "residuals": 2}
+        out, start = {}, self.sizes["vr_prm"]
+        for name, flag in constants.RECORD.items():  # the order of mbs_inst_run
+            if flags & flag:
+                out[name] = rows[:, start:start + widths[name]]
+                start += widths[name]
+        return out
 
     def statistics(self) -> dict:
         return self.instance.statistics()

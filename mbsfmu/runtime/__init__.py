@@ -25,9 +25,11 @@ ENGINE_SOURCES = ("mbs_instance.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_pa
                   "mbs_rkstab.c", "mbs_dop853.c", "mbs_radau.c")
 #: the headers they include (:data:`GENERATED_HEADERS` among them)
 ENGINE_HEADERS = ("mbs_model.h", "mbs_instance.h", "mbs_formulation.h", "mbs_linalg.h", "mbs_parameters.h",
-                  "mbs_stepper.h", "mbs_rkstab.h", "mbs_dop853.h", "mbs_radau.h", constants.STEP_HEADER)
+                  "mbs_stepper.h", "mbs_rkstab.h", "mbs_dop853.h", "mbs_radau.h", constants.STEP_HEADER,
+                  constants.KINDS_HEADER)
 #: headers generated from Python (never kept in this folder): name -> the function that writes it
-GENERATED_HEADERS = {constants.STEP_HEADER: constants.step_header}
+GENERATED_HEADERS = {constants.STEP_HEADER: constants.step_header,
+                     constants.KINDS_HEADER: constants.kinds_header}
 
 
 def source_dir() -> pathlib.Path:

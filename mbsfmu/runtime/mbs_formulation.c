@@ -755,28 +755,71 @@ int mbs_form_project(void *ctx, double t, double *x)
     }
 }
 
-double mbs_form_residual(mbs_form *F, double t, const double *x)
+/* max |C_i y' + b'_i| over the rows i = from..m-1 of c, C, b' at cs (positions_at's layout) */
+static double velocity_residual(const mbs_form *F, const double *cs, const double *v, int from)
 {
-    const int f = F->f, m = F->m, mh = F->mh;
-    const double *c, *C, *b1;
-    double r;
+    const int f = F->f, m = F->m;
+    const double *C = cs + F->mh, *b1 = C + m * f;
+    double r = 0.0;
     int i, l;
-    if (m == 0)
-        return 0.0;
-    eval_tp(F, t);
-    c = positions_at(F, t, x);
-    C = c + mh;
-    b1 = C + m * f;
-    r = max_abs(mh, c);
-    for (i = mh; i < m; i++) { /* A y' + a of the nonholonomic rows */
+    for (i = from; i < m; i++) {
         double a = b1[i];
         for (l = 0; l < f; l++)
-            a += C[i * f + l] * x[f + l];
+            a += C[i * f + l] * v[l];
         a = fabs(a);
-        if (!(a <= r))
+        if (!(a <= r)) /* NaN propagates */
             r = a;
     }
     return r;
+}
+
+double mbs_form_residual(mbs_form *F, double t, const double *x)
+{
+    const double *c;
+    double r, a;
+    if (F->m == 0)
+        return 0.0;
+    eval_tp(F, t);
+    c = positions_at(F, t, x);
+    r = max_abs(F->mh, c);
+    a = velocity_residual(F, c, x + F->f, F->mh); /* A y' + a of the nonholonomic rows */
+    return a <= r ? r : a;
+}
+
+void mbs_form_residuals(mbs_form *F, double t, const double *x, double *position, double *velocity)
+{
+    const double *c;
+    *position = *velocity = 0.0;
+    if (F->m == 0)
+        return;
+    eval_tp(F, t);
+    c = positions_at(F, t, x);
+    *position = max_abs(F->mh, c);
+    *velocity = velocity_residual(F, c, x + F->f, 0);
+}
+
+int mbs_form_rank(mbs_form *F, double t, const double *y, double *tol)
+{
+    const int f = F->f, m = F->m;
+    double *w = F->work, *A = take(&w, f * m), *tau = take(&w, m + f + 1);
+    int rank = 0;
+    if (tol != NULL)
+        *tol = 0.0;
+    if (m > 0) {
+        eval_tp(F, t);
+        if (qr_of_transpose(m, f, positions_at(F, t, y) + F->mh, NULL, f, A, tau, F->iwork, &rank,
+                            F->rank_tol) != 0)
+            rank = 0;
+        if (tol != NULL)
+            *tol = F->rank_tol * fabs(A[0]);
+    }
+    F->rank = rank;
+    return rank;
+}
+
+int mbs_form_handles_redundant(int kind)
+{
+    return kind == MBS_FORM_QR || kind == MBS_FORM_SVD;
 }
 
 /* ---------------------------------------------------------------- singular positions */
@@ -893,6 +936,11 @@ static void init_residual(mbs_form *F, double t, const double *y, const double *
         for (i = 0; i < nic; i++)
             g[mh + i] = ie[i] - e0[i];
         memcpy(G + mh * f, ie + nic, sizeof(double) * (size_t)(nic * f));
+        for (i = 0; F->ic_skip != NULL && i < nic; i++)
+            if (F->ic_skip[i]) { /* left out: a zero row, which no Newton step sees */
+                g[mh + i] = 0.0;
+                memset(G + (mh + i) * f, 0, sizeof(double) * (size_t)f);
+            }
     }
 }
 
@@ -1002,6 +1050,8 @@ static int consistent_positions(mbs_form *F, double t, init_work *w, const doubl
         if (fabs(w->g[i]) > fabs(w->g[worst]))
             worst = i;
     *bad_row = worst < mh ? worst : m + worst - mh; /* the rows of c, then of e */
+    if (F->reached != NULL)
+        memcpy(F->reached, w->y, sizeof(double) * (size_t)f);
     snprintf(F->message, sizeof F->message,
              "violated by %.3g after Newton from the given values (%d coordinate(s) free)",
              Rp > 0 ? fabs(w->g[worst]) : 0.0, w->nfree);

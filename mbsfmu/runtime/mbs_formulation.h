@@ -12,7 +12,7 @@
  * beta^2 c, the Gauss-Newton and PStab position corrections, the consistent positions) the mh
  * holonomic rows only, so a purely nonholonomic system (mh = 0) is projected on the velocity
  * level alone (seed 004 eq. 3.75).  MBS_FORM_PARTITION needs mh == m.
- * The kind numbers are those of mbsfmu.core.constants.FORMULATION_KINDS.
+ * The kind numbers MBS_FORM_* are generated from mbsfmu.core.constants.FORMULATION_KINDS (mbs_kinds.h).
  *
  *  MBS_FORM_MINIMAL    trees (m = 0):  M y'' = q - k, Cholesky                                (eq. 1)
  *  MBS_FORM_QR         optimal partitioning: an orthonormal null-space basis J of C and the
@@ -56,6 +56,8 @@
 
 #include <stddef.h>
 
+#include "mbs_kinds.h" /* MBS_FORM_<NAME>, generated from mbsfmu/core/constants.py (FORMULATION_KINDS) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -66,15 +68,6 @@ typedef void (*mbs_eq_fn)(double t, const double *y, const double *yd, const dou
 /* Generated time-parameter values (p, p', p'' per time parameter) at t. */
 typedef void (*mbs_tp_fn)(double t, const double *prm, double *tp);
 
-enum {
-    MBS_FORM_MINIMAL = 0,
-    MBS_FORM_QR = 1,
-    MBS_FORM_BAUMGARTE = 2,
-    MBS_FORM_DAE = 3,
-    MBS_FORM_SVD = 4,
-    MBS_FORM_PROJECTION = 5,
-    MBS_FORM_PARTITION = 6
-};
 
 #define MBS_FORM_WORK_SIZE(f, m, nic)                                                           \
     (6 * (f) * (f) + 6 * (f) * ((m) + (nic)) + 3 * ((m) + (nic)) * ((m) + (nic)) + 16 * (f) +  \
@@ -115,6 +108,12 @@ typedef struct {
     double pivot_scale;             /* largest pivot of the QR of C^T at the start (messages) */
     double weak_pivot;              /* qr, svd: pivots below this times the scale are weak
                                        constraint directions (mbs_form_weak; 0: none) */
+    double *reached;                /* consistent initialization: f doubles that receive the
+                                       positions Newton reached when they stay inconsistent (may
+                                       be NULL; owned by the caller) */
+    const unsigned char *ic_skip;   /* consistent initialization: initial conditions i with
+                                       ic_skip[i] are left out (NULL: none; the caller clears their
+                                       has_rate too) -- to find which ones conflict */
     long nproj;                     /* projections done */
     char message[512];              /* what went wrong in the last failing call */
 } mbs_form;
@@ -162,6 +161,20 @@ double mbs_form_weak(void *ctx, double t, const double *x, double *d);
  * larger of that and max |A y' + a| (0 for m = 0). */
 double mbs_form_residual(mbs_form *F, double t, const double *x);
 
+/* The constraint residuals at the state x = [y, y'] one level each: *position = max |c(t, y)| (the
+ * mh holonomic rows, seed 000 eq. 5) and *velocity = max |C y' + b'| (all m rows, eq. 6; for the
+ * nonholonomic ones A y' + a); both 0 for m = 0. */
+void mbs_form_residuals(mbs_form *F, double t, const double *x, double *position, double *velocity);
+
+/* The rank of C (all m rows) at (t, y) by the column-pivoted QR of C^T, counting the pivots above
+ * rank_tol times the largest (seed 000 eq. 6: rank C < m means redundant constraints); the
+ * absolute tolerance into *tol (may be NULL).  Also kept in F->rank. */
+int mbs_form_rank(mbs_form *F, double t, const double *y, double *tol);
+
+/* 1 if the kind takes redundant constraints (QR and SVD: their rank-revealing decomposition
+ * constrains only rank C directions), else 0. */
+int mbs_form_handles_redundant(int kind);
+
 /*
  * Consistent initial state (seed 000 eqs. 5-6; consistent_initialization.py):
  *   positions:  g(y) = [c(t, y); e(y) - e0] = 0 (the holonomic rows) by Newton with minimum-norm
@@ -171,7 +184,9 @@ double mbs_form_residual(mbs_form *F, double t, const double *x);
  *               held_rates may be NULL), and only if the rows cannot hold that way of every one.
  * x (2f) holds the given values on entry and the consistent state on success.  On failure x is
  * unchanged, *bad_row is the worst violated row (< m: constraint row, the same index as in C;
- * else initial condition m + i; -1 for the velocity level) and form->message explains.
+ * else initial condition m + i; -1 for the velocity level), form->message explains and, where
+ * the positions fail, form->reached (if set) receives where Newton ended.  The initial conditions
+ * flagged in form->ic_skip (if set) are left out.
  * Returns 0 on success, 1 if the positions, 2 if the velocities cannot be made consistent.
  */
 int mbs_form_consistent(mbs_form *F, double t, double *x, const unsigned char *fixed,

@@ -29,9 +29,6 @@
 #if NVARS != MBS_VR_U + MBS_NU
 #error "model_config.h and the value-reference layout of mbs_model.h disagree"
 #endif
-#if MBS_METHOD_MIN != MBS_METHOD_RKSTAB || MBS_METHOD_MAX != MBS_METHOD_DOP853 || MBS_METHOD_STIFF != 1
-#error "the values of 'method' (mbsfmu/core/solver_settings.py) are not the engine's method numbers"
-#endif
 #if MBS_NTP != 0 && !MBS_TP_FUNCTION
 #define TP_EXTERNAL 1 /* the time parameters come from mbs_inst_set_tp_fn (Python callables) */
 #else
@@ -70,7 +67,7 @@ typedef struct {
 
 struct mbs_instance {
     mbs_sim d;
-    int kind;                  /* formulation (MBS_FORM_KIND_*) */
+    int kind;                  /* formulation (MBS_FORM_*) */
     int aba;                   /* trees: articulated-body algorithm */
     mbs_form form;
     double form_work[MBS_FORM_WORK_SIZE(F, MBS_M, MBS_NIC)];
@@ -87,10 +84,12 @@ struct mbs_instance {
     void (*log)(void *, int, const char *);
     void *log_ctx;
     int last_code;
+    int start_failure;         /* why the last start failed (MBS_START_*), 0 if it did not */
     int outputs_dirty;         /* an input or parameter changed since the outputs were computed */
     double out_expr[MBS_ONE(MBS_NOUT_EXPR)];
     double lam[MBS_ONE(MBS_M)];
-    char msg[1024];
+    double reached[MBS_ONE(F)];  /* where Newton ended in a failed consistent start */
+    char msg[2048];
     char stiff_msg[512];       /* the stiffness warning of this run ('' if none) */
     int nswitch;               /* partition choices logged (the first MBS_SWITCH_LOG are kept) */
     double switch_t[MBS_SWITCH_LOG];
@@ -195,8 +194,8 @@ static void setup_form(mbs_instance *I)
     fm->prm = I->d.v + VR_PRM;
     fm->u = I->d.v + VR_U;
     fm->tp = I->tp;
-    fm->alpha = I->kind == MBS_FORM_KIND_BAUMGARTE ? MBS_DEFAULT_ALPHA : 0.0;
-    fm->beta = I->kind == MBS_FORM_KIND_BAUMGARTE ? MBS_DEFAULT_BETA : 0.0;
+    fm->alpha = I->kind == MBS_FORM_BAUMGARTE ? MBS_DEFAULT_ALPHA : 0.0;
+    fm->beta = I->kind == MBS_FORM_BAUMGARTE ? MBS_DEFAULT_BETA : 0.0;
     fm->rank_tol = MBS_DEFAULT_RANK_TOL;
     fm->weak_pivot = MBS_SINGULAR_STEP_WEAK;
     fm->newton_tol = MBS_DEFAULT_NEWTON_TOL;
@@ -209,13 +208,6 @@ static void setup_form(mbs_instance *I)
     fm->work = I->form_work;
     fm->iwork = I->form_iwork;
 }
-
-/* the kind numbers of the model header (mbsfmu.core.constants) are those of the engine */
-typedef char kinds_agree[(MBS_FORM_KIND_MINIMAL == MBS_FORM_MINIMAL && MBS_FORM_KIND_QR == MBS_FORM_QR &&
-                          MBS_FORM_KIND_BAUMGARTE == MBS_FORM_BAUMGARTE && MBS_FORM_KIND_DAE == MBS_FORM_DAE &&
-                          MBS_FORM_KIND_SVD == MBS_FORM_SVD &&
-                          MBS_FORM_KIND_PROJECTION == MBS_FORM_PROJECTION &&
-                          MBS_FORM_KIND_PARTITION == MBS_FORM_PARTITION) ? 1 : -1];
 
 int mbs_inst_set_formulation(mbs_instance *I, int kind)
 {
@@ -327,7 +319,7 @@ void mbs_inst_init(mbs_instance *I)
     I->d.t_stop = INFINITY;
     I->d.fsal_dirty = 1;
     I->d.method = (int)I->d.v[MBS_VR_METHOD]; /* the start value of 'method' (checked at start) */
-    I->kind = MBS_M > 0 ? MBS_FORMULATION : MBS_FORM_KIND_MINIMAL;
+    I->kind = MBS_M > 0 ? MBS_FORMULATION : MBS_FORM_MINIMAL;
     I->aba = MBS_HAS_ABA;
     mbs_inst_set_formulation(I, I->kind);
     setup_rules(I);
@@ -644,6 +636,26 @@ int mbs_inst_multipliers(mbs_instance *I, double *lambda)
     return MBS_OK;
 }
 
+int mbs_inst_accelerations(mbs_instance *I, double *ydd)
+{
+    double xdot[NX];
+    int part[MBS_FORM_PART_SIZE(F)], rc;
+    const double switch_t = I->form.switch_t;
+    memcpy(part, I->d.part, sizeof part); /* an evaluation may choose a partition: not kept */
+    rc = inst_rhs(I, I->d.t, I->d.x, xdot);
+    memcpy(I->d.part, part, sizeof part);
+    I->form.switch_t = switch_t;
+    if (rc != 0)
+        return fail(I, "the accelerations at t=%.17g: %s", I->d.t, I->form.message);
+    memcpy(ydd, xdot + F, sizeof(double) * F);
+    return MBS_OK;
+}
+
+void mbs_inst_residuals(mbs_instance *I, double *res)
+{
+    mbs_form_residuals(&I->form, I->d.t, I->d.x, res, res + 1);
+}
+
 static int compute_outputs(mbs_instance *I)
 {
 #if MBS_NOUT > 0
@@ -700,7 +712,115 @@ const double *mbs_inst_state(const mbs_instance *I) { return I->d.x; }
 
 /* ---------------------------------------------------------------- start */
 
+/* Append to buf (n bytes, holding a string) what fmt says; nothing once it is full. */
+static void append(char *buf, size_t n, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    va_list ap;
+    if (len + 1 >= n)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, n - len, fmt, ap);
+    va_end(ap);
+}
+
+/* "x=2, alpha=3.14579" of every coordinate in y, for messages */
+static void coordinates_text(const double *y, char *buf, size_t n)
+{
+    int j;
+    buf[0] = '\0';
+    for (j = 0; j < F; j++)
+        append(buf, n, "%s%s=%.6g", j ? ", " : "", mbs_names[j], y[j]);
+}
+
 #if MBS_M > 0
+/* "['x', 'y']" of the coordinates j with fixed[j], or "none" */
+static void held_text(const unsigned char *fixed, char *buf, size_t n)
+{
+    int j, any = 0;
+    buf[0] = '\0';
+    for (j = 0; j < F; j++)
+        if (fixed[j])
+            append(buf, n, "%s'%s'", any++ ? ", " : "[", mbs_names[j]);
+    append(buf, n, any ? "]" : "none");
+}
+
+/* |g_row| of the rows of mbs_form_consistent ([c; e - e0], bad_row numbering) at the positions y */
+static double row_violation(mbs_instance *I, int row, const double *y)
+{
+    double out[MBS_ONE(MBS_MH + MBS_M * F + MBS_M + MBS_NIC + MBS_NIC * F)];
+    if (row < MBS_M) {
+        mbs_constraints(I->d.t, y, y, I->form.prm, I->form.u, I->tp, out);
+        return fabs(out[row]);
+    }
+#if MBS_NIC > 0
+    mbs_initial_conditions(I->d.t, y, y, I->form.prm, I->form.u, I->tp, out);
+    return fabs(out[row - MBS_M] - mbs_ic_value[row - MBS_M]);
+#else
+    return 0.0;
+#endif
+}
+
+/* The held coordinates and initial conditions without any one of which a consistent state exists
+ * (each tried by leaving it out of mbs_form_consistent), as "held coordinate x = 2; initial
+ * condition 'e' (x = 2)" into buf ('' if none). */
+static void conflicts(mbs_instance *I, const unsigned char *fixed, const unsigned char *held_rates, char *buf,
+                      size_t n)
+{
+    unsigned char fewer[F], skip[MBS_ONE(MBS_NIC)], has_rate[MBS_ONE(MBS_NIC)];
+    double x[NX];
+    int j, i, bad;
+    buf[0] = '\0';
+    for (j = 0; j < F; j++) {
+        if (!fixed[j])
+            continue;
+        memcpy(fewer, fixed, sizeof fewer);
+        fewer[j] = 0;
+        memcpy(x, I->d.v, sizeof x);
+        if (mbs_form_consistent(&I->form, I->d.t, x, fewer, held_rates, mbs_ic_value, mbs_ic_rate,
+                                mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad) == 0)
+            append(buf, n, "%sheld coordinate %s = %.9g", buf[0] ? "; " : "", mbs_names[j], I->d.v[j]);
+    }
+    for (i = 0; i < MBS_NIC; i++) {
+        memset(skip, 0, sizeof skip);
+        memcpy(has_rate, mbs_ic_has_rate, sizeof has_rate);
+        skip[i] = 1;
+        has_rate[i] = 0;
+        I->form.ic_skip = skip;
+        memcpy(x, I->d.v, sizeof x);
+        if (mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, mbs_ic_value, mbs_ic_rate, has_rate,
+                                INIT_TOL, INIT_MAX_ITER, &bad) == 0)
+            append(buf, n, "%sinitial condition '%s' (%s = %.9g)", buf[0] ? "; " : "", mbs_row_names[MBS_M + i],
+                   mbs_ic_expression[i], mbs_ic_value[i]);
+        I->form.ic_skip = NULL;
+    }
+}
+
+/* The refusal of a start whose last attempt at a consistent state (holding `fixed`) failed with
+ * mbs_form_consistent's rc and bad row: positions (rc 1) name the row, its residual where Newton
+ * ended, the held coordinates, that state and the conflicts; velocities (rc 2) the residual and the
+ * held coordinates. */
+static int inconsistent(mbs_instance *I, int rc, int bad, const unsigned char *fixed,
+                        const unsigned char *held_rates)
+{
+    char held[512], reached[768], culprits[768];
+    const double violation = bad >= 0 ? row_violation(I, bad, I->reached) : 0.0;
+    const size_t len = strlen(I->form.message);
+    I->start_failure = MBS_START_INCONSISTENT;
+    held_text(fixed, held, sizeof held);
+    if (rc != 1 || bad < 0) { /* "no consistent initial velocities (... violated by 0.8)" */
+        if (len > 0 && I->form.message[len - 1] == ')')
+            return fail(I, "%.*s with fixed: %s)", (int)(len - 1), I->form.message, held);
+        return fail(I, "%s (fixed: %s)", I->form.message, held);
+    }
+    coordinates_text(I->reached, reached, sizeof reached);
+    conflicts(I, fixed, held_rates, culprits, sizeof culprits);
+    return fail(I, "no consistent initial state: '%s' stays violated by %.3g (Newton from the given values, "
+                   "fixed: %s; reached %s)%s%s%s", mbs_row_names[bad], violation, held, reached,
+                culprits[0] ? ". It cannot hold together with: " : "", culprits,
+                culprits[0] ? " (without any one of these a consistent state exists)" : "");
+}
+
 /* Consistent initial state from the start values in I->d.v (see mbs_inst_start). */
 static int consistent_init(mbs_instance *I, const unsigned char *hold)
 {
@@ -711,6 +831,7 @@ static int consistent_init(mbs_instance *I, const unsigned char *hold)
     size_t len = 0;
     if (fill_tp(I, I->d.t) != 0)
         return fail(I, "%s", I->form.message);
+    I->form.reached = I->reached;
     for (j = 0; j < F; j++) {
         fixed[j] = (unsigned char)(hold ? hold[j] != 0 : (!mbs_guess[j] || I->d.given[j]));
         held_rates[j] = (unsigned char)(!mbs_guess_velocity[j] || I->d.given[F + j]);
@@ -730,11 +851,8 @@ static int consistent_init(mbs_instance *I, const unsigned char *hold)
         rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, mbs_ic_value, mbs_ic_rate,
                                  mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
     }
-    if (rc != 0) {
-        if (bad >= 0)
-            return fail(I, "no consistent initial state: '%s' %s", mbs_row_names[bad], I->form.message);
-        return fail(I, "%s", I->form.message);
-    }
+    if (rc != 0)
+        return inconsistent(I, rc, bad, fixed, held_rates);
     moved[0] = '\0';
     for (j = 0; j < NX; j++) {
         int guess = j < F ? mbs_guess[j] : mbs_guess_velocity[j - F];
@@ -754,14 +872,61 @@ static int consistent_init(mbs_instance *I, const unsigned char *hold)
 }
 #endif
 
+#if MBS_M > 0
+/* Redundant constraints at the consistent start (rank C < nc, seed 000 eq. 6) are refused unless
+ * the formulation takes them; the rank is kept for the statistics. */
+static int check_rank(mbs_instance *I)
+{
+    static const char *const names[] = {MBS_FORMULATION_NAMES};
+    double tol;
+    const int rank = mbs_form_rank(&I->form, I->d.t, I->d.x, &tol);
+    if (rank == MBS_M || mbs_form_handles_redundant(I->form.kind))
+        return MBS_OK;
+    I->start_failure = MBS_START_REDUNDANT;
+    return fail(I, "the %d constraints are redundant (rank of C is %d with tolerance %.1e); formulation '%s' "
+                   "cannot take redundant constraints: use 'qr' or 'svd'", MBS_M, rank, tol, names[I->form.kind]);
+}
+#endif
+
+/* The refusal of a start whose first right-hand side failed (rc) or was not finite: equations that
+ * are not finite there, or else a singular mass matrix (for a tree the coordinate whose pivot failed;
+ * with constraints, after the rank check, the mass matrix on the motions they leave free). */
+static int no_accelerations(mbs_instance *I, int rc)
+{
+    double out[MBS_F * MBS_F + MBS_F];
+    char state[768], why[600];
+    int i, finite = 1;
+    snprintf(why, sizeof why, "%s", I->form.message);
+    coordinates_text(I->d.x, state, sizeof state);
+    mbs_dynamics(I->d.t, I->d.x, I->d.x + F, I->form.prm, I->form.u, I->tp, out);
+    for (i = 0; i < MBS_F * MBS_F + MBS_F; i++)
+        finite = finite && isfinite(out[i]);
+    if (!finite) {
+        I->start_failure = MBS_START_NOT_FINITE;
+        return fail(I, "the equations of motion are not finite at t=%.9g (%s)", I->d.t, state);
+    }
+    I->start_failure = MBS_START_SINGULAR_MASS;
+    if (MBS_M == 0 && rc > 0 && rc <= F)
+        return fail(I, "the mass matrix is not positive definite (the pivot of coordinate '%s' failed) at t=%.9g "
+                       "(%s): a singular configuration, or a coordinate that moves no mass", mbs_names[rc - 1], I->d.t,
+                    state);
+    return fail(I, "the mass matrix is not positive definite%s at t=%.9g (%s): a singular configuration, or a "
+                   "coordinate that moves no mass (%s)", MBS_M > 0 ? " on the motions the constraints leave free" : "",
+                I->d.t, state, why);
+}
+
+int mbs_inst_start_failure(const mbs_instance *I) { return I->start_failure; }
+
 int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
 {
     int status = MBS_OK, rc, i;
     double xdot[NX];
     char warning[1024];
     warning[0] = '\0';
+    I->start_failure = MBS_START_VALUES;
     if (values_problem(I, I->d.v))
         return MBS_ERROR;
+    I->start_failure = 0;
     mbs_form_forget(&I->form);
     memcpy(I->d.x, I->d.v, sizeof I->d.x);
 #if MBS_M > 0
@@ -770,6 +935,8 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
         return MBS_ERROR;
     if (status == MBS_WARNING)
         memcpy(warning, I->msg, sizeof warning);
+    if (check_rank(I) != MBS_OK)
+        return MBS_ERROR;
     /* the scale of C's pivots at a regular state, for the message of a run that fails later */
     mbs_form_singularity(&I->form, I->d.t, I->d.x, 1, 0.0, 0.0, NULL, NULL, 0);
 #else
@@ -783,18 +950,22 @@ int mbs_inst_start(mbs_instance *I, const unsigned char *hold)
     I->stiff_msg[0] = '\0';
     I->nswitch = 0;
     I->form.message[0] = '\0';
-    rc = inst_rhs(I, I->d.t, I->d.x, xdot);
+    if (inputs_at(I, I->d.t) != 0)
+        return fail(I, "at the initial state: %s", I->form.message);
+    rc = eval_rhs(I, I->d.t, I->d.x, xdot);
     for (i = 0; rc == 0 && i < NX; i++)
         if (!isfinite(xdot[i])) {
             snprintf(I->form.message, sizeof I->form.message,
                      "the accelerations are not finite at t=%.9g", I->d.t);
-            rc = 1;
+            rc = -1;
         }
     if (rc != 0)
-        return fail(I, "at the initial state: %s", I->form.message);
+        return no_accelerations(I, rc);
     log_switches(I);
-    if (publish(I) != MBS_OK)
+    if (publish(I) != MBS_OK) {
+        I->start_failure = MBS_START_OUTPUTS;
         return fail(I, "outputs at the initial state: %.900s", I->msg);
+    }
     I->d.fsal_dirty = 1;
     I->d.started = 1;
     I->last_code = 0;
@@ -985,20 +1156,45 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
     return MBS_OK;
 }
 
+size_t mbs_inst_record_width(int record)
+{
+    return (size_t)VR_PRM + (record & MBS_RECORD_MULTIPLIERS ? MBS_M : 0) +
+           (record & MBS_RECORD_ACCELERATIONS ? F : 0) + (record & MBS_RECORD_RESIDUALS ? 2 : 0);
+}
+
+/* What `record` asks for at the current state into row (after the values); MBS_OK or MBS_ERROR. */
+static int record_row(mbs_instance *I, int record, double *row)
+{
+    row += VR_PRM;
+    if (record & MBS_RECORD_MULTIPLIERS) {
+        if (mbs_inst_multipliers(I, row) != MBS_OK)
+            return MBS_ERROR;
+        row += MBS_M;
+    }
+    if (record & MBS_RECORD_ACCELERATIONS) {
+        if (mbs_inst_accelerations(I, row) != MBS_OK)
+            return MBS_ERROR;
+        row += F;
+    }
+    if (record & MBS_RECORD_RESIDUALS)
+        mbs_inst_residuals(I, row);
+    return MBS_OK;
+}
+
 int mbs_inst_run(mbs_instance *I, const double *grid, size_t n, double *rec, size_t stride,
-                 int with_lambda, int (*tick)(void *, double), void *ctx, size_t *reached)
+                 int record, int (*tick)(void *, double), void *ctx, size_t *reached)
 {
     size_t k;
     *reached = 0;
-    if (stride < (size_t)VR_PRM + (with_lambda ? MBS_M : 0))
-        return fail(I, "record rows of %lu values are too short (%d needed)", (unsigned long)stride,
-                    VR_PRM + (with_lambda ? MBS_M : 0));
+    if (stride < mbs_inst_record_width(record))
+        return fail(I, "record rows of %lu values are too short (%lu needed)", (unsigned long)stride,
+                    (unsigned long)mbs_inst_record_width(record));
     for (k = 0; k < n; k++) {
         double *row = rec + k * stride;
         if (k > 0 && mbs_inst_do_step(I, I->d.t, grid[k] - I->d.t) != MBS_OK)
             return MBS_ERROR;
         memcpy(row, I->d.v, sizeof(double) * VR_PRM);
-        if (with_lambda && mbs_inst_multipliers(I, row + VR_PRM) != MBS_OK)
+        if (record_row(I, record, row) != MBS_OK)
             return MBS_ERROR;
         *reached = k + 1;
         if (tick != NULL && tick(ctx, I->d.t) != 0) {

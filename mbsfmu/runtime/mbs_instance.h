@@ -75,7 +75,7 @@ const char *mbs_inst_message(const mbs_instance *inst);
 void mbs_inst_set_logger(mbs_instance *inst, void (*log)(void *ctx, int level, const char *msg), void *ctx);
 
 /* ---- configuration (before start) */
-/* Formulation kind (MBS_FORM_KIND_* of the model header); models without constraints always run
+/* Formulation kind (MBS_FORM_* of mbs_kinds.h); models without constraints always run
  * the minimal ODE.  Options are taken from mbs_inst_form() afterwards. */
 int mbs_inst_set_formulation(mbs_instance *inst, int kind);
 mbs_form *mbs_inst_form(mbs_instance *inst);
@@ -116,6 +116,14 @@ double mbs_inst_time(const mbs_instance *inst);
 const double *mbs_inst_state(const mbs_instance *inst);
 /* Lagrange multipliers at the current state (m doubles; seed 000 eq. 8). */
 int mbs_inst_multipliers(mbs_instance *inst, double *lambda);
+/* Accelerations y'' at the current state (f doubles): the configured formulation's x' (as the
+ * integrator evaluates it, mbs_inst_rhs), taken at the state without changing it (a partition
+ * that would be chosen anew there is not). */
+int mbs_inst_accelerations(mbs_instance *inst, double *ydd);
+/* The constraint residuals at the current state: res[0] = max |c| (positions, seed 000 eq. 5),
+ * res[1] = max |C y' + b'| (velocities, eq. 6; nonholonomic rows A y' + a included); 0 without
+ * constraints. */
+void mbs_inst_residuals(mbs_instance *inst, double *res);
 
 /* ---- simulation */
 /* x' = F(t, x) at the state x (2 f doubles) as the integrator evaluates it: the configured
@@ -131,15 +139,27 @@ int mbs_inst_rhs(mbs_instance *inst, double t, const double *x, const double *pr
                  double *xdot, int *pivot);
 /* Consistent start.  hold == NULL: the coordinates that are not guesses, or were set, are held
  * first, and if that fails every coordinate may move (moved given values give MBS_WARNING);
- * otherwise exactly the coordinates j with hold[j] keep their values. */
+ * otherwise exactly the coordinates j with hold[j] keep their values.  At the consistent state
+ * the rank of C is checked (redundant constraints are refused unless the formulation takes them)
+ * and the accelerations must exist.  A refusal says what and where: the violated row, its
+ * residual, the held coordinates, where Newton ended and which held coordinates and initial
+ * conditions conflict; the rank and its tolerance; the coordinate whose mass pivot failed. */
 int mbs_inst_start(mbs_instance *inst, const unsigned char *hold);
+/* Why the last start failed: an MBS_START_* code (mbsfmu.core.constants.START_FAILURES), 0 if it
+ * did not. */
+int mbs_inst_start_failure(const mbs_instance *inst);
 int mbs_inst_do_step(mbs_instance *inst, double t, double h);
 /* Do-steps over grid[0..n-1] (grid[0] = the current time).  Row k of rec (stride doubles) gets
- * the values of the value references [0, first constant) at grid[k], then, if with_lambda, the
- * m multipliers.  tick(ctx, t) is called after every point; nonzero stops the run (MBS_ERROR,
- * code MBS_STOPPED).  *reached = the number of rows written. */
+ * the values of the value references [0, first constant) at grid[k] (states, residual, user
+ * outputs), then what `record` asks for (flags MBS_RECORD_*, mbsfmu.core.constants.RECORD), in
+ * this order: the m multipliers (mbs_inst_multipliers), the f accelerations
+ * (mbs_inst_accelerations), the two residuals (mbs_inst_residuals); recording changes nothing of
+ * the run.  tick(ctx, t) is called after every point; nonzero stops the run (MBS_ERROR, code
+ * MBS_STOPPED).  *reached = the number of rows written. */
 int mbs_inst_run(mbs_instance *inst, const double *grid, size_t n, double *rec, size_t stride,
-                 int with_lambda, int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
+                 int record, int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
+/* The doubles of one row of mbs_inst_run that records `record`. */
+size_t mbs_inst_record_width(int record);
 
 /* Why the last do-step failed: an MBS_STEP_* code (mbs_stepper.h), or MBS_STOPPED (tick), 0 if it did not. */
 #define MBS_STOPPED (-100)

@@ -90,13 +90,14 @@ extern const double mbs_start[MBS_NVARS];
 extern const char *const mbs_names[MBS_NVARS];
 extern const unsigned char mbs_kind[MBS_NVARS];
 
-/* Consistent initialization: guess flags of positions and rates, the initial conditions' values
- * and rates, and the names of the rows of [c; e] for messages */
+/* Consistent initialization: guess flags of positions and rates, the initial conditions' values,
+ * rates and expressions, and the names of the rows of [c; e] for messages */
 extern const unsigned char mbs_guess[MBS_ONE(MBS_F)];
 extern const unsigned char mbs_guess_velocity[MBS_ONE(MBS_F)];
 extern const double mbs_ic_value[MBS_ONE(MBS_NIC)];
 extern const double mbs_ic_rate[MBS_ONE(MBS_NIC)];
 extern const unsigned char mbs_ic_has_rate[MBS_ONE(MBS_NIC)];
+extern const char *const mbs_ic_expression[MBS_ONE(MBS_NIC)]; /* e_i, as the model wrote it */
 extern const char *const mbs_row_names[MBS_ONE(MBS_NROWS)];
 
 /* Per user output: its index in mbs_outputs' output (>= 0) or -(constraint row + 1), a multiplier */

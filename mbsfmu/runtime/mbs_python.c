@@ -343,26 +343,27 @@ static int run_tick(void *ctx, double t)
     return stop;
 }
 
-/* run(grid, with_lambda=False, progress=None, every=0.1)
- *   -> (records[len(grid), width], reached, status, message or exception, code) */
+/* run(grid, record=0, progress=None, every=0.1)
+ *   -> (records[len(grid), width], reached, status, message or exception, code); record: the
+ *   MBS_RECORD_* flags of mbs_inst_run */
 static PyObject *Instance_run(InstanceObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"grid", "with_lambda", "progress", "every", NULL};
+    static char *names[] = {"grid", "record", "progress", "every", NULL};
     PyObject *ogrid, *progress = Py_None, *rec;
     PyArrayObject *grid;
-    int with_lambda = 0, rc;
+    int record = 0, rc;
     double every = 0.1;
     npy_intp dims[2];
     size_t reached = 0;
     run_ctx r;
     if (!check_idle(self) ||
-        !PyArg_ParseTupleAndKeywords(args, kw, "O|pOd", names, &ogrid, &with_lambda, &progress, &every))
+        !PyArg_ParseTupleAndKeywords(args, kw, "O|iOd", names, &ogrid, &record, &progress, &every))
         return NULL;
     grid = as_doubles(ogrid);
     if (grid == NULL)
         return NULL;
     dims[0] = PyArray_SIZE(grid);
-    dims[1] = self->sizes[10] + (with_lambda ? self->sizes[4] : 0);
+    dims[1] = (npy_intp)mbs_inst_record_width(record);
     rec = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0);
     if (rec == NULL) {
         Py_DECREF(grid);
@@ -377,7 +378,7 @@ static PyObject *Instance_run(InstanceObject *self, PyObject *args, PyObject *kw
     if (self->input_fn == NULL && self->tp_fn == NULL)
         r.released = PyEval_SaveThread();
     rc = mbs_inst_run(self->inst, (const double *)PyArray_DATA(grid), (size_t)dims[0],
-                      (double *)PyArray_DATA((PyArrayObject *)rec), (size_t)dims[1], with_lambda,
+                      (double *)PyArray_DATA((PyArrayObject *)rec), (size_t)dims[1], record,
                       run_tick, &r, &reached);
     if (r.released != NULL)
         PyEval_RestoreThread(r.released);
@@ -410,6 +411,12 @@ static PyObject *Instance_multipliers(InstanceObject *self, PyObject *noargs)
     if (mbs_inst_multipliers(self->inst, lam) != MBS_OK)
         return engine_error(self);
     return new_vector(self->sizes[4], lam);
+}
+
+static PyObject *Instance_start_failure(InstanceObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    return PyLong_FromLong(mbs_inst_start_failure(self->inst));
 }
 
 static PyObject *Instance_output_derivatives(InstanceObject *self, PyObject *args)
@@ -625,7 +632,9 @@ static PyMethodDef Instance_methods[] = {
     {"start", (PyCFunction)Instance_start, METH_VARARGS, "start(hold=None) -> None or warning text"},
     {"do_step", (PyCFunction)Instance_do_step, METH_VARARGS, "do_step(t, h)"},
     {"run", (PyCFunction)(void (*)(void))Instance_run, METH_VARARGS | METH_KEYWORDS,
-     "run(grid, with_lambda=False, progress=None, every=0.1) -> (records, reached, status, message, code)"},
+     "run(grid, record=0, progress=None, every=0.1) -> (records, reached, status, message, code)"},
+    {"start_failure", (PyCFunction)Instance_start_failure, METH_NOARGS,
+     "why the last start failed (MBS_START_*), 0 if it did not"},
     {"multipliers", (PyCFunction)Instance_multipliers, METH_NOARGS, "Lagrange multipliers now"},
     {"output_derivatives", (PyCFunction)Instance_output_derivatives, METH_VARARGS,
      "output_derivatives(du, vrs) -> d(values)/du . du"},

@@ -3,11 +3,13 @@
 The run is the one the native FMU makes (same C code, same steps): the model's start values with
 the user's ``initial`` values set (and so held first at the consistent start), constants from
 ``params``, inputs held or given as functions of t (then called from C at every right-hand
-side), the solver settings as the FMU's parameters.  What the engine cannot explain as well as
-the Python reference (an inconsistent start, redundant constraints, a singular configuration at
-the start) the caller explains (``explain``: :func:`.simulate.simulate` re-checks it with the
-reference so the exception and its message stay the same); this module imports nothing of the
-reference.
+side), the solver settings as the FMU's parameters.  Everything the :class:`.Result` of the run
+offers comes from the engine: at every output point it records, besides the states and the
+constraint residual, the Lagrange multipliers, the accelerations and the residuals on the
+position and velocity level (:data:`RECORD`).  A refused start is explained by the engine too
+(the violated row, the held coordinates and what conflicts; the rank of C; the coordinate whose
+mass pivot failed), and raised as the exception its reason calls for (:data:`START_ERRORS`).
+Nothing here builds a Python formulation or touches the reference.
 """
 
 from __future__ import annotations
@@ -17,20 +19,31 @@ import time
 import warnings
 
 from ..core.errors import (
+    ConstraintError,
     InconsistentInitialValuesWarning,
     MbsError,
+    ModelError,
+    ParameterError,
     SimulationError,
     SimulationInterrupted,
+    SingularMassMatrixError,
     StiffnessWarning,
     stop_reason,
 )
 from ..core.solver_settings import METHOD_ALIASES, METHODS
 from ..engine.extension import ENGINE_FORMULATIONS, Engine, EngineError
-from .constraint_rank import check_rank
 from .run_clock import RunClock
 
 #: simulate's methods the engine runs, and its method for each: its own and their other names
 ENGINE_METHODS = {**{m: m for m in METHODS}, **METHOD_ALIASES}
+
+#: what the engine records at every output point besides the values (mbsfmu.core.constants.RECORD)
+RECORD = ("multipliers", "accelerations", "residuals")
+
+#: the exception of a start the engine refused, by its reason (EngineError.failure; others: a
+#: SimulationError with the engine's message)
+START_ERRORS = {"values": ParameterError, "inconsistent": ConstraintError, "redundant": ConstraintError,
+                "singular_mass": SingularMassMatrixError, "not_finite": ModelError}
 
 
 def engine_applies(system, method: str, formulation: str) -> bool:
@@ -42,24 +55,33 @@ def engine_applies(system, method: str, formulation: str) -> bool:
     return not system.constrained or formulation in ENGINE_FORMULATIONS
 
 
-def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, atol, max_step,
-                  inputs, options, progress, progress_every, result, method="explicit", clock=None,
-                  explain=None):
-    """Integrate over ``grid`` on the engine; returns (T, X, stats) or raises like simulate.
-    ``clock`` (a :class:`.run_clock.RunClock`) times building or loading the engine and the run;
-    ``explain(exc)``, if given, is the exception raised for the engine's refusal ``exc`` of the
-    start (else a SimulationError with the engine's message)."""
+def refused_start(exc: EngineError) -> MbsError:
+    """The exception of a start the engine refused with ``exc``, by its reason."""
+    return START_ERRORS.get(exc.failure, SimulationError)(str(exc))
+
+
+def run_on_engine(system, numeric, formulation, schedule, grid, x0, given: list, fixed, rtol, atol,
+                  max_step, options, progress, progress_every, result, method="explicit", clock=None):
+    """Integrate over ``grid`` on the engine; returns (T, X, stats, recorded) or raises like
+    simulate.  ``formulation`` is the formulation's name ('minimal' for a tree), ``schedule`` the
+    run's :class:`~mbsfmu.equations.input_schedule.InputSchedule`; ``recorded`` holds, per name of
+    :data:`RECORD`, the engine's values at the output points reached (``(k, n)`` arrays) and
+    'constraint_residual' (the published residual).  ``clock`` (a :class:`.run_clock.RunClock`)
+    times building or loading the engine and the run; ``result(T, X, stats, recorded, **extra)``
+    makes the partial Result of a failed or interrupted run."""
     clock = clock or RunClock()
-    with clock.compiling():
-        eng = Engine(system, form.name if numeric.m else "minimal", options, method=ENGINE_METHODS[method])
+    try:
+        with clock.compiling():
+            eng = Engine(system, formulation, options, method=ENGINE_METHODS[method])
+    except EngineError as exc:  # an option the model cannot take (the partition's count)
+        raise ParameterError(str(exc)) from None
     eng.set(dict(zip(numeric.constant_names, map(float, numeric.prm))))
-    schedule = form.inputs
-    if inputs and schedule.time_varying:
+    if inputs_vary := schedule.time_varying:
         eng.set_functions(inputs=lambda t: schedule(t))
     else:
         eng.set(dict(zip(numeric.input_names, map(float, numeric.u))))
     if system.time_parameters and any(p.functions is not None for p in system.time_parameters.values()):
-        eng.set_functions(inputs=(lambda t: schedule(t)) if schedule.time_varying else None,
+        eng.set_functions(inputs=(lambda t: schedule(t)) if inputs_vary else None,
                           time_parameters=lambda t: numeric._tp_at(t))
     eng.set({"solver_rtol": rtol, "solver_atol": atol,
              "max_internal_step": 0.0 if math.isinf(max_step) else max_step})
@@ -70,11 +92,9 @@ def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, ato
     try:
         warning = eng.start(0.0, t_end, hold=list(fixed) if fixed else None)
     except EngineError as exc:
-        raise (explain(exc) if explain else SimulationError(str(exc))) from None
+        raise refused_start(exc) from None
     if warning:
         warnings.warn(InconsistentInitialValuesWarning(f"{system.name}: {warning}"), stacklevel=3)
-    if numeric.m:
-        check_rank(form, 0.0, eng.x[:numeric.f])
     start = time.perf_counter()
 
     warned = []
@@ -94,33 +114,34 @@ def run_on_engine(system, numeric, form, grid, x0, given: list, fixed, rtol, ato
     if progress is not None:
         progress(0.0, t_end)
     clock.start_run()
-    rec, reached, status, message, code = eng.run(grid, progress=tick, every=progress_every)
+    rec, reached, status, message, code = eng.run(grid, progress=tick, every=progress_every, record=RECORD)
     clock.stop_run()
     stiffness_warning()
     stats = dict(eng.statistics(), engine_seconds=time.perf_counter() - start, backend="c",
                  engine="c")
-    if numeric.m:
-        form.rank = stats["rank"]  # what the reference formulation would report
-        if form.name == "partition":
-            names = numeric.coordinate_names
-            stats["partition_switches"] = [(t, [n for n, d in zip(names, dep) if not d])
-                                           for t, dep in eng.instance.switches()]
+    if numeric.m and formulation == "partition":
+        stats["partition_switches"] = [(t, [n for n, d in zip(names, dep) if not d])
+                                       for t, dep in eng.instance.switches()]
     f = numeric.f
     T, X = grid[:reached], rec[:reached, :2 * f].T
+    recorded = {name: v.T for name, v in eng.recorded(rec[:reached], RECORD).items()}
+    if numeric.m:
+        recorded["constraint_residual"] = rec[:reached, 2 * f]
     if status != 0:
         if isinstance(message, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (errors.Terminated)
             how = stop_reason(message)
             raise SimulationInterrupted(
                 f"{system.name}: {how} at t={T[-1]:.6g} of {t_end:g} s; the result so far "
-                "is in .result", result(T, X, stats, partial=True, stop_reason=how)) from message
+                "is in .result", result(T, X, stats, recorded, partial=True, stop_reason=how)) from message
         if isinstance(message, MbsError):  # from the inputs or time parameters
-            message.result = result(T, X, stats, partial=True, stop_reason=str(message)) if reached else None
+            message.result = (result(T, X, stats, recorded, partial=True, stop_reason=str(message))
+                              if reached else None)
             raise message
         if isinstance(message, BaseException):
             raise message
         exc = SimulationError(f"{system.name}: {message}")
-        exc.result = result(T, X, stats, partial=True, stop_reason=str(exc)) if reached else None
+        exc.result = result(T, X, stats, recorded, partial=True, stop_reason=str(exc)) if reached else None
         raise exc
     if progress is not None:
         progress(t_end, t_end)
-    return T, X, stats
+    return T, X, stats, recorded

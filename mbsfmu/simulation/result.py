@@ -8,6 +8,7 @@ import pathlib
 import numpy as np
 
 from ..animation import animate
+from ..core.errors import SimulationError
 from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
 from ..model.multibody import System
@@ -34,10 +35,15 @@ class Result:
 
     ``res.t`` (n,), ``res.y`` and ``res.yd`` (f, n); ``res['alpha']`` and ``res['der(alpha)']``
     give single signals; ``res.frame('P2_cg')`` gives the kinematics of any frame;
-    ``res.energy()`` the kinetic, potential and total energy."""
+    ``res.energy()`` the kinetic, potential and total energy.
+
+    What the equations give beyond the states -- the multipliers, the accelerations, the
+    constraint residuals -- a run on the engine recorded at every output point (``recorded``:
+    'multipliers' (m, n), 'accelerations' (f, n), 'residuals' (2, n), 'constraint_residual' (n,));
+    a run on the reference computes them from its ``formulation`` when asked."""
 
     def __init__(self, numeric, t, y, yd, u=None, stats=None, formulation=None, partial=False,
-                 stop_reason=""):
+                 stop_reason="", recorded=None):
         #: True for the part of a run that failed or was interrupted (see ``stop_reason``)
         self.partial = partial
         self.stop_reason = stop_reason
@@ -50,8 +56,9 @@ class Result:
         self.stats = stats or {}
         self.coordinate_names = list(numeric.coordinate_names)
         self.formulation = formulation
-        self._ydd = None
-        self._lambda = None
+        self.recorded = recorded or {}
+        self._ydd = self.recorded.get("accelerations")
+        self._lambda = self.recorded.get("multipliers")
 
     @property
     def has_constraints(self) -> bool:
@@ -76,17 +83,46 @@ class Result:
     def constraint_residual(self) -> np.ndarray:
         """max_i |c_i(y(t), t)| at every output time, and with nonholonomic constraints the
         larger of that and max_j |A_j y' + a_j| (zero without constraints)."""
+        if "constraint_residual" in self.recorded:
+            return self.recorded["constraint_residual"]
         return self.numeric.constraint_series(self.t, self.y, self.yd)
+
+    def constraint_residuals(self) -> dict[str, np.ndarray]:
+        """The constraint residuals at every output time, one level each: 'position' max |c|
+        (the holonomic rows, seed 000 eq. 5) and 'velocity' max |C y' + b'| (every row,
+        nonholonomic ones included, eq. 6); zero without constraints."""
+        if "residuals" in self.recorded:
+            position, velocity = self.recorded["residuals"]
+        elif not self.has_constraints:
+            position = velocity = np.zeros(len(self.t))
+        else:
+            parts = [self.numeric.constraint_parts(ti, self.y[:, i]) for i, ti in enumerate(self.t)]
+            position = np.array([np.max(np.abs(c), initial=0.0) for c, _, _ in parts])
+            velocity = np.array([np.max(np.abs(C @ self.yd[:, i] + b1), initial=0.0)
+                                 for i, (_, C, b1) in enumerate(parts)])
+        return {"position": position, "velocity": velocity}
 
     def multipliers(self) -> dict[str, np.ndarray]:
         """Lagrange multipliers per constraint (seed 000 eq. 3, M y'' + k = q + C^T lambda):
         for a translational loop condition the reaction force along that axis acting on the
-        loop's frame b, for a rotational one the reaction torque about the axis."""
+        loop's frame b, for a rotational one the reaction torque about the axis.  The
+        minimum-norm solution of C^T lambda = M y'' - (q - k), defined also for redundant
+        constraints (the engine's mbs_form_multipliers, the reference's
+        Formulation.multipliers)."""
         if self._lambda is None:
             x = np.vstack((self.y, self.yd))
-            lam = [self.formulation.multipliers(ti, x[:, i]) for i, ti in enumerate(self.t)]
+            lam = [self._formulation("multipliers").multipliers(ti, x[:, i]) for i, ti in enumerate(self.t)]
             self._lambda = np.array(lam).T if lam else np.zeros((0, 0))
         return dict(zip(self.system.constraint_names, self._lambda))
+
+    def _formulation(self, what: str):
+        """The run's reference formulation, which computes ``what`` (a Result read from a file
+        has none)."""
+        if self.formulation is None:
+            source = f" read from {self.stats['source']}" if "source" in self.stats else ""
+            raise SimulationError(f"{self.system.name}: this result has no {what} (it holds only the "
+                                  f"states{source}); simulate the model to get them")
+        return self.formulation
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name == "time":
@@ -111,13 +147,14 @@ class Result:
 
     @property
     def ydd(self) -> np.ndarray:
-        """Accelerations y'' from the equations of motion at the output times."""
+        """Accelerations y'' from the equations of motion at the output times (with constraints,
+        the formulation's, as the integrator evaluated it)."""
         if self._ydd is None:
             if self.has_constraints:  # y'' of the constrained motion, from the formulation
                 f = self.numeric.f
                 x = np.vstack((self.y, self.yd))
-                self._ydd = np.array([self.formulation.rhs(ti, x[:, i])[f:]
-                                      for i, ti in enumerate(self.t)]).T
+                form = self._formulation("accelerations")
+                self._ydd = np.array([form.rhs(ti, x[:, i])[f:] for i, ti in enumerate(self.t)]).T
             else:
                 self._ydd = self.numeric.accelerations_series(self.t, self.y, self.yd, self.u)
         return self._ydd

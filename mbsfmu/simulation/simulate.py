@@ -16,8 +16,8 @@ import numpy as np
 
 from ..codegen.compile import CompileError, find_compiler
 from ..core.checks import finite_number, fixed_names
-from ..core.errors import MbsError, ParameterError, SimulationError, SimulationInterrupted, stop_reason
-from ..core.formulation_choice import check_formulation_name, check_options
+from ..core.errors import ParameterError, SimulationError, SimulationInterrupted, stop_reason
+from ..core.formulation_choice import check_formulation_name, check_minimal, check_nonholonomic, check_options
 from ..core.solver_settings import (  # noqa: F401 (ATOL_FACTOR: the CLI's help)
     ATOL_FACTOR,
     METHOD_ALIASES,
@@ -27,11 +27,12 @@ from ..core.solver_settings import (  # noqa: F401 (ATOL_FACTOR: the CLI's help)
 )
 from ..engine.c_kernel import use_c_kernel
 from ..equations.derive import derive
+from ..equations.input_schedule import InputSchedule
 from ..model.loader import system_of
 from ..reference.consistent_initialization import consistent_state
+from ..reference.constraint_rank import check_rank
 from ..reference.formulations import make_formulation
 from ..reference.integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
-from .constraint_rank import check_rank
 from .engine_run import ENGINE_METHODS, engine_applies, run_on_engine
 from .result import Result
 from .run_clock import RunClock
@@ -39,21 +40,25 @@ from .run_failure import run_failure
 from .run_monitor import RunMonitor
 
 #: The reference integrator of simulate's own method names on the numpy backend (scipy's methods
-#: run under their own names).  For systems with constraints 'explicit' is the stabilized
-#: Dormand-Prince 5(4) of seed 004 (RKSTAB).
-REFERENCE_INTEGRATORS = {"explicit": "DOP853", "dop853": "DOP853", "stiff": "Radau"}
+#: run under their own names): each the engine's method of that name -- 'explicit' is the
+#: stabilized Dormand-Prince 5(4) of seed 004 (RKSTAB), trees included (plain DOPRI5 there, as on
+#: the engine); 'dop853' and 'stiff' are Dormand-Prince 8(5,3) and Radau IIA 5 with scipy's step
+#: control
+REFERENCE_INTEGRATORS = {"explicit": "rkstab", "dop853": "DOP853", "stiff": "Radau"}
 #: scipy's methods (DOP853, scipy's spelling, is the same method as our 'dop853')
 SCIPY_METHODS = tuple(UNPROJECTED_SOLVERS)
 #: the scipy methods that messages and help list: those that are not one of our methods
 OTHER_SCIPY_METHODS = tuple(m for m in SCIPY_METHODS if canonical_method(m) == m)
-#: what simulate's own method names run, by their canonical names (docs/architecture.md, Glossary)
+#: what simulate's own method names run by their canonical names (docs/architecture.md, Glossary),
+#: the same method on either backend
 METHOD_DESCRIPTIONS = {
-    "explicit": f"rkstab, the stabilized Dormand-Prince 5(4); on the numpy backend "
-                f"{canonical_method(REFERENCE_INTEGRATORS['explicit'])} for trees",
-    "rkstab": "RKSTAB, trees included, on either backend",
-    "dop853": "Dormand-Prince 8(5,3) projected after every step (the engine's on backend 'c', scipy's on "
-              "'numpy'; scipy's spelling DOP853 means the same); fewer steps than rkstab below rtol ~1e-7",
-    "stiff": "Radau IIA of order 5, projecting after every step for loops",
+    "explicit": "rkstab, the stabilized Dormand-Prince 5(4) (plain DOPRI5 for trees)",
+    "rkstab": "RKSTAB, the same as 'explicit'",
+    "dop853": "Dormand-Prince 8(5,3) projected after every step (the engine's step control on backend 'c', "
+              "scipy's on 'numpy'; scipy's spelling DOP853 means the same); fewer steps than rkstab below "
+              "rtol ~1e-7",
+    "stiff": "Radau IIA of order 5, projecting after every step for loops (RADAU5's step control on backend "
+             "'c', scipy's on 'numpy')",
 }
 #: the backends: the C engine and the readable numpy reference
 BACKENDS = ("c", "numpy")
@@ -165,15 +170,16 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              progress=None, progress_every: float = 0.2) -> Result:
     """Simulate a model from t = 0 to ``t_end``.
 
-    ``method``: ``'explicit'`` (the stabilized Dormand-Prince RKSTAB; on the numpy backend scipy's
-    DOP853 for trees), ``'rkstab'``, ``'dop853'`` (scipy's spelling ``'DOP853'`` means the same),
-    ``'stiff'`` (Radau IIA, with the formulation's projection after every step for loops) or a
-    scipy ``solve_ivp`` method (see :data:`METHOD_DESCRIPTIONS` and :mod:`mbsfmu.reference.integrators`);
-    ``result.stats["method"]`` names what ran by its canonical name (``'rkstab'``, ``'dop853'``,
-    ``'stiff'``, or scipy's name of a scipy method).  ``formulation`` chooses how loop
-    constraints are kept (see :mod:`mbsfmu.reference.formulations`; default ``'qr'``) with
-    ``formulation_options``; ``fixed`` names coordinates that keep their given initial values
-    during consistent initialization.
+    ``method``: ``'explicit'`` (the stabilized Dormand-Prince RKSTAB, trees included; ``'rkstab'``
+    is the same), ``'dop853'`` (scipy's spelling ``'DOP853'`` means the same), ``'stiff'`` (Radau
+    IIA, with the formulation's projection after every step for loops) or a scipy ``solve_ivp``
+    method (see :data:`METHOD_DESCRIPTIONS` and :mod:`mbsfmu.reference.integrators`); each of
+    simulate's own names is the same method on both backends.  ``result.stats["method"]`` names
+    what ran by its canonical name (``'rkstab'``, ``'dop853'``, ``'stiff'``, or scipy's name of a
+    scipy method).  ``formulation`` chooses how loop constraints are kept (see
+    :mod:`mbsfmu.reference.formulations`; default ``'qr'``) with ``formulation_options``;
+    ``fixed`` names coordinates that keep their given initial values during consistent
+    initialization.
     ``backend``: ``'c'`` runs the C engine (the native FMU's code, compiled once per model and
     cached; where a method or formulation is not in the engine, the compiled equations under the
     Python integrator), ``'numpy'`` the readable Python reference; the default (None) is ``'c'``
@@ -206,25 +212,27 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     fixed = fixed_names(fixed)
     eqs = derive(system)
     numeric = eqs.numeric(params)
-    form = make_formulation(formulation, numeric, inputs, **check_options(
-        check_formulation_name(formulation), formulation_options, bool(numeric.m)))
+    name = check_formulation_name(formulation)
+    check_nonholonomic(system, name)
+    check_minimal(name, bool(numeric.m))
+    options = check_options(name, formulation_options, bool(numeric.m))
+    schedule = InputSchedule(numeric, inputs)
     x0 = initial_state(system, initial)
     f = numeric.f
     given = [k if not k.startswith("D") or k in system.coordinates_ else f"der({k[1:]})"
              for k in (initial or {})]
-    on_engine = backend == "c" and engine_applies(system, method, form.name if numeric.m else "minimal")
-    if backend == "c" and not on_engine:
+    if backend == "c" and engine_applies(system, method, name if numeric.m else "minimal"):
+        return _simulate_on_engine(system, numeric, name if numeric.m else "minimal", schedule, grid, x0,
+                                   given, fixed, rtol, atol, max_step, inputs, options, progress,
+                                   progress_every, method, clock)
+    form = make_formulation(name, numeric, schedule, **options)
+    if backend == "c":
         with clock.compiling():
-            use_c_kernel(numeric)  # scipy methods and the formulations not yet in the engine
-    if on_engine:
-        return _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
-                                   inputs, formulation_options, progress, progress_every, method, clock)
+            use_c_kernel(numeric)  # scipy's methods on the compiled equations
     if numeric.m:
         x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
         check_rank(form, 0.0, x0[:f])
         form.record_pivot_scale(0.0, x0[:f])
-        if method == "explicit":
-            scipy_method = "rkstab"
     atol = effective_atol(atol, rtol, bool(numeric.m))
     numeric.check_state(0.0, x0[:f], x0[f:], form.inputs(0.0))
     project = form.project if numeric.m and form.projects else None
@@ -296,38 +304,26 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
     return res
 
 
-def _simulate_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step, inputs,
-                        options, progress, progress_every, method, clock) -> Result:
-    """The engine's run of simulate (see :mod:`.engine_run`), as a Result."""
+def _simulate_on_engine(system, numeric, formulation, schedule, grid, x0, given, fixed, rtol, atol, max_step,
+                        inputs, options, progress, progress_every, method, clock) -> Result:
+    """The engine's run of simulate (see :mod:`.engine_run`), as a Result whose multipliers,
+    accelerations and residuals are the engine's."""
     atol = effective_atol(atol, rtol, bool(numeric.m))
     f = numeric.f
-    stats = {"method": ENGINE_METHODS[method], "formulation": form.name, "rtol": rtol, "atol": atol,
+    stats = {"method": ENGINE_METHODS[method], "formulation": formulation, "rtol": rtol, "atol": atol,
              "backend": "c"}
 
-    def result(T, X, run_stats, **extra):
+    def result(T, X, run_stats, recorded, **extra):
         clock.stop_run()
         stats.update(run_stats, rhs_calls=run_stats["nfev"], steps=run_stats["naccept"])
         stats.update(clock.stats())
-        U = np.array([form.inputs(ti) for ti in T]).T if inputs else None
-        return Result(numeric, T, X[:f], X[f:], U, stats=stats, formulation=form, **extra)
+        U = np.array([schedule(ti) for ti in T]).T if inputs else None
+        return Result(numeric, T, X[:f], X[f:], U, stats=stats, recorded=recorded, **extra)
 
-    T, X, run_stats = run_on_engine(system, numeric, form, grid, x0, given, fixed, rtol, atol, max_step,
-                                    inputs, options, progress, progress_every, result, method, clock,
-                                    explain=lambda exc: _explained(numeric, form, x0, fixed, given, exc))
-    return result(T, X, run_stats)
-
-
-def _explained(numeric, form, x0, fixed, given, exc) -> MbsError:
-    """The reference's exception for a start the engine refused (same type and message as the
-    numpy path), or a SimulationError with the engine's message."""
-    try:
-        if numeric.m:
-            x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
-            check_rank(form, 0.0, x0[:numeric.f])
-        numeric.check_state(0.0, x0[:numeric.f], x0[numeric.f:], form.inputs(0.0))
-    except MbsError as ref:
-        return ref
-    return SimulationError(str(exc))
+    T, X, run_stats, recorded = run_on_engine(system, numeric, formulation, schedule, grid, x0, given, fixed,
+                                              rtol, atol, max_step, options, progress, progress_every, result,
+                                              method, clock)
+    return result(T, X, run_stats, recorded)
 
 
 def _partial(exc, result, reason):

@@ -11,9 +11,9 @@ import numpy as np
 from mbsfmu.core.solver_settings import effective_atol
 from mbsfmu.equations.derive import derive
 from mbsfmu.reference.consistent_initialization import consistent_state
+from mbsfmu.reference.constraint_rank import check_rank
 from mbsfmu.reference.formulations import make_formulation
 from mbsfmu.reference.integrators import integrate, integrate_projected
-from mbsfmu.simulation.constraint_rank import check_rank
 
 from .backend import METHOD_NAMES, NUMPY, STEPPING, Refused
 from .text import num

@@ -9,10 +9,10 @@ add rows to C, b' and b'' but not to c: the position-level parts (Baumgarte's be
 position projections, the consistent positions) use the holonomic rows only.
 """
 
-from ...core.errors import ParameterError
 from ...core.formulation_choice import (
     FORMULATION_NAMES,
     check_formulation_name,
+    check_minimal,
     check_nonholonomic,
     check_options,
 )
@@ -42,9 +42,8 @@ def make_formulation(name, numeric, inputs=None, **options) -> Formulation:
     name = check_formulation_name(name)
     check_nonholonomic(numeric.system, name)
     check_regular_mass(numeric.eqs, name)
-    if numeric.m == 0 or name == "minimal":
-        if numeric.m:
-            raise ParameterError("formulation 'minimal' needs a system without constraints")
+    check_minimal(name, bool(numeric.m))
+    if numeric.m == 0:
         check_options(name, options, constrained=False)
         return MinimalODE(numeric, inputs)
     return FORMULATIONS[name](numeric, inputs, **check_options(name, options))

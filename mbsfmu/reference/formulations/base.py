@@ -3,52 +3,19 @@
 A formulation turns the equations of motion (and constraints) into a first-order system
 x' = F(t, x) with x = [y, y'], plus an optional projection ``project(t, x) -> x`` applied after
 every accepted step, so that the integrator does not care which formulation it runs.  Inputs are
-held by an :class:`InputSchedule`.
+held by an :class:`~mbsfmu.equations.input_schedule.InputSchedule`.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import scipy.linalg
 
 from ...core.constants import DEFAULTS, SINGULAR_PIVOT
-from ...core.errors import MbsError, ParameterError, SimulationError
+from ...core.errors import MbsError
+from ...equations.input_schedule import InputSchedule
 from ...equations.python_source import failing_line
 from .null_space import reduced_accelerations
-
-
-class InputSchedule:
-    """Input values over time: model defaults, constants or functions of t."""
-
-    def __init__(self, numeric, inputs=None):
-        self.numeric = numeric
-        names = numeric.input_names
-        self._fns = []
-        for k, v in (inputs or {}).items():
-            if k not in names:
-                raise ParameterError(f"unknown input {k!r} (inputs: {', '.join(names) or 'none'})")
-            if callable(v):
-                self._fns.append((names.index(k), k, v))
-            else:
-                numeric.set_inputs({k: v})
-
-    @property
-    def time_varying(self) -> bool:
-        """True if some input is a function of time (else the model's ``u`` holds them all)."""
-        return bool(self._fns)
-
-    def __call__(self, t):
-        u = self.numeric.u
-        if self._fns:
-            u = u.copy()
-            for i, name, fn in self._fns:
-                val = float(fn(t))
-                if not math.isfinite(val):
-                    raise SimulationError(f"input {name!r} is not finite at t={t:.6g}: {val}")
-                u[i] = val
-        return u
 
 
 class Formulation:

@@ -1,7 +1,7 @@
-"""The rank check of a run's constraints at its consistent start, on either backend and in the
-pythonfmu FMU: redundant constraints (rank C < m, seed 000 eq. 6) are an error unless the
-formulation takes them (``qr`` and ``svd``: their rank-revealing decomposition constrains only
-rank C directions).
+"""The reference's rank check of a run's constraints at its consistent start (the numpy backend,
+and the pythonfmu FMU where it runs the reference; the engine makes its own, mbs_form_rank):
+redundant constraints (rank C < m, seed 000 eq. 6) are an error unless the formulation takes them
+(``qr`` and ``svd``: their rank-revealing decomposition constrains only rank C directions).
 """
 
 from __future__ import annotations
