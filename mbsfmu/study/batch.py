@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import hashlib
 import logging
 import math
@@ -317,10 +318,25 @@ def execute(target, todo: list, settings, metrics, *, scheduler=None, workers=No
         sweep = ClusterSweep(client, target, settings, metrics, cluster_timeout)
         yield from sweep.run(todo, batch, worker_count(client, workers))
     finally:
-        if owned:
+        if owned:  # our own cluster's teardown (also after SIGTERM or Ctrl-C): its races, such
+            # as a worker asking the closing scheduler for metadata, are not the user's business
             cluster = client.cluster
-            close_client(client)
-            cluster.close()
+            with quiet_logger("distributed"):
+                close_client(client)
+                cluster.close()
+
+
+@contextlib.contextmanager
+def quiet_logger(name: str):
+    """Only CRITICAL records of the logger ``name`` (and of its children that inherit its level)
+    while the block runs."""
+    log = logging.getLogger(name)
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def close_client(client) -> None:
@@ -329,13 +345,8 @@ def close_client(client) -> None:
     if client.status in ("running", "closed"):
         client.close()
         return
-    log = logging.getLogger("distributed.client")
-    level = log.level
-    log.setLevel(logging.CRITICAL)
-    try:
+    with quiet_logger("distributed.client"):
         client.close(timeout=5)
-    finally:
-        log.setLevel(level)
 
 
 class ClusterSweep:
