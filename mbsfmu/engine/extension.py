@@ -74,7 +74,8 @@ def engine_module(system, unset_constants: bool = False, sensitivities: bool = F
         model = model_sources(system, "qr", tag="python", unset_constants=True, on_file=precompile_object,
                               sensitivities=sensitivities)
         files.update((name, model[name]) for name in (*MODEL_FILES, MODEL_HEADER))
-        module, path = compile_engine(files, (*ENGINE_SOURCES, *SENSITIVITY_SOURCES, *MODEL_FILES, "mbs_python.c"),
+        compiled = (*ENGINE_SOURCES, *SENSITIVITY_SOURCES, *MODEL_FILES, "mbs_python.c")
+        module, path = compile_engine(files, compiled,
                                       f"mbs_engine_{system.name}" + "_sens" * sensitivities,
                                       model_files=("model.c", MODEL_HEADER))
         mod = _load(module, path)

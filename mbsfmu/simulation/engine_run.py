@@ -120,7 +120,8 @@ def run_on_engine(system, numeric, formulation, schedule, grid, x0, given: list,
         progress(0.0, t_end)
     clock.start_run()
     if sensitivities is None:
-        rec, reached, status, message, code = eng.run(grid, progress=tick, every=progress_every, record=RECORD)
+        rec, reached, status, message, code = eng.run(grid, progress=tick, every=progress_every,
+                                                      record=RECORD)
     else:
         rec, sens, reached, status, message, code, counts = eng.run_sensitivities(
             grid, sensitivities[1], sensitivities[2], progress=tick, every=progress_every, record=RECORD)
@@ -129,7 +130,8 @@ def run_on_engine(system, numeric, formulation, schedule, grid, x0, given: list,
     stats = dict(eng.statistics(), engine_seconds=time.perf_counter() - start, backend="c",
                  engine="c")
     if sensitivities is not None:  # the augmented integration's work, not the instance's
-        stats.update(zip(("nfev", "naccept", "nreject", "nproj"), counts), sensitivities=len(sensitivities[0]))
+        stats.update(zip(("nfev", "naccept", "nreject", "nproj"), counts),
+                     sensitivities=len(sensitivities[0]))
     if numeric.m and formulation == "partition":
         stats["partition_switches"] = [(t, [n for n, d in zip(names, dep) if not d])
                                        for t, dep in eng.instance.switches()]

@@ -54,7 +54,9 @@ def sensitivity_columns(system, names) -> tuple[list[str], list[int], list[int]]
     timed = _constants_in_time_parameters(system)
     what, index = [], []
     for n in names:
-        rate = _rate_of(n) or (n[1:] if n.startswith("D") and n[1:] in coords and n not in constants else None)
+        rate = _rate_of(n)
+        if rate is None and n.startswith("D") and n[1:] in coords and n not in constants:
+            rate = n[1:]
         if n in constants:
             if n in timed:
                 raise ParameterError(f"sensitivities: constant {n!r} enters the time parameter(s) "

@@ -35,10 +35,10 @@ from ..reference.formulations import make_formulation
 from ..reference.integrators import SOLVERS, UNPROJECTED_SOLVERS, make_stepper, sample
 from .engine_run import ENGINE_METHODS, engine_applies, run_on_engine
 from .result import Result
-from .sensitivity_columns import sensitivity_columns
 from .run_clock import RunClock
 from .run_failure import run_failure
 from .run_monitor import RunMonitor
+from .sensitivity_columns import sensitivity_columns
 
 #: The reference integrator of simulate's own method names on the numpy backend (scipy's methods
 #: run under their own names): each the engine's method of that name -- 'explicit' is the
