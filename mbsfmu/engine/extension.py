@@ -29,7 +29,7 @@ from ..core.errors import MbsError, ParameterError
 from ..core.formulation_choice import check_nonholonomic, check_options
 from ..equations.derive import derive
 from ..equations.mass_regularity import check_regular_mass
-from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source
+from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, SENSITIVITY_HEADERS, SENSITIVITY_SOURCES, source
 
 #: formulations the engine runs (all of mbsfmu.reference.formulations)
 ENGINE_FORMULATIONS = tuple(constants.FORMULATION_KINDS)
@@ -48,7 +48,7 @@ def _load(module: str, path):
     return mod
 
 
-def engine_module(system, unset_constants: bool = False):
+def engine_module(system, unset_constants: bool = False, sensitivities: bool = False):
     """The compiled engine extension of ``system`` (built once per model and cached).
 
     Besides ``Instance`` it holds ``RHS``, the right-hand side of an instance as a fast callable
@@ -57,7 +57,9 @@ def engine_module(system, unset_constants: bool = False):
 
     Every constant needs a value (the start values of the instance; ParameterError otherwise)
     unless ``unset_constants``: for callers that hand every parameter value in at each call
-    (CompiledRHS), a constant without one starts at 0."""
+    (CompiledRHS), a constant without one starts at 0.  ``sensitivities``: the build that also
+    holds the model's sensitivity functions (:mod:`mbsfmu.codegen.c_sensitivity`), a module of
+    its own, built on the first request."""
     if not unset_constants:
         for c in system.constants_.values():
             if c.value is None:
@@ -65,19 +67,23 @@ def engine_module(system, unset_constants: bool = False):
                                      "value for every parameter")
 
     def build(_eqs):
-        files = {name: source(name) for name in (*ENGINE_SOURCES, *ENGINE_HEADERS, "mbs_python.c")}
+        files = {name: source(name) for name in (*ENGINE_SOURCES, *ENGINE_HEADERS, *SENSITIVITY_SOURCES,
+                                                 *SENSITIVITY_HEADERS, "mbs_python.c")}
         # model_aba.c includes no model header: compiled (and cached) by its text, started as
         # soon as it is printed, while model.c is generated
-        model = model_sources(system, "qr", tag="python", unset_constants=True, on_file=precompile_object)
+        model = model_sources(system, "qr", tag="python", unset_constants=True, on_file=precompile_object,
+                              sensitivities=sensitivities)
         files.update((name, model[name]) for name in (*MODEL_FILES, MODEL_HEADER))
-        module, path = compile_engine(files, (*ENGINE_SOURCES, *MODEL_FILES, "mbs_python.c"),
-                                      f"mbs_engine_{system.name}", model_files=("model.c", MODEL_HEADER))
+        compiled = (*ENGINE_SOURCES, *SENSITIVITY_SOURCES, *MODEL_FILES, "mbs_python.c")
+        module, path = compile_engine(files, compiled,
+                                      f"mbs_engine_{system.name}" + "_sens" * sensitivities,
+                                      model_files=("model.c", MODEL_HEADER))
         mod = _load(module, path)
         # the generated part, for readers (CompiledRHS.source)
         mod.model_source = "\n".join(model[name] for name in MODEL_FILES)
         return mod
 
-    return derive(system).derived("engine_module", build)
+    return derive(system).derived("engine_module_sens" if sensitivities else "engine_module", build)
 
 
 class EngineError(MbsError, RuntimeError):
@@ -96,9 +102,9 @@ class Engine:
     """One instance of a model on the C engine, addressed by variable names."""
 
     def __init__(self, system, formulation: str | None = None, options: dict | None = None,
-                 aba: bool = True, method: str = "rkstab"):
+                 aba: bool = True, method: str = "rkstab", sensitivities: bool = False):
         self.system = system
-        self.module = engine_module(system)
+        self.module = engine_module(system, sensitivities=sensitivities)
         self.sizes = self.module.sizes()
         variables = self.module.variables()
         self.names = [n for n, _ in variables]
@@ -196,6 +202,18 @@ class Engine:
         flags = self._record_flags(("multipliers",) * with_lambda + tuple(record))
         return self.instance.run(np.ascontiguousarray(grid, dtype=float), record=flags,
                                  progress=progress, every=every)
+
+    def run_sensitivities(self, grid, what, index, progress=None, every: float = 0.1, record=()):
+        """:meth:`run` with the forward sensitivities of the parameter columns ``(what[j],
+        index[j])`` (mbs_sensitivity.h; the engine must be built with ``sensitivities``):
+        (records, sensitivities, reached, status, message, code, stats) with sensitivities[k, j]
+        = [dy/dp_j (f), dy'/dp_j (f), dlambda/dp_j (m), d(expression outputs)/dp_j] at grid[k]
+        and stats = (nfev, naccept, nreject, nproj) of the augmented integration."""
+        flags = self._record_flags(tuple(record))
+        out, sens, stats = self.instance.run_sensitivities(
+            np.ascontiguousarray(grid, dtype=float), np.asarray(what, dtype=np.intc),
+            np.asarray(index, dtype=np.intc), record=flags, progress=progress, every=every)
+        return (*out[:1], sens, *out[1:], stats)
 
     def _record_flags(self, record) -> int:
         bad = [r for r in record if r not in constants.RECORD]

@@ -27,6 +27,10 @@ ENGINE_SOURCES = ("mbs_instance.c", "mbs_formulation.c", "mbs_linalg.c", "mbs_pa
 ENGINE_HEADERS = ("mbs_model.h", "mbs_instance.h", "mbs_formulation.h", "mbs_linalg.h", "mbs_parameters.h",
                   "mbs_stepper.h", "mbs_rkstab.h", "mbs_dop853.h", "mbs_radau.h", constants.STEP_HEADER,
                   constants.KINDS_HEADER)
+#: the engine's sensitivity analysis (mbs_sensitivity.h): compiled into the Python engine only,
+#: not into FMUs (it allocates its storage per run)
+SENSITIVITY_SOURCES = ("mbs_sensitivity.c",)
+SENSITIVITY_HEADERS = ("mbs_sensitivity.h",)
 #: headers generated from Python (never kept in this folder): name -> the function that writes it
 GENERATED_HEADERS = {constants.STEP_HEADER: constants.step_header,
                      constants.KINDS_HEADER: constants.kinds_header}

@@ -967,6 +967,94 @@ static double consistent_rates(mbs_form *F, int nrow, const double *G, const dou
     return max_abs(nrow, gt);
 }
 
+/* The linear systems of the sensitivity equations: for each of the nrhs right-hand sides (h_k,
+ * b_k) the y''_k and lambda_k of  M y'' - C^T lambda = h,  C y'' = -b  at the state x, by the
+ * null-space form of eq. 31 (minimum-norm gamma, redundant rows harmless) and lambda of eq. 3 as in
+ * multipliers_at; one factorization of C^T and of J^T M J for all of them.  m = 0: M y'' = h by
+ * Cholesky.  h, ydd: nrhs x f, b, lambda: nrhs x m (row k is right-hand side k); 0 on success. */
+int mbs_form_kkt(mbs_form *F, double t, const double *x, int nrhs, const double *h, const double *b,
+                 double *ydd, double *lambda)
+{
+    const int f = F->f, m = F->m;
+    double *w = F->work, *M, *C;
+    double *J = take(&w, f * f), *gamma = take(&w, f), *r = take(&w, f), *s = take(&w, f);
+    double *MJ = take(&w, f * f), *Mi = take(&w, f * f), *inv = take(&w, f + 1);
+    double *Cq = take(&w, m * f + 1), *tau = take(&w, m + f + 1);
+    int *iw = F->iwork, *perm = itake(&iw, f + m);
+    int i, k, kk, rank, rc;
+    decomp D;
+    eval_tp(F, t);
+    if (m == 0) {
+        M = take(&w, f * f + f);
+        F->dynamics(t, x, x + f, F->prm, F->u, F->tp, M);
+        if ((rc = mbs_chol_factor(f, M)) != 0)
+            goto singular;
+        for (k = 0; k < nrhs; k++) {
+            memcpy(ydd + k * f, h + k * f, sizeof(double) * (size_t)f);
+            mbs_chol_solve(f, M, ydd + k * f);
+        }
+        return 0;
+    }
+    M = constrained_at(F, t, x, x + f);
+    C = M + f * f + f + F->mh;
+    decomp_alloc(&D, f, m, 0, &w, &iw);
+    if (decomp_factor(&D, F, C, J) != 0)
+        goto failed;
+    kk = f - D.rank;
+    mbs_gemm(0, f, kk, f, M, J, MJ);  /* M J */
+    mbs_gemm(1, kk, kk, f, J, MJ, Mi); /* J^T M J */
+    if ((rc = mbs_chol_factor_inv(kk, Mi, inv)) != 0)
+        goto singular;
+    memcpy(Cq, C, sizeof(double) * (size_t)(m * f));
+    if (mbs_qr_factor(m, f, Cq, tau, perm, &rank, F->rank_tol) != 0)
+        goto failed;
+    for (k = 0; k < nrhs; k++) {
+        double *a = ydd + k * f;
+        decomp_solve(&D, b + k * m, gamma);
+        for (i = 0; i < f; i++)
+            gamma[i] = -gamma[i];
+        memcpy(r, h + k * f, sizeof(double) * (size_t)f);
+        mbs_gemv(0, f, f, -1.0, M, gamma, 1.0, r);
+        mbs_gemv(1, f, kk, 1.0, J, r, 0.0, s);
+        mbs_chol_solve_inv(kk, Mi, inv, s);
+        memcpy(a, gamma, sizeof(double) * (size_t)f);
+        mbs_gemv(0, f, kk, 1.0, J, s, 1.0, a);
+        memcpy(r, h + k * f, sizeof(double) * (size_t)f); /* C^T lambda = M y'' - h */
+        mbs_gemv(0, f, f, 1.0, M, a, -1.0, r);
+        if (mbs_qr_solve_minnorm(m, f, Cq, tau, perm, rank, r, lambda + k * m) != 0)
+            goto failed;
+    }
+    return 0;
+singular:
+    snprintf(F->message, sizeof F->message, "the %s mass matrix is not positive definite (pivot %d) "
+             "at t=%.9g: no sensitivities", m ? "reduced" : "", rc, t);
+    return 1;
+failed:
+    snprintf(F->message, sizeof F->message, "the constraint Jacobian cannot be factored at t=%.9g: "
+             "no sensitivities", t);
+    return 1;
+}
+
+/* v (f) changed by the least amount, only in the entries idx[0..n-1] (idx NULL: all f), so that
+ * the rows G v = rhs (nrow x f) hold as far as they can; returns max |G v - rhs| afterwards, or -1
+ * if the factorization failed.  Scratch from F->work. */
+double mbs_form_least_change(mbs_form *F, int nrow, const double *G, const double *rhs,
+                             const int *idx, int n, double *v)
+{
+    const int f = F->f;
+    double *w = F->work, *gt = take(&w, nrow + f), *A = take(&w, nrow * f + 1);
+    double *tau = take(&w, nrow + f + 1), *step = take(&w, f);
+    int *all = F->iwork, *iw = F->iwork + f, i;
+    if (idx == NULL) {
+        for (i = 0; i < f; i++)
+            all[i] = i;
+        idx = all;
+        n = f;
+    }
+    return consistent_rates(F, nrow, G, rhs, idx, n, v, gt, A, tau, step, iw);
+}
+
+
 /* The scratch of mbs_form_consistent in F->work and F->iwork (R = m + nic rows at most): c, C, b'
  * of all rows (cs, b1 = b'), the initial conditions (ie), g and G = [C_h; E] at y, trial g and G
  * (gt, Gt), the QR (A, tau, perm), a step, the positions y and rates v being made consistent, the

@@ -139,6 +139,17 @@ int mbs_form_multipliers(mbs_form *F, double t, const double *x, double *lambda)
 /* Their change dlambda (m) for a change dh (f) of q - k at the state x (b'' held); 0 on success. */
 int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double *dh, double *dlambda);
 
+/* The sensitivity equations' linear systems at the state x: for k < nrhs, ydd_k and lambda_k of
+ * M ydd - C^T lambda = h_k, C ydd = -b_k (h, ydd: nrhs x f; b, lambda: nrhs x m) by the null-space
+ * form (minimum-norm, redundant rows harmless); m = 0: M ydd = h_k.  0 on success. */
+int mbs_form_kkt(mbs_form *F, double t, const double *x, int nrhs, const double *h, const double *b,
+                 double *ydd, double *lambda);
+
+/* v (f) changed by the least amount in the entries idx[0..n-1] (NULL: all) so that G v = rhs
+ * (nrow x f) holds as far as it can; returns max |G v - rhs| after, or -1 if the QR failed. */
+double mbs_form_least_change(mbs_form *F, int nrow, const double *G, const double *rhs,
+                             const int *idx, int n, double *v);
+
 /* For a failed run's message: 1 and a sentence in buf (time, pivot ratio, the row that is nearly
  * dependent on the others) if the column-pivoted QR of C^T at (t, y) has a pivot between low and
  * high times the larger of its largest pivot and the one recorded at the start (a singular

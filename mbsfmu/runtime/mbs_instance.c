@@ -94,6 +94,7 @@ struct mbs_instance {
     int nswitch;               /* partition choices logged (the first MBS_SWITCH_LOG are kept) */
     double switch_t[MBS_SWITCH_LOG];
     unsigned char switch_dep[MBS_SWITCH_LOG][F];
+    unsigned char held[NX];    /* what the last consistent start held: coordinates, then rates */
 };
 
 /* ---------------------------------------------------------------- the model */
@@ -853,6 +854,8 @@ static int consistent_init(mbs_instance *I, const unsigned char *hold)
     }
     if (rc != 0)
         return inconsistent(I, rc, bad, fixed, held_rates);
+    memcpy(I->held, fixed, sizeof fixed);
+    memcpy(I->held + F, held_rates, sizeof held_rates);
     moved[0] = '\0';
     for (j = 0; j < NX; j++) {
         int guess = j < F ? mbs_guess[j] : mbs_guess_velocity[j - F];
@@ -1206,6 +1209,34 @@ int mbs_inst_run(mbs_instance *I, const double *grid, size_t n, double *rec, siz
 }
 
 int mbs_inst_last_code(const mbs_instance *I) { return I->last_code; }
+
+int mbs_inst_set_state(mbs_instance *I, double t, const double *x)
+{
+    if (!I->d.started)
+        return fail(I, "the instance has not been started");
+    memcpy(I->d.x, x, sizeof I->d.x);
+    I->d.t = t;
+    reset_integrators(I);
+    return publish(I);
+}
+
+int mbs_inst_record(mbs_instance *I, int record, double *row)
+{
+    memcpy(row, I->d.v, sizeof(double) * VR_PRM);
+    return record_row(I, record, row);
+}
+
+const unsigned char *mbs_inst_held(const mbs_instance *I) { return I->held; }
+
+int mbs_inst_fail(mbs_instance *I, const char *msg) { return fail(I, "%s", msg); }
+
+int mbs_inst_start_method(const mbs_instance *I, double *rtol, double *atol, double *hmax)
+{
+    *rtol = I->d.v[MBS_VR_RTOL];
+    *atol = solver_atol(I);
+    *hmax = I->d.v[MBS_VR_HMAX];
+    return I->d.method;
+}
 
 void mbs_inst_statistics(const mbs_instance *I, long *nfev, long *naccept, long *nreject, long *nproj)
 {

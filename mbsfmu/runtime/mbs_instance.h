@@ -191,6 +191,19 @@ int mbs_inst_method_statistics(const mbs_instance *inst, int method, long *nacce
 int mbs_inst_output_derivatives(mbs_instance *inst, const double *du, size_t n, const unsigned *unknown,
                                 double *dv);
 
+/* ---- for the sensitivity analysis (mbs_sensitivity.h), after the start */
+/* Set the state to x (2 f) at t, as if a do-step had ended there (outputs computed; the
+ * integrators restart). */
+int mbs_inst_set_state(mbs_instance *inst, double t, const double *x);
+/* One row of mbs_inst_run at the current state (the values, then what `record` asks for). */
+int mbs_inst_record(mbs_instance *inst, int record, double *row);
+/* What the last consistent start held (2 f flags: coordinates, then rates; 0: it moved them). */
+const unsigned char *mbs_inst_held(const mbs_instance *inst);
+/* Leave msg as the instance's message (mbs_inst_message); returns MBS_ERROR. */
+int mbs_inst_fail(mbs_instance *inst, const char *msg);
+/* The method (MBS_METHOD_*) and its solver settings as a do-step would use them. */
+int mbs_inst_start_method(const mbs_instance *inst, double *rtol, double *atol, double *hmax);
+
 /* ---- state */
 size_t mbs_inst_state_size(void);
 void mbs_inst_save(const mbs_instance *inst, void *buf);

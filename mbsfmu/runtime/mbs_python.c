@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "mbs_instance.h"
+#include "mbs_sensitivity.h"
 
 static PyObject *EngineError;
 
@@ -343,6 +344,25 @@ static int run_tick(void *ctx, double t)
     return stop;
 }
 
+/* (rec, reached, status, message or exception, code) of a run that ended with rc */
+static PyObject *run_outcome(InstanceObject *self, PyObject *rec, size_t reached, int rc)
+{
+    if (PyErr_Occurred()) {
+        /* Ctrl-C or an exception in a Python function: handed to the caller with the rows */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb != NULL && value != NULL)
+            PyException_SetTraceback(value, tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        return Py_BuildValue("(NniNi)", rec, (Py_ssize_t)reached, MBS_ERROR,
+                             value ? value : Py_NewRef(Py_None), MBS_STOPPED);
+    }
+    return Py_BuildValue("(Nnisi)", rec, (Py_ssize_t)reached, rc,
+                         rc == MBS_OK ? "" : mbs_inst_message(self->inst), mbs_inst_last_code(self->inst));
+}
+
 /* run(grid, record=0, progress=None, every=0.1)
  *   -> (records[len(grid), width], reached, status, message or exception, code); record: the
  *   MBS_RECORD_* flags of mbs_inst_run */
@@ -384,20 +404,79 @@ static PyObject *Instance_run(InstanceObject *self, PyObject *args, PyObject *kw
         PyEval_RestoreThread(r.released);
     self->busy = 0;
     Py_DECREF(grid);
-    if (PyErr_Occurred()) {
-        /* Ctrl-C or an exception in a Python function: handed to the caller with the rows */
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (tb != NULL && value != NULL)
-            PyException_SetTraceback(value, tb);
-        Py_XDECREF(type);
-        Py_XDECREF(tb);
-        return Py_BuildValue("(NniNi)", rec, (Py_ssize_t)reached, MBS_ERROR,
-                             value ? value : Py_NewRef(Py_None), MBS_STOPPED);
+    return run_outcome(self, rec, reached, rc);
+}
+
+/* run_sensitivities(grid, what, index, record=0, progress=None, every=0.1)
+ *   -> (records, sensitivities[len(grid), len(what), mbs_sens_width()], reached, status, message or
+ *   exception, code, (nfev, naccept, nreject, nproj)): mbs_sens_run over the grid for the
+ *   parameter columns (what[j], index[j]) of mbs_sensitivity.h */
+static PyObject *Instance_run_sensitivities(InstanceObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"grid", "what", "index", "record", "progress", "every", NULL};
+    PyObject *ogrid, *owhat, *oindex, *progress = Py_None, *rec, *srec, *out;
+    PyArrayObject *grid, *what = NULL, *index = NULL;
+    int record = 0, rc, np;
+    double every = 0.1;
+    long stats[4];
+    npy_intp dims[2], sdims[3];
+    size_t reached = 0;
+    run_ctx r;
+    if (!check_idle(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OOO|iOd", names, &ogrid, &owhat,
+                                                          &oindex, &record, &progress, &every))
+        return NULL;
+    grid = as_doubles(ogrid);
+    if (grid == NULL)
+        return NULL;
+    what = (PyArrayObject *)PyArray_FROMANY(owhat, NPY_INT, 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
+    index = (PyArrayObject *)PyArray_FROMANY(oindex, NPY_INT, 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
+    if (what == NULL || index == NULL || PyArray_SIZE(what) != PyArray_SIZE(index)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "what and index must have the same length");
+        Py_DECREF(grid);
+        Py_XDECREF(what);
+        Py_XDECREF(index);
+        return NULL;
     }
-    return Py_BuildValue("(Nnisi)", rec, (Py_ssize_t)reached, rc,
-                         rc == MBS_OK ? "" : mbs_inst_message(self->inst), mbs_inst_last_code(self->inst));
+    np = (int)PyArray_SIZE(what);
+    dims[0] = sdims[0] = PyArray_SIZE(grid);
+    dims[1] = (npy_intp)mbs_inst_record_width(record);
+    sdims[1] = np;
+    sdims[2] = (npy_intp)mbs_sens_width();
+    rec = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0);
+    srec = PyArray_ZEROS(3, sdims, NPY_DOUBLE, 0);
+    if (rec == NULL || srec == NULL) {
+        Py_DECREF(grid);
+        Py_DECREF(what);
+        Py_DECREF(index);
+        Py_XDECREF(rec);
+        Py_XDECREF(srec);
+        return NULL;
+    }
+    r.self = self;
+    r.progress = progress == Py_None ? NULL : progress;
+    r.every = every >= 0 ? every : 0.1;
+    r.next = wall() + r.every;
+    r.released = NULL;
+    self->busy = 1;
+    if (self->input_fn == NULL && self->tp_fn == NULL)
+        r.released = PyEval_SaveThread();
+    rc = mbs_sens_run(self->inst, np, (const int *)PyArray_DATA(what), (const int *)PyArray_DATA(index),
+                      (const double *)PyArray_DATA(grid), (size_t)dims[0],
+                      (double *)PyArray_DATA((PyArrayObject *)rec), (size_t)dims[1], record,
+                      (double *)PyArray_DATA((PyArrayObject *)srec), stats, run_tick, &r, &reached);
+    if (r.released != NULL)
+        PyEval_RestoreThread(r.released);
+    self->busy = 0;
+    Py_DECREF(grid);
+    Py_DECREF(what);
+    Py_DECREF(index);
+    out = run_outcome(self, rec, reached, rc);
+    if (out == NULL) {
+        Py_DECREF(srec);
+        return NULL;
+    }
+    return Py_BuildValue("(NN(llll))", out, srec, stats[0], stats[1], stats[2], stats[3]);
 }
 
 static PyObject *Instance_multipliers(InstanceObject *self, PyObject *noargs)
@@ -633,6 +712,8 @@ static PyMethodDef Instance_methods[] = {
     {"do_step", (PyCFunction)Instance_do_step, METH_VARARGS, "do_step(t, h)"},
     {"run", (PyCFunction)(void (*)(void))Instance_run, METH_VARARGS | METH_KEYWORDS,
      "run(grid, record=0, progress=None, every=0.1) -> (records, reached, status, message, code)"},
+    {"run_sensitivities", (PyCFunction)(void (*)(void))Instance_run_sensitivities,
+     METH_VARARGS | METH_KEYWORDS, "run_sensitivities(grid, what, index, record=0, progress=None, every=0.1)"},
     {"start_failure", (PyCFunction)Instance_start_failure, METH_NOARGS,
      "why the last start failed (MBS_START_*), 0 if it did not"},
     {"multipliers", (PyCFunction)Instance_multipliers, METH_NOARGS, "Lagrange multipliers now"},

@@ -61,18 +61,23 @@ def refused_start(exc: EngineError) -> MbsError:
 
 
 def run_on_engine(system, numeric, formulation, schedule, grid, x0, given: list, fixed, rtol, atol,
-                  max_step, options, progress, progress_every, result, method="explicit", clock=None):
+                  max_step, options, progress, progress_every, result, method="explicit", clock=None,
+                  sensitivities=None):
     """Integrate over ``grid`` on the engine; returns (T, X, stats, recorded) or raises like
     simulate.  ``formulation`` is the formulation's name ('minimal' for a tree), ``schedule`` the
     run's :class:`~mbsfmu.equations.input_schedule.InputSchedule`; ``recorded`` holds, per name of
     :data:`RECORD`, the engine's values at the output points reached (``(k, n)`` arrays) and
     'constraint_residual' (the published residual).  ``clock`` (a :class:`.run_clock.RunClock`)
     times building or loading the engine and the run; ``result(T, X, stats, recorded, **extra)``
-    makes the partial Result of a failed or interrupted run."""
+    makes the partial Result of a failed or interrupted run.  ``sensitivities``: None, or
+    (names, what, index) of :func:`.sensitivity_columns.sensitivity_columns`: then the run
+    integrates their forward sensitivities with the state (mbs_sensitivity.h) and ``recorded``
+    also holds 'sensitivities' (names, (k, np, width) array)."""
     clock = clock or RunClock()
     try:
         with clock.compiling():
-            eng = Engine(system, formulation, options, method=ENGINE_METHODS[method])
+            eng = Engine(system, formulation, options, method=ENGINE_METHODS[method],
+                         sensitivities=sensitivities is not None)
     except EngineError as exc:  # an option the model cannot take (the partition's count)
         raise ParameterError(str(exc)) from None
     eng.set(dict(zip(numeric.constant_names, map(float, numeric.prm))))
@@ -114,11 +119,19 @@ def run_on_engine(system, numeric, formulation, schedule, grid, x0, given: list,
     if progress is not None:
         progress(0.0, t_end)
     clock.start_run()
-    rec, reached, status, message, code = eng.run(grid, progress=tick, every=progress_every, record=RECORD)
+    if sensitivities is None:
+        rec, reached, status, message, code = eng.run(grid, progress=tick, every=progress_every,
+                                                      record=RECORD)
+    else:
+        rec, sens, reached, status, message, code, counts = eng.run_sensitivities(
+            grid, sensitivities[1], sensitivities[2], progress=tick, every=progress_every, record=RECORD)
     clock.stop_run()
     stiffness_warning()
     stats = dict(eng.statistics(), engine_seconds=time.perf_counter() - start, backend="c",
                  engine="c")
+    if sensitivities is not None:  # the augmented integration's work, not the instance's
+        stats.update(zip(("nfev", "naccept", "nreject", "nproj"), counts),
+                     sensitivities=len(sensitivities[0]))
     if numeric.m and formulation == "partition":
         stats["partition_switches"] = [(t, [n for n, d in zip(names, dep) if not d])
                                        for t, dep in eng.instance.switches()]
@@ -127,6 +140,8 @@ def run_on_engine(system, numeric, formulation, schedule, grid, x0, given: list,
     recorded = {name: v.T for name, v in eng.recorded(rec[:reached], RECORD).items()}
     if numeric.m:
         recorded["constraint_residual"] = rec[:reached, 2 * f]
+    if sensitivities is not None:
+        recorded["sensitivities"] = (list(sensitivities[0]), sens[:reached])
     if status != 0:
         if isinstance(message, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (errors.Terminated)
             how = stop_reason(message)

@@ -8,6 +8,7 @@ import pathlib
 import numpy as np
 
 from ..animation import animate
+from ..codegen.c_model import output_sources
 from ..core.errors import SimulationError
 from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
@@ -114,6 +115,47 @@ class Result:
             lam = [self._formulation("multipliers").multipliers(ti, x[:, i]) for i, ti in enumerate(self.t)]
             self._lambda = np.array(lam).T if lam else np.zeros((0, 0))
         return dict(zip(self.system.constraint_names, self._lambda))
+
+    @property
+    def sensitivity_names(self) -> list[str]:
+        """The parameters of ``simulate(..., sensitivities=...)`` (empty for a run without)."""
+        return list(self.recorded["sensitivities"][0]) if "sensitivities" in self.recorded else []
+
+    def sensitivity(self, signal: str, wrt: str) -> np.ndarray:
+        """d signal(t) / d wrt at every output time, from the direct method of the run
+        (``simulate(..., sensitivities=[...])``, :mod:`mbsfmu.runtime` mbs_sensitivity.h):
+        ``signal`` a coordinate, ``der(coordinate)``, a user output (expression, frame
+        kinematics or reaction) or a constraint's multiplier by its name; ``wrt`` one of
+        :attr:`sensitivity_names`."""
+        if "sensitivities" not in self.recorded:
+            raise SimulationError(f"{self.system.name}: this result has no sensitivities; run "
+                                  "simulate(..., sensitivities=[names])")
+        names, values = self.recorded["sensitivities"]
+        if wrt not in names:
+            raise SimulationError(f"sensitivity by {wrt!r}: the run computed them by "
+                                  f"{', '.join(names)} only")
+        column = values[:, names.index(wrt), :]
+        return column[:, self._sensitivity_index(signal)]
+
+    def _sensitivity_index(self, signal: str) -> int:
+        """Where ``signal``'s sensitivity is in a row of the engine's sensitivity record:
+        [y (f), y' (f), lambda (m), expression outputs]."""
+        coords, f, m = self.coordinate_names, self.numeric.f, self.numeric.m
+        rate = signal[4:-1] if signal.startswith("der(") and signal.endswith(")") else None
+        if signal in coords:
+            return coords.index(signal)
+        if rate in coords:
+            return f + coords.index(rate)
+        constraints = list(self.system.constraint_names) if m else []
+        if signal in constraints:
+            return 2 * f + constraints.index(signal)
+        outputs = list(getattr(self.system, "outputs", {}))
+        if signal in outputs:
+            src = output_sources(self.system)[outputs.index(signal)]
+            return 2 * f + m + src if src >= 0 else 2 * f + (-src - 1)
+        raise SimulationError(f"sensitivity of {signal!r}: not a coordinate, der(coordinate), output or "
+                              f"constraint of {self.system.name!r} (coordinates: {', '.join(coords)}; "
+                              f"outputs: {', '.join(outputs) or 'none'})")
 
     def _formulation(self, what: str):
         """The run's reference formulation, which computes ``what`` (a Result read from a file

@@ -38,6 +38,7 @@ from .result import Result
 from .run_clock import RunClock
 from .run_failure import run_failure
 from .run_monitor import RunMonitor
+from .sensitivity_columns import sensitivity_columns
 
 #: The reference integrator of simulate's own method names on the numpy backend (scipy's methods
 #: run under their own names): each the engine's method of that name -- 'explicit' is the
@@ -167,7 +168,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              initial: dict | None = None, inputs: dict | None = None,
              formulation: str | None = None, formulation_options: dict | None = None,
              fixed=(), max_step: float = math.inf, backend: str | None = None,
-             progress=None, progress_every: float = 0.2) -> Result:
+             progress=None, progress_every: float = 0.2, sensitivities=None) -> Result:
     """Simulate a model from t = 0 to ``t_end``.
 
     ``method``: ``'explicit'`` (the stabilized Dormand-Prince RKSTAB, trees included; ``'rkstab'``
@@ -202,6 +203,10 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     computed is lost: a failure raises SimulationError and Ctrl-C (or SIGTERM turned into
     :class:`~mbsfmu.core.errors.Terminated`) raises :class:`~mbsfmu.core.errors.SimulationInterrupted`, both
     with ``.result``, the Result up to the last output point reached (``result.partial`` is true).
+    ``sensitivities``: names of constants, initial values (a coordinate, ``der(coordinate)``) and
+    named initial conditions (:mod:`.sensitivity_columns`): the engine integrates the forward
+    sensitivities of the exact solution by each of them with the state (the direct method,
+    ``mbs_sensitivity.h``); :meth:`Result.sensitivity` reads them.
     The arguments are checked before any work: a bad one raises ParameterError naming it."""
     clock = RunClock()
     system = system_of(model)
@@ -221,10 +226,16 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     f = numeric.f
     given = [k if not k.startswith("D") or k in system.coordinates_ else f"der({k[1:]})"
              for k in (initial or {})]
-    if backend == "c" and engine_applies(system, method, name if numeric.m else "minimal"):
+    columns = None if sensitivities is None else sensitivity_columns(system, sensitivities)
+    on_engine = backend == "c" and engine_applies(system, method, name if numeric.m else "minimal")
+    if columns is not None and not on_engine:
+        raise ParameterError(f"sensitivities are integrated by the C engine: backend {backend!r} with "
+                             f"method {method!r} has none (use backend='c' and method 'explicit', "
+                             "'dop853' or 'stiff')")
+    if on_engine:
         return _simulate_on_engine(system, numeric, name if numeric.m else "minimal", schedule, grid, x0,
                                    given, fixed, rtol, atol, max_step, inputs, options, progress,
-                                   progress_every, method, clock)
+                                   progress_every, method, clock, columns)
     form = make_formulation(name, numeric, schedule, **options)
     if backend == "c":
         with clock.compiling():
@@ -305,7 +316,7 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
 
 
 def _simulate_on_engine(system, numeric, formulation, schedule, grid, x0, given, fixed, rtol, atol, max_step,
-                        inputs, options, progress, progress_every, method, clock) -> Result:
+                        inputs, options, progress, progress_every, method, clock, columns=None) -> Result:
     """The engine's run of simulate (see :mod:`.engine_run`), as a Result whose multipliers,
     accelerations and residuals are the engine's."""
     atol = effective_atol(atol, rtol, bool(numeric.m))
@@ -322,7 +333,7 @@ def _simulate_on_engine(system, numeric, formulation, schedule, grid, x0, given,
 
     T, X, run_stats, recorded = run_on_engine(system, numeric, formulation, schedule, grid, x0, given, fixed,
                                               rtol, atol, max_step, options, progress, progress_every, result,
-                                              method, clock)
+                                              method, clock, columns)
     return result(T, X, run_stats, recorded)
 
 

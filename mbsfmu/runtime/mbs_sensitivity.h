@@ -1,0 +1,71 @@
+/*
+ * mbs_sensitivity.h -- forward sensitivities of a run: dx(t)/dp by the direct method (C99).
+ *
+ * For the state x = [y, y'] of a started instance (mbs_instance.h) and np parameters p_j (a
+ * constant, the initial value of a coordinate or of its rate, the value or rate of a named
+ * initial condition) the engine integrates, together with x and by the same method and error
+ * control, the sensitivities s_j = dx/dp_j = [s_y, s_y'] of the exact solution (seed 002 §4, the
+ * direct method):
+ *
+ *   s_y' = s_y'-part,   s_y'' = sigma  with
+ *   M sigma - C^T mu = -dR,   C sigma = -dG                              (the tangent of eqs. 7-8)
+ *
+ * where dR, dG are the tangents of R = M a - (q - k) - C^T lambda and G = C a + b'' (+ the
+ * Baumgarte terms 2 alpha V + beta^2 c of the formulations that add them) along (s_y, s_y', e_j)
+ * at the state's a = y'' and lambda, generated from the symbolic equations (mbs_sens_tangent,
+ * mbsfmu.equations.sensitivity_equations); mu = dlambda/dp_j.  The linear systems are those of
+ * the accelerations (mbs_form_kkt: the null-space form, redundant constraints harmless).
+ *
+ * Consistency (what the constraints' derivatives require): at the start
+ *   C_h s_y + dc/dp = 0,  E s_y = de0/dp   (positions: the coordinates the start moved change)
+ *   C s_y' + dV = 0,      E s_y' + ... = drate/dp   (rates: likewise)
+ * by the least change of the unheld entries (mbs_form_least_change), and after every projection
+ * of the state (formulations that project) the same corrections of each s_j: the projection
+ * differentiated at its converged point, s <- (I - C^+ C) s - C^+ dc/dp (least change).
+ *
+ * The integrator runs on the augmented state X = [x, s_1, ..., s_np] (2 f (1 + np) values) with
+ * the error test over all of it; the stiff method's Newton matrix is block diagonal (the state's
+ * Jacobian by differences in every block: the sensitivity equations are linear in s).
+ * Storage is allocated here (malloc), per run.
+ */
+#ifndef MBS_SENSITIVITY_H
+#define MBS_SENSITIVITY_H
+
+#include <stddef.h>
+
+#include "mbs_instance.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a parameter column is (what[j]) and its index (index[j]) */
+enum {
+    MBS_SENS_CONSTANT = 0,  /* constant index (0 .. nprm - 1) */
+    MBS_SENS_POSITION = 1,  /* initial value of coordinate index */
+    MBS_SENS_RATE = 2,      /* initial value of the rate of coordinate index */
+    MBS_SENS_IC_VALUE = 3,  /* value of initial condition index */
+    MBS_SENS_IC_RATE = 4    /* rate of initial condition index */
+};
+
+/* 1 if the model was built with its sensitivity functions (mbs_sens_tangent ...), else 0. */
+int mbs_sens_available(void);
+
+/* Doubles per grid point and column in srec: s_y (f), s_y' (f), dlambda/dp (m), the tangents of
+ * the expression outputs (MBS_NOUT_EXPR). */
+size_t mbs_sens_width(void);
+
+/* From the started instance over grid[0..n-1] (grid[0] = its time): rows of rec as mbs_inst_run
+ * writes them (stride doubles, what `record` asks for) and, per grid point k and column j,
+ * srec[(k * np + j) * mbs_sens_width() ...].  stats (4 longs): rhs evaluations, accepted and
+ * rejected steps, projections.  tick as in mbs_inst_run.  MBS_OK, or MBS_ERROR with the message
+ * of the instance (mbs_inst_message) and *reached rows written. */
+int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, const double *grid,
+                 size_t n, double *rec, size_t stride, int record, double *srec, long *stats,
+                 int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MBS_SENSITIVITY_H */

@@ -1,0 +1,117 @@
+"""What ``simulate(..., sensitivities=[...])`` differentiates by: names -> the engine's columns.
+
+A name is one of
+
+* a constant (``System.constant``): the run's value of it, as ``params`` sets it;
+* a coordinate ``x``: its initial value (as ``initial={'x': ...}`` sets it), and ``der(x)`` or
+  ``Dx`` the initial value of its rate;
+* a named initial condition (``System.initial_condition``): its value, and ``der(name)`` its rate.
+
+Each becomes a column ``(what, index)`` of ``mbs_sensitivity.h`` (MBS_SENS_*).  Names that the
+run cannot differentiate by are refused before anything runs, with the reason: a constant the
+equations do not depend on (its sensitivities would be zero: almost always a typo or a
+misunderstanding), a constant that a time parameter's expressions read (the generated time
+parameters are not differentiated), the rate of an initial condition that declares none.
+"""
+
+from __future__ import annotations
+
+from ..core.errors import ParameterError
+from ..equations.derive import derive
+from ..equations.sensitivity_equations import sensitivity_equations
+
+#: the column kinds of mbs_sensitivity.h
+CONSTANT, POSITION, RATE, IC_VALUE, IC_RATE = range(5)
+
+
+def _rate_of(name: str) -> str | None:
+    if name.startswith("der(") and name.endswith(")"):
+        return name[4:-1]
+    return None
+
+
+def sensitivity_columns(system, names) -> tuple[list[str], list[int], list[int]]:
+    """(names, what, index) of the parameters ``names`` (a name or a list of names)."""
+    if isinstance(names, str):
+        names = [names]
+    try:
+        names = list(names)
+    except TypeError:
+        raise ParameterError(f"sensitivities must be a list of names, got {names!r}") from None
+    if not names:
+        raise ParameterError("sensitivities: give at least one name (a constant, a coordinate, "
+                             "der(coordinate) or a named initial condition)")
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise ParameterError(f"sensitivities: {bad[0]!r} is not a name")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ParameterError(f"sensitivities: {', '.join(map(repr, dup))} given more than once")
+    constants = list(system.constants_)
+    coords = list(system.coordinates_)
+    ics = [ic.name for ic in system.initial_conditions]
+    used = _constants_used(system)
+    timed = _constants_in_time_parameters(system)
+    what, index = [], []
+    for n in names:
+        rate = _rate_of(n)
+        if rate is None and n.startswith("D") and n[1:] in coords and n not in constants:
+            rate = n[1:]
+        if n in constants:
+            if n in timed:
+                raise ParameterError(f"sensitivities: constant {n!r} enters the time parameter(s) "
+                                     f"{', '.join(timed[n])}, whose derivatives are not generated; "
+                                     "sensitivities by it are not available")
+            if n not in used:
+                raise ParameterError(f"sensitivities: the equations of {system.name!r} do not depend on "
+                                     f"constant {n!r} (its sensitivities would be zero)")
+            what.append(CONSTANT)
+            index.append(constants.index(n))
+        elif n in coords:
+            what.append(POSITION)
+            index.append(coords.index(n))
+        elif rate in coords:
+            what.append(RATE)
+            index.append(coords.index(rate))
+        elif n in ics:
+            what.append(IC_VALUE)
+            index.append(ics.index(n))
+        elif rate in ics:
+            ic = system.initial_conditions[ics.index(rate)]
+            if ic.rate is None:
+                raise ParameterError(f"sensitivities: initial condition {rate!r} declares no rate, so "
+                                     f"{n!r} is not a parameter of the run")
+            what.append(IC_RATE)
+            index.append(ics.index(rate))
+        else:
+            raise ParameterError(
+                f"sensitivities: {n!r} is not a parameter of {system.name!r}; give a constant "
+                f"({', '.join(constants) or 'none'}), a coordinate or der(coordinate) "
+                f"({', '.join(coords)}) or a named initial condition ({', '.join(ics) or 'none'})")
+    return names, what, index
+
+
+def _constants_used(system) -> set[str]:
+    """The constants whose tangent seed dp_k reaches the sensitivity equations or the outputs'
+    tangents (through the intermediates): those the run depends on."""
+    eqs = derive(system)
+    se = sensitivity_equations(eqs)
+    w = eqs.intermediates
+    exprs = list(se.tangent) + list(se.outputs_tangent)
+    found = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
+    for s in w.needed_for(exprs):
+        found |= w.definitions[s].free_symbols
+    names = list(system.constants_)
+    seeds = se.z_tangent[len(se.z_tangent) - len(names):]
+    return {n for n, d in zip(names, seeds) if d in found}
+
+
+def _constants_in_time_parameters(system) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    syms = {c.symbol: name for name, c in system.constants_.items()}
+    for p in system.time_parameters.values():
+        for e in p.expressions or ():
+            for s in getattr(e, "free_symbols", ()):
+                if s in syms:
+                    out.setdefault(syms[s], []).append(p.name)
+    return out
