@@ -68,10 +68,21 @@ def settable_names(system) -> list[str]:
 def canonical_name(system, key: str) -> str:
     """The canonical name (``x``, ``der(x)``, ``e``, ``der(e)``) of a key of ``initial=``, or a
     ParameterError that says why it is none and lists what is settable."""
+    name = lookup(system, key)
+    if name is None:
+        raise ParameterError(f"initial value {key!r}: not a coordinate, velocity or named initial "
+                             f"condition of {system.name!r} ({_known(system)})")
+    return name
+
+
+def lookup(system, key) -> str | None:
+    """The canonical name of ``key`` (see :func:`canonical_name`), None if it names nothing
+    ``initial=`` takes; a ParameterError if it names a condition that cannot be set so (a rate
+    the condition does not declare, a condition of a model without constraints)."""
     coords = system.coordinates_
     conditions = {ic.name: ic for ic in system.initial_conditions}
     if not isinstance(key, str):
-        raise ParameterError(f"initial value {key!r}: names are strings ({_known(system)})")
+        return None
     if key in coords:
         return key
     rated = _rate_of(key)
@@ -79,8 +90,7 @@ def canonical_name(system, key: str) -> str:
         return rate_name(rated)
     name = key if key in conditions else rated if rated in conditions else None
     if name is None:
-        raise ParameterError(f"initial value {key!r}: not a coordinate, velocity or named initial "
-                             f"condition of {system.name!r} ({_known(system)})")
+        return None
     if not system.constrained:
         raise ParameterError(f"initial value {key!r}: the initial condition {name!r} of {system.name!r} "
                              "takes no part: the model has no constraints, so its coordinates are "
