@@ -835,7 +835,9 @@ static void ic_targets(mbs_instance *I)
     int i, k = MBS_NIC;
     for (i = 0; i < MBS_NIC; i++) {
         I->ic_value[i] = I->d.v[MBS_VR_IC + i];
-        I->ic_rate[i] = mbs_ic_has_rate[i] ? I->d.v[MBS_VR_IC + k++] : 0.0;
+        I->ic_rate[i] = 0.0;
+        if (mbs_ic_has_rate[i] && k < MBS_NICVAR) /* always, for a model of this layout */
+            I->ic_rate[i] = I->d.v[MBS_VR_IC + k++];
         I->ic_has_rate[i] = mbs_ic_has_rate[i];
     }
 }
