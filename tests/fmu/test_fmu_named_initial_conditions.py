@@ -70,7 +70,8 @@ def test_refused_after_initialization_and_kept(fmus, kind, tmp_path):
     before = s.get()
     with pytest.raises(FMICallException):
         s.set({"crank_angle": 0.7})
-    assert any("crank_angle" in m and "initial condition" in m and "initialization" in m.lower() for m in s.errors()), s.messages
+    assert any("crank_angle" in m and "initial condition" in m and "initialization" in m.lower()
+               for m in s.errors()), s.messages
     assert np.array_equal(s.get(), before) and s.get(["crank_angle"])[0] == 0.5
     s.free()
 
