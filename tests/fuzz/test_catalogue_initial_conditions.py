@@ -15,9 +15,10 @@ import math
 import pathlib
 
 import pytest
+from condition_models import ring
 
 import mbsfmu
-from mbsfmu import ConstraintError, ModelError, ParameterError, System, rot_x
+from mbsfmu import ConstraintError, ModelError, ParameterError, System
 from mbsfmu.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -25,26 +26,12 @@ SLIDER = ROOT / "models" / "slider_crank.py"
 BACKENDS = ["numpy", "c"]
 
 
-def ring():
-    """A point mass on the circle x^2 + y^2 = 1, started by the height y (no rate declared)."""
-    s = System("ring")
-    x, y = s.coordinates("x", "y")
-    s.gravity([0, -9.81, 0])
-    s.body("P", rel_pos=[x, y, 0], mass=1.0, inertia=[0, 0, 0])
-    s.constraint("circle", x**2 + y**2 - 1)
-    s.initial_condition("height", y, 0.5)
-    s.initial_guess(x=1.0, y=0.0)
-    return s
-
-
-def pendulum():
-    """A tree (no constraints) that declares an initial condition."""
+def tree():
+    """A model without constraints that declares an initial condition."""
     s = System("p")
-    m, l = s.constants(m=1.0, l=0.5)
-    q, = s.coordinates("q")
-    s.gravity([0, 0, -9.81])
-    s.body("B", rel_rot=rot_x(q), cg_pos=[0, 0, -l], mass=m, inertia=[1, 1, 1])
-    s.initial_condition("angle", q, 0.3)
+    z, = s.coordinates("z")
+    s.body("B", rel_pos=[0, 0, z], mass=1.0, inertia=[0, 0, 0])
+    s.initial_condition("angle", z, 0.3)
     return s
 
 
@@ -113,7 +100,7 @@ SIMULATE_CASES = [
      r"initial_condition\('height', \.\.\., rate=\.\.\.\)\)"),
     ("rate not declared (D)", ring, {"Dheight": 1.0}, {}, ParameterError,
      r"initial value 'Dheight': the initial condition 'height' of 'ring' declares no rate"),
-    ("condition of a tree", pendulum, {"angle": 0.1}, {}, ParameterError,
+    ("condition of a tree", tree, {"angle": 0.1}, {}, ParameterError,
      r"initial value 'angle': the initial condition 'angle' of 'p' takes no part: the model has no "
      r"constraints, so its coordinates are its initial state \(set them instead\)"),
     ("initial not a dict", SLIDER, [("crank_angle", 0.5)], {}, ParameterError,
@@ -158,19 +145,7 @@ def test_sweep(tmp_path, design, initial, pattern):
     assert not list(tmp_path.iterdir())  # nothing written
 
 
-RING_FILE = '''from mbsfmu import System
-
-
-def model():
-    s = System("ring")
-    x, y = s.coordinates("x", "y")
-    s.gravity([0, -9.81, 0])
-    s.body("P", rel_pos=[x, y, 0], mass=1.0, inertia=[0, 0, 0])
-    s.constraint("circle", x**2 + y**2 - 1)
-    s.initial_condition("height", y, 0.5)
-    s.initial_guess(x=1.0, y=0.0)
-    return s
-'''
+RING_FILE = "from condition_models import model  # noqa: F401\n"
 
 # (label, model (None: the slider-crank), --set items, regex of the error on stderr)
 CLI_CASES = [

@@ -9,10 +9,11 @@ import warnings
 
 import numpy as np
 import pytest
+from condition_models import ring
 from fmu_support import MODELS
 
 import mbsfmu
-from mbsfmu import ConstraintError, ParameterError, System
+from mbsfmu import ConstraintError, ParameterError
 from mbsfmu.core.constants import FORMULATION_KINDS
 from mbsfmu.core.errors import InconsistentInitialValuesWarning
 from mbsfmu.engine.extension import Engine, EngineError
@@ -107,19 +108,6 @@ def test_a_coordinate_that_contradicts_the_condition_moves(backend):
     res = run(SLIDER, backend, initial={"crank_angle": theta, "alpha": alpha})
     assert res["alpha"][0] == pytest.approx(alpha, abs=1e-12)
     assert crank(res)[0] == pytest.approx(theta, abs=1e-12)
-
-
-def ring():
-    """A point mass on the circle x^2 + y^2 = 1 in a vertical plane, started by the height y (no
-    rate declared)."""
-    s = System("ring")
-    x, y = s.coordinates("x", "y")
-    s.gravity([0, -9.81, 0])
-    s.body("P", rel_pos=[x, y, 0], mass=1.0, inertia=[0, 0, 0])
-    s.constraint("circle", x**2 + y**2 - 1)
-    s.initial_condition("height", y, 0.5)
-    s.initial_guess(x=1.0, y=0.0)
-    return s
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
