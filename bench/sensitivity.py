@@ -46,7 +46,10 @@ def central(s, t_end, rtol, order=2, h_rel=1e-4):
         h = h_rel * abs(v)
         ks = (1, -1) if order == 2 else (2, 1, -1, -2)
         f = [final_values(run(s, t_end, rtol, params={p: v + k * h})) for k in ks]
-        cols.append((f[0] - f[1]) / (2 * h) if order == 2 else (-f[0] + 8 * f[1] - 8 * f[2] + f[3]) / (12 * h))
+        if order == 2:
+            cols.append((f[0] - f[1]) / (2 * h))
+        else:
+            cols.append((-f[0] + 8 * f[1] - 8 * f[2] + f[3]) / (12 * h))
     return np.array(cols).T
 
 
@@ -84,7 +87,8 @@ def main():
           f"{len(PARAMS)} constants")
     print(f"{'method':34s} {'time [s]':>9s} {'/ one run':>9s} {'rel. error':>11s}")
     print(f"{'one plain run':34s} {t_plain:9.4f} {1.0:9.2f} {'':>11s}")
-    print(f"{'direct (engine sensitivities)':34s} {t_direct:9.4f} {t_direct / t_plain:9.2f} {err_direct:11.2e}")
+    print(f"{'direct (engine sensitivities)':34s} {t_direct:9.4f} {t_direct / t_plain:9.2f} "
+          f"{err_direct:11.2e}")
     print(f"{'central differences (2p + 1 runs)':34s} {t_fd:9.4f} {t_fd / t_plain:9.2f} {err_fd:11.2e}")
     print(f"direct is {t_fd / t_direct:.2f}x faster than central differences, "
           f"{err_fd / max(err_direct, 1e-300):.1f}x more accurate; steps: plain run vs direct "

@@ -19,7 +19,8 @@
                  [--fps F] [--every N] [--dpi D]
 
 ``--set`` accepts constants, initial positions (``alpha=0.3``), initial velocities
-(``der(alpha)=1`` or ``Dalpha=1``) and constant input values.  The output paths are checked
+(``der(alpha)=1`` or ``Dalpha=1``), the values of named initial conditions (``crank_angle=0.5``)
+and their declared rates (``der(crank_angle)=1``) and constant input values.  The output paths are checked
 before the run.  A refused input or a failed run exits with 2, Ctrl-C with 130 and SIGTERM with
 143 (128 + the signal's number; SIGTERM stops a command exactly as Ctrl-C does).  A simulation
 that fails or is stopped writes what it computed to ``<out>.partial.csv`` (``animate``: the
@@ -57,6 +58,8 @@ from .core.output_files import check_output_path, partial_path, plot_path
 from .core.solver_settings import DEFAULT_METHOD, METHOD_ALIASES, METHODS
 from .equations.derive import derive
 from .fmu.build import DEFAULT_KIND, KINDS, build_fmu
+from .model.initial_values import condition_variables
+from .model.initial_values import lookup as lookup_initial
 from .model.loader import load_model
 from .simulation import Result, simulate
 from .simulation.result import signal_names
@@ -143,14 +146,13 @@ def _parse_sets(items, system):
             params[name] = v
         elif name in system.inputs:
             inputs[name] = v
-        elif name in system.coordinates_ or (name.startswith("der(") and name[4:-1]
-                                             in system.coordinates_) or (
-                name.startswith("D") and name[1:] in system.coordinates_):
+        elif lookup_initial(system, name) is not None:  # or a message about a named initial condition
             initial[name] = v
         else:
-            known = list(system.constants_) + list(system.coordinates_) + list(system.inputs)
-            raise ParameterError(f"--set {name}: no constant, coordinate or input of that name "
-                                 f"in {system.name!r} (known: {', '.join(known)})")
+            conditions = [n for n, _, _ in condition_variables(system)]
+            known = list(system.constants_) + list(system.coordinates_) + conditions + list(system.inputs)
+            raise ParameterError(f"--set {name}: no constant, coordinate, named initial condition or "
+                                 f"input of that name in {system.name!r} (known: {', '.join(known)})")
     return params, initial, inputs
 
 

@@ -11,8 +11,9 @@
 ``model.c``
     the generated equations (:func:`~mbsfmu.codegen.c_source.generate_c_functions`) and the
     tables the contract declares: variable names, kinds and start values in value-reference
-    order (:func:`~mbsfmu.codegen.fmu_variables.fmu_variables`), the guess flags and initial
-    conditions for consistent initialization, the names of the constraint rows, the sources of
+    order (:func:`~mbsfmu.codegen.fmu_variables.fmu_variables`; the named initial conditions'
+    values and rates are among them), the guess flags and which initial conditions have a rate
+    for consistent initialization, the names of the constraint rows, the sources of
     the user outputs and the parameter rules (:mod:`mbsfmu.equations.parameter_requirements`).
 ``model_aba.c``
     for a tree on joint coordinates ``mbs_aba`` (:mod:`~mbsfmu.codegen.c_aba`), otherwise
@@ -51,7 +52,8 @@ MODEL_FILES = ("model.c", "model_aba.c", "model_tree.c")
 MODEL_HEADER = "model_config.h"
 
 #: variable kinds as the engine numbers them (MBS_VAR_* in mbs_model.h)
-VAR_KINDS = {"coordinate": 0, "velocity": 0, "residual": 1, "output": 1, "reaction": 1, "input": 4}
+VAR_KINDS = {"coordinate": 0, "velocity": 0, "residual": 1, "output": 1, "reaction": 1, "input": 4,
+             "initial_condition": 5}
 
 
 def c_string(s: str) -> str:
@@ -132,8 +134,6 @@ def _initialization_tables(system) -> list[str]:
     return [
         _table("unsigned char", "mbs_guess", [int(bool(c.guess)) for c in coords], str),
         _table("unsigned char", "mbs_guess_velocity", [int(bool(c.guess_velocity)) for c in coords], str),
-        _table("double", "mbs_ic_value", [float(ic.value) for ic in ics]),
-        _table("double", "mbs_ic_rate", [float(ic.rate or 0.0) for ic in ics]),
         _table("unsigned char", "mbs_ic_has_rate", [int(ic.rate is not None) for ic in ics], str),
         _table("char *const", "mbs_ic_expression", [c_string(str(ic.expression)) for ic in ics], str)
         if ics else "const char *const mbs_ic_expression[1] = {NULL};",
@@ -235,6 +235,7 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
         f"#define MBS_MODEL_NAME {c_string(system.name)}",
         *[f"#define MBS_{k} {v}" for k, v in n.items()],
         f"#define MBS_NIC {len(system.initial_conditions)}",
+        f"#define MBS_NICVAR {sum(v.kind == 'initial_condition' for v in variables)}",
         f"#define MBS_NOUT {len(system.outputs)}",
         f"#define MBS_NOUT_EXPR {sum(1 for v in src if v >= 0)}",
         f"#define MBS_NREACT {sum(1 for v in src if v < 0)}",

@@ -18,6 +18,12 @@ of the model description (docs/guide/fmus.md, Variables).
   ``method``, the integration method, a tunable Integer parameter (0 = rkstab, 1 = stiff,
   2 = dop853, :data:`mbsfmu.core.solver_settings.METHODS`) whose start value the export chooses;
 * the model's inputs: continuous inputs held over each communication step;
+* for a model with constraints, each named initial condition's value ``e`` and then the rate
+  ``der(e)`` of each that declares one (``System.initial_condition``): parameters with
+  variability ``fixed`` and initial ``exact``, settable until fmi2ExitInitializationMode, where
+  the consistent initialization solves e(y) = e and E(y) y' = der(e) with the constraints
+  (:func:`mbsfmu.model.initial_values.condition_variables`, the names ``simulate(initial=...)``
+  takes);
 * last, ``solver``: the old name of ``method``
   (:data:`mbsfmu.core.solver_settings.DEPRECATED_FMU_NAMES`), kept for one release; setting it
   sets ``method`` and logs a deprecation warning.  The engine's instance holds the variables
@@ -41,6 +47,7 @@ from ..core.solver_settings import (
 )
 from ..equations.derive import derive
 from ..equations.outputs import feedthrough
+from ..model.initial_values import condition_variables
 
 
 def fmu_variables(system, method: str = DEFAULT_METHOD,
@@ -93,6 +100,13 @@ def fmu_variables(system, method: str = DEFAULT_METHOD,
     for u in system.inputs.values():
         add(u.name, "input", "continuous", None, u.default, "model input", kind="input",
             min=u.min, max=u.max)
+    conditions = {ic.name: ic for ic in system.initial_conditions}
+    for var, name, start in condition_variables(system):
+        expression = conditions[name].expression
+        what = (f"value of {expression} at the start" if var == name
+                else f"rate d/dt ({expression}) at the start")
+        add(var, "parameter", "fixed", "exact", start, f"named initial condition {name!r}: the {what} "
+            "(the consistent initialization solves for it)", kind="initial_condition")
     for old, new in DEPRECATED_FMU_NAMES.items():
         st = BY_NAME[new]
         add(old, "parameter", "tunable", "exact", number, f"deprecated, goes away in the next release: "

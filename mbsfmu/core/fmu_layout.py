@@ -4,7 +4,8 @@ export adds to those of the model.
 The variables of a model, in value-reference order (:func:`mbsfmu.codegen.fmu_variables.
 fmu_variables`, which needs the derived equations, lists them): the coordinates, their
 velocities ``der(<name>)``, :data:`RESIDUAL` for a model with constraints, the user outputs,
-the constants, the solver settings (:mod:`.solver_settings`), the inputs and last the deprecated
+the constants, the solver settings (:mod:`.solver_settings`), the inputs, the values and rates of
+the named initial conditions of a model with constraints and last the deprecated
 names of renamed variables (``solver``, :data:`.solver_settings.DEPRECATED_FMU_NAMES`).  Both FMU kinds,
 the engine's model source and the model description use that one list; a model may not name a
 constant, coordinate, input or output like a variable the export adds (:func:`added_names`).
@@ -30,7 +31,8 @@ class FmuVariable:
     initial: str | None
     start: float | None
     description: str = ""
-    kind: str = ""  # coordinate, velocity, residual, output, reaction, constant, solver, input, deprecated
+    kind: str = ""  # coordinate, velocity, residual, output, reaction, constant, solver, input,
+    # initial_condition, deprecated
     dependencies: tuple = ()  # names of the inputs an output depends on directly
     min: float = -math.inf  # declared bounds (FMI min/max attributes, written when finite)
     max: float = math.inf

@@ -44,6 +44,7 @@ from ..core.solver_settings import DEFAULT_METHOD, DEPRECATED_FMU_NAMES, check_s
 from ..equations.derive import derive
 from ..equations.mass_regularity import check_regular_mass
 from ..model import Model
+from ..model.initial_values import condition_variables
 from ..model.loader import load_model
 from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source, source_dir
 from .model_description import fmu_path, model_description_xml, model_identifier
@@ -113,7 +114,8 @@ def build_native_fmu(model, out_path, formulation: str | None = None, method: st
     xml = model_description_xml(system, ident, guid=guid, can_get_set_state=True,
                                 directional_derivatives=True, source_files=COMPILED_SOURCES,
                                 variables=variables)
-    nvars = 2 * n["F"] + (n["M"] > 0) + len(system.outputs) + n["NPRM"] + 4 + n["NU"]
+    nvars = (2 * n["F"] + (n["M"] > 0) + len(system.outputs) + n["NPRM"] + 4 + n["NU"]
+             + len(condition_variables(system)))
     assert len(engine_variables(variables)) == nvars  # ... and the deprecated names after them
     assert [v.value_reference for v in variables[nvars:]] == list(range(nvars, len(variables)))
     assert [v.name for v in variables[nvars:]] == list(DEPRECATED_FMU_NAMES)

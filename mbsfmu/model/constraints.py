@@ -13,7 +13,7 @@ from ..core.checks import finite_number
 from ..core.errors import ModelError
 from .elements import HolonomicConstraint, InitialCondition, NonholonomicConstraint
 from .expression_checks import check_differentiable, check_linear_in_rates
-from .names import CONSTRAINTS, t
+from .names import CONSTRAINTS, SYMBOLS, t
 
 
 class Constraints:
@@ -87,8 +87,15 @@ class Constraints:
         the initial state of a constrained system together with c(y, 0) = 0, e.g. the crank
         angle of a slider-crank: ``initial_condition('crank', alpha + beta - pi, pi/4, 2*pi)``.
         The rates of the coordinates that are not given (guesses) follow from the rate without
-        a warning; a warning comes only if given values contradict the conditions."""
+        a warning; a warning comes only if given values contradict the conditions.
+
+        ``name`` names the value in a run's ``initial=`` (and ``der(name)`` or ``D<name>`` the
+        declared rate, :mod:`mbsfmu.model.initial_values`) and the FMU parameters that set
+        them, so it must differ from every symbol and FMU variable of the model."""
         where = f"initial condition {name!r}"
+        if isinstance(name, str) and name in self._names[SYMBOLS]:
+            raise ModelError(f"{where}: the name {name!r} is taken by {self._names[SYMBOLS][name]}; "
+                             "a run sets the condition's value by its name, so choose another name")
         e = self.expr(expression, where)
         if not (e.free_symbols & set(self.y)):
             raise ModelError(f"{where}: {e} does not depend on any coordinate")
@@ -98,7 +105,7 @@ class Constraints:
                              f"{sorted(map(str, bad))}")
         el = InitialCondition(name, e, finite_number(value, where),
                               None if rate is None else finite_number(rate, where + " rate"))
-        self._claim(name, where, CONSTRAINTS)
+        self._claim(name, where, CONSTRAINTS, fmu=True)
         self.initial_conditions.append(el)
         return name
 

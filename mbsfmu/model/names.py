@@ -72,9 +72,10 @@ class Names(dict):
         if fmu:
             if name in self.fmu:
                 other = self.fmu[name]
-                out = what if space == OUTPUTS else other
+                out = what if space in (OUTPUTS, CONSTRAINTS) else other  # rename the newcomer
+                kind = out.split(" '")[0]
                 raise ModelError(f"{what} and {other} would both be the FMU variable {name!r}; "
-                                 f"rename one of them (e.g. the {out.split(' ')[0]} to {name + '_out'!r})")
+                                 f"rename one of them (e.g. the {kind} to {name + '_out'!r})")
             if name in FMU_FIXED_NAMES:
                 raise ModelError(f"{what}: the name {name!r} is taken by an FMU variable that the "
                                  f"export adds itself ({FMU_FIXED_NAMES[name]}); choose another name")

@@ -1,15 +1,16 @@
 """Consistent initial values for systems with constraints (seed 000 eqs. 5-6).
 
-Positions solve  g(y) = [c(y, t0); e(y) - e0] = 0  and velocities  [C; de/dy] y' = [-b'; e0']
-(C and b' with the rows of nonholonomic constraints A y' + a = 0 too, which have no position
-level) where e are the model's extra initial conditions (``System.initial_condition``; only the rows of
-those that give a rate enter the velocity level).  Coordinates in ``fixed`` keep their given
-values; the others move by Newton's method with minimum-norm (least-squares) steps and step
-halving, starting from the given values.  The rates change by the least amount, first only the
-guesses (rates the user did not give), so given rates that fit stay as they are; only if the
-velocity rows cannot hold that way do the given rates move too.  A warning names every given
-(non-guess) value that moved by more than ``warn_tol``, which happens only when the given values
-are inconsistent; an error names the constraint that could not be satisfied.
+Positions solve g(y) = [c(y, t0); e(y) - e0] = 0 and velocities [C; de/dy] y' = [-b'; e0'] (C and
+b' with the rows of nonholonomic constraints A y' + a = 0 too, which have no position level) where
+e are the model's extra initial conditions (``System.initial_condition``; only the rows of those
+that give a rate enter the velocity level); e0 and e0' are the model's declared values unless a
+run sets them (``targets``, from :class:`mbsfmu.model.initial_values.InitialValues`).  Coordinates
+in ``fixed`` keep their given values; the others move by Newton's method with minimum-norm
+(least-squares) steps and step halving, starting from the given values.  The rates change by the
+least amount, first only the guesses (rates the user did not give), so given rates that fit stay
+as they are; only if the velocity rows cannot hold that way do the given rates move too.  A warning
+names every given (non-guess) value that moved by more than ``warn_tol``, which happens only when
+the given values are inconsistent; an error names the constraint that could not be satisfied.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from ..core.checks import check_fixed_names, fixed_names
 from ..core.errors import ConstraintError, InconsistentInitialValuesWarning
 
 
-def _condition_functions(numeric):
+def declared_targets(system) -> list[tuple[float, float | None]]:
+    """(e0, e0' or None) of each initial condition as the model declares it."""
+    return [(ic.value, ic.rate) for ic in system.initial_conditions]
+
+
+def _condition_functions(numeric, targets):
+    """(e(y) - e0, E(y)) of the initial conditions with the values ``targets``, or None."""
     s = numeric.system
     ics = s.initial_conditions
     if not ics:
@@ -33,30 +40,34 @@ def _condition_functions(numeric):
     E = e.jacobian(s.y)
     fe = sp.lambdify([s.y, consts], list(e), "math")
     fE = sp.lambdify([s.y, consts], E, "numpy")
-    return (lambda y: np.array(fe(y, numeric.prm)) - np.array([ic.value for ic in ics]),
+    e0 = np.array([value for value, _ in targets], dtype=float)
+    return (lambda y: np.array(fe(y, numeric.prm)) - e0,
             lambda y: np.atleast_2d(np.array(fE(y, numeric.prm), dtype=float)))
 
 
 def consistent_state(numeric, x0, t0=0.0, fixed=None, tol=1e-12, max_iter=50, warn_tol=1e-8,
-                     given=()):
+                     given=(), targets=None):
     """Return x = [y, y'] satisfying the constraints (and initial conditions) at t0.
 
     ``fixed`` names the coordinates to hold.  If it is not given, the given (non-guess)
     coordinates are held first and only the guesses move; if no consistent state exists that
     way, every coordinate may move (minimum-norm change), and a warning names what moved.
-    ``given`` lists names (``x``, ``der(x)``) the user set explicitly: never treated as guesses."""
+    ``given`` lists names (``x``, ``der(x)``) the user set explicitly: never treated as guesses.
+    ``targets``: (e0, e0' or None) per initial condition, default the model's
+    (:func:`declared_targets`)."""
     names = numeric.coordinate_names
     fixed = fixed_names(fixed)
+    targets = declared_targets(numeric.system) if targets is None else list(targets)
     if fixed:
-        return _consistent_state(numeric, x0, t0, list(fixed), tol, max_iter, warn_tol, given)
+        return _consistent_state(numeric, x0, t0, list(fixed), tol, max_iter, warn_tol, given, targets)
     coords = list(numeric.system.coordinates_.values())
     held = [c.name for c in coords if not c.guess or c.name in given]
     if held and len(held) < len(names):
         try:
-            return _consistent_state(numeric, x0, t0, held, tol, max_iter, warn_tol, given)
+            return _consistent_state(numeric, x0, t0, held, tol, max_iter, warn_tol, given, targets)
         except ConstraintError:
             pass
-    return _consistent_state(numeric, x0, t0, [], tol, max_iter, warn_tol, given)
+    return _consistent_state(numeric, x0, t0, [], tol, max_iter, warn_tol, given, targets)
 
 
 def _consistent_rates(A, rhs, v, move) -> tuple[np.ndarray, float]:
@@ -69,7 +80,7 @@ def _consistent_rates(A, rhs, v, move) -> tuple[np.ndarray, float]:
     return v, (float(np.max(np.abs(A @ v - rhs))) if A.size else 0.0)
 
 
-def _conflicts(numeric, x0, t0, fixed, tol, max_iter, skip=()) -> list[str]:
+def _conflicts(numeric, x0, t0, fixed, tol, max_iter, targets, skip=()) -> list[str]:
     """The held coordinates and initial conditions without any one of which a consistent state
     exists (each tried by leaving it out), described for a message."""
     out = []
@@ -79,21 +90,21 @@ def _conflicts(numeric, x0, t0, fixed, tol, max_iter, skip=()) -> list[str]:
         for name in fixed:
             try:
                 _consistent_state(numeric, x0, t0, [n for n in fixed if n != name], tol, max_iter,
-                                  1e300, (), skip)
+                                  1e300, (), targets, skip)
             except ConstraintError:
                 continue
             out.append(f"held coordinate {name} = {x0[names.index(name)]:.9g}")
-        for ic in numeric.system.initial_conditions:
+        for ic, (value, _) in zip(numeric.system.initial_conditions, targets):
             try:
-                _consistent_state(numeric, x0, t0, fixed, tol, max_iter, 1e300, (),
+                _consistent_state(numeric, x0, t0, fixed, tol, max_iter, 1e300, (), targets,
                                   set(skip) | {ic.name})
             except ConstraintError:
                 continue
-            out.append(f"initial condition {ic.name!r} ({ic.expression} = {ic.value:.9g})")
+            out.append(f"initial condition {ic.name!r} ({ic.expression} = {value:.9g})")
     return out
 
 
-def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, skip=None):
+def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, targets, skip=None):
     """One Newton attempt holding ``fixed``; the initial conditions named in ``skip`` are left
     out (used to find which conditions conflict)."""
     s = numeric.system
@@ -104,7 +115,7 @@ def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, sk
     y = np.array(x0[:f], dtype=float)
     v = np.array(x0[f:], dtype=float)
     y_given, v_given = y.copy(), v.copy()
-    ic = _condition_functions(numeric)
+    ic = _condition_functions(numeric, targets)
     keep = [i for i, c in enumerate(s.initial_conditions) if c.name not in (skip or ())]
     if ic is not None and len(keep) < len(s.initial_conditions):
         ic = (lambda yy, f=ic[0]: f(yy)[keep], lambda yy, F=ic[1]: F(yy)[keep]) if keep else None
@@ -140,7 +151,7 @@ def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, sk
         worst = int(np.argmax(np.abs(g)))
         state = ", ".join(f"{n}={val:.6g}" for n, val in zip(names, y))
         culprits = "" if skip is not None else "; ".join(
-            _conflicts(numeric, x0, t0, fixed, tol, max_iter))
+            _conflicts(numeric, x0, t0, fixed, tol, max_iter, targets))
         raise ConstraintError(
             f"{s.name}: no consistent initial state: {row_names[worst]!r} stays violated by "
             f"{abs(g[worst]):.3g} (Newton from the given values, fixed: {fixed or 'none'}; "
@@ -151,10 +162,10 @@ def _consistent_state(numeric, x0, t0, fixed, tol, max_iter, warn_tol, given, sk
     # velocities: C y' = -b' (all rows) plus the rates of initial conditions that give one
     A, rhs = vel[0], -vel[1]
     if ic is not None:
-        rows = [r for r, i in enumerate(keep) if s.initial_conditions[i].rate is not None]
+        rows = [r for r, i in enumerate(keep) if targets[i][1] is not None]
         if rows:
             A = np.vstack((A, G[mh:][rows]))
-            rhs = np.concatenate((rhs, [s.initial_conditions[keep[r]].rate for r in rows]))
+            rhs = np.concatenate((rhs, [targets[keep[r]][1] for r in rows]))
     coords = list(s.coordinates_.values())
     held_rates = {j for j, co in enumerate(coords)
                   if not co.guess_velocity or f"der({co.name})" in given}

@@ -26,7 +26,7 @@
 #define VR_PRM MBS_VR_PRM
 #define VR_U MBS_VR_U
 
-#if NVARS != MBS_VR_U + MBS_NU
+#if NVARS != MBS_VR_IC + MBS_NICVAR
 #error "model_config.h and the value-reference layout of mbs_model.h disagree"
 #endif
 #if MBS_NTP != 0 && !MBS_TP_FUNCTION
@@ -89,6 +89,9 @@ struct mbs_instance {
     double out_expr[MBS_ONE(MBS_NOUT_EXPR)];
     double lam[MBS_ONE(MBS_M)];
     double reached[MBS_ONE(F)];  /* where Newton ended in a failed consistent start */
+    double ic_value[MBS_ONE(MBS_NIC)]; /* the initial conditions' e0, e0' and rows with e0' at this */
+    double ic_rate[MBS_ONE(MBS_NIC)];  /* start (ic_targets: from the variables at MBS_VR_IC) */
+    unsigned char ic_has_rate[MBS_ONE(MBS_NIC)];
     char msg[2048];
     char stiff_msg[512];       /* the stiffness warning of this run ('' if none) */
     int nswitch;               /* partition choices logged (the first MBS_SWITCH_LOG are kept) */
@@ -407,7 +410,7 @@ static int values_problem(mbs_instance *I, const double *v)
     for (vr = MBS_VR_RTOL; vr < VR_U; vr++)
         if (solver_setting_problem(I, vr, v[vr]))
             return 1;
-    for (vr = VR_U; vr < NVARS; vr++)
+    for (vr = VR_U; vr < VR_U + MBS_NU; vr++)
         if (bounds_problem(I, vr, v[vr]))
             return 1;
     return mbs_check_parameters(&I->rules, v + VR_PRM, I->mj_work, I->msg, sizeof I->msg) != 0;
@@ -431,6 +434,9 @@ int mbs_inst_set(mbs_instance *I, size_t n, const unsigned *vr, const double *va
             return fail(I, "output '%s' cannot be set after initialization", mbs_names[vr[i]]);
         if (stepping && kind == MBS_VAR_FIXED)
             return fail(I, "parameter '%s' is fixed (the constraints depend on it) and cannot be "
+                           "changed after initialization", mbs_names[vr[i]]);
+        if (stepping && kind == MBS_VAR_INITIAL)
+            return fail(I, "parameter '%s' is a named initial condition (it sets the start) and cannot be "
                            "changed after initialization", mbs_names[vr[i]]);
         if (vr[i] >= MBS_VR_RTOL && vr[i] < VR_U && solver_setting_problem(I, vr[i], value[i]))
             return MBS_ERROR;
@@ -756,7 +762,7 @@ static double row_violation(mbs_instance *I, int row, const double *y)
     }
 #if MBS_NIC > 0
     mbs_initial_conditions(I->d.t, y, y, I->form.prm, I->form.u, I->tp, out);
-    return fabs(out[row - MBS_M] - mbs_ic_value[row - MBS_M]);
+    return fabs(out[row - MBS_M] - I->ic_value[row - MBS_M]);
 #else
     return 0.0;
 #endif
@@ -778,21 +784,21 @@ static void conflicts(mbs_instance *I, const unsigned char *fixed, const unsigne
         memcpy(fewer, fixed, sizeof fewer);
         fewer[j] = 0;
         memcpy(x, I->d.v, sizeof x);
-        if (mbs_form_consistent(&I->form, I->d.t, x, fewer, held_rates, mbs_ic_value, mbs_ic_rate,
-                                mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad) == 0)
+        if (mbs_form_consistent(&I->form, I->d.t, x, fewer, held_rates, I->ic_value, I->ic_rate,
+                                I->ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad) == 0)
             append(buf, n, "%sheld coordinate %s = %.9g", buf[0] ? "; " : "", mbs_names[j], I->d.v[j]);
     }
     for (i = 0; i < MBS_NIC; i++) {
         memset(skip, 0, sizeof skip);
-        memcpy(has_rate, mbs_ic_has_rate, sizeof has_rate);
+        memcpy(has_rate, I->ic_has_rate, sizeof has_rate);
         skip[i] = 1;
         has_rate[i] = 0;
         I->form.ic_skip = skip;
         memcpy(x, I->d.v, sizeof x);
-        if (mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, mbs_ic_value, mbs_ic_rate, has_rate,
+        if (mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, I->ic_value, I->ic_rate, has_rate,
                                 INIT_TOL, INIT_MAX_ITER, &bad) == 0)
             append(buf, n, "%sinitial condition '%s' (%s = %.9g)", buf[0] ? "; " : "", mbs_row_names[MBS_M + i],
-                   mbs_ic_expression[i], mbs_ic_value[i]);
+                   mbs_ic_expression[i], I->ic_value[i]);
         I->form.ic_skip = NULL;
     }
 }
@@ -822,6 +828,21 @@ static int inconsistent(mbs_instance *I, int rc, int bad, const unsigned char *f
                 culprits[0] ? " (without any one of these a consistent state exists)" : "");
 }
 
+/* The targets e0, e0' of the named initial conditions at this start: the instance's variables from
+ * MBS_VR_IC (each condition's value, then the rate of each that declares one), and which rows have
+ * a rate (mbs_ic_has_rate). */
+static void ic_targets(mbs_instance *I)
+{
+    int i, k = MBS_NIC;
+    for (i = 0; i < MBS_NIC; i++) {
+        I->ic_value[i] = I->d.v[MBS_VR_IC + i];
+        I->ic_rate[i] = 0.0;
+        if (mbs_ic_has_rate[i] && k < MBS_NICVAR) /* always, for a model of this layout */
+            I->ic_rate[i] = I->d.v[MBS_VR_IC + k++];
+        I->ic_has_rate[i] = mbs_ic_has_rate[i];
+    }
+}
+
 /* Consistent initial state from the start values in I->d.v (see mbs_inst_start). */
 static int consistent_init(mbs_instance *I, const unsigned char *hold)
 {
@@ -832,6 +853,7 @@ static int consistent_init(mbs_instance *I, const unsigned char *hold)
     size_t len = 0;
     if (fill_tp(I, I->d.t) != 0)
         return fail(I, "%s", I->form.message);
+    ic_targets(I);
     I->form.reached = I->reached;
     for (j = 0; j < F; j++) {
         fixed[j] = (unsigned char)(hold ? hold[j] != 0 : (!mbs_guess[j] || I->d.given[j]));
@@ -840,8 +862,8 @@ static int consistent_init(mbs_instance *I, const unsigned char *hold)
     }
     if (hold != NULL || (nheld > 0 && nheld < F)) {
         memcpy(x, I->d.v, sizeof x);
-        rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, mbs_ic_value, mbs_ic_rate,
-                                 mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
+        rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, I->ic_value, I->ic_rate,
+                                 I->ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
         if (rc != 0 && hold == NULL)
             note(I, MBS_OK, "holding the given coordinates failed (%s); letting every coordinate move",
                  I->form.message);
@@ -849,8 +871,8 @@ static int consistent_init(mbs_instance *I, const unsigned char *hold)
     if (rc != 0 && hold == NULL) {
         memset(fixed, 0, sizeof fixed);
         memcpy(x, I->d.v, sizeof x);
-        rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, mbs_ic_value, mbs_ic_rate,
-                                 mbs_ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
+        rc = mbs_form_consistent(&I->form, I->d.t, x, fixed, held_rates, I->ic_value, I->ic_rate,
+                                 I->ic_has_rate, INIT_TOL, INIT_MAX_ITER, &bad);
     }
     if (rc != 0)
         return inconsistent(I, rc, bad, fixed, held_rates);

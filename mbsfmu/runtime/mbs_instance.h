@@ -47,7 +47,8 @@ enum {
     MBS_VAR_CALC = 1,    /* calculated output */
     MBS_VAR_FIXED = 2,   /* fixed parameter (the constraints depend on it) */
     MBS_VAR_TUNABLE = 3, /* tunable parameter (incl. the solver settings) */
-    MBS_VAR_INPUT = 4
+    MBS_VAR_INPUT = 4,
+    MBS_VAR_INITIAL = 5  /* value or rate of a named initial condition: settable before the start */
 };
 
 /* FMI types of the variables: every value is a double here, but the FMU declares the method

@@ -74,7 +74,10 @@ int mbs_aba(MBS_EQ_ARGS);
  *
  * Value-reference layout (also mbsfmu.codegen.fmu_variables.fmu_variables):
  *   [0, f) coordinates, [f, 2f) velocities, 2f constraint_residual (models with constraints),
- *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, method, inputs.
+ *   user outputs, constants, solver_rtol, solver_atol, max_internal_step, method, inputs, and for
+ *   models with constraints the MBS_NICVAR values of the named initial conditions: each
+ *   condition's value e0 (MBS_NIC), then the rate e0' of each that declares one
+ *   (mbs_ic_has_rate), the targets of the consistent initialization.
  * Every value is held as a double; method (the integration method, MBS_METHOD_*) is the one
  * Integer variable of the FMU.  The FMU's deprecated names follow the instance's variables:
  * 'solver', the old name of 'method', at MBS_NVARS (fmi2_glue.c handles it). */
@@ -88,6 +91,7 @@ int mbs_aba(MBS_EQ_ARGS);
 #define MBS_VR_HMAX (MBS_VR_RTOL + 2)
 #define MBS_VR_METHOD (MBS_VR_RTOL + 3)
 #define MBS_VR_U (MBS_VR_RTOL + 4)
+#define MBS_VR_IC (MBS_VR_U + MBS_NU)
 #define MBS_NROWS (MBS_M + MBS_NIC)
 /* doubles of the output of mbs_constrained, and with the intermediates of its two halves */
 #define MBS_NCONSTRAINED (MBS_F * MBS_F + MBS_F + MBS_MH + 2 * MBS_M + MBS_M * MBS_F)
@@ -100,12 +104,11 @@ extern const double mbs_start[MBS_NVARS];
 extern const char *const mbs_names[MBS_NVARS];
 extern const unsigned char mbs_kind[MBS_NVARS];
 
-/* Consistent initialization: guess flags of positions and rates, the initial conditions' values,
- * rates and expressions, and the names of the rows of [c; e] for messages */
+/* Consistent initialization: guess flags of positions and rates, whether each initial condition
+ * declares a rate, their expressions, and the names of the rows of [c; e] for messages (the values
+ * and rates are variables: start values in mbs_start, from MBS_VR_IC) */
 extern const unsigned char mbs_guess[MBS_ONE(MBS_F)];
 extern const unsigned char mbs_guess_velocity[MBS_ONE(MBS_F)];
-extern const double mbs_ic_value[MBS_ONE(MBS_NIC)];
-extern const double mbs_ic_rate[MBS_ONE(MBS_NIC)];
 extern const unsigned char mbs_ic_has_rate[MBS_ONE(MBS_NIC)];
 extern const char *const mbs_ic_expression[MBS_ONE(MBS_NIC)]; /* e_i, as the model wrote it */
 extern const char *const mbs_row_names[MBS_ONE(MBS_NROWS)];

@@ -60,19 +60,22 @@ def refused_start(exc: EngineError) -> MbsError:
     return START_ERRORS.get(exc.failure, SimulationError)(str(exc))
 
 
-def run_on_engine(system, numeric, formulation, schedule, grid, x0, given: list, fixed, rtol, atol,
+def run_on_engine(system, numeric, formulation, schedule, grid, start, fixed, rtol, atol,
                   max_step, options, progress, progress_every, result, method="explicit", clock=None,
                   sensitivities=None):
-    """Integrate over ``grid`` on the engine; returns (T, X, stats, recorded) or raises like
-    simulate.  ``formulation`` is the formulation's name ('minimal' for a tree), ``schedule`` the
-    run's :class:`~mbsfmu.equations.input_schedule.InputSchedule`; ``recorded`` holds, per name of
-    :data:`RECORD`, the engine's values at the output points reached (``(k, n)`` arrays) and
-    'constraint_residual' (the published residual).  ``clock`` (a :class:`.run_clock.RunClock`)
-    times building or loading the engine and the run; ``result(T, X, stats, recorded, **extra)``
-    makes the partial Result of a failed or interrupted run.  ``sensitivities``: None, or
-    (names, what, index) of :func:`.sensitivity_columns.sensitivity_columns`: then the run
-    integrates their forward sensitivities with the state (mbs_sensitivity.h) and ``recorded``
-    also holds 'sensitivities' (names, (k, np, width) array)."""
+    """Integrate over ``grid`` on the engine; returns (T, X, stats, recorded) or raises like simulate.
+    ``start`` (:class:`mbsfmu.model.initial_values.InitialValues`): the coordinates and rates set
+    (start values) and the named initial conditions' values and rates set (the instance's
+    parameters of the same names).  ``formulation`` is the formulation's name ('minimal' for a
+    tree), ``schedule`` the run's :class:`~mbsfmu.equations.input_schedule.InputSchedule`;
+    ``recorded`` holds, per name of :data:`RECORD`, the engine's values at the output points
+    reached (``(k, n)`` arrays) and 'constraint_residual' (the published residual).  ``clock`` (a
+    :class:`.run_clock.RunClock`) times building or loading the engine and the run; ``result(T, X,
+    stats, recorded, **extra)`` makes the partial Result of a failed or interrupted run.
+    ``sensitivities``: None, or (names, what, index) of
+    :func:`.sensitivity_columns.sensitivity_columns`: then the run integrates their forward
+    sensitivities with the state (mbs_sensitivity.h) and ``recorded`` also holds 'sensitivities'
+    (names, (k, np, width) array)."""
     clock = clock or RunClock()
     try:
         with clock.compiling():
@@ -91,8 +94,10 @@ def run_on_engine(system, numeric, formulation, schedule, grid, x0, given: list,
     eng.set({"solver_rtol": rtol, "solver_atol": atol,
              "max_internal_step": 0.0 if math.isinf(max_step) else max_step})
     names = numeric.coordinate_names
+    x0 = start.x0
     eng.set({g: float(x0[names.index(g)] if g in names else x0[numeric.f + names.index(g[4:-1])])
-             for g in given})
+             for g in start.given})
+    eng.set(start.conditions)
     t_end = float(grid[-1])
     try:
         warning = eng.start(0.0, t_end, hold=list(fixed) if fixed else None)

@@ -28,6 +28,7 @@ from ..core.solver_settings import (  # noqa: F401 (ATOL_FACTOR: the CLI's help)
 from ..engine.c_kernel import use_c_kernel
 from ..equations.derive import derive
 from ..equations.input_schedule import InputSchedule
+from ..model.initial_values import resolve as resolve_initial
 from ..model.loader import system_of
 from ..reference.consistent_initialization import consistent_state
 from ..reference.constraint_rank import check_rank
@@ -103,26 +104,10 @@ def output_grid(t_end, dt, columns: int = 1) -> np.ndarray:
 
 
 def initial_state(system, initial=None) -> np.ndarray:
-    """Initial [y, y'] from the model's values, overridden by ``initial``.
-
-    Keys of ``initial`` are coordinate names for positions and ``der(name)`` or ``Dname`` for
-    velocities.  Values given here count as given (not guesses) for consistent initialization."""
-    coords = system.coordinates_
-    y = np.array([c.initial for c in coords.values()], dtype=float)
-    yd = np.array([c.initial_velocity for c in coords.values()], dtype=float)
-    names = list(coords)
-    for key, val in (initial or {}).items():
-        v = finite_number(val, f"initial value {key!r}")
-        if key in coords:
-            y[names.index(key)] = v
-        elif key.startswith("der(") and key.endswith(")") and key[4:-1] in coords:
-            yd[names.index(key[4:-1])] = v
-        elif key.startswith("D") and key[1:] in coords:
-            yd[names.index(key[1:])] = v
-        else:
-            raise ParameterError(f"initial value {key!r}: not a coordinate or velocity of "
-                                 f"{system.name!r} (coordinates: {', '.join(names)})")
-    return np.concatenate((y, yd))
+    """Initial [y, y'] from the model's values, overridden by ``initial``
+    (:func:`mbsfmu.model.initial_values.resolve`, which checks every name and value, also those
+    of the named initial conditions)."""
+    return resolve_initial(system, initial).x0
 
 
 _BACKEND: list[str] = []  # the default backend, decided once per process
@@ -187,8 +172,13 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     wherever a C compiler is found, else ``'numpy'`` with a one-line message.
     ``rtol``, ``atol``: tolerances; ``atol`` None (or 0) is rtol / 10 with constraints and rtol / 100
     without (:func:`mbsfmu.core.solver_settings.default_atol`, the rule of every path, FMUs included).
-    ``params`` overrides constants, ``initial`` the initial state, ``inputs`` maps input names
-    to numbers or functions of t.  Returns a :class:`Result` on the grid 0, dt, ..., t_end.
+    ``params`` overrides constants, ``initial`` the initial state, ``inputs`` maps input names to
+    numbers or functions of t.  ``initial`` takes coordinates (``x``), their rates (``der(x)`` or
+    ``Dx``) and the named initial conditions of a model with constraints (``crank_angle``, and
+    where the condition declares a rate ``der(crank_angle)`` or ``Dcrank_angle``;
+    :mod:`mbsfmu.model.initial_values`): the consistent initialization then solves the condition
+    for that value; a coordinate given too moves if it contradicts it.  Returns a :class:`Result`
+    on the grid 0, dt, ..., t_end.
 
     ``result.stats`` counts the work (``nfev``, ``steps``, ...) and times the call in parts
     (:mod:`.run_clock`): ``setup_seconds`` (wall time before the integration: equations, code,
@@ -215,6 +205,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     if finite_number(progress_every, "progress_every") < 0:
         raise ParameterError(f"progress_every must be a number of seconds >= 0, got {progress_every!r}")
     fixed = fixed_names(fixed)
+    start = resolve_initial(system, initial)
     eqs = derive(system)
     numeric = eqs.numeric(params)
     name = check_formulation_name(formulation)
@@ -222,10 +213,8 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     check_minimal(name, bool(numeric.m))
     options = check_options(name, formulation_options, bool(numeric.m))
     schedule = InputSchedule(numeric, inputs)
-    x0 = initial_state(system, initial)
+    x0, given = start.x0, start.given
     f = numeric.f
-    given = [k if not k.startswith("D") or k in system.coordinates_ else f"der({k[1:]})"
-             for k in (initial or {})]
     columns = None if sensitivities is None else sensitivity_columns(system, sensitivities)
     on_engine = backend == "c" and engine_applies(system, method, name if numeric.m else "minimal")
     if columns is not None and not on_engine:
@@ -233,15 +222,16 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
                              f"method {method!r} has none (use backend='c' and method 'explicit', "
                              "'dop853' or 'stiff')")
     if on_engine:
-        return _simulate_on_engine(system, numeric, name if numeric.m else "minimal", schedule, grid, x0,
-                                   given, fixed, rtol, atol, max_step, inputs, options, progress,
+        return _simulate_on_engine(system, numeric, name if numeric.m else "minimal", schedule, grid, start,
+                                   fixed, rtol, atol, max_step, inputs, options, progress,
                                    progress_every, method, clock, columns)
     form = make_formulation(name, numeric, schedule, **options)
     if backend == "c":
         with clock.compiling():
             use_c_kernel(numeric)  # scipy's methods on the compiled equations
     if numeric.m:
-        x0 = consistent_state(numeric, x0, fixed=fixed, given=given)
+        x0 = consistent_state(numeric, x0, fixed=fixed, given=given,
+                              targets=start.condition_targets(system))
         check_rank(form, 0.0, x0[:f])
         form.record_pivot_scale(0.0, x0[:f])
     atol = effective_atol(atol, rtol, bool(numeric.m))
@@ -315,7 +305,7 @@ def _simulate_with_stepper(system, numeric, form, grid, x0, scipy_method, projec
     return res
 
 
-def _simulate_on_engine(system, numeric, formulation, schedule, grid, x0, given, fixed, rtol, atol, max_step,
+def _simulate_on_engine(system, numeric, formulation, schedule, grid, start, fixed, rtol, atol, max_step,
                         inputs, options, progress, progress_every, method, clock, columns=None) -> Result:
     """The engine's run of simulate (see :mod:`.engine_run`), as a Result whose multipliers,
     accelerations and residuals are the engine's."""
@@ -331,7 +321,7 @@ def _simulate_on_engine(system, numeric, formulation, schedule, grid, x0, given,
         U = np.array([schedule(ti) for ti in T]).T if inputs else None
         return Result(numeric, T, X[:f], X[f:], U, stats=stats, recorded=recorded, **extra)
 
-    T, X, run_stats, recorded = run_on_engine(system, numeric, formulation, schedule, grid, x0, given, fixed,
+    T, X, run_stats, recorded = run_on_engine(system, numeric, formulation, schedule, grid, start, fixed,
                                               rtol, atol, max_step, options, progress, progress_every, result,
                                               method, clock, columns)
     return result(T, X, run_stats, recorded)

@@ -40,9 +40,11 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     """Run ``target`` once per row of ``design`` and return one row per run.
 
     ``target``: a model file or :class:`~mbsfmu.System` (run with :func:`mbsfmu.simulate`, the
-    row's values as constants, initial values or constant inputs by name) or an FMU file (run
-    with ``fmpy.simulate_fmu``, the row as ``start_values``).  ``design``: a DataFrame (see
-    :mod:`.designs`), a CSV file, or ``{name: values}`` for a full factorial.  ``t_end``, ``dt``
+    row's values as constants, initial values (coordinates, rates, the named initial conditions
+    of :mod:`mbsfmu.model.initial_values`) or constant inputs by name) or an FMU file (run with
+    ``fmpy.simulate_fmu``, the row as ``start_values``; a named initial condition is a
+    parameter).  ``design``: a DataFrame (see :mod:`.designs`), a CSV file, or ``{name: values}``
+    for a full factorial.  ``t_end``, ``dt``
     (output interval), ``rtol`` and ``simulate_kwargs`` (method, formulation, ...; for an FMU,
     fmpy's options) are the settings of every run; ``params=``, ``initial=`` and ``inputs=``
     (for an FMU ``start_values=``) are fixed values merged with every run's (a name is given

@@ -38,6 +38,7 @@ import uuid
 from ..core.errors import ParameterError, SweepError
 from ..fmu.fmpy_callbacks import recorded_messages
 from ..model import Model
+from ..model.initial_values import settable_names as initial_names
 from ..model.loader import load_model
 from ..simulation import simulate
 from . import failures
@@ -150,9 +151,7 @@ def settable_names(target: Target) -> set:
     if target.kind == "fmu":
         return {v.name for v in loaded[1].modelVariables if v.causality in ("parameter", "input")
                 or (v.initial in ("exact", "approx") and v.causality != "independent")}
-    coords = list(loaded.coordinates_)
-    return {*loaded.constants_, *coords, *(f"der({c})" for c in coords), *(f"D{c}" for c in coords),
-            *loaded.inputs}
+    return {*loaded.constants_, *initial_names(loaded), *loaded.inputs}
 
 
 def check_options(scheduler, workers, batch, connect_timeout, cluster_timeout) -> None:
@@ -271,8 +270,9 @@ def _simulate_fmu(loaded, values: dict, options: dict):
 
 
 def split_values(system, values: dict) -> tuple[dict, dict, dict]:
-    """A parameter set as simulate's params (constants), initial (coordinates, der(NAME), DNAME)
-    and inputs (constant values)."""
+    """A parameter set as simulate's params (constants), initial (coordinates, der(NAME), DNAME,
+    named initial conditions and their rates: :mod:`mbsfmu.model.initial_values`) and inputs
+    (constant values)."""
     params, initial, inputs = {}, {}, {}
     for name, v in values.items():
         v = float(v)

@@ -66,6 +66,23 @@ def test_simulate_csv_grid_columns_and_set(tmp_path):
     np.testing.assert_allclose(data[:, 1:3], ref.y.T, rtol=0, atol=1e-14)
 
 
+def test_set_takes_a_named_initial_condition_and_its_rate(tmp_path):
+    """--set crank_angle=0.5 --set Dcrank_angle=1 starts the slider-crank as simulate(initial=...)
+    does: at the closed-form slider position x = r cos 0.5 + sqrt(l^2 - r^2 sin^2 0.5)."""
+    out = tmp_path / "sc.csv"
+    assert main(["simulate", "models/slider_crank.py", "--t-end", "0.2", "--set", "crank_angle=0.5",
+                 "--set", "Dcrank_angle=1", "--out", str(out)]) == 0
+    header, data = read_csv(out)
+    row = dict(zip(header, data[0]))
+    assert row["alpha"] + row["beta"] - np.pi == pytest.approx(0.5, abs=1e-12)
+    assert row["der(alpha)"] + row["der(beta)"] == pytest.approx(1.0, abs=1e-12)
+    x = 0.15 * np.cos(0.5) + np.sqrt(0.25 - (0.15 * np.sin(0.5)) ** 2)
+    assert row["x"] == pytest.approx(x, abs=1e-12)
+    ref = mbsfmu.simulate("models/slider_crank.py", t_end=0.2,
+                          initial={"crank_angle": 0.5, "der(crank_angle)": 1})
+    np.testing.assert_array_equal(data[:, 1:4], ref.y.T)
+
+
 def test_grid_includes_t_end_when_not_a_multiple(tmp_path):
     out = tmp_path / "c.csv"
     assert main(["simulate", "models/cart_pendulum.py", "--t-end", "0.105", "--out", str(out)]) == 0

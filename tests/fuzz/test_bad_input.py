@@ -160,4 +160,4 @@ def test_cli_errors_exit_2_with_message(capsys, tmp_path):
     rc = cli_main(["simulate", "models/double_pendulum.py", "--t-end", "1", "--set", "zz=1",
                    "--out", out])
     assert rc == 2
-    assert "--set zz: no constant, coordinate or input" in capsys.readouterr().err
+    assert "--set zz: no constant, coordinate, named initial condition or input" in capsys.readouterr().err

@@ -98,9 +98,10 @@ SIMULATE_CASES = [
     ("set velocity overflow", ["--t-end", "1", "--set", "Dtheta=1e400"],
      r"initial value 'Dtheta': inf is not finite"),
     ("set no name", ["--t-end", "1", "--set", "=1"],
-     r"--set : no constant, coordinate or input of that name"),
+     r"--set : no constant, coordinate, named initial condition or input of that name"),
     ("set unknown velocity", ["--t-end", "1", "--set", "der(zz)=1"],
-     r"--set der\(zz\): no constant, coordinate or input of that name in 'cart_pendulum'"),
+     r"--set der\(zz\): no constant, coordinate, named initial condition or input of that name in "
+     r"'cart_pendulum'"),
     ("out empty", ["--t-end", "1", "--out", ""], r"--out '' is a directory; give a file name"),
     ("out is the model", ["--t-end", "1", "--out", "{tmp}/cart.py"],
      r"--out '.*cart\.py' is the model file: writing it would destroy it"),

@@ -265,7 +265,7 @@ CLI_CASES = [
     ("set not a number", ["simulate", CART, "--t-end", "1", "--set", "m=heavy", "--out", "{tmp}/o.csv"],
      r"--set m: 'heavy' is not a number"),
     ("set unknown name", ["simulate", CART, "--t-end", "1", "--set", "mass=2", "--out", "{tmp}/o.csv"],
-     r"--set mass: no constant, coordinate or input of that name"),
+     r"--set mass: no constant, coordinate, named initial condition or input of that name"),
     ("set bad mass", ["simulate", CART, "--t-end", "1", "--set", "m=-1", "--out", "{tmp}/o.csv"],
      r"body 'rod': mass must be positive"),
     ("rtol out of range", ["simulate", CART, "--t-end", "1", "--rtol", "5", "--out", "{tmp}/o.csv"],

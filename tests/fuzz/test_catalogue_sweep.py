@@ -148,7 +148,7 @@ API_CASES = [
     ("keyword model", None, lambda t: sweep(t, model=CART), ParameterError,
      r"keyword 'model' of simulate\(\) is set by the sweep itself; use the target"),
     ("initial unknown", None, lambda t: sweep(t, initial={"phi": 0.1}), ParameterError,
-     r"initial value 'phi': not a coordinate or velocity of 'cart_pendulum'"),
+     r"initial value 'phi': not a coordinate, velocity or named initial condition of 'cart_pendulum'"),
     ("initial not finite", None, lambda t: sweep(t, initial={"theta": math.nan}), ParameterError,
      r"initial value 'theta'.* is not finite"),
     ("initial also a design column", None,

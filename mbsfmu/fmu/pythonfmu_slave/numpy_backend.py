@@ -10,6 +10,7 @@ import numpy as np
 
 from mbsfmu.core.solver_settings import effective_atol
 from mbsfmu.equations.derive import derive
+from mbsfmu.model.initial_values import condition_targets
 from mbsfmu.reference.consistent_initialization import consistent_state
 from mbsfmu.reference.constraint_rank import check_rank
 from mbsfmu.reference.formulations import make_formulation
@@ -98,7 +99,8 @@ class NumpyBackend:
                 if numeric.m:
                     given = [v.name for v in self.slave.instance_vars if v.kind in ("coordinate", "velocity")
                              and self.values[v.name] != v.start]
-                    x0 = consistent_state(numeric, x0, t0=t, given=given)
+                    x0 = consistent_state(numeric, x0, t0=t, given=given, targets=condition_targets(
+                        self.system, self._of("initial_condition")))
                     check_rank(form, t, x0[:numeric.f])
                 numeric.check_state(t, x0[:numeric.f], x0[numeric.f:], form.inputs(t))
                 outputs = self._outputs(numeric, form, t, x0)
@@ -166,7 +168,7 @@ class NumpyBackend:
         values = {n: float(data["values"][n]) for n in self.names}
         for var in self.slave.instance_vars:
             v = values[var.name]
-            if var.kind in ("constant", "solver", "input"):
+            if var.kind in ("constant", "solver", "input", "initial_condition"):
                 why = self.slave._value_problem(var, v)
             else:
                 why = None if math.isfinite(v) else "not finite"

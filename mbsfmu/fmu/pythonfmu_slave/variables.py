@@ -75,6 +75,9 @@ class Variables:
         if var.kind == "constant" and var.variability == "fixed" and self.mode == "step":
             return ("it is a fixed parameter (the constraints depend on it): it can be set only before "
                     "fmi2ExitInitializationMode")
+        if var.kind == "initial_condition" and self.mode == "step":
+            return ("it is a named initial condition (it sets the start): it can be set only before "
+                    "fmi2ExitInitializationMode")
         return self._value_problem(var, value)
 
     def _get(self, fn, type_name, vrs):
