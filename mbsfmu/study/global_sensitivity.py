@@ -165,9 +165,9 @@ def sobol_indices(target, ranges: dict, *, t_end, n: int = 512, metrics=None, se
     rows, outputs = _run(target, names, x, t_end, metrics, sweep_options, "Sobol' indices")
     first, second = [], []
     for metric, y in outputs.items():
-        if np.std(y) == 0:
-            warnings.warn(f"metric {metric!r} is {y[0]!r} in every run: no variance to apportion, its Sobol' "
-                          "indices are NaN", StudyWarning, stacklevel=2)
+        if np.ptp(y) == 0:
+            warnings.warn(f"metric {metric!r} is {float(y[0])!r} in every run: no variance to apportion, its "
+                          "Sobol' indices are NaN", StudyWarning, stacklevel=2)
             first += [(metric, name, *[math.nan] * 4) for name in names]
             second += [(metric, a, b, math.nan, math.nan) for i, a in enumerate(names) for b in names[i + 1:]]
             continue
@@ -315,16 +315,17 @@ def _run(target, names: list, x: np.ndarray, t_end, metrics, sweep_options: dict
             f"{what} need every run, and {len(failed)} of {len(rows)} failed (runs {_listed(failed)}); "
             f"leaving them out would bias every index (the estimators pair each run with others). The first: "
             f"{failures.describe_run(failed[0], values)}: {first['message']}. Change what makes them fail "
-            f"(narrow the ranges, another method or rtol); {again}", rows)
+            f"(the metric, the ranges, the method or rtol); {again}", rows)
     metric_names = [c for c in rows.columns if c not in ("run", *names, *STATUS_COLUMNS)]
     outputs = {}
     for m in metric_names:
         y = rows[m].to_numpy(dtype=float)
-        bad = rows.loc[~np.isfinite(y), "run"].tolist()
-        if bad:
-            raise _refused(f"{what}: metric {m!r} is not a finite number in {len(bad)} run(s) "
-                           f"({_listed(bad)}; run {bad[0]}: {y[rows['run'] == bad[0]][0]!r}); the indices "
-                           "need a number from every run: give a metric that has one", rows)
+        bad = np.nonzero(~np.isfinite(y))[0]
+        if bad.size:
+            runs = rows["run"].to_numpy()[bad].tolist()
+            raise _refused(f"{what}: metric {m!r} is not a finite number in {len(runs)} run(s) "
+                           f"({_listed(runs)}; run {runs[0]}: {float(y[bad[0]])!r}); the indices need a "
+                           "number from every run: give a metric that has one", rows)
         outputs[m] = y
     return rows, outputs
 
@@ -336,8 +337,11 @@ def _refused(message: str, rows: pd.DataFrame) -> StudyError:
 
 
 def _listed(runs: list) -> str:
-    shown = failures.run_ranges(runs[:MAX_LISTED])
-    return shown + (f", ... ({len(runs)} in all)" if len(runs) > MAX_LISTED else "")
+    """Runs as ranges ``0, 2-5, 9``, at most MAX_LISTED of them."""
+    parts = failures.run_ranges(runs).split(", ")
+    if len(parts) <= MAX_LISTED:
+        return ", ".join(parts)
+    return ", ".join(parts[:MAX_LISTED]) + f", ... ({len(runs)} runs in all)"
 
 
 def _frame(records: list, index: list, columns) -> pd.DataFrame:
