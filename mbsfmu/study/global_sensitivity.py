@@ -123,7 +123,7 @@ class GlobalSensitivity:
     def __str__(self) -> str:
         what = ("Sobol' indices" if self.method == "sobol" else "Morris elementary effects")
         size = f"n = {self.n} {'trajectories' if self.method == 'morris' else 'base samples'}"
-        half = f"_conf: half-width of the {self.conf_level:.0%} confidence interval"
+        half = f"*_conf: half-width of the {self.conf_level:.0%} confidence interval"
         table = self.indices.to_string(float_format=lambda v: f"{v:.4g}")
         text = f"{what} over {len(self.ranges)} parameters, {size}, {self.runs} runs ({half})\n{table}"
         if self.second_order is not None:
