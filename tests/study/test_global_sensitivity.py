@@ -228,3 +228,25 @@ def test_cli_gives_the_api_numbers(tmp_path, capsys, command):
     text = capsys.readouterr().out
     assert ("S1  S1_conf" in text if command == "sobol" else "mu_star  mu_star_conf" in text)
     assert f"{api.runs} runs" in text
+
+
+CART = "models/cart_pendulum.py"
+CART_RANGES = {"m": (0.05, 0.2), "theta": (0.05, 0.2)}
+CART_RUN = dict(t_end=0.5, dt=0.01, metrics={"th": "max(theta)"})
+
+
+@pytest.mark.slow
+def test_the_default_local_cluster_gives_the_in_process_indices_bit_for_bit():
+    on_cluster = sobol_indices(CART, CART_RANGES, n=16, workers=2, **CART_RUN)  # Dask worker processes
+    in_process = sobol_indices(CART, CART_RANGES, n=16, scheduler="synchronous", **CART_RUN)
+    assert on_cluster.indices.equals(in_process.indices)
+
+
+@pytest.mark.slow
+def test_an_fmu_target_gives_the_model_files_effects(built_fmu):
+    fmu = built_fmu(CART)
+    of_fmu = morris_screening(fmu, CART_RANGES, n=4, scheduler="synchronous", **CART_RUN)
+    of_model = morris_screening(CART, CART_RANGES, n=4, scheduler="synchronous", **CART_RUN)
+    assert of_fmu.runs == of_model.runs == 4 * 3
+    # a native FMU gives simulate's states bit for bit (docs/guarantees.md): the same effects
+    assert of_fmu.indices.equals(of_model.indices)
