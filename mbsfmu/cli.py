@@ -14,6 +14,10 @@
                  --samples N --seed S] [--metric NAME=KIND(SIGNAL) ...] --t-end T --out FILE.csv
                  [--resume check|restart|keep] [--retry-failed]
                  [--scheduler ADDR] [--workers N] [--batch B] [--cluster-timeout S] [--plot FILE.png]
+    mbsfmu sobol TARGET --param NAME=LO:HI ... [--metric NAME=KIND(SIGNAL) ...] --t-end T [-n N]
+                 [--second-order] [--seed S] [--out FILE.csv] [--plot FILE.png] [--json] (and sweep's
+                 --resume, --retry-failed, --scheduler, --workers, ...)
+    mbsfmu morris TARGET --param NAME=LO:HI ... [--metric ...] --t-end T [-n R] [--levels L] (likewise)
     mbsfmu animate MODEL.py --out FILE.html|FILE.gif [--t-end T] [--dt D] [--set NAME=VALUE ...]
     mbsfmu animate RESULT.csv --model MODEL.py --out FILE.html|FILE.gif [--set CONSTANT=VALUE ...]
                  [--fps F] [--every N] [--dpi D]
@@ -24,14 +28,16 @@ and their declared rates (``der(crank_angle)=1``) and constant input values.  Th
 before the run.  A refused input or a failed run exits with 2, Ctrl-C with 130 and SIGTERM with
 143 (128 + the signal's number; SIGTERM stops a command exactly as Ctrl-C does).  A simulation
 that fails or is stopped writes what it computed to ``<out>.partial.csv`` (``animate``: the
-samples it simulated, also when drawing them fails or is stopped); ``sweep`` keeps every finished
-row in its ``--out`` file and shuts its local Dask cluster down.
+samples it simulated, also when drawing them fails or is stopped); ``sweep`` (and ``sobol``,
+``morris`` with ``--out``) keeps every finished row in its ``--out`` file and shuts its local Dask
+cluster down.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import pathlib
 import signal
@@ -72,7 +78,7 @@ from .simulation.simulate import (
     output_grid,
     simulate_defaults,
 )
-from .study import designs, sweep
+from .study import designs, morris_screening, sobol_indices, sweep
 
 _DEFAULTS = simulate_defaults()
 #: the help of simulate's --method and --formulation, from the API's tables
@@ -353,21 +359,55 @@ def cmd_linearize(args) -> int:
     return 0
 
 
-def _parse_params(items, design: str) -> dict:
+def _parse_params(items, design: str, command: str = "sweep") -> dict:
     """--param NAME=SPEC as {name: spec}: value lists and START:STOP:N ranges for factorial, LO:HI
-    bounds for lhs and sobol, LO:HI or a scipy.stats distribution DIST(a,b,...) for montecarlo."""
+    bounds for lhs and sobol (and the sobol and morris commands), LO:HI or a scipy.stats
+    distribution DIST(a,b,...) for montecarlo; a name given twice is refused."""
     out = {}
     for item in items or []:
         if "=" not in item:
             raise ParameterError(f"--param {item!r}: expected NAME=SPEC")
         name, spec = (x.strip() for x in item.split("=", 1))
+        if name in out:
+            raise ParameterError(f"--param {name} is given twice")
         if design == "montecarlo" and "(" in spec:
             out[name] = _distribution(name, spec)
         else:
             out[name] = spec
     if not out:
-        raise ParameterError("sweep: give at least one --param")
+        raise ParameterError(f"{command}: give at least one --param")
     return out
+
+
+def _parse_metrics(items) -> dict:
+    """--metric NAME=KIND(SIGNAL) as {name: 'KIND(SIGNAL)'}."""
+    metrics = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ParameterError(f"--metric {item!r}: expected NAME=KIND(SIGNAL)")
+        name, expr = (x.strip() for x in item.split("=", 1))
+        metrics[name] = expr
+    return metrics
+
+
+def _study_options(args) -> dict:
+    """The keywords of a sweep's runs from the options every study command shares."""
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    return dict(t_end=args.t_end, dt=args.dt, rtol=args.rtol, metrics=_parse_metrics(args.metric) or None,
+                scheduler=args.scheduler, workers=args.workers, batch=args.batch, progress=show,
+                trajectories=args.trajectories, connect_timeout=args.connect_timeout, resume=args.resume,
+                retry_failed=args.retry_failed, cluster_timeout=args.cluster_timeout)
+
+
+def _resume_lines(rows, out) -> list[str]:
+    """What a study took from its rows file and moved aside, as the CLI says it."""
+    r = rows.attrs["resume"]
+    lines = [f"moved {old} aside to {new} (--resume restart)" for old, new in r["moved"]]
+    if r["taken"] or r["damaged"] or r["retried"]:
+        lines.append(f"resumed {out}: {r['taken']} rows taken from the file ({r['failed_taken']} failed), "
+                     f"{r['ran']} runs run ({len(r['damaged'])} damaged rows and {len(r['retried'])} failed "
+                     "rows run again)")
+    return lines
 
 
 def _distribution(name, spec):
@@ -395,26 +435,39 @@ def cmd_sweep(args) -> int:
         make = {"lhs": designs.latin_hypercube, "sobol": designs.sobol,
                 "montecarlo": designs.monte_carlo}[args.design]
         design = make(params, args.samples, seed=args.seed)
-    metrics = {}
-    for item in args.metric or []:
-        if "=" not in item:
-            raise ParameterError(f"--metric {item!r}: expected NAME=KIND(SIGNAL)")
-        name, expr = (x.strip() for x in item.split("=", 1))
-        metrics[name] = expr
-    show = sys.stderr.isatty() if args.progress is None else args.progress
-    df = sweep(args.target, design, t_end=args.t_end, dt=args.dt, rtol=args.rtol, metrics=metrics or None,
-               out=out, scheduler=args.scheduler, workers=args.workers, batch=args.batch, progress=show,
-               plot=plot, trajectories=args.trajectories, connect_timeout=args.connect_timeout,
-               resume=args.resume, retry_failed=args.retry_failed, cluster_timeout=args.cluster_timeout)
+    df = sweep(args.target, design, out=out, plot=plot, **_study_options(args))
     failed = int((df["status"] != "ok").sum())
-    r = df.attrs["resume"]
-    for old, new in r["moved"]:
-        print(f"moved {old} aside to {new} (--resume restart)")
-    if r["taken"] or r["damaged"] or r["retried"]:
-        print(f"resumed {args.out}: {r['taken']} rows taken from the file ({r['failed_taken']} failed), "
-              f"{r['ran']} runs run ({len(r['damaged'])} damaged rows and {len(r['retried'])} failed rows "
-              "run again)")
+    for line in _resume_lines(df, args.out):
+        print(line)
     print(f"{len(df)} runs ({failed} failed) -> {args.out}" + (f", plot -> {args.plot}" if plot else ""))
+    return 0
+
+
+def cmd_global_sensitivity(args) -> int:
+    """``sobol`` and ``morris``: the indices as a table (or one JSON object with --json)."""
+    out = check_output_path(args.out, "--out") if args.out else None
+    plot = plot_path(args.plot, "--plot", [("--out file", args.out)]) if args.plot else None
+    ranges = _parse_params(args.param, "lhs", args.command)
+    options = dict(n=args.n, seed=args.seed, conf_level=args.conf_level, out=out, plot=plot,
+                   **_study_options(args))
+    try:
+        if args.command == "sobol":
+            result = sobol_indices(args.target, ranges, second_order=args.second_order, **options)
+        else:
+            result = morris_screening(args.target, ranges, levels=args.levels, **options)
+    except ImportError as exc:  # SALib missing: say so as any refused input
+        raise ParameterError(str(exc)) from None
+    notes = _resume_lines(result.rows, args.out)
+    if args.json:
+        for line in notes:
+            print(line, file=sys.stderr)
+        print(json.dumps(result.to_dict()))
+        return 0
+    for line in notes:
+        print(line)
+    print(result)
+    where = (f" -> {args.out}" if out else "") + (f", plot -> {args.plot}" if plot else "")
+    print(f"{result.runs} runs{where}")
     return 0
 
 
@@ -483,6 +536,41 @@ def _keep_samples(res, kind: str, keep: pathlib.Path, why: str) -> None:
     written = _write_csv(res, keep)
     print(f"mbsfmu: {why}; the {len(res.t)} simulated samples (to t={res.t[-1]:g} s) {written}",
           file=sys.stderr)
+
+
+def _default(function, keyword: str):
+    """The default of a keyword of an API function (the CLI's defaults are the API's)."""
+    return inspect.signature(function).parameters[keyword].default
+
+
+def _add_study_options(p) -> None:
+    """The options of a sweep's runs, shared by sweep, sobol and morris."""
+    p.add_argument("--metric", action="append", metavar="NAME=KIND(SIGNAL)",
+                   help="KIND: final, max, min, mean, rms, maxabs, settling (settling(x) 2 %% band, "
+                   "settling(x, 5%%)); SIGNAL: a coordinate, der(NAME), constraint_residual or an FMU "
+                   "variable; repeatable (default: final values)")
+    p.add_argument("--t-end", type=float, required=True, help="end time of every run [s]")
+    p.add_argument("--dt", type=float, default=None, help="output interval [s]")
+    p.add_argument("--rtol", type=float, default=None, help="relative tolerance")
+    p.add_argument("--resume", choices=["check", "restart", "keep"], default="check",
+                   help="rows of another definition in --out: check refuses them (default), restart moves "
+                   "them aside (OUT -> NAME.old-N.csv) and starts over, keep keeps them on purpose")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="run the failed rows of --out again (default: they are taken as they are)")
+    p.add_argument("--trajectories", metavar="DIR|FILE.npz", default=None,
+                   help="also keep every run's trajectory: one CSV per run in DIR, or one .npz file")
+    p.add_argument("--connect-timeout", type=float, default=10.0,
+                   help="seconds to wait for a --scheduler address (default 10)")
+    p.add_argument("--cluster-timeout", type=float, default=60.0,
+                   help="seconds without any worker (or scheduler) after which the sweep ends with an "
+                   "error, the finished rows written (default 60)")
+    p.add_argument("--scheduler", default=None,
+                   help="Dask scheduler address tcp://HOST:PORT, or synchronous, threads, processes "
+                   "(default: a local cluster of worker processes)")
+    p.add_argument("--workers", type=int, default=None, help="worker processes of the local cluster")
+    p.add_argument("--batch", type=int, default=None, help="runs per task (default: ~4 tasks per worker)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -559,39 +647,42 @@ def build_parser() -> argparse.ArgumentParser:
                     help="how the parameter sets are chosen (default factorial)")
     pw.add_argument("--samples", type=int, help="number of runs of an lhs, sobol or montecarlo design")
     pw.add_argument("--seed", type=int, default=None, help="seed of the random designs")
-    pw.add_argument("--metric", action="append", metavar="NAME=KIND(SIGNAL)",
-                    help="KIND: final, max, min, mean, rms, maxabs, settling (settling(x) 2 %% band, "
-                    "settling(x, 5%%)); SIGNAL: a coordinate, der(NAME), constraint_residual or an FMU "
-                    "variable; repeatable (default: final values)")
-    pw.add_argument("--t-end", type=float, required=True, help="end time of every run [s]")
-    pw.add_argument("--dt", type=float, default=None, help="output interval [s]")
-    pw.add_argument("--rtol", type=float, default=None, help="relative tolerance")
     pw.add_argument("--out", required=True,
                     help="CSV (or .parquet) of the rows; an existing one is resumed: its sound rows are "
                     "taken if they come from the same sweep definition (OUT.definition.json)")
-    pw.add_argument("--resume", choices=["check", "restart", "keep"], default="check",
-                    help="rows of another definition in --out: check refuses them (default), restart moves "
-                    "them aside (OUT -> NAME.old-N.csv) and starts over, keep keeps them on purpose")
-    pw.add_argument("--retry-failed", action="store_true",
-                    help="run the failed rows of --out again (default: they are taken as they are)")
-    pw.add_argument("--trajectories", metavar="DIR|FILE.npz", default=None,
-                    help="also keep every run's trajectory: one CSV per run in DIR, or one .npz file")
-    pw.add_argument("--connect-timeout", type=float, default=10.0,
-                    help="seconds to wait for a --scheduler address (default 10)")
-    pw.add_argument("--cluster-timeout", type=float, default=60.0,
-                    help="seconds without any worker (or scheduler) after which the sweep ends with an "
-                    "error, the finished rows written (default 60)")
-    pw.add_argument("--scheduler", default=None,
-                    help="Dask scheduler address tcp://HOST:PORT, or synchronous, threads, processes "
-                    "(default: a local cluster of worker processes)")
-    pw.add_argument("--workers", type=int, default=None, help="worker processes of the local cluster")
-    pw.add_argument("--batch", type=int, default=None, help="runs per task (default: ~4 tasks per worker)")
     pw.add_argument("--plot", metavar="FILE.png",
                     help="also plot the first metric: over one parameter, a heat map over two on a grid, "
                     "else a histogram")
-    pw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="progress bar on stderr (default: when stderr is a terminal)")
+    _add_study_options(pw)
     pw.set_defaults(func=cmd_sweep)
+    for name, api, what, n_help in (
+            ("sobol", sobol_indices, "Sobol' indices (first order S1, total ST) of metrics over parameter "
+             "ranges", "base samples, a power of 2 >= 8: n (p + 2) runs for p parameters, n (2p + 2) with "
+             "--second-order"),
+            ("morris", morris_screening, "Morris screening (elementary effects mu*, mu, sigma) of metrics "
+             "over parameter ranges", "trajectories, >= 2: n (p + 1) runs for p parameters")):
+        pg = sub.add_parser(name, help=what, description=what)
+        pg.add_argument("target", help="model file (.py) or FMU (.fmu)")
+        pg.add_argument("--param", action="append", metavar="NAME=LO:HI",
+                        help="a constant, initial value or input and its range (uniform); repeatable")
+        pg.add_argument("-n", type=int, default=_default(api, "n"), help=f"{n_help} (default %(default)s)")
+        if name == "sobol":
+            pg.add_argument("--second-order", action="store_true",
+                            help="also the second-order indices S2 of every pair")
+        else:
+            pg.add_argument("--levels", type=int, default=_default(api, "levels"),
+                            help="levels of the grid, even (default %(default)s)")
+        pg.add_argument("--seed", type=int, default=_default(api, "seed"),
+                        help="seed of the design and the bootstrap (default %(default)s: the same design "
+                        "every time, so an --out file resumes)")
+        pg.add_argument("--conf-level", type=float, default=_default(api, "conf_level"),
+                        help="confidence level of the intervals (default %(default)s)")
+        pg.add_argument("--out", default=None,
+                        help="CSV (or .parquet) of the runs' rows, resumed as a sweep's (default: none kept)")
+        pg.add_argument("--plot", metavar="FILE.png", help="also write a bar chart of the indices")
+        pg.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+        _add_study_options(pg)
+        pg.set_defaults(func=cmd_global_sensitivity)
     pa = sub.add_parser("animate", help="animate a model or a result CSV as HTML or GIF (3D stick figure)")
     pa.add_argument("source", help="model file (.py, simulated first) or result CSV of mbsfmu simulate --out")
     pa.add_argument("--model", help="the model file of a result CSV")
@@ -635,7 +726,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt as exc:
         how, status = stopped_status(exc)
         note = ""
-        if args.command == "sweep":
+        if args.command in ("sweep", "sobol", "morris") and args.out:
             note = (f"\nmbsfmu: the rows of the runs that finished are in {args.out}; the same command "
                     "runs the others")
         print(f"mbsfmu: {how}{note}", file=sys.stderr)

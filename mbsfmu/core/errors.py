@@ -52,6 +52,15 @@ class SweepError(MbsError, RuntimeError):
         return self.rows
 
 
+class StudyError(MbsError, RuntimeError):
+    """A study's runs ended but their rows cannot give what was asked of them: global
+    sensitivity indices from rows with failed runs, or with metrics that are not finite numbers.
+    ``rows`` holds every row, a DataFrame like the one ``sweep`` returns (with ``out`` they are
+    in that file too, so that the same call can take them and run only what is missing)."""
+
+    rows = None
+
+
 class SimulationInterrupted(KeyboardInterrupt):
     """A run stopped by Ctrl-C (KeyboardInterrupt) or SIGTERM (:class:`Terminated`, then its
     ``__cause__``); ``result`` holds what was computed up to then (a partial Result).  A

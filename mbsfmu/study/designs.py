@@ -89,7 +89,11 @@ def factorial(values: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(columns), dtype=float)
 
 
-def _bounds(bounds: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
+def parse_bounds(bounds: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(names, lo, hi) of ``{name: (lo, hi) | 'LO:HI'}``, each finite with lo < hi."""
+    if not isinstance(bounds, dict):
+        raise ParameterError(f"parameter bounds are {{name: (lo, hi)}}, got {type(bounds).__name__} "
+                             f"{bounds!r:.60}")
     if not bounds:
         raise ParameterError("a design needs at least one parameter with bounds (lo, hi)")
     names, lo, hi = [], [], []
@@ -133,7 +137,7 @@ def latin_hypercube(bounds: dict, n: int, seed=None) -> pd.DataFrame:
     from scipy.stats import qmc
 
     n = _check_n(n)
-    names, lo, hi = _bounds(bounds)
+    names, lo, hi = parse_bounds(bounds)
     u = _qmc(qmc.LatinHypercube, len(names), seed).random(n)
     return pd.DataFrame(qmc.scale(u, lo, hi), columns=names)
 
@@ -144,7 +148,7 @@ def sobol(bounds: dict, n: int, seed=None) -> pd.DataFrame:
     from scipy.stats import qmc
 
     n = _check_n(n)
-    names, lo, hi = _bounds(bounds)
+    names, lo, hi = parse_bounds(bounds)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # n not a power of 2: allowed, said above
         u = _qmc(qmc.Sobol, len(names), seed, scramble=True).random(n)
@@ -164,7 +168,7 @@ def monte_carlo(distributions: dict, n: int, seed=None) -> pd.DataFrame:
     columns = {}
     for name, dist in distributions.items():
         if not hasattr(dist, "rvs"):
-            _, lo, hi = _bounds({name: dist})
+            _, lo, hi = parse_bounds({name: dist})
             dist = stats.uniform(lo[0], hi[0] - lo[0])
         columns[name] = _draw(name, dist, n, rng)
     return pd.DataFrame(columns)

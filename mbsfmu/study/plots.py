@@ -1,4 +1,5 @@
-"""Plots of a study's rows: a metric over one parameter, a heat map over two, a histogram.
+"""Plots of a study's rows: a metric over one parameter, a heat map over two, a histogram; and
+the bar chart of global sensitivity indices (:func:`plot_indices`).
 
 Only the rows with status 'ok' are drawn, and parameters held at one value are no axis.  The
 kind follows the design unless given: one parameter gives a line of the metric over it; two
@@ -87,3 +88,43 @@ def _edges(centres: np.ndarray) -> np.ndarray:
         return np.array([centres[0] - 0.5, centres[0] + 0.5])
     mid = (centres[1:] + centres[:-1]) / 2
     return np.concatenate([[2 * centres[0] - mid[0]], mid, [2 * centres[-1] - mid[-1]]])
+
+
+#: the bars of each method's indices: (column, its confidence column or None, label)
+INDEX_BARS = {"sobol": (("S1", "S1_conf", "first order S1"), ("ST", "ST_conf", "total ST")),
+              "morris": (("mu_star", "mu_star_conf", "mu*"), ("sigma", None, "sigma"))}
+
+
+def plot_indices(indices: pd.DataFrame, path=None, *, metric: str | None = None, conf_level: float = 0.95):
+    """Bar chart of global sensitivity indices (the ``indices`` of a
+    :class:`~mbsfmu.study.global_sensitivity.GlobalSensitivity`): one panel per metric (or only
+    ``metric``), per parameter two bars, S1 and ST (Sobol') or mu* and sigma (Morris), the
+    confidence intervals as error bars; written to ``path`` if given.  Returns the Figure."""
+    from matplotlib.figure import Figure
+
+    method = "sobol" if "S1" in indices.columns else "morris"
+    metrics = list(dict.fromkeys(indices.index.get_level_values("metric")))
+    if metric is not None:
+        if metric not in metrics:
+            raise ParameterError(f"plot: no metric {metric!r} among the indices (metrics: "
+                                 f"{', '.join(metrics)})")
+        metrics = [metric]
+    fig = Figure(figsize=(6.5, 1.0 + 2.6 * len(metrics)), layout="constrained")
+    axes = fig.subplots(len(metrics), 1, squeeze=False)[:, 0]
+    for ax, name in zip(axes, metrics):
+        table = indices.xs(name, level="metric")
+        x = np.arange(len(table))
+        for k, (column, conf, label) in enumerate(INDEX_BARS[method]):
+            errors = table[conf].to_numpy(dtype=float) if conf else None
+            ax.bar(x + (k - 0.5) * 0.38, table[column].to_numpy(dtype=float), 0.38, yerr=errors, capsize=3,
+                   label=label)
+        ax.set_xticks(x, [str(p) for p in table.index])
+        ax.axhline(0.0, color="0.5", linewidth=0.8)
+        ax.set_title(name)
+        ax.set_ylabel("index" if method == "sobol" else "effect per range")
+        ax.legend(fontsize="small")
+    what = "Sobol' indices" if method == "sobol" else "Morris elementary effects"
+    fig.suptitle(f"{what} (error bars: {conf_level:.0%} confidence)")
+    if path is not None:
+        fig.savefig(pathlib.Path(path), dpi=100)
+    return fig
