@@ -270,7 +270,7 @@ def _sobol_n(n, p: int, second_order: bool) -> int:
         low = 1 << (n.bit_length() - 1)
         raise ParameterError(f"n = {n} is not a power of 2 (Sobol' points are balanced only then); use "
                              f"n = {low} or n = {2 * low} ({formula} = {low * per:,} or {2 * low * per:,} "
-                             f"runs for {p} parameters)")
+                             f"runs for {p} parameter{'s' if p > 1 else ''})")
     _check_runs(n, per, formula)
     return n
 
