@@ -20,6 +20,7 @@ from .core.errors import (
     SimulationInterrupted,
     SingularMassMatrixError,
     StiffnessWarning,
+    StudyError,
     SweepError,
 )
 from .equations import derive
@@ -35,5 +36,5 @@ __all__ = ["Model", "System", "LagrangianSystem", "derive", "linearize", "simula
            "Result", "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
            "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",
-           "SingularMassMatrixError", "ConstraintError", "SweepError", "RedundantConstraintWarning",
-           "natural"]
+           "SingularMassMatrixError", "ConstraintError", "SweepError", "StudyError",
+           "RedundantConstraintWarning", "natural"]

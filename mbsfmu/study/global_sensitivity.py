@@ -161,7 +161,7 @@ def sobol_indices(target, ranges: dict, *, t_end, n: int = 512, metrics=None, se
     problem = _problem(names, lo, hi)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # n is a power of 2 (checked); nothing else to say
-        x = sample(problem, n, calc_second_order=second_order, seed=seed)
+        x = sample(problem, n, calc_second_order=second_order, scramble=True, skip_values=0, seed=seed)
     rows, outputs = _run(target, names, x, t_end, metrics, sweep_options, "Sobol' indices")
     first, second = [], []
     for metric, y in outputs.items():
@@ -270,7 +270,7 @@ def _sobol_n(n, p: int, second_order: bool) -> int:
         low = 1 << (n.bit_length() - 1)
         raise ParameterError(f"n = {n} is not a power of 2 (Sobol' points are balanced only then); use "
                              f"n = {low} or n = {2 * low} ({formula} = {low * per:,} or {2 * low * per:,} "
-                             f"runs for {p} parameters)")
+                             f"runs for {p} parameter{'s' if p > 1 else ''})")
     _check_runs(n, per, formula)
     return n
 
@@ -284,10 +284,8 @@ def _settings(seed, conf_level, resamples, plot, sweep_options: dict):
         raise ParameterError(f"conf_level must be a number between 0 and 1 (0.95: a 95 % interval), got "
                              f"{conf_level!r}")
     _whole("resamples", resamples, 2, "bootstrap draws for a confidence interval (100 to 1000 are usual)")
-    taken = [k for k in ("design", "plot") if k in sweep_options]
-    if taken:
-        raise ParameterError(f"keyword {taken[0]!r}: the design comes from the ranges and n (and plot= "
-                             "draws the indices)")
+    if "design" in sweep_options:
+        raise ParameterError("keyword 'design': the design comes from the ranges and n")
     return plot_path(plot, "plot", [("rows file", sweep_options.get("out"))]) if plot is not None else None
 
 
