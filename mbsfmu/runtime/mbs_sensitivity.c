@@ -88,33 +88,49 @@ static void tangent(sens *S, double t, const double *x, const double *a, const d
     mbs_sens_tangent(t, x, x + F, S->form->prm, S->form->u, S->form->tp, S->z, S->tout);
 }
 
-/* X' of the augmented system; with L kept, the multipliers' sensitivities are in S->L. */
-static int aug_rhs(void *ctx, double t, const double *X, double *Xdot)
+/* The sensitivity systems' right-hand sides at the state's y'' = a, lambda (mbs_form_kkt's fill):
+ * h_j = -dR, b_j = dG (+ the Baumgarte terms 2 alpha dV + beta^2 dc) along column j. */
+typedef struct {
+    sens *S;
+    double t;
+    const double *X;
+} fill_ctx;
+
+static void fill_rhs(void *ctx, const double *a, const double *lam, double *H, double *B)
 {
-    sens *S = (sens *)ctx;
-    mbs_form *fm = S->form;
+    const fill_ctx *c = (const fill_ctx *)ctx;
+    sens *S = c->S;
+    const mbs_form *fm = S->form;
     const int baumgarte = fm->kind == MBS_FORM_BAUMGARTE || fm->kind == MBS_FORM_DAE;
     int j, i;
-    if (prepare(S, t, X) != 0)
-        return 1;
-    memcpy(Xdot, S->xdot, sizeof(double) * NX);
-    if (NC > 0 && mbs_form_multipliers(fm, t, X, S->lam) != 0) {
-        snprintf(S->msg, sizeof S->msg, "%s", fm->message);
-        return 1;
-    }
     for (j = 0; j < S->np; j++) {
-        tangent(S, t, X, S->xdot + F, S->lam, X + NX * (1 + j), j);
+        tangent(S, c->t, c->X, a, lam, c->X + NX * (1 + j), j);
         for (i = 0; i < F; i++)
-            S->H[j * F + i] = -S->tout[T_DR + i];
+            H[j * F + i] = -S->tout[T_DR + i];
         for (i = 0; i < NC; i++) {
             double g = S->tout[T_DG + i];
             if (baumgarte)
                 g += 2.0 * fm->alpha * S->tout[T_DV + i] + (i < NH ? fm->beta * fm->beta * S->tout[T_DC + i] : 0.0);
-            S->B[j * MBS_ONE(NC) + i] = g;
+            B[j * NC + i] = g;
         }
     }
-    if (mbs_form_kkt(fm, t, X, S->np, S->H, S->B, S->A, S->L) != 0) {
-        snprintf(S->msg, sizeof S->msg, "%s", fm->message);
+}
+
+/* X' of the augmented system: the state's x' by its formulation, then s_j' = [s_y', sigma_j]; the
+ * multipliers' sensitivities are left in S->L. */
+static int aug_rhs(void *ctx, double t, const double *X, double *Xdot)
+{
+    sens *S = (sens *)ctx;
+    fill_ctx c;
+    int j;
+    if (prepare(S, t, X) != 0)
+        return 1;
+    memcpy(Xdot, S->xdot, sizeof(double) * NX);
+    c.S = S;
+    c.t = t;
+    c.X = X;
+    if (mbs_form_kkt(S->form, t, X, S->np, fill_rhs, &c, S->H, S->B, S->A, S->L) != 0) {
+        snprintf(S->msg, sizeof S->msg, "%s", S->form->message);
         return 1;
     }
     for (j = 0; j < S->np; j++) {
@@ -137,7 +153,7 @@ static double make_consistent(sens *S, double t, const double *x, double *s, int
     int level, i, k, nrow, nfree;
     for (level = 0; level < 2; level++) {
         double *v = s + level * F;
-        tangent(S, t, x, S->xdot + F, S->lam, s, j);
+        tangent(S, t, x, S->xdot + F, S->lam, s, j); /* c, V, e, E y' do not read a, lambda */
         nrow = 0;
         if (level == 0) {
             for (i = 0; i < NH; i++, nrow++) {
@@ -202,8 +218,6 @@ static int aug_project(void *ctx, double t, double *X)
     }
     if (prepare(S, t, X) != 0)
         return 1;
-    if (NC > 0 && mbs_form_multipliers(S->form, t, X, S->lam) != 0)
-        return 1;
     rows_at(S, t, X);
     for (j = 0; j < S->np; j++)
         if (!(make_consistent(S, t, X, X + NX * (1 + j), j, 0, NULL) < HUGE_VAL)) {
@@ -244,10 +258,6 @@ static int initial_sensitivities(sens *S, double t, double *X)
     int j, k;
     if (prepare(S, t, X) != 0)
         return 1;
-    if (NC > 0 && mbs_form_multipliers(S->form, t, X, S->lam) != 0) {
-        snprintf(S->msg, sizeof S->msg, "%s", S->form->message);
-        return 1;
-    }
     rows_at(S, t, X);
     for (k = 0; k < NX; k++)
         free[k] = (unsigned char)!held[k];
@@ -288,7 +298,7 @@ static int record(sens *S, int rec_flags, double t, double *X, double *row, doub
         const int c = constant_of(S, j);
         memcpy(out, s, sizeof(double) * NX);
         for (i = 0; i < NC; i++)
-            out[NX + i] = S->L[j * MBS_ONE(NC) + i];
+            out[NX + i] = S->L[j * NC + i];
 #if MBS_NOUT_EXPR > 0
         {
             double zz[NX + MBS_ONE(MBS_NPRM)];
@@ -304,9 +314,9 @@ static int record(sens *S, int rec_flags, double t, double *X, double *row, doub
     return 0;
 }
 
-int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, const double *grid,
-                 size_t n, double *rec, size_t stride, int record_flags, double *srec, long *stats,
-                 int (*tick)(void *ctx, double t), void *ctx, size_t *reached)
+int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int error_control,
+                 const double *grid, size_t n, double *rec, size_t stride, int record_flags, double *srec,
+                 long *stats, int (*tick)(void *ctx, double t), void *ctx, size_t *reached)
 {
     const int nx = NX * (1 + np);
     const size_t w = mbs_sens_width();
@@ -357,6 +367,8 @@ int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, 
            : method == MBS_METHOD_DOP853 ? mbs_dop853_init(&dp, nx, work, rtol, atol, hmax)
                                          : mbs_rkstab_init(&rk, nx, work, rtol, atol, hmax);
     st = method == MBS_METHOD_STIFF ? &rd.st : method == MBS_METHOD_DOP853 ? &dp.st : &rk;
+    if (error_control == MBS_SENS_ERROR_STATE)
+        st->nerr = NX;
     if (step != MBS_STEP_OK) {
         snprintf(S->msg, sizeof S->msg, "the integrator refused its settings: %s", mbs_step_message(step));
         goto done;
@@ -425,10 +437,11 @@ int mbs_sens_available(void) { return 0; }
 
 size_t mbs_sens_width(void) { return 0; }
 
-int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, const double *grid,
-                 size_t n, double *rec, size_t stride, int record_flags, double *srec, long *stats,
-                 int (*tick)(void *ctx, double t), void *ctx, size_t *reached)
+int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int error_control,
+                 const double *grid, size_t n, double *rec, size_t stride, int record_flags, double *srec,
+                 long *stats, int (*tick)(void *ctx, double t), void *ctx, size_t *reached)
 {
+    (void)error_control;
     (void)np;
     (void)what;
     (void)index;
