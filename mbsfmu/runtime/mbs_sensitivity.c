@@ -33,13 +33,12 @@ size_t mbs_sens_width(void) { return (size_t)(NX + NC + MBS_NOUT_EXPR); }
 #define T_DE (T_DV + NC)
 #define T_DEV (T_DE + NIC)
 #define T_SIZE (T_DEV + NIC)
-/* offsets into its argument z: a, lambda, dy, dy', dp */
+/* its argument z: a, lambda, then per direction dy, dy', dp */
 #define Z_A 0
 #define Z_L (Z_A + F)
-#define Z_DY (Z_L + NC)
-#define Z_DYD (Z_DY + F)
-#define Z_DP (Z_DYD + F)
-#define Z_SIZE (Z_DP + MBS_NPRM)
+#define Z_DIR (Z_L + NC)
+#define D_SIZE (NX + MBS_NPRM)
+#define Z_SIZE (Z_DIR + D_SIZE)
 /* rows of the consistency conditions: [C_h; E] and [C; E_r] */
 #define ROWS (NC + NIC)
 
@@ -50,6 +49,7 @@ typedef struct {
     const int *what, *index;
     double *H, *B, *A, *L; /* np x f, np x m, np x f, np x m: the linear systems, their solutions */
     double *Xd;            /* 2 f (1 + np): X' where only S->L is wanted */
+    double *zall, *tall;   /* the tangents of all columns at once: z, out */
     double xdot[NX], lam[MBS_ONE(NC)], z[MBS_ONE(Z_SIZE)], tout[MBS_ONE(T_SIZE)];
     double cs[MBS_ONE(NH + NC * F + NC)], ie[MBS_ONE(NIC + NIC * F)];
     double G[MBS_ONE(ROWS * F)], rhs[MBS_ONE(ROWS)], xs[NX], f1[NX];
@@ -73,19 +73,26 @@ static int prepare(sens *S, double t, const double *x)
     return 0;
 }
 
+/* Direction j of the tangents into d (D_SIZE): s (2 f) and the unit vector of its constant. */
+static void direction(const sens *S, const double *s, int j, double *d)
+{
+    const int k = constant_of(S, j);
+    int i;
+    memcpy(d, s, sizeof(double) * NX);
+    for (i = 0; i < MBS_NPRM; i++)
+        d[NX + i] = i == k ? 1.0 : 0.0;
+}
+
 /* The tangents of R, G, c, V, e, E y' along s (2 f) and the column's constant, at a, lambda. */
 static void tangent(sens *S, double t, const double *x, const double *a, const double *lam,
                     const double *s, int j)
 {
-    const int k = constant_of(S, j);
     int i;
     memcpy(S->z + Z_A, a, sizeof(double) * F);
     for (i = 0; i < NC; i++)
         S->z[Z_L + i] = lam[i];
-    memcpy(S->z + Z_DY, s, sizeof(double) * NX);
-    for (i = 0; i < MBS_NPRM; i++)
-        S->z[Z_DP + i] = i == k ? 1.0 : 0.0;
-    mbs_sens_tangent(t, x, x + F, S->form->prm, S->form->u, S->form->tp, S->z, S->tout);
+    direction(S, s, j, S->z + Z_DIR);
+    mbs_sens_tangent(t, x, x + F, S->form->prm, S->form->u, S->form->tp, S->z, 1, S->tout);
 }
 
 /* The sensitivity systems' right-hand sides at the state's y'' = a, lambda (mbs_form_kkt's fill):
@@ -103,14 +110,20 @@ static void fill_rhs(void *ctx, const double *a, const double *lam, double *H, d
     const mbs_form *fm = S->form;
     const int baumgarte = fm->kind == MBS_FORM_BAUMGARTE || fm->kind == MBS_FORM_DAE;
     int j, i;
+    memcpy(S->zall + Z_A, a, sizeof(double) * F);
+    for (i = 0; i < NC; i++)
+        S->zall[Z_L + i] = lam[i];
+    for (j = 0; j < S->np; j++)
+        direction(S, c->X + NX * (1 + j), j, S->zall + Z_DIR + j * D_SIZE);
+    mbs_sens_tangent(c->t, c->X, c->X + F, fm->prm, fm->u, fm->tp, S->zall, S->np, S->tall);
     for (j = 0; j < S->np; j++) {
-        tangent(S, c->t, c->X, a, lam, c->X + NX * (1 + j), j);
+        const double *tout = S->tall + j * T_SIZE;
         for (i = 0; i < F; i++)
-            H[j * F + i] = -S->tout[T_DR + i];
+            H[j * F + i] = -tout[T_DR + i];
         for (i = 0; i < NC; i++) {
-            double g = S->tout[T_DG + i];
+            double g = tout[T_DG + i];
             if (baumgarte)
-                g += 2.0 * fm->alpha * S->tout[T_DV + i] + (i < NH ? fm->beta * fm->beta * S->tout[T_DC + i] : 0.0);
+                g += 2.0 * fm->alpha * tout[T_DV + i] + (i < NH ? fm->beta * fm->beta * tout[T_DC + i] : 0.0);
             B[j * NC + i] = g;
         }
     }
@@ -295,20 +308,15 @@ static int record(sens *S, int rec_flags, double t, double *X, double *row, doub
     for (j = 0; j < S->np; j++) {
         double *out = srow + (size_t)j * w;
         const double *s = X + NX * (1 + j);
-        const int c = constant_of(S, j);
         memcpy(out, s, sizeof(double) * NX);
         for (i = 0; i < NC; i++)
             out[NX + i] = S->L[j * NC + i];
 #if MBS_NOUT_EXPR > 0
         {
-            double zz[NX + MBS_ONE(MBS_NPRM)];
-            memcpy(zz, s, sizeof(double) * NX);
-            for (i = 0; i < MBS_NPRM; i++)
-                zz[NX + i] = i == c ? 1.0 : 0.0;
-            mbs_sens_outputs(t, X, X + F, S->form->prm, S->form->u, S->form->tp, zz, out + NX + NC);
+            double zz[D_SIZE];
+            direction(S, s, j, zz);
+            mbs_sens_outputs(t, X, X + F, S->form->prm, S->form->u, S->form->tp, zz, 1, out + NX + NC);
         }
-#else
-        (void)c;
 #endif
     }
     return 0;
@@ -343,6 +351,8 @@ int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, 
     S->B = (double *)calloc((size_t)(np * MBS_ONE(NC) + 1), sizeof(double));
     S->L = (double *)calloc((size_t)(np * MBS_ONE(NC) + 1), sizeof(double));
     S->Xd = (double *)calloc((size_t)nx, sizeof(double));
+    S->zall = (double *)calloc((size_t)(Z_DIR + np * D_SIZE), sizeof(double));
+    S->tall = (double *)calloc((size_t)(np * T_SIZE + 1), sizeof(double));
     X = (double *)calloc((size_t)nx, sizeof(double));
     Xk = (double *)calloc((size_t)nx, sizeof(double));
     method = mbs_inst_start_method(inst, &rtol, &atol, &hmax);
@@ -355,7 +365,7 @@ int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, 
                                                           : (size_t)MBS_RKSTAB_WORK_SIZE(nx),
                             sizeof(double));
     iwork = (int *)calloc((size_t)MBS_RADAU_IWORK_SIZE(nx), sizeof(int));
-    if (S->H == NULL || S->A == NULL || S->B == NULL || S->L == NULL || S->Xd == NULL || X == NULL || Xk == NULL ||
+    if (S->H == NULL || S->A == NULL || S->B == NULL || S->L == NULL || S->Xd == NULL || S->zall == NULL || S->tall == NULL || X == NULL || Xk == NULL ||
         work == NULL || iwork == NULL) {
         snprintf(S->msg, sizeof S->msg, "out of memory for %d sensitivities", np);
         goto done;
@@ -423,6 +433,8 @@ done:
     free(S->B);
     free(S->L);
     free(S->Xd);
+    free(S->zall);
+    free(S->tall);
     free(S);
     free(X);
     free(Xk);
