@@ -63,6 +63,7 @@ def _directional(name: str, eqs, fixed: list, seeds: list, outputs: list, width:
              f"        const double *zd = z + {len(fixed)} + k * {len(seeds)};",
              f"        double *o = out + k * {max(width, 1)};",
              "        (void)zd;",
+             "        (void)o;",
              *[define(s, "        ") for s in per_direction]]
     for i, o in enumerate(outputs):
         lines.append(f"        o[{i}] = {print_c(printer, o, f'output {i} of {name}', system)};")

@@ -188,7 +188,8 @@ def kinds_header() -> str:
     lines += [f"#define MBS_RECORD_{name.upper()} {flag}" for name, flag in RECORD.items()]
     lines += [f"#define MBS_START_{name.upper()} {code}" for name, code in START_FAILURES.items()]
     lines += [f"#define MBS_SENS_{name.upper()} {code}" for name, code in SENSITIVITY_COLUMNS.items()]
-    lines += [f"#define MBS_SENS_ERROR_{name.upper()} {code}" for name, code in SENSITIVITY_ERROR_CONTROL.items()]
+    lines += [f"#define MBS_SENS_ERROR_{name.upper()} {code}"
+              for name, code in SENSITIVITY_ERROR_CONTROL.items()]
     return _header(KINDS_HEADER, "The numbers the engine shares with Python",
                    "FORMULATION_KINDS, METHOD_KINDS, RECORD, START_FAILURES, SENSITIVITY_COLUMNS, "
                    "SENSITIVITY_ERROR_CONTROL", lines)

@@ -213,8 +213,8 @@ class Engine:
         ``error_control``: 'all' (the error test measures state and sensitivities) or 'state'
         (the state alone: the plain run's steps)."""
         if error_control not in constants.SENSITIVITY_ERROR_CONTROL:
-            raise ParameterError(f"error_control must be one of {', '.join(constants.SENSITIVITY_ERROR_CONTROL)}, "
-                                 f"got {error_control!r}")
+            choices = ", ".join(constants.SENSITIVITY_ERROR_CONTROL)
+            raise ParameterError(f"error_control must be one of {choices}, got {error_control!r}")
         flags = self._record_flags(tuple(record))
         out, sens, stats = self.instance.run_sensitivities(
             np.ascontiguousarray(grid, dtype=float), np.asarray(what, dtype=np.intc),
