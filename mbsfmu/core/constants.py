@@ -121,6 +121,14 @@ WEIGHTINGS = {"mass": 0, "identity": 1}
 #: position and the velocity level (2)
 RECORD = {"multipliers": 1, "accelerations": 2, "residuals": 4}
 
+#: what a sensitivity column differentiates by (mbs_sensitivity.h, ``MBS_SENS_<NAME>``): a
+#: constant, the initial value of a coordinate or of its rate, the value or rate of a named
+#: initial condition
+SENSITIVITY_COLUMNS = {"constant": 0, "position": 1, "rate": 2, "ic_value": 3, "ic_rate": 4}
+#: what the error test of a run with sensitivities measures (``MBS_SENS_ERROR_<NAME>``): the
+#: state and the sensitivities, or the state alone
+SENSITIVITY_ERROR_CONTROL = {"all": 0, "state": 1}
+
 #: why the engine refused a start (mbs_inst_start_failure, ``MBS_START_<NAME>``): a value outside
 #: its range or rules, no consistent initial state, redundant constraints the formulation cannot
 #: take, a singular (reduced) mass matrix at the consistent start, equations that are not finite
@@ -170,7 +178,8 @@ def kinds_header() -> str:
     """The text of :data:`KINDS_HEADER`, which mbs_formulation.h and mbs_instance.h include: the
     formulation kinds ``MBS_FORM_<NAME>`` (and ``MBS_FORMULATION_NAMES``, the names in number
     order), the integration methods ``MBS_METHOD_<NAME>``, the flags of what a run records
-    ``MBS_RECORD_<NAME>`` and the reasons of a refused start ``MBS_START_<NAME>``."""
+    ``MBS_RECORD_<NAME>``, the reasons of a refused start ``MBS_START_<NAME>`` and the kinds of
+    sensitivity columns and error control ``MBS_SENS_<NAME>``, ``MBS_SENS_ERROR_<NAME>``."""
     lines = [f"#define MBS_FORM_{name.upper()} {kind}" for name, kind in FORMULATION_KINDS.items()]
     names = _by_number(FORMULATION_KINDS)
     lines.append("#define MBS_FORMULATION_NAMES " + ", ".join(f'"{n}"' for n in names))
@@ -178,8 +187,12 @@ def kinds_header() -> str:
     _by_number(METHOD_KINDS)
     lines += [f"#define MBS_RECORD_{name.upper()} {flag}" for name, flag in RECORD.items()]
     lines += [f"#define MBS_START_{name.upper()} {code}" for name, code in START_FAILURES.items()]
+    lines += [f"#define MBS_SENS_{name.upper()} {code}" for name, code in SENSITIVITY_COLUMNS.items()]
+    lines += [f"#define MBS_SENS_ERROR_{name.upper()} {code}"
+              for name, code in SENSITIVITY_ERROR_CONTROL.items()]
     return _header(KINDS_HEADER, "The numbers the engine shares with Python",
-                   "FORMULATION_KINDS, METHOD_KINDS, RECORD, START_FAILURES", lines)
+                   "FORMULATION_KINDS, METHOD_KINDS, RECORD, START_FAILURES, SENSITIVITY_COLUMNS, "
+                   "SENSITIVITY_ERROR_CONTROL", lines)
 
 
 def c_macros() -> str:

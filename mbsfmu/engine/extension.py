@@ -203,16 +203,23 @@ class Engine:
         return self.instance.run(np.ascontiguousarray(grid, dtype=float), record=flags,
                                  progress=progress, every=every)
 
-    def run_sensitivities(self, grid, what, index, progress=None, every: float = 0.1, record=()):
+    def run_sensitivities(self, grid, what, index, progress=None, every: float = 0.1, record=(),
+                          error_control: str = "all"):
         """:meth:`run` with the forward sensitivities of the parameter columns ``(what[j],
         index[j])`` (mbs_sensitivity.h; the engine must be built with ``sensitivities``):
         (records, sensitivities, reached, status, message, code, stats) with sensitivities[k, j]
         = [dy/dp_j (f), dy'/dp_j (f), dlambda/dp_j (m), d(expression outputs)/dp_j] at grid[k]
-        and stats = (nfev, naccept, nreject, nproj) of the augmented integration."""
+        and stats = (nfev, naccept, nreject, nproj) of the augmented integration.
+        ``error_control``: 'all' (the error test measures state and sensitivities) or 'state'
+        (the state alone: the plain run's steps)."""
+        if error_control not in constants.SENSITIVITY_ERROR_CONTROL:
+            choices = ", ".join(constants.SENSITIVITY_ERROR_CONTROL)
+            raise ParameterError(f"error_control must be one of {choices}, got {error_control!r}")
         flags = self._record_flags(tuple(record))
         out, sens, stats = self.instance.run_sensitivities(
             np.ascontiguousarray(grid, dtype=float), np.asarray(what, dtype=np.intc),
-            np.asarray(index, dtype=np.intc), record=flags, progress=progress, every=every)
+            np.asarray(index, dtype=np.intc), record=flags, progress=progress, every=every,
+            error_control=constants.SENSITIVITY_ERROR_CONTROL[error_control])
         return (*out[:1], sens, *out[1:], stats)
 
     def _record_flags(self, record) -> int:

@@ -117,7 +117,7 @@ enum { W_XOLD = MBS_RK_K(17), W_K1OLD, W_R5, W_NEAR = W_R5 + 4 };
  * sc_i = atol + rtol max(|x_i|, |x~_i|); the projection's correction is added by the driver. */
 static double error_norm(const mbs_stepper *s, double h, const double *d)
 {
-    const int n = s->n;
+    const int n = mbs_step_nerr(s);
     const double *X = ROW(s, MBS_RK_X), *XT = ROW(s, MBS_RK_XT);
     const double *K1 = KROW(s, 1), *K6 = KROW(s, 6), *K7 = KROW(s, 7), *K8 = KROW(s, 8);
     const double *K9 = KROW(s, 9), *K10 = KROW(s, 10), *K11 = KROW(s, 11), *K12 = KROW(s, 12);

@@ -967,67 +967,101 @@ static double consistent_rates(mbs_form *F, int nrow, const double *G, const dou
     return max_abs(nrow, gt);
 }
 
-/* The linear systems of the sensitivity equations: for each of the nrhs right-hand sides (h_k,
- * b_k) the y''_k and lambda_k of  M y'' - C^T lambda = h,  C y'' = -b  at the state x, by the
- * null-space form of eq. 31 (minimum-norm gamma, redundant rows harmless) and lambda of eq. 3 as in
- * multipliers_at; one factorization of C^T and of J^T M J for all of them.  m = 0: M y'' = h by
- * Cholesky.  h, ydd: nrhs x f, b, lambda: nrhs x m (row k is right-hand side k); 0 on success. */
-int mbs_form_kkt(mbs_form *F, double t, const double *x, int nrhs, const double *h, const double *b,
-                 double *ydd, double *lambda)
+/* The linear systems of the sensitivity equations (mbs_formulation.h, mbs_form_kkt). */
+typedef struct {
+    int f, m, kk, rank;
+    const double *M, *J, *Mi, *inv, *Cq, *tau;
+    const int *perm;
+    decomp *D;
+} kkt_factors;
+
+/* y'' and lambda of M y'' - C^T lambda = h, C y'' = -b with the factors K; r, s, gamma: scratch. */
+static int kkt_solve(const kkt_factors *K, const double *h, const double *b, double *ydd, double *lambda,
+                     double *r, double *s, double *gamma)
+{
+    const int f = K->f, m = K->m;
+    int i;
+    if (m == 0) {
+        memcpy(ydd, h, sizeof(double) * (size_t)f);
+        mbs_chol_solve(f, K->M, ydd);
+        return 0;
+    }
+    decomp_solve(K->D, b, gamma);
+    for (i = 0; i < f; i++)
+        gamma[i] = -gamma[i];
+    memcpy(r, h, sizeof(double) * (size_t)f);
+    mbs_gemv(0, f, f, -1.0, K->M, gamma, 1.0, r);
+    mbs_gemv(1, f, K->kk, 1.0, K->J, r, 0.0, s);
+    mbs_chol_solve_inv(K->kk, K->Mi, K->inv, s);
+    memcpy(ydd, gamma, sizeof(double) * (size_t)f);
+    mbs_gemv(0, f, K->kk, 1.0, K->J, s, 1.0, ydd);
+    memcpy(r, h, sizeof(double) * (size_t)f); /* C^T lambda = M y'' - h */
+    mbs_gemv(0, f, f, 1.0, K->M, ydd, -1.0, r);
+    return mbs_qr_solve_minnorm(m, f, K->Cq, K->tau, K->perm, K->rank, r, lambda) != 0;
+}
+
+int mbs_form_kkt(mbs_form *F, double t, const double *x, int nrhs, mbs_kkt_fill fill, void *ctx,
+                 double *h, double *b, double *ydd, double *lambda)
 {
     const int f = F->f, m = F->m;
-    double *w = F->work, *M, *C;
+    double *w = F->work, *Mq, *C, *M;
     double *J = take(&w, f * f), *gamma = take(&w, f), *r = take(&w, f), *s = take(&w, f);
     double *MJ = take(&w, f * f), *Mi = take(&w, f * f), *inv = take(&w, f + 1);
-    double *Cq = take(&w, m * f + 1), *tau = take(&w, m + f + 1);
+    double *Cq = take(&w, m * f + 1), *tau = take(&w, m + f + 1), *a0 = take(&w, f), *l0 = take(&w, m + 1);
+    double *own_h = take(&w, f);
     int *iw = F->iwork, *perm = itake(&iw, f + m);
-    int i, k, kk, rank, rc;
+    int k, rc = 0;
     decomp D;
+    kkt_factors K;
     eval_tp(F, t);
+    K.f = f;
+    K.m = m;
+    K.kk = f;
+    K.D = &D;
     if (m == 0) {
         M = take(&w, f * f + f);
         F->dynamics(t, x, x + f, F->prm, F->u, F->tp, M);
+        memcpy(own_h, M + f * f, sizeof(double) * (size_t)f);
         if ((rc = mbs_chol_factor(f, M)) != 0)
             goto singular;
-        for (k = 0; k < nrhs; k++) {
-            memcpy(ydd + k * f, h + k * f, sizeof(double) * (size_t)f);
-            mbs_chol_solve(f, M, ydd + k * f);
-        }
-        return 0;
-    }
-    M = constrained_at(F, t, x, x + f);
-    C = M + f * f + f + F->mh;
-    decomp_alloc(&D, f, m, 0, &w, &iw);
-    if (decomp_factor(&D, F, C, J) != 0)
-        goto failed;
-    kk = f - D.rank;
-    mbs_gemm(0, f, kk, f, M, J, MJ);  /* M J */
-    mbs_gemm(1, kk, kk, f, J, MJ, Mi); /* J^T M J */
-    if ((rc = mbs_chol_factor_inv(kk, Mi, inv)) != 0)
-        goto singular;
-    memcpy(Cq, C, sizeof(double) * (size_t)(m * f));
-    if (mbs_qr_factor(m, f, Cq, tau, perm, &rank, F->rank_tol) != 0)
-        goto failed;
-    for (k = 0; k < nrhs; k++) {
-        double *a = ydd + k * f;
-        decomp_solve(&D, b + k * m, gamma);
-        for (i = 0; i < f; i++)
-            gamma[i] = -gamma[i];
-        memcpy(r, h + k * f, sizeof(double) * (size_t)f);
-        mbs_gemv(0, f, f, -1.0, M, gamma, 1.0, r);
-        mbs_gemv(1, f, kk, 1.0, J, r, 0.0, s);
-        mbs_chol_solve_inv(kk, Mi, inv, s);
-        memcpy(a, gamma, sizeof(double) * (size_t)f);
-        mbs_gemv(0, f, kk, 1.0, J, s, 1.0, a);
-        memcpy(r, h + k * f, sizeof(double) * (size_t)f); /* C^T lambda = M y'' - h */
-        mbs_gemv(0, f, f, 1.0, M, a, -1.0, r);
-        if (mbs_qr_solve_minnorm(m, f, Cq, tau, perm, rank, r, lambda + k * m) != 0)
+        K.M = M;
+    } else {
+        Mq = constrained_at(F, t, x, x + f);
+        M = Mq;
+        C = Mq + f * f + f + F->mh;
+        memcpy(own_h, Mq + f * f, sizeof(double) * (size_t)f);
+        decomp_alloc(&D, f, m, 0, &w, &iw);
+        if (decomp_factor(&D, F, C, J) != 0)
             goto failed;
+        K.kk = f - D.rank;
+        mbs_gemm(0, f, K.kk, f, M, J, MJ);   /* M J */
+        mbs_gemm(1, K.kk, K.kk, f, J, MJ, Mi); /* J^T M J */
+        if ((rc = mbs_chol_factor_inv(K.kk, Mi, inv)) != 0)
+            goto singular;
+        memcpy(Cq, C, sizeof(double) * (size_t)(m * f));
+        if (mbs_qr_factor(m, f, Cq, tau, perm, &K.rank, F->rank_tol) != 0)
+            goto failed;
+        K.M = M;
+        K.J = J;
+        K.Mi = Mi;
+        K.inv = inv;
+        K.Cq = Cq;
+        K.tau = tau;
+        K.perm = perm;
     }
+    if (fill != NULL) { /* the state's own y'' and lambda first (b'' after c, C, b' in Mq) */
+        const double *b2 = m ? M + f * f + f + F->mh + m * f + m : NULL;
+        if (kkt_solve(&K, own_h, b2, a0, l0, r, s, gamma) != 0)
+            goto failed;
+        fill(ctx, a0, l0, h, b);
+    }
+    for (k = 0; k < nrhs; k++)
+        if (kkt_solve(&K, h + k * f, b + k * m, ydd + k * f, lambda + k * m, r, s, gamma) != 0)
+            goto failed;
     return 0;
 singular:
-    snprintf(F->message, sizeof F->message, "the %s mass matrix is not positive definite (pivot %d) "
-             "at t=%.9g: no sensitivities", m ? "reduced" : "", rc, t);
+    snprintf(F->message, sizeof F->message, "the %smass matrix is not positive definite (pivot %d) "
+             "at t=%.9g: no sensitivities", m ? "reduced " : "", rc, t);
     return 1;
 failed:
     snprintf(F->message, sizeof F->message, "the constraint Jacobian cannot be factored at t=%.9g: "

@@ -139,11 +139,14 @@ int mbs_form_multipliers(mbs_form *F, double t, const double *x, double *lambda)
 /* Their change dlambda (m) for a change dh (f) of q - k at the state x (b'' held); 0 on success. */
 int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double *dh, double *dlambda);
 
-/* The sensitivity equations' linear systems at the state x: for k < nrhs, ydd_k and lambda_k of
- * M ydd - C^T lambda = h_k, C ydd = -b_k (h, ydd: nrhs x f; b, lambda: nrhs x m) by the null-space
- * form (minimum-norm, redundant rows harmless); m = 0: M ydd = h_k.  0 on success. */
-int mbs_form_kkt(mbs_form *F, double t, const double *x, int nrhs, const double *h, const double *b,
-                 double *ydd, double *lambda);
+/* The sensitivity equations' linear systems at the state x, one factorization for all: for k <
+ * nrhs, ydd_k and lambda_k of M ydd - C^T lambda = h_k, C ydd = -b_k (h, ydd: nrhs x f; b, lambda:
+ * nrhs x m) by the null-space form (minimum-norm, redundant rows harmless); m = 0: M ydd = h_k.
+ * With fill != NULL the state's own y'' and lambda (h = q - k, b = b'') are solved first and
+ * handed to fill(ctx, ydd0, lambda0, h, b), which writes the nrhs right-hand sides.  0 on success. */
+typedef void (*mbs_kkt_fill)(void *ctx, const double *ydd0, const double *lambda0, double *h, double *b);
+int mbs_form_kkt(mbs_form *F, double t, const double *x, int nrhs, mbs_kkt_fill fill, void *ctx,
+                 double *h, double *b, double *ydd, double *lambda);
 
 /* v (f) changed by the least amount in the entries idx[0..n-1] (NULL: all) so that G v = rhs
  * (nrow x f) holds as far as it can; returns max |G v - rhs| after, or -1 if the QR failed. */

@@ -56,13 +56,14 @@ void mbs_time_parameters(double t, const double *prm, double *tp);
 #endif
 #if MBS_HAS_SENS
 /* the sensitivity functions (mbsfmu.codegen.c_sensitivity; z and out as laid out in
- * mbsfmu.equations.sensitivity_equations), in builds for the sensitivity analysis */
+ * mbsfmu.equations.sensitivity_equations), in builds for the sensitivity analysis; the tangents
+ * along nd directions at once */
 void mbs_sens_tangent(double t, const double *y, const double *yd, const double *prm, const double *u,
-                      const double *tp, const double *z, double *out);
+                      const double *tp, const double *z, int nd, double *out);
 void mbs_sens_adjoint(double t, const double *y, const double *yd, const double *prm, const double *u,
                       const double *tp, const double *z, double *out);
 void mbs_sens_outputs(double t, const double *y, const double *yd, const double *prm, const double *u,
-                      const double *tp, const double *z, double *out);
+                      const double *tp, const double *z, int nd, double *out);
 #endif
 #if MBS_HAS_ABA
 /* y'' of a tree by the articulated-body algorithm: 0, or j + 1 if the pivot of coordinate j failed */

@@ -407,23 +407,23 @@ static PyObject *Instance_run(InstanceObject *self, PyObject *args, PyObject *kw
     return run_outcome(self, rec, reached, rc);
 }
 
-/* run_sensitivities(grid, what, index, record=0, progress=None, every=0.1)
+/* run_sensitivities(grid, what, index, record=0, progress=None, every=0.1, error_control=0)
  *   -> (records, sensitivities[len(grid), len(what), mbs_sens_width()], reached, status, message or
  *   exception, code, (nfev, naccept, nreject, nproj)): mbs_sens_run over the grid for the
  *   parameter columns (what[j], index[j]) of mbs_sensitivity.h */
 static PyObject *Instance_run_sensitivities(InstanceObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"grid", "what", "index", "record", "progress", "every", NULL};
+    static char *names[] = {"grid", "what", "index", "record", "progress", "every", "error_control", NULL};
     PyObject *ogrid, *owhat, *oindex, *progress = Py_None, *rec, *srec, *out;
     PyArrayObject *grid, *what = NULL, *index = NULL;
-    int record = 0, rc, np;
+    int record = 0, rc, np, error_control = MBS_SENS_ERROR_ALL;
     double every = 0.1;
     long stats[4];
     npy_intp dims[2], sdims[3];
     size_t reached = 0;
     run_ctx r;
-    if (!check_idle(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OOO|iOd", names, &ogrid, &owhat,
-                                                          &oindex, &record, &progress, &every))
+    if (!check_idle(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OOO|iOdi", names, &ogrid, &owhat,
+                                                          &oindex, &record, &progress, &every, &error_control))
         return NULL;
     grid = as_doubles(ogrid);
     if (grid == NULL)
@@ -462,7 +462,7 @@ static PyObject *Instance_run_sensitivities(InstanceObject *self, PyObject *args
     if (self->input_fn == NULL && self->tp_fn == NULL)
         r.released = PyEval_SaveThread();
     rc = mbs_sens_run(self->inst, np, (const int *)PyArray_DATA(what), (const int *)PyArray_DATA(index),
-                      (const double *)PyArray_DATA(grid), (size_t)dims[0],
+                      error_control, (const double *)PyArray_DATA(grid), (size_t)dims[0],
                       (double *)PyArray_DATA((PyArrayObject *)rec), (size_t)dims[1], record,
                       (double *)PyArray_DATA((PyArrayObject *)srec), stats, run_tick, &r, &reached);
     if (r.released != NULL)
@@ -713,7 +713,7 @@ static PyMethodDef Instance_methods[] = {
     {"run", (PyCFunction)(void (*)(void))Instance_run, METH_VARARGS | METH_KEYWORDS,
      "run(grid, record=0, progress=None, every=0.1) -> (records, reached, status, message, code)"},
     {"run_sensitivities", (PyCFunction)(void (*)(void))Instance_run_sensitivities,
-     METH_VARARGS | METH_KEYWORDS, "run_sensitivities(grid, what, index, record=0, progress=None, every=0.1)"},
+     METH_VARARGS | METH_KEYWORDS, "run_sensitivities(grid, what, index, record=0, progress=None, every=0.1, error_control=0)"},
     {"start_failure", (PyCFunction)Instance_start_failure, METH_NOARGS,
      "why the last start failed (MBS_START_*), 0 if it did not"},
     {"multipliers", (PyCFunction)Instance_multipliers, METH_NOARGS, "Lagrange multipliers now"},

@@ -425,7 +425,7 @@ static int error_estimate(mbs_radau *s, const rows *R, const mbs_problem *pb, do
         R->ERR[i] = R->F0[i] + R->EF[i];
     }
     mbs_lu_solve(n, R->E1, R->P1, R->ERR);
-    err = scaled_norm(R->ERR, R->SCAL, n, 1);
+    err = scaled_norm(R->ERR, R->SCAL, mbs_step_nerr(&s->st), 1);
     if (err >= 1.0 && (s->first || s->st.reject_last) && isfinite(err)) {
         for (i = 0; i < n; i++)
             R->XS[i] = R->X[i] + R->ERR[i];
@@ -437,7 +437,7 @@ static int error_estimate(mbs_radau *s, const rows *R, const mbs_problem *pb, do
         for (i = 0; i < n; i++)
             R->ERR[i] += R->EF[i];
         mbs_lu_solve(n, R->E1, R->P1, R->ERR);
-        err = scaled_norm(R->ERR, R->SCAL, n, 1);
+        err = scaled_norm(R->ERR, R->SCAL, mbs_step_nerr(&s->st), 1);
     }
     if (!isfinite(err))
         return STEP_NONFINITE;

@@ -33,13 +33,12 @@ size_t mbs_sens_width(void) { return (size_t)(NX + NC + MBS_NOUT_EXPR); }
 #define T_DE (T_DV + NC)
 #define T_DEV (T_DE + NIC)
 #define T_SIZE (T_DEV + NIC)
-/* offsets into its argument z: a, lambda, dy, dy', dp */
+/* its argument z: a, lambda, then per direction dy, dy', dp */
 #define Z_A 0
 #define Z_L (Z_A + F)
-#define Z_DY (Z_L + NC)
-#define Z_DYD (Z_DY + F)
-#define Z_DP (Z_DYD + F)
-#define Z_SIZE (Z_DP + MBS_NPRM)
+#define Z_DIR (Z_L + NC)
+#define D_SIZE (NX + MBS_NPRM)
+#define Z_SIZE (Z_DIR + D_SIZE)
 /* rows of the consistency conditions: [C_h; E] and [C; E_r] */
 #define ROWS (NC + NIC)
 
@@ -50,6 +49,7 @@ typedef struct {
     const int *what, *index;
     double *H, *B, *A, *L; /* np x f, np x m, np x f, np x m: the linear systems, their solutions */
     double *Xd;            /* 2 f (1 + np): X' where only S->L is wanted */
+    double *zall, *tall;   /* the tangents of all columns at once: z, out */
     double xdot[NX], lam[MBS_ONE(NC)], z[MBS_ONE(Z_SIZE)], tout[MBS_ONE(T_SIZE)];
     double cs[MBS_ONE(NH + NC * F + NC)], ie[MBS_ONE(NIC + NIC * F)];
     double G[MBS_ONE(ROWS * F)], rhs[MBS_ONE(ROWS)], xs[NX], f1[NX];
@@ -73,48 +73,77 @@ static int prepare(sens *S, double t, const double *x)
     return 0;
 }
 
+/* Direction j of the tangents into d (D_SIZE): s (2 f) and the unit vector of its constant. */
+static void direction(const sens *S, const double *s, int j, double *d)
+{
+    const int k = constant_of(S, j);
+    int i;
+    memcpy(d, s, sizeof(double) * NX);
+    for (i = 0; i < MBS_NPRM; i++)
+        d[NX + i] = i == k ? 1.0 : 0.0;
+}
+
 /* The tangents of R, G, c, V, e, E y' along s (2 f) and the column's constant, at a, lambda. */
 static void tangent(sens *S, double t, const double *x, const double *a, const double *lam,
                     const double *s, int j)
 {
-    const int k = constant_of(S, j);
     int i;
     memcpy(S->z + Z_A, a, sizeof(double) * F);
     for (i = 0; i < NC; i++)
         S->z[Z_L + i] = lam[i];
-    memcpy(S->z + Z_DY, s, sizeof(double) * NX);
-    for (i = 0; i < MBS_NPRM; i++)
-        S->z[Z_DP + i] = i == k ? 1.0 : 0.0;
-    mbs_sens_tangent(t, x, x + F, S->form->prm, S->form->u, S->form->tp, S->z, S->tout);
+    direction(S, s, j, S->z + Z_DIR);
+    mbs_sens_tangent(t, x, x + F, S->form->prm, S->form->u, S->form->tp, S->z, 1, S->tout);
 }
 
-/* X' of the augmented system; with L kept, the multipliers' sensitivities are in S->L. */
+/* The sensitivity systems' right-hand sides at the state's y'' = a, lambda (mbs_form_kkt's fill):
+ * h_j = -dR, b_j = dG (+ the Baumgarte terms 2 alpha dV + beta^2 dc) along column j. */
+typedef struct {
+    sens *S;
+    double t;
+    const double *X;
+} fill_ctx;
+
+static void fill_rhs(void *ctx, const double *a, const double *lam, double *H, double *B)
+{
+    const fill_ctx *c = (const fill_ctx *)ctx;
+    sens *S = c->S;
+    const mbs_form *fm = S->form;
+    const int baumgarte = fm->kind == MBS_FORM_BAUMGARTE || fm->kind == MBS_FORM_DAE;
+    int j, i;
+    memcpy(S->zall + Z_A, a, sizeof(double) * F);
+    for (i = 0; i < NC; i++)
+        S->zall[Z_L + i] = lam[i];
+    for (j = 0; j < S->np; j++)
+        direction(S, c->X + NX * (1 + j), j, S->zall + Z_DIR + j * D_SIZE);
+    mbs_sens_tangent(c->t, c->X, c->X + F, fm->prm, fm->u, fm->tp, S->zall, S->np, S->tall);
+    for (j = 0; j < S->np; j++) {
+        const double *tout = S->tall + j * T_SIZE;
+        for (i = 0; i < F; i++)
+            H[j * F + i] = -tout[T_DR + i];
+        for (i = 0; i < NC; i++) {
+            double g = tout[T_DG + i];
+            if (baumgarte)
+                g += 2.0 * fm->alpha * tout[T_DV + i] + (i < NH ? fm->beta * fm->beta * tout[T_DC + i] : 0.0);
+            B[j * NC + i] = g;
+        }
+    }
+}
+
+/* X' of the augmented system: the state's x' by its formulation, then s_j' = [s_y', sigma_j]; the
+ * multipliers' sensitivities are left in S->L. */
 static int aug_rhs(void *ctx, double t, const double *X, double *Xdot)
 {
     sens *S = (sens *)ctx;
-    mbs_form *fm = S->form;
-    const int baumgarte = fm->kind == MBS_FORM_BAUMGARTE || fm->kind == MBS_FORM_DAE;
-    int j, i;
+    fill_ctx c;
+    int j;
     if (prepare(S, t, X) != 0)
         return 1;
     memcpy(Xdot, S->xdot, sizeof(double) * NX);
-    if (NC > 0 && mbs_form_multipliers(fm, t, X, S->lam) != 0) {
-        snprintf(S->msg, sizeof S->msg, "%s", fm->message);
-        return 1;
-    }
-    for (j = 0; j < S->np; j++) {
-        tangent(S, t, X, S->xdot + F, S->lam, X + NX * (1 + j), j);
-        for (i = 0; i < F; i++)
-            S->H[j * F + i] = -S->tout[T_DR + i];
-        for (i = 0; i < NC; i++) {
-            double g = S->tout[T_DG + i];
-            if (baumgarte)
-                g += 2.0 * fm->alpha * S->tout[T_DV + i] + (i < NH ? fm->beta * fm->beta * S->tout[T_DC + i] : 0.0);
-            S->B[j * MBS_ONE(NC) + i] = g;
-        }
-    }
-    if (mbs_form_kkt(fm, t, X, S->np, S->H, S->B, S->A, S->L) != 0) {
-        snprintf(S->msg, sizeof S->msg, "%s", fm->message);
+    c.S = S;
+    c.t = t;
+    c.X = X;
+    if (mbs_form_kkt(S->form, t, X, S->np, fill_rhs, &c, S->H, S->B, S->A, S->L) != 0) {
+        snprintf(S->msg, sizeof S->msg, "%s", S->form->message);
         return 1;
     }
     for (j = 0; j < S->np; j++) {
@@ -137,7 +166,7 @@ static double make_consistent(sens *S, double t, const double *x, double *s, int
     int level, i, k, nrow, nfree;
     for (level = 0; level < 2; level++) {
         double *v = s + level * F;
-        tangent(S, t, x, S->xdot + F, S->lam, s, j);
+        tangent(S, t, x, S->xdot + F, S->lam, s, j); /* c, V, e, E y' do not read a, lambda */
         nrow = 0;
         if (level == 0) {
             for (i = 0; i < NH; i++, nrow++) {
@@ -202,8 +231,6 @@ static int aug_project(void *ctx, double t, double *X)
     }
     if (prepare(S, t, X) != 0)
         return 1;
-    if (NC > 0 && mbs_form_multipliers(S->form, t, X, S->lam) != 0)
-        return 1;
     rows_at(S, t, X);
     for (j = 0; j < S->np; j++)
         if (!(make_consistent(S, t, X, X + NX * (1 + j), j, 0, NULL) < HUGE_VAL)) {
@@ -244,10 +271,6 @@ static int initial_sensitivities(sens *S, double t, double *X)
     int j, k;
     if (prepare(S, t, X) != 0)
         return 1;
-    if (NC > 0 && mbs_form_multipliers(S->form, t, X, S->lam) != 0) {
-        snprintf(S->msg, sizeof S->msg, "%s", S->form->message);
-        return 1;
-    }
     rows_at(S, t, X);
     for (k = 0; k < NX; k++)
         free[k] = (unsigned char)!held[k];
@@ -285,28 +308,23 @@ static int record(sens *S, int rec_flags, double t, double *X, double *row, doub
     for (j = 0; j < S->np; j++) {
         double *out = srow + (size_t)j * w;
         const double *s = X + NX * (1 + j);
-        const int c = constant_of(S, j);
         memcpy(out, s, sizeof(double) * NX);
         for (i = 0; i < NC; i++)
-            out[NX + i] = S->L[j * MBS_ONE(NC) + i];
+            out[NX + i] = S->L[j * NC + i];
 #if MBS_NOUT_EXPR > 0
         {
-            double zz[NX + MBS_ONE(MBS_NPRM)];
-            memcpy(zz, s, sizeof(double) * NX);
-            for (i = 0; i < MBS_NPRM; i++)
-                zz[NX + i] = i == c ? 1.0 : 0.0;
-            mbs_sens_outputs(t, X, X + F, S->form->prm, S->form->u, S->form->tp, zz, out + NX + NC);
+            double zz[D_SIZE];
+            direction(S, s, j, zz);
+            mbs_sens_outputs(t, X, X + F, S->form->prm, S->form->u, S->form->tp, zz, 1, out + NX + NC);
         }
-#else
-        (void)c;
 #endif
     }
     return 0;
 }
 
-int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, const double *grid,
-                 size_t n, double *rec, size_t stride, int record_flags, double *srec, long *stats,
-                 int (*tick)(void *ctx, double t), void *ctx, size_t *reached)
+int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int error_control,
+                 const double *grid, size_t n, double *rec, size_t stride, int record_flags, double *srec,
+                 long *stats, int (*tick)(void *ctx, double t), void *ctx, size_t *reached)
 {
     const int nx = NX * (1 + np);
     const size_t w = mbs_sens_width();
@@ -333,6 +351,8 @@ int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, 
     S->B = (double *)calloc((size_t)(np * MBS_ONE(NC) + 1), sizeof(double));
     S->L = (double *)calloc((size_t)(np * MBS_ONE(NC) + 1), sizeof(double));
     S->Xd = (double *)calloc((size_t)nx, sizeof(double));
+    S->zall = (double *)calloc((size_t)(Z_DIR + np * D_SIZE), sizeof(double));
+    S->tall = (double *)calloc((size_t)(np * T_SIZE + 1), sizeof(double));
     X = (double *)calloc((size_t)nx, sizeof(double));
     Xk = (double *)calloc((size_t)nx, sizeof(double));
     method = mbs_inst_start_method(inst, &rtol, &atol, &hmax);
@@ -345,7 +365,7 @@ int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, 
                                                           : (size_t)MBS_RKSTAB_WORK_SIZE(nx),
                             sizeof(double));
     iwork = (int *)calloc((size_t)MBS_RADAU_IWORK_SIZE(nx), sizeof(int));
-    if (S->H == NULL || S->A == NULL || S->B == NULL || S->L == NULL || S->Xd == NULL || X == NULL || Xk == NULL ||
+    if (S->H == NULL || S->A == NULL || S->B == NULL || S->L == NULL || S->Xd == NULL || S->zall == NULL || S->tall == NULL || X == NULL || Xk == NULL ||
         work == NULL || iwork == NULL) {
         snprintf(S->msg, sizeof S->msg, "out of memory for %d sensitivities", np);
         goto done;
@@ -357,6 +377,8 @@ int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, 
            : method == MBS_METHOD_DOP853 ? mbs_dop853_init(&dp, nx, work, rtol, atol, hmax)
                                          : mbs_rkstab_init(&rk, nx, work, rtol, atol, hmax);
     st = method == MBS_METHOD_STIFF ? &rd.st : method == MBS_METHOD_DOP853 ? &dp.st : &rk;
+    if (error_control == MBS_SENS_ERROR_STATE)
+        st->nerr = NX;
     if (step != MBS_STEP_OK) {
         snprintf(S->msg, sizeof S->msg, "the integrator refused its settings: %s", mbs_step_message(step));
         goto done;
@@ -411,6 +433,8 @@ done:
     free(S->B);
     free(S->L);
     free(S->Xd);
+    free(S->zall);
+    free(S->tall);
     free(S);
     free(X);
     free(Xk);
@@ -425,10 +449,11 @@ int mbs_sens_available(void) { return 0; }
 
 size_t mbs_sens_width(void) { return 0; }
 
-int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, const double *grid,
-                 size_t n, double *rec, size_t stride, int record_flags, double *srec, long *stats,
-                 int (*tick)(void *ctx, double t), void *ctx, size_t *reached)
+int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int error_control,
+                 const double *grid, size_t n, double *rec, size_t stride, int record_flags, double *srec,
+                 long *stats, int (*tick)(void *ctx, double t), void *ctx, size_t *reached)
 {
+    (void)error_control;
     (void)np;
     (void)what;
     (void)index;

@@ -24,7 +24,9 @@
  * differentiated at its converged point, s <- (I - C^+ C) s - C^+ dc/dp (least change).
  *
  * The integrator runs on the augmented state X = [x, s_1, ..., s_np] (2 f (1 + np) values) with
- * the error test over all of it; the stiff method's Newton matrix is block diagonal (the state's
+ * the error test over all of it (MBS_SENS_ERROR_ALL) or over x alone (MBS_SENS_ERROR_STATE: the
+ * plain run's steps, then the sensitivities are those of the discrete solution's step sequence,
+ * not controlled); the stiff method's Newton matrix is block diagonal (the state's
  * Jacobian by differences in every block: the sensitivity equations are linear in s).
  * Storage is allocated here (malloc), per run.
  */
@@ -34,19 +36,18 @@
 #include <stddef.h>
 
 #include "mbs_instance.h"
+#include "mbs_kinds.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* What a parameter column is (what[j]) and its index (index[j]) */
-enum {
-    MBS_SENS_CONSTANT = 0,  /* constant index (0 .. nprm - 1) */
-    MBS_SENS_POSITION = 1,  /* initial value of coordinate index */
-    MBS_SENS_RATE = 2,      /* initial value of the rate of coordinate index */
-    MBS_SENS_IC_VALUE = 3,  /* value of initial condition index */
-    MBS_SENS_IC_RATE = 4    /* rate of initial condition index */
-};
+/* What a parameter column is (what[j]) and its index (index[j]): MBS_SENS_CONSTANT (constant
+ * index), MBS_SENS_POSITION, MBS_SENS_RATE (the initial value of coordinate index, of its rate),
+ * MBS_SENS_IC_VALUE, MBS_SENS_IC_RATE (the value, the rate of initial condition index); what the
+ * error test measures (error_control of mbs_sens_run): MBS_SENS_ERROR_ALL (the state and the
+ * sensitivities, both to the tolerance) or MBS_SENS_ERROR_STATE (the state alone: the plain run's
+ * steps, the sensitivities along).  All generated from mbsfmu.core.constants (mbs_kinds.h). */
 
 /* 1 if the model was built with its sensitivity functions (mbs_sens_tangent ...), else 0. */
 int mbs_sens_available(void);
@@ -60,9 +61,9 @@ size_t mbs_sens_width(void);
  * srec[(k * np + j) * mbs_sens_width() ...].  stats (4 longs): rhs evaluations, accepted and
  * rejected steps, projections.  tick as in mbs_inst_run.  MBS_OK, or MBS_ERROR with the message
  * of the instance (mbs_inst_message) and *reached rows written. */
-int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, const double *grid,
-                 size_t n, double *rec, size_t stride, int record, double *srec, long *stats,
-                 int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
+int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int error_control,
+                 const double *grid, size_t n, double *rec, size_t stride, int record, double *srec,
+                 long *stats, int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
 
 #ifdef __cplusplus
 }

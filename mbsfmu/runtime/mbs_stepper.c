@@ -653,13 +653,14 @@ int mbs_step_project_after(mbs_stepper *s, const mbs_step_method *m, const mbs_p
         if (pb->project(pb->ctx, t_new, XN) != 0) return MBS_STEP_EPROJECT;
         if (!m->finite(XN, n)) return MBS_STEP_OK;
         if (xt != NULL) { /* the correction counts: err = sqrt(err^2 + rms((x_new - x~) / sc)^2) */
+            const int ne = mbs_step_nerr(s);
             double sum = 0.0;
-            for (i = 0; i < n; ++i) {
+            for (i = 0; i < ne; ++i) {
                 const double ax = fabs(X[i]), axt = fabs(xt[i]);
                 const double q = (XN[i] - xt[i]) / (s->atol + s->rtol * (ax > axt ? ax : axt));
                 sum += q * q;
             }
-            a->err = sqrt(a->err * a->err + sum / n);
+            a->err = sqrt(a->err * a->err + sum / ne);
         }
         if (s->sing.weak != NULL && d != NULL) { /* the regularity of x_new */
             for (i = 0; i < n; ++i) d[i] = XN[i] - xt[i];

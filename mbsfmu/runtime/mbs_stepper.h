@@ -157,7 +157,15 @@ typedef struct mbs_stepper {
     int crossing;     /* 1 while the method's companion crosses a singular position, up to t_exit */
     double t_exit;
     long ncross;      /* singular positions crossed by the companion (its work is in the counters) */
+    int nerr;         /* the error norms measure the first nerr states (0, as init sets it: all n);
+                         e.g. a state without the sensitivities integrated with it */
 } mbs_stepper;
+
+/* The number of states the error norms of s measure (nerr, or all n). */
+static inline int mbs_step_nerr(const mbs_stepper *s)
+{
+    return s->nerr > 0 && s->nerr < s->n ? s->nerr : s->n;
+}
 
 /* ---------------------------------------------------------------- what a method provides */
 

@@ -72,7 +72,7 @@ def run_on_engine(system, numeric, formulation, schedule, grid, start, fixed, rt
     reached (``(k, n)`` arrays) and 'constraint_residual' (the published residual).  ``clock`` (a
     :class:`.run_clock.RunClock`) times building or loading the engine and the run; ``result(T, X,
     stats, recorded, **extra)`` makes the partial Result of a failed or interrupted run.
-    ``sensitivities``: None, or (names, what, index) of
+    ``sensitivities``: None, or (names, what, index, error control) of
     :func:`.sensitivity_columns.sensitivity_columns`: then the run integrates their forward
     sensitivities with the state (mbs_sensitivity.h) and ``recorded`` also holds 'sensitivities'
     (names, (k, np, width) array)."""
@@ -129,7 +129,8 @@ def run_on_engine(system, numeric, formulation, schedule, grid, start, fixed, rt
                                                       record=RECORD)
     else:
         rec, sens, reached, status, message, code, counts = eng.run_sensitivities(
-            grid, sensitivities[1], sensitivities[2], progress=tick, every=progress_every, record=RECORD)
+            grid, sensitivities[1], sensitivities[2], progress=tick, every=progress_every, record=RECORD,
+            error_control=sensitivities[3])
     clock.stop_run()
     stiffness_warning()
     stats = dict(eng.statistics(), engine_seconds=time.perf_counter() - start, backend="c",

@@ -16,12 +16,14 @@ parameters are not differentiated), the rate of an initial condition that declar
 
 from __future__ import annotations
 
+from ..core.constants import SENSITIVITY_COLUMNS, SENSITIVITY_ERROR_CONTROL
 from ..core.errors import ParameterError
 from ..equations.derive import derive
 from ..equations.sensitivity_equations import sensitivity_equations
 
 #: the column kinds of mbs_sensitivity.h
-CONSTANT, POSITION, RATE, IC_VALUE, IC_RATE = range(5)
+CONSTANT, POSITION, RATE, IC_VALUE, IC_RATE = (SENSITIVITY_COLUMNS[k] for k in (
+    "constant", "position", "rate", "ic_value", "ic_rate"))
 
 
 def _rate_of(name: str) -> str | None:
@@ -89,6 +91,14 @@ def sensitivity_columns(system, names) -> tuple[list[str], list[int], list[int]]
                 f"({', '.join(constants) or 'none'}), a coordinate or der(coordinate) "
                 f"({', '.join(coords)}) or a named initial condition ({', '.join(ics) or 'none'})")
     return names, what, index
+
+
+def check_error_control(value) -> str:
+    """simulate's ``sensitivity_error_control``: 'all' or 'state' (ParameterError otherwise)."""
+    if value not in SENSITIVITY_ERROR_CONTROL:
+        raise ParameterError(f"sensitivity_error_control must be one of "
+                             f"{', '.join(map(repr, SENSITIVITY_ERROR_CONTROL))}, got {value!r}")
+    return value
 
 
 def _constants_used(system) -> set[str]:

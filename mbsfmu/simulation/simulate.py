@@ -39,7 +39,7 @@ from .result import Result
 from .run_clock import RunClock
 from .run_failure import run_failure
 from .run_monitor import RunMonitor
-from .sensitivity_columns import sensitivity_columns
+from .sensitivity_columns import check_error_control, sensitivity_columns
 
 #: The reference integrator of simulate's own method names on the numpy backend (scipy's methods
 #: run under their own names): each the engine's method of that name -- 'explicit' is the
@@ -153,7 +153,8 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
              initial: dict | None = None, inputs: dict | None = None,
              formulation: str | None = None, formulation_options: dict | None = None,
              fixed=(), max_step: float = math.inf, backend: str | None = None,
-             progress=None, progress_every: float = 0.2, sensitivities=None) -> Result:
+             progress=None, progress_every: float = 0.2, sensitivities=None,
+             sensitivity_error_control: str = "all") -> Result:
     """Simulate a model from t = 0 to ``t_end``.
 
     ``method``: ``'explicit'`` (the stabilized Dormand-Prince RKSTAB, trees included; ``'rkstab'``
@@ -196,7 +197,10 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     ``sensitivities``: names of constants, initial values (a coordinate, ``der(coordinate)``) and
     named initial conditions (:mod:`.sensitivity_columns`): the engine integrates the forward
     sensitivities of the exact solution by each of them with the state (the direct method,
-    ``mbs_sensitivity.h``); :meth:`Result.sensitivity` reads them.
+    ``mbs_sensitivity.h``); :meth:`Result.sensitivity` reads them.  ``sensitivity_error_control``:
+    'all' (the error test measures the sensitivities too: they are as accurate as the state) or
+    'state' (the state alone: the plain run's steps, fewer of them; the sensitivities follow them
+    uncontrolled).
     The arguments are checked before any work: a bad one raises ParameterError naming it."""
     clock = RunClock()
     system = system_of(model)
@@ -215,7 +219,8 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     schedule = InputSchedule(numeric, inputs)
     x0, given = start.x0, start.given
     f = numeric.f
-    columns = None if sensitivities is None else sensitivity_columns(system, sensitivities)
+    columns = None if sensitivities is None else (*sensitivity_columns(system, sensitivities),
+                                                  check_error_control(sensitivity_error_control))
     on_engine = backend == "c" and engine_applies(system, method, name if numeric.m else "minimal")
     if columns is not None and not on_engine:
         raise ParameterError(f"sensitivities are integrated by the C engine: backend {backend!r} with "
