@@ -1145,7 +1145,7 @@ static int step_failed(mbs_instance *I, int rc, double t, double t_end)
 int mbs_inst_do_step(mbs_instance *I, double t, double h)
 {
     double t_end, t_stop, x[NX];
-    const mbs_problem pb = {inst_rhs, NULL, projection(I), I};
+    const mbs_problem pb = {inst_rhs, NULL, projection(I), I, NULL};
     int rc;
     I->last_code = 0;
     if (!I->d.started)

@@ -128,7 +128,7 @@ def run_on_engine(system, numeric, formulation, schedule, grid, start, fixed, rt
         rec, reached, status, message, code = eng.run(grid, progress=tick, every=progress_every,
                                                       record=RECORD)
     else:
-        rec, sens, reached, status, message, code, counts = eng.run_sensitivities(
+        rec, sens, _, reached, status, message, code, counts = eng.run_sensitivities(
             grid, sensitivities[1], sensitivities[2], progress=tick, every=progress_every, record=RECORD,
             error_control=sensitivities[3])
     clock.stop_run()
