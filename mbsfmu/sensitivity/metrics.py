@@ -61,7 +61,8 @@ def parse_metrics(system, metrics) -> list[Metric]:
     if isinstance(metrics, (list, tuple)):
         metrics = {m if isinstance(m, str) else repr(m): m for m in metrics}
     if not isinstance(metrics, dict) or not metrics:
-        raise ParameterError("metrics: give {name: 'final(x)'} or a list such as ['final(x)', 'integral(der(x))']")
+        raise ParameterError("metrics: give {name: 'final(x)'} or a list such as "
+                             "['final(x)', 'integral(der(x))']")
     return [_metric(system, name, spec) for name, spec in metrics.items()]
 
 
@@ -76,8 +77,8 @@ def _metric(system, name, spec) -> Metric:
                              "or mean(SIGNAL)")
     m = _FORM.match(spec)
     if m is None:
-        raise ParameterError(f"{where}: {spec!r} is not of the form KIND(SIGNAL); write final({spec.strip()}) "
-                             "for its final value or integral(...) / mean(...)")
+        raise ParameterError(f"{where}: {spec!r} is not of the form KIND(SIGNAL); write "
+                             f"final({spec.strip()}) for its final value or integral(...) / mean(...)")
     kind, signal = m.group(1).lower(), m.group(2).strip()
     if kind in NOT_DIFFERENTIABLE:
         raise ParameterError(f"{where}: {kind}({signal}) is not differentiable ({NOT_DIFFERENTIABLE[kind]}); "
