@@ -158,7 +158,7 @@ static int adj_rhs(void *ctx, double tau, const double *Y, double *Yd)
     double g[D_SIZE];
     int m, i, j;
     state_at(&A->traj, t, A->x);
-    if (mbs_inst_rhs(A->S.inst, t, A->x, NULL, NULL, A->S.xdot, NULL) != MBS_OK) {
+    if (mbs_inst_inputs_at(A->S.inst, t) != MBS_OK) {
         snprintf(A->S.msg, sizeof A->S.msg, "%s", mbs_inst_message(A->S.inst));
         return 1;
     }

@@ -1252,6 +1252,16 @@ const unsigned char *mbs_inst_held(const mbs_instance *I) { return I->held; }
 
 int mbs_inst_fail(mbs_instance *I, const char *msg) { return fail(I, "%s", msg); }
 
+int mbs_inst_inputs_at(mbs_instance *I, double t)
+{
+    if (inputs_at(I, t) != 0)
+        return fail(I, "%s", I->form.message);
+#if MBS_TP_FUNCTION && MBS_NTP > 0
+    mbs_time_parameters(t, I->form.prm, I->tp);
+#endif
+    return MBS_OK;
+}
+
 int mbs_inst_start_method(const mbs_instance *I, double *rtol, double *atol, double *hmax)
 {
     *rtol = I->d.v[MBS_VR_RTOL];
