@@ -128,6 +128,9 @@ SENSITIVITY_COLUMNS = {"constant": 0, "position": 1, "rate": 2, "ic_value": 3, "
 #: what the error test of a run with sensitivities measures (``MBS_SENS_ERROR_<NAME>``): the
 #: state and the sensitivities, or the state alone
 SENSITIVITY_ERROR_CONTROL = {"all": 0, "state": 1}
+#: the metrics the adjoint method differentiates (``MBS_ADJ_<NAME>``): a signal's final value, its
+#: integral over the run
+ADJOINT_METRICS = {"final": 0, "integral": 1}
 
 #: why the engine refused a start (mbs_inst_start_failure, ``MBS_START_<NAME>``): a value outside
 #: its range or rules, no consistent initial state, redundant constraints the formulation cannot
@@ -190,9 +193,10 @@ def kinds_header() -> str:
     lines += [f"#define MBS_SENS_{name.upper()} {code}" for name, code in SENSITIVITY_COLUMNS.items()]
     lines += [f"#define MBS_SENS_ERROR_{name.upper()} {code}"
               for name, code in SENSITIVITY_ERROR_CONTROL.items()]
+    lines += [f"#define MBS_ADJ_{name.upper()} {code}" for name, code in ADJOINT_METRICS.items()]
     return _header(KINDS_HEADER, "The numbers the engine shares with Python",
                    "FORMULATION_KINDS, METHOD_KINDS, RECORD, START_FAILURES, SENSITIVITY_COLUMNS, "
-                   "SENSITIVITY_ERROR_CONTROL", lines)
+                   "SENSITIVITY_ERROR_CONTROL, ADJOINT_METRICS", lines)
 
 
 def c_macros() -> str:

@@ -204,23 +204,36 @@ class Engine:
                                  progress=progress, every=every)
 
     def run_sensitivities(self, grid, what, index, progress=None, every: float = 0.1, record=(),
-                          error_control: str = "all"):
+                          error_control: str = "all", integrals=()):
         """:meth:`run` with the forward sensitivities of the parameter columns ``(what[j],
         index[j])`` (mbs_sensitivity.h; the engine must be built with ``sensitivities``):
-        (records, sensitivities, reached, status, message, code, stats) with sensitivities[k, j]
-        = [dy/dp_j (f), dy'/dp_j (f), dlambda/dp_j (m), d(expression outputs)/dp_j] at grid[k]
-        and stats = (nfev, naccept, nreject, nproj) of the augmented integration.
+        (records, sensitivities, integrals, reached, status, message, code, stats) with
+        sensitivities[k, j] = the signals' derivatives by p_j at grid[k] ([y, y', lambda,
+        expression outputs], :meth:`signal_index`), integrals[k, 0] the integrals from the start of
+        the signals ``integrals`` (indices of that layout), integrals[k, 1 + j] their derivatives by
+        p_j, and stats = (nfev, naccept, nreject, nproj) of the augmented integration.
         ``error_control``: 'all' (the error test measures state and sensitivities) or 'state'
         (the state alone: the plain run's steps)."""
         if error_control not in constants.SENSITIVITY_ERROR_CONTROL:
             choices = ", ".join(constants.SENSITIVITY_ERROR_CONTROL)
             raise ParameterError(f"error_control must be one of {choices}, got {error_control!r}")
         flags = self._record_flags(tuple(record))
-        out, sens, stats = self.instance.run_sensitivities(
+        out, sens, quad, stats = self.instance.run_sensitivities(
             np.ascontiguousarray(grid, dtype=float), np.asarray(what, dtype=np.intc),
-            np.asarray(index, dtype=np.intc), record=flags, progress=progress, every=every,
-            error_control=constants.SENSITIVITY_ERROR_CONTROL[error_control])
-        return (*out[:1], sens, *out[1:], stats)
+            np.asarray(index, dtype=np.intc), np.asarray(integrals, dtype=np.intc), record=flags,
+            progress=progress, every=every, error_control=constants.SENSITIVITY_ERROR_CONTROL[error_control])
+        return (out[0], sens, quad, *out[1:], stats)
+
+    def run_adjoint(self, what, index, kinds, signals, t_end: float, progress=None, every: float = 0.1):
+        """From the started instance to ``t_end``, the values of the metrics ``(kinds[i],
+        signals[i])`` (a key of :data:`mbsfmu.core.constants.ADJOINT_METRICS`, a signal index)
+        and their gradients by the parameter columns by the adjoint method (mbs_adj_run):
+        (values, gradient (metrics x columns), status, message, code, stats) with stats the
+        forward's and the backward's (nfev, naccept, nreject, nproj)."""
+        k = [constants.ADJOINT_METRICS[x] for x in kinds]
+        return self.instance.run_adjoint(np.asarray(what, dtype=np.intc), np.asarray(index, dtype=np.intc),
+                                         np.asarray(k, dtype=np.intc), np.asarray(signals, dtype=np.intc),
+                                         float(t_end), progress=progress, every=every)
 
     def _record_flags(self, record) -> int:
         bad = [r for r in record if r not in constants.RECORD]

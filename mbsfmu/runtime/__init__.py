@@ -29,8 +29,8 @@ ENGINE_HEADERS = ("mbs_model.h", "mbs_instance.h", "mbs_formulation.h", "mbs_lin
                   constants.KINDS_HEADER)
 #: the engine's sensitivity analysis (mbs_sensitivity.h): compiled into the Python engine only,
 #: not into FMUs (it allocates its storage per run)
-SENSITIVITY_SOURCES = ("mbs_sensitivity.c",)
-SENSITIVITY_HEADERS = ("mbs_sensitivity.h",)
+SENSITIVITY_SOURCES = ("mbs_sensitivity.c", "mbs_adjoint.c")
+SENSITIVITY_HEADERS = ("mbs_sensitivity.h", "mbs_sens_common.h")
 #: headers generated from Python (never kept in this folder): name -> the function that writes it
 GENERATED_HEADERS = {constants.STEP_HEADER: constants.step_header,
                      constants.KINDS_HEADER: constants.kinds_header}

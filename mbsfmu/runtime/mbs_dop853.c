@@ -201,19 +201,20 @@ static int attempt(mbs_stepper *s, const mbs_step_method *m, const mbs_problem *
     return mbs_rk_attempt(s, m, pb, t, h, t_new, a);
 }
 
-/* The PI controller; the step that reaches t_end keeps x and k1 of its start for the interpolant
- * (with k2..k13 still in place). */
+/* The PI controller; every step keeps x and k1 of its start for the interpolant (with k2..k13
+ * still in place): the step that reaches t_end needs it for the dense output, and a hook after
+ * each step (mbs_problem.accepted) may sample any step's. */
 static double accepted(mbs_stepper *s, const mbs_step_method *m, const mbs_try *a, double t, double h,
                        double t_new, double h_prop, int clipped, double t_end)
 {
     const double h_next = mbs_rk_pi_accepted(s, m->control, a->err, h, h_prop, clipped);
-    if (t_new >= t_end) {
-        memcpy(ROW(s, W_XOLD), ROW(s, MBS_RK_X), (size_t)s->n * sizeof(double));
-        memcpy(ROW(s, W_K1OLD), KROW(s, 1), (size_t)s->n * sizeof(double));
-        s->t_prev = t;
-        s->h_dense = h;
-        s->dense_valid = 1;
-    }
+    (void)t_new;
+    (void)t_end;
+    memcpy(ROW(s, W_XOLD), ROW(s, MBS_RK_X), (size_t)s->n * sizeof(double));
+    memcpy(ROW(s, W_K1OLD), KROW(s, 1), (size_t)s->n * sizeof(double));
+    s->t_prev = t;
+    s->h_dense = h;
+    s->dense_valid = 1;
     return h_next;
 }
 

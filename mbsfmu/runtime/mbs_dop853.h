@@ -68,7 +68,7 @@
  *   double work[MBS_DOP853_WORK_SIZE(n)];
  *   mbs_dop853 s;
  *   mbs_dop853_init(&s, n, work, rtol, atol, hmax);     (optionally set s.st.hmin, s.st.h, s.st.beta)
- *   mbs_problem pb = {f, NULL, project, ctx};
+ *   mbs_problem pb = {f, NULL, project, ctx, NULL};
  *   rc = mbs_stepper_advance_dense(&s.st, &mbs_dop853_method, &pb, t0, x0, t_target, t_stop, max_steps, xout);
  *   or rc = mbs_stepper_advance(&s.st, &mbs_dop853_method, &pb, &t, x, t_end, max_steps);
  */

@@ -1145,7 +1145,7 @@ static int step_failed(mbs_instance *I, int rc, double t, double t_end)
 int mbs_inst_do_step(mbs_instance *I, double t, double h)
 {
     double t_end, t_stop, x[NX];
-    const mbs_problem pb = {inst_rhs, NULL, projection(I), I};
+    const mbs_problem pb = {inst_rhs, NULL, projection(I), I, NULL};
     int rc;
     I->last_code = 0;
     if (!I->d.started)
@@ -1251,6 +1251,16 @@ int mbs_inst_record(mbs_instance *I, int record, double *row)
 const unsigned char *mbs_inst_held(const mbs_instance *I) { return I->held; }
 
 int mbs_inst_fail(mbs_instance *I, const char *msg) { return fail(I, "%s", msg); }
+
+int mbs_inst_inputs_at(mbs_instance *I, double t)
+{
+    if (inputs_at(I, t) != 0)
+        return fail(I, "%s", I->form.message);
+#if MBS_TP_FUNCTION && MBS_NTP > 0
+    mbs_time_parameters(t, I->form.prm, I->tp);
+#endif
+    return MBS_OK;
+}
 
 int mbs_inst_start_method(const mbs_instance *I, double *rtol, double *atol, double *hmax)
 {

@@ -200,6 +200,8 @@ int mbs_inst_set_state(mbs_instance *inst, double t, const double *x);
 int mbs_inst_record(mbs_instance *inst, int record, double *row);
 /* What the last consistent start held (2 f flags: coordinates, then rates; 0: it moved them). */
 const unsigned char *mbs_inst_held(const mbs_instance *inst);
+/* The inputs (given as functions) and the time parameters at t, as a right-hand side takes them. */
+int mbs_inst_inputs_at(mbs_instance *inst, double t);
 /* Leave msg as the instance's message (mbs_inst_message); returns MBS_ERROR. */
 int mbs_inst_fail(mbs_instance *inst, const char *msg);
 /* The method (MBS_METHOD_*) and its solver settings as a do-step would use them. */

@@ -407,76 +407,160 @@ static PyObject *Instance_run(InstanceObject *self, PyObject *args, PyObject *kw
     return run_outcome(self, rec, reached, rc);
 }
 
-/* run_sensitivities(grid, what, index, record=0, progress=None, every=0.1, error_control=0)
- *   -> (records, sensitivities[len(grid), len(what), mbs_sens_width()], reached, status, message or
- *   exception, code, (nfev, naccept, nreject, nproj)): mbs_sens_run over the grid for the
- *   parameter columns (what[j], index[j]) of mbs_sensitivity.h */
+/* int32 vector of obj (a new reference), or NULL with an exception */
+static PyArrayObject *as_ints(PyObject *obj)
+{
+    return (PyArrayObject *)PyArray_FROMANY(obj, NPY_INT, 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
+}
+
+static void start_run(InstanceObject *self, run_ctx *r, PyObject *progress, double every)
+{
+    r->self = self;
+    r->progress = progress == Py_None ? NULL : progress;
+    r->every = every >= 0 ? every : 0.1;
+    r->next = wall() + r->every;
+    r->released = NULL;
+    self->busy = 1;
+    if (self->input_fn == NULL && self->tp_fn == NULL)
+        r->released = PyEval_SaveThread();
+}
+
+static void end_run(InstanceObject *self, run_ctx *r)
+{
+    if (r->released != NULL)
+        PyEval_RestoreThread(r->released);
+    self->busy = 0;
+}
+
+/* run_sensitivities(grid, what, index, qsig=(), record=0, progress=None, every=0.1, error_control=0)
+ *   -> ((records, reached, status, message or exception, code), sensitivities[len(grid), len(what),
+ *   mbs_sens_width()], integrals[len(grid), 1 + len(what), len(qsig)], (nfev, naccept, nreject,
+ *   nproj)): mbs_sens_run over the grid for the parameter columns (what[j], index[j]) */
 static PyObject *Instance_run_sensitivities(InstanceObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"grid", "what", "index", "record", "progress", "every", "error_control", NULL};
-    PyObject *ogrid, *owhat, *oindex, *progress = Py_None, *rec, *srec, *out;
-    PyArrayObject *grid, *what = NULL, *index = NULL;
-    int record = 0, rc, np, error_control = MBS_SENS_ERROR_ALL;
+    static char *names[] = {"grid", "what", "index", "qsig", "record", "progress", "every", "error_control", NULL};
+    PyObject *ogrid, *owhat, *oindex, *oq = NULL, *progress = Py_None, *rec = NULL, *srec = NULL, *qrec = NULL;
+    PyObject *out = NULL;
+    PyArrayObject *grid = NULL, *what = NULL, *index = NULL, *qsig = NULL;
+    int record = 0, rc, np, nq, error_control = MBS_SENS_ERROR_ALL;
     double every = 0.1;
     long stats[4];
-    npy_intp dims[2], sdims[3];
+    npy_intp dims[2], sdims[3], qdims[3];
     size_t reached = 0;
     run_ctx r;
-    if (!check_idle(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OOO|iOdi", names, &ogrid, &owhat,
-                                                          &oindex, &record, &progress, &every, &error_control))
+    if (!check_idle(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OOO|OiOdi", names, &ogrid, &owhat, &oindex,
+                                                          &oq, &record, &progress, &every, &error_control))
         return NULL;
     grid = as_doubles(ogrid);
-    if (grid == NULL)
-        return NULL;
-    what = (PyArrayObject *)PyArray_FROMANY(owhat, NPY_INT, 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
-    index = (PyArrayObject *)PyArray_FROMANY(oindex, NPY_INT, 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
-    if (what == NULL || index == NULL || PyArray_SIZE(what) != PyArray_SIZE(index)) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "what and index must have the same length");
-        Py_DECREF(grid);
-        Py_XDECREF(what);
-        Py_XDECREF(index);
-        return NULL;
+    what = grid ? as_ints(owhat) : NULL;
+    index = what ? as_ints(oindex) : NULL;
+    qsig = index ? (oq ? as_ints(oq) : (PyArrayObject *)PyArray_ZEROS(1, (npy_intp[]){0}, NPY_INT, 0)) : NULL;
+    if (qsig == NULL)
+        goto done;
+    if (PyArray_SIZE(what) != PyArray_SIZE(index)) {
+        PyErr_SetString(PyExc_ValueError, "what and index must have the same length");
+        goto done;
     }
     np = (int)PyArray_SIZE(what);
-    dims[0] = sdims[0] = PyArray_SIZE(grid);
+    nq = (int)PyArray_SIZE(qsig);
+    dims[0] = sdims[0] = qdims[0] = PyArray_SIZE(grid);
     dims[1] = (npy_intp)mbs_inst_record_width(record);
     sdims[1] = np;
     sdims[2] = (npy_intp)mbs_sens_width();
+    qdims[1] = 1 + np;
+    qdims[2] = nq;
     rec = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0);
-    srec = PyArray_ZEROS(3, sdims, NPY_DOUBLE, 0);
-    if (rec == NULL || srec == NULL) {
-        Py_DECREF(grid);
-        Py_DECREF(what);
-        Py_DECREF(index);
-        Py_XDECREF(rec);
-        Py_XDECREF(srec);
-        return NULL;
-    }
-    r.self = self;
-    r.progress = progress == Py_None ? NULL : progress;
-    r.every = every >= 0 ? every : 0.1;
-    r.next = wall() + r.every;
-    r.released = NULL;
-    self->busy = 1;
-    if (self->input_fn == NULL && self->tp_fn == NULL)
-        r.released = PyEval_SaveThread();
-    rc = mbs_sens_run(self->inst, np, (const int *)PyArray_DATA(what), (const int *)PyArray_DATA(index),
-                      error_control, (const double *)PyArray_DATA(grid), (size_t)dims[0],
-                      (double *)PyArray_DATA((PyArrayObject *)rec), (size_t)dims[1], record,
-                      (double *)PyArray_DATA((PyArrayObject *)srec), stats, run_tick, &r, &reached);
-    if (r.released != NULL)
-        PyEval_RestoreThread(r.released);
-    self->busy = 0;
-    Py_DECREF(grid);
-    Py_DECREF(what);
-    Py_DECREF(index);
+    srec = rec ? PyArray_ZEROS(3, sdims, NPY_DOUBLE, 0) : NULL;
+    qrec = srec ? PyArray_ZEROS(3, qdims, NPY_DOUBLE, 0) : NULL;
+    if (qrec == NULL)
+        goto done;
+    start_run(self, &r, progress, every);
+    rc = mbs_sens_run(self->inst, np, (const int *)PyArray_DATA(what), (const int *)PyArray_DATA(index), nq,
+                      (const int *)PyArray_DATA(qsig), error_control, (const double *)PyArray_DATA(grid),
+                      (size_t)dims[0], (double *)PyArray_DATA((PyArrayObject *)rec), (size_t)dims[1], record,
+                      (double *)PyArray_DATA((PyArrayObject *)srec), (double *)PyArray_DATA((PyArrayObject *)qrec),
+                      stats, run_tick, &r, &reached);
+    end_run(self, &r);
     out = run_outcome(self, rec, reached, rc);
-    if (out == NULL) {
-        Py_DECREF(srec);
-        return NULL;
+    rec = NULL; /* run_outcome took it */
+    if (out != NULL) {
+        out = Py_BuildValue("(NNN(llll))", out, srec, qrec, stats[0], stats[1], stats[2], stats[3]);
+        srec = qrec = NULL;
     }
-    return Py_BuildValue("(NN(llll))", out, srec, stats[0], stats[1], stats[2], stats[3]);
+done:
+    Py_XDECREF(grid);
+    Py_XDECREF(what);
+    Py_XDECREF(index);
+    Py_XDECREF(qsig);
+    Py_XDECREF(rec);
+    Py_XDECREF(srec);
+    Py_XDECREF(qrec);
+    return out;
+}
+
+/* run_adjoint(what, index, kind, sig, t_end, progress=None, every=0.1)
+ *   -> (values[len(kind)], gradient[len(kind), len(what)], status, message or exception, code,
+ *   (forward nfev, naccept, nreject, nproj, backward nfev, naccept, nreject, nproj)) */
+static PyObject *Instance_run_adjoint(InstanceObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"what", "index", "kind", "sig", "t_end", "progress", "every", NULL};
+    PyObject *owhat, *oindex, *okind, *osig, *progress = Py_None, *values = NULL, *grad = NULL, *out = NULL;
+    PyArrayObject *what = NULL, *index = NULL, *kind = NULL, *sig = NULL;
+    double t_end, every = 0.1;
+    long stats[8];
+    npy_intp vdims[1], gdims[2];
+    int rc, np, nm;
+    run_ctx r;
+    if (!check_idle(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OOOOd|Od", names, &owhat, &oindex, &okind,
+                                                          &osig, &t_end, &progress, &every))
+        return NULL;
+    what = as_ints(owhat);
+    index = what ? as_ints(oindex) : NULL;
+    kind = index ? as_ints(okind) : NULL;
+    sig = kind ? as_ints(osig) : NULL;
+    if (sig == NULL)
+        goto done;
+    if (PyArray_SIZE(what) != PyArray_SIZE(index) || PyArray_SIZE(kind) != PyArray_SIZE(sig)) {
+        PyErr_SetString(PyExc_ValueError, "what/index and kind/sig must have the same lengths");
+        goto done;
+    }
+    np = (int)PyArray_SIZE(what);
+    nm = (int)PyArray_SIZE(kind);
+    vdims[0] = gdims[0] = nm;
+    gdims[1] = np;
+    values = PyArray_ZEROS(1, vdims, NPY_DOUBLE, 0);
+    grad = values ? PyArray_ZEROS(2, gdims, NPY_DOUBLE, 0) : NULL;
+    if (grad == NULL)
+        goto done;
+    start_run(self, &r, progress, every);
+    rc = mbs_adj_run(self->inst, np, (const int *)PyArray_DATA(what), (const int *)PyArray_DATA(index), nm,
+                     (const int *)PyArray_DATA(kind), (const int *)PyArray_DATA(sig), t_end,
+                     (double *)PyArray_DATA((PyArrayObject *)values), (double *)PyArray_DATA((PyArrayObject *)grad),
+                     stats, run_tick, &r);
+    end_run(self, &r);
+    if (PyErr_Occurred()) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        out = Py_BuildValue("(NNiNi(llllllll))", values, grad, MBS_ERROR, value ? value : Py_NewRef(Py_None),
+                            MBS_STOPPED, stats[0], stats[1], stats[2], stats[3], stats[4], stats[5], stats[6],
+                            stats[7]);
+    } else {
+        out = Py_BuildValue("(NNisi(llllllll))", values, grad, rc, rc == MBS_OK ? "" : mbs_inst_message(self->inst),
+                            mbs_inst_last_code(self->inst), stats[0], stats[1], stats[2], stats[3], stats[4],
+                            stats[5], stats[6], stats[7]);
+    }
+    values = grad = NULL;
+done:
+    Py_XDECREF(what);
+    Py_XDECREF(index);
+    Py_XDECREF(kind);
+    Py_XDECREF(sig);
+    Py_XDECREF(values);
+    Py_XDECREF(grad);
+    return out;
 }
 
 static PyObject *Instance_multipliers(InstanceObject *self, PyObject *noargs)
@@ -712,8 +796,10 @@ static PyMethodDef Instance_methods[] = {
     {"do_step", (PyCFunction)Instance_do_step, METH_VARARGS, "do_step(t, h)"},
     {"run", (PyCFunction)(void (*)(void))Instance_run, METH_VARARGS | METH_KEYWORDS,
      "run(grid, record=0, progress=None, every=0.1) -> (records, reached, status, message, code)"},
-    {"run_sensitivities", (PyCFunction)(void (*)(void))Instance_run_sensitivities,
-     METH_VARARGS | METH_KEYWORDS, "run_sensitivities(grid, what, index, record=0, progress=None, every=0.1, error_control=0)"},
+    {"run_sensitivities", (PyCFunction)(void (*)(void))Instance_run_sensitivities, METH_VARARGS | METH_KEYWORDS,
+     "run_sensitivities(grid, what, index, qsig=(), record=0, progress=None, every=0.1, error_control=0)"},
+    {"run_adjoint", (PyCFunction)(void (*)(void))Instance_run_adjoint, METH_VARARGS | METH_KEYWORDS,
+     "run_adjoint(what, index, kind, sig, t_end, progress=None, every=0.1)"},
     {"start_failure", (PyCFunction)Instance_start_failure, METH_NOARGS,
      "why the last start failed (MBS_START_*), 0 if it did not"},
     {"multipliers", (PyCFunction)Instance_multipliers, METH_NOARGS, "Lagrange multipliers now"},

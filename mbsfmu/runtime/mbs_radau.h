@@ -46,7 +46,7 @@
  *   double work[MBS_RADAU_WORK_SIZE(n)];  int iwork[MBS_RADAU_IWORK_SIZE(n)];
  *   mbs_radau s;
  *   mbs_radau_init(&s, n, work, iwork, rtol, atol, hmax);   (optionally set s.st.hmin, s.st.h)
- *   mbs_problem pb = {f, jac, project, ctx};                  (jac, project may be NULL)
+ *   mbs_problem pb = {f, jac, project, ctx, NULL};                 (jac, project may be NULL)
  *   rc = mbs_stepper_advance_dense(&s.st, &mbs_radau_method, &pb, t0, x0, t_target, t_stop, max_steps, xout);
  * No dynamic allocation, no global state, no output; independent instances may run concurrently.
  */

@@ -23,7 +23,7 @@
  *   double work[MBS_RKSTAB_WORK_SIZE(n)];
  *   mbs_stepper s;
  *   mbs_rkstab_init(&s, n, work, rtol, atol, hmax);    (optionally set s.hmin, s.h afterwards)
- *   mbs_problem pb = {f, NULL, project, ctx};
+ *   mbs_problem pb = {f, NULL, project, ctx, NULL};
  *   rc = mbs_stepper_advance_dense(&s, &mbs_rkstab_method, &pb, t0, x0, t_target, t_stop, max_steps, xout);
  *   or rc = mbs_stepper_advance(&s, &mbs_rkstab_method, &pb, &t, x, t_end, max_steps);
  */

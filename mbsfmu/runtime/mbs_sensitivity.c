@@ -1,70 +1,116 @@
 /*
- * mbs_sensitivity.c -- forward sensitivities of a run (see mbs_sensitivity.h for the equations).
+ * mbs_sensitivity.c -- forward sensitivities of a run (see mbs_sensitivity.h for the equations)
+ * and the augmented system the adjoint method (mbs_adjoint.c) shares (mbs_sens_common.h).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mbs_dop853.h"
-#include "mbs_model.h"
-#include "mbs_radau.h"
-#include "mbs_rkstab.h"
-#include "mbs_sensitivity.h"
-#include "mbs_stepper.h"
-
-#define F MBS_F
-#define NX (2 * MBS_F)
-#define NC MBS_M
-#define NH MBS_MH
-#define NIC MBS_NIC
+#include "mbs_sens_common.h"
 
 #if MBS_HAS_SENS
 
 int mbs_sens_available(void) { return 1; }
 
-size_t mbs_sens_width(void) { return (size_t)(NX + NC + MBS_NOUT_EXPR); }
+size_t mbs_sens_width(void) { return (size_t)SIG_COUNT; }
 
-/* offsets into the output of mbs_sens_tangent: dR, dG, dc, dV, de, d(E y') */
-#define T_DR 0
-#define T_DG (T_DR + F)
-#define T_DC (T_DG + NC)
-#define T_DV (T_DC + NH)
-#define T_DE (T_DV + NC)
-#define T_DEV (T_DE + NIC)
-#define T_SIZE (T_DEV + NIC)
-/* its argument z: a, lambda, then per direction dy, dy', dp */
-#define Z_A 0
-#define Z_L (Z_A + F)
-#define Z_DIR (Z_L + NC)
-#define D_SIZE (NX + MBS_NPRM)
-#define Z_SIZE (Z_DIR + D_SIZE)
-/* rows of the consistency conditions: [C_h; E] and [C; E_r] */
-#define ROWS (NC + NIC)
+/* ---------------------------------------------------------------- the integrator */
 
-typedef struct {
-    mbs_instance *inst;
-    mbs_form *form;
-    int np;
-    const int *what, *index;
-    double *H, *B, *A, *L; /* np x f, np x m, np x f, np x m: the linear systems, their solutions */
-    double *Xd;            /* 2 f (1 + np): X' where only S->L is wanted */
-    double *zall, *tall;   /* the tangents of all columns at once: z, out */
-    double xdot[NX], lam[MBS_ONE(NC)], z[MBS_ONE(Z_SIZE)], tout[MBS_ONE(T_SIZE)];
-    double cs[MBS_ONE(NH + NC * F + NC)], ie[MBS_ONE(NIC + NIC * F)];
-    double G[MBS_ONE(ROWS * F)], rhs[MBS_ONE(ROWS)], xs[NX], f1[NX];
-    int free_idx[MBS_ONE(F)];
-    char msg[700];
-} sens;
+int mbs_sens_stepper_init(mbs_sens_stepper *I, int method, int n, double rtol, double atol, double hmax,
+                          char *msg, size_t len)
+{
+    int rc;
+    memset(I, 0, sizeof *I);
+    I->method = method;
+    I->meth = method == MBS_METHOD_STIFF ? &mbs_radau_method
+              : method == MBS_METHOD_DOP853 ? &mbs_dop853_method : &mbs_rkstab_method;
+    I->work = (double *)calloc(method == MBS_METHOD_STIFF ? (size_t)MBS_RADAU_WORK_SIZE((size_t)n)
+                               : method == MBS_METHOD_DOP853 ? (size_t)MBS_DOP853_WORK_SIZE(n)
+                                                             : (size_t)MBS_RKSTAB_WORK_SIZE(n),
+                               sizeof(double));
+    I->iwork = (int *)calloc((size_t)MBS_RADAU_IWORK_SIZE(n), sizeof(int));
+    if (I->work == NULL || I->iwork == NULL) {
+        snprintf(msg, len, "out of memory for an integrator of %d values", n);
+        return 1;
+    }
+    if (hmax <= 0.0)
+        hmax = INFINITY;
+    rc = method == MBS_METHOD_STIFF    ? mbs_radau_init(&I->rd, n, I->work, I->iwork, rtol, atol, hmax)
+         : method == MBS_METHOD_DOP853 ? mbs_dop853_init(&I->dp, n, I->work, rtol, atol, hmax)
+                                       : mbs_rkstab_init(&I->rk, n, I->work, rtol, atol, hmax);
+    I->st = method == MBS_METHOD_STIFF ? &I->rd.st : method == MBS_METHOD_DOP853 ? &I->dp.st : &I->rk;
+    if (rc != MBS_STEP_OK) {
+        snprintf(msg, len, "the integrator refused its settings: %s", mbs_step_message(rc));
+        return 1;
+    }
+    return 0;
+}
+
+void mbs_sens_stepper_free(mbs_sens_stepper *I)
+{
+    free(I->work);
+    free(I->iwork);
+    I->work = NULL;
+    I->iwork = NULL;
+}
+
+/* ---------------------------------------------------------------- the augmented system */
+
+int mbs_sens_init(mbs_sens *S, mbs_instance *inst, int np, const int *what, const int *index, int nq,
+                  const int *qsig)
+{
+    int i;
+    memset(S, 0, sizeof *S);
+    S->inst = inst;
+    S->form = mbs_inst_form(inst);
+    S->np = np;
+    S->what = what;
+    S->index = index;
+    S->nq = nq;
+    S->qsig = qsig;
+    for (i = 0; i < nq; i++)
+        S->need_outputs |= qsig[i] >= SIG_OUT;
+    S->H = (double *)calloc((size_t)(np * F + 1), sizeof(double));
+    S->A = (double *)calloc((size_t)(np * F + 1), sizeof(double));
+    S->B = (double *)calloc((size_t)(np * NC + 1), sizeof(double));
+    S->L = (double *)calloc((size_t)(np * NC + 1), sizeof(double));
+    S->Xd = (double *)calloc((size_t)mbs_sens_size(S), sizeof(double));
+    S->zall = (double *)calloc((size_t)(Z_DIR + np * D_SIZE), sizeof(double));
+    S->tall = (double *)calloc((size_t)(np * T_SIZE + 1), sizeof(double));
+    S->zout = (double *)calloc((size_t)(np * D_SIZE + 1), sizeof(double));
+    S->touts = (double *)calloc((size_t)(np * NOUTX + 1), sizeof(double));
+    if (S->H == NULL || S->A == NULL || S->B == NULL || S->L == NULL || S->Xd == NULL || S->zall == NULL ||
+        S->tall == NULL || S->zout == NULL || S->touts == NULL) {
+        snprintf(S->msg, sizeof S->msg, "out of memory for %d sensitivities", np);
+        return 1;
+    }
+    return 0;
+}
+
+void mbs_sens_free(mbs_sens *S)
+{
+    free(S->H);
+    free(S->A);
+    free(S->B);
+    free(S->L);
+    free(S->Xd);
+    free(S->zall);
+    free(S->tall);
+    free(S->zout);
+    free(S->touts);
+}
+
+int mbs_sens_size(const mbs_sens *S) { return (NX + S->nq) * (1 + S->np); }
 
 /* the constant column j differentiates by (its index), or -1 */
-static int constant_of(const sens *S, int j)
+static int constant_of(const mbs_sens *S, int j)
 {
     return S->what[j] == MBS_SENS_CONSTANT ? S->index[j] : -1;
 }
 
 /* Inputs and time parameters at t, and the state's x' into S->xdot (the state's formulation). */
-static int prepare(sens *S, double t, const double *x)
+static int prepare(mbs_sens *S, double t, const double *x)
 {
     if (mbs_inst_rhs(S->inst, t, x, NULL, NULL, S->xdot, NULL) != MBS_OK) {
         snprintf(S->msg, sizeof S->msg, "%s", mbs_inst_message(S->inst));
@@ -74,7 +120,7 @@ static int prepare(sens *S, double t, const double *x)
 }
 
 /* Direction j of the tangents into d (D_SIZE): s (2 f) and the unit vector of its constant. */
-static void direction(const sens *S, const double *s, int j, double *d)
+static void direction(const mbs_sens *S, const double *s, int j, double *d)
 {
     const int k = constant_of(S, j);
     int i;
@@ -84,7 +130,7 @@ static void direction(const sens *S, const double *s, int j, double *d)
 }
 
 /* The tangents of R, G, c, V, e, E y' along s (2 f) and the column's constant, at a, lambda. */
-static void tangent(sens *S, double t, const double *x, const double *a, const double *lam,
+static void tangent(mbs_sens *S, double t, const double *x, const double *a, const double *lam,
                     const double *s, int j)
 {
     int i;
@@ -98,7 +144,7 @@ static void tangent(sens *S, double t, const double *x, const double *a, const d
 /* The sensitivity systems' right-hand sides at the state's y'' = a, lambda (mbs_form_kkt's fill):
  * h_j = -dR, b_j = dG (+ the Baumgarte terms 2 alpha dV + beta^2 dc) along column j. */
 typedef struct {
-    sens *S;
+    mbs_sens *S;
     double t;
     const double *X;
 } fill_ctx;
@@ -106,10 +152,15 @@ typedef struct {
 static void fill_rhs(void *ctx, const double *a, const double *lam, double *H, double *B)
 {
     const fill_ctx *c = (const fill_ctx *)ctx;
-    sens *S = c->S;
+    mbs_sens *S = c->S;
     const mbs_form *fm = S->form;
     const int baumgarte = fm->kind == MBS_FORM_BAUMGARTE || fm->kind == MBS_FORM_DAE;
     int j, i;
+    memcpy(S->a0, a, sizeof(double) * F);
+    for (i = 0; i < NC; i++)
+        S->lam0[i] = lam[i];
+    if (S->np == 0)
+        return;
     memcpy(S->zall + Z_A, a, sizeof(double) * F);
     for (i = 0; i < NC; i++)
         S->zall[Z_L + i] = lam[i];
@@ -129,13 +180,47 @@ static void fill_rhs(void *ctx, const double *a, const double *lam, double *H, d
     }
 }
 
-/* X' of the augmented system: the state's x' by its formulation, then s_j' = [s_y', sigma_j]; the
- * multipliers' sensitivities are left in S->L. */
-static int aug_rhs(void *ctx, double t, const double *X, double *Xdot)
+void mbs_sens_output_tangents(mbs_sens *S, double t, const double *X)
 {
-    sens *S = (sens *)ctx;
-    fill_ctx c;
+#if NOUTX > 0
     int j;
+    for (j = 0; j < S->np; j++)
+        direction(S, X + NX * (1 + j), j, S->zout + j * D_SIZE);
+    if (S->np > 0)
+        mbs_sens_outputs(t, X, X + F, S->form->prm, S->form->u, S->form->tp, S->zout, S->np, S->touts);
+#else
+    (void)S;
+    (void)t;
+    (void)X;
+#endif
+}
+
+double mbs_sens_signal(const mbs_sens *S, int sig, const double *X)
+{
+    if (sig < NX)
+        return X[sig];
+    if (sig < SIG_OUT)
+        return S->lam0[sig - SIG_LAMBDA];
+    return S->outv[sig - SIG_OUT];
+}
+
+double mbs_sens_signal_tangent(const mbs_sens *S, int sig, const double *X, int j)
+{
+    if (sig < NX)
+        return X[NX * (1 + j) + sig];
+    if (sig < SIG_OUT)
+        return S->L[j * NC + sig - SIG_LAMBDA];
+    return S->touts[j * NOUTX + sig - SIG_OUT];
+}
+
+/* X' of the augmented system: the state's x' by its formulation, s_j' = [s_y', sigma_j], the
+ * integrated signals and their sensitivities; the by-products (y'', lambda, their sensitivities,
+ * the outputs) stay in S. */
+int mbs_sens_rhs(void *ctx, double t, const double *X, double *Xdot)
+{
+    mbs_sens *S = (mbs_sens *)ctx;
+    fill_ctx c;
+    int j, i;
     if (prepare(S, t, X) != 0)
         return 1;
     memcpy(Xdot, S->xdot, sizeof(double) * NX);
@@ -151,6 +236,20 @@ static int aug_rhs(void *ctx, double t, const double *X, double *Xdot)
         memcpy(sd, X + NX * (1 + j) + F, sizeof(double) * F);
         memcpy(sd + F, S->A + j * F, sizeof(double) * F);
     }
+    if (S->nq > 0) {
+        double *Q = Xdot + NX * (1 + S->np);
+#if NOUTX > 0
+        if (S->need_outputs) {
+            mbs_outputs(t, X, X + F, S->form->prm, S->form->u, S->form->tp, S->outv);
+            mbs_sens_output_tangents(S, t, X);
+        }
+#endif
+        for (i = 0; i < S->nq; i++) {
+            Q[i] = mbs_sens_signal(S, S->qsig[i], X);
+            for (j = 0; j < S->np; j++)
+                Q[S->nq * (1 + j) + i] = mbs_sens_signal_tangent(S, S->qsig[i], X, j);
+        }
+    }
     return 0;
 }
 
@@ -158,7 +257,7 @@ static int aug_rhs(void *ctx, double t, const double *X, double *Xdot)
  * holonomic rows (and at the start the initial conditions with their values' derivatives) on
  * the positions, then all rows (and at the start the conditions with rates) on the rates.  free:
  * 2 f flags (NULL: every entry may change).  Returns the largest remaining residual. */
-static double make_consistent(sens *S, double t, const double *x, double *s, int j, int start,
+static double make_consistent(mbs_sens *S, double t, const double *x, double *s, int j, int start,
                               const unsigned char *free)
 {
     mbs_form *fm = S->form;
@@ -168,16 +267,9 @@ static double make_consistent(sens *S, double t, const double *x, double *s, int
         double *v = s + level * F;
         tangent(S, t, x, S->xdot + F, S->lam, s, j); /* c, V, e, E y' do not read a, lambda */
         nrow = 0;
-        if (level == 0) {
-            for (i = 0; i < NH; i++, nrow++) {
-                memcpy(S->G + nrow * F, S->cs + NH + i * F, sizeof(double) * F);
-                S->rhs[nrow] = -S->tout[T_DC + i];
-            }
-        } else {
-            for (i = 0; i < NC; i++, nrow++) {
-                memcpy(S->G + nrow * F, S->cs + NH + i * F, sizeof(double) * F);
-                S->rhs[nrow] = -S->tout[T_DV + i];
-            }
+        for (i = 0; i < (level == 0 ? NH : NC); i++, nrow++) {
+            memcpy(S->G + nrow * F, S->cs + NH + i * F, sizeof(double) * F);
+            S->rhs[nrow] = -S->tout[(level == 0 ? T_DC : T_DV) + i];
         }
         for (i = 0; start && i < NIC; i++) {
             const int is_value = S->what[j] == MBS_SENS_IC_VALUE, is_rate = S->what[j] == MBS_SENS_IC_RATE;
@@ -211,7 +303,7 @@ static double make_consistent(sens *S, double t, const double *x, double *s, int
 }
 
 /* c, C, b' and e, E at the state (for the consistency rows). */
-static void rows_at(sens *S, double t, const double *x)
+static void rows_at(mbs_sens *S, double t, const double *x)
 {
     mbs_form *fm = S->form;
     if (NC > 0)
@@ -220,15 +312,16 @@ static void rows_at(sens *S, double t, const double *x)
         fm->initial_conditions(t, x, x + F, fm->prm, fm->u, fm->tp, S->ie);
 }
 
-/* The projection of the augmented state: the state's, then each column's (differentiated). */
-static int aug_project(void *ctx, double t, double *X)
+int mbs_sens_project(void *ctx, double t, double *X)
 {
-    sens *S = (sens *)ctx;
+    mbs_sens *S = (mbs_sens *)ctx;
     int j;
     if (mbs_form_project(S->form, t, X) != 0) {
         snprintf(S->msg, sizeof S->msg, "%s", S->form->message);
         return 1;
     }
+    if (S->np == 0)
+        return 0;
     if (prepare(S, t, X) != 0)
         return 1;
     rows_at(S, t, X);
@@ -240,11 +333,10 @@ static int aug_project(void *ctx, double t, double *X)
     return 0;
 }
 
-/* The stiff method's Newton matrix: the state's Jacobian (forward differences) in each block. */
-static int aug_jac(void *ctx, double t, const double *X, const double *fX, double *J)
+int mbs_sens_jac(void *ctx, double t, const double *X, const double *fX, double *J)
 {
-    sens *S = (sens *)ctx;
-    const int n = NX * (1 + S->np);
+    mbs_sens *S = (mbs_sens *)ctx;
+    const int n = mbs_sens_size(S);
     int i, k, b;
     memset(J, 0, sizeof(double) * (size_t)n * (size_t)n);
     memcpy(S->xs, X, sizeof S->xs);
@@ -263,12 +355,12 @@ static int aug_jac(void *ctx, double t, const double *X, const double *fX, doubl
     return 0;
 }
 
-/* Column j's start: the unit direction of an initial value, then consistent. */
-static int initial_sensitivities(sens *S, double t, double *X)
+int mbs_sens_initial(mbs_sens *S, double t, double *X)
 {
     const unsigned char *held = mbs_inst_held(S->inst);
     unsigned char free[NX];
     int j, k;
+    memset(X + NX, 0, sizeof(double) * (size_t)(mbs_sens_size(S) - NX));
     if (prepare(S, t, X) != 0)
         return 1;
     rows_at(S, t, X);
@@ -276,7 +368,6 @@ static int initial_sensitivities(sens *S, double t, double *X)
         free[k] = (unsigned char)!held[k];
     for (j = 0; j < S->np; j++) {
         double *s = X + NX * (1 + j), s0[NX];
-        memset(s, 0, sizeof(double) * NX);
         if (S->what[j] == MBS_SENS_POSITION)
             s[S->index[j]] = 1.0;
         else if (S->what[j] == MBS_SENS_RATE)
@@ -294,8 +385,10 @@ static int initial_sensitivities(sens *S, double t, double *X)
     return 0;
 }
 
-/* Row k of rec and srec at the augmented state X (time t). */
-static int record(sens *S, int rec_flags, double t, double *X, double *row, double *srow)
+/* ---------------------------------------------------------------- the direct method */
+
+/* Row k of rec, srec and qrec at the augmented state X (time t). */
+static int record(mbs_sens *S, int rec_flags, double t, double *X, double *row, double *srow, double *qrow)
 {
     const size_t w = mbs_sens_width();
     int j, i;
@@ -303,143 +396,100 @@ static int record(sens *S, int rec_flags, double t, double *X, double *row, doub
         snprintf(S->msg, sizeof S->msg, "%s", mbs_inst_message(S->inst));
         return 1;
     }
-    if (aug_rhs(S, t, X, S->Xd) != 0)
+    if (mbs_sens_rhs(S, t, X, S->Xd) != 0)
         return 1;
+    mbs_sens_output_tangents(S, t, X);
     for (j = 0; j < S->np; j++) {
         double *out = srow + (size_t)j * w;
-        const double *s = X + NX * (1 + j);
-        memcpy(out, s, sizeof(double) * NX);
-        for (i = 0; i < NC; i++)
-            out[NX + i] = S->L[j * NC + i];
-#if MBS_NOUT_EXPR > 0
-        {
-            double zz[D_SIZE];
-            direction(S, s, j, zz);
-            mbs_sens_outputs(t, X, X + F, S->form->prm, S->form->u, S->form->tp, zz, 1, out + NX + NC);
-        }
-#endif
+        for (i = 0; i < SIG_COUNT; i++)
+            out[i] = mbs_sens_signal_tangent(S, i, X, j);
     }
+    for (i = 0; i < S->nq * (1 + S->np); i++) /* q, then dq/dp_j per column */
+        qrow[i] = X[NX * (1 + S->np) + i];
     return 0;
 }
 
-int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int error_control,
-                 const double *grid, size_t n, double *rec, size_t stride, int record_flags, double *srec,
-                 long *stats, int (*tick)(void *ctx, double t), void *ctx, size_t *reached)
+int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int nq, const int *qsig,
+                 int error_control, const double *grid, size_t n, double *rec, size_t stride,
+                 int record_flags, double *srec, double *qrec, long *stats, int (*tick)(void *ctx, double t),
+                 void *ctx, size_t *reached)
 {
-    const int nx = NX * (1 + np);
+    mbs_sens S;
+    mbs_sens_stepper I;
+    double rtol, atol, hmax, *X = NULL, *Xk = NULL;
     const size_t w = mbs_sens_width();
-    sens *S = (sens *)calloc(1, sizeof(sens));
-    double rtol, atol, hmax, *X = NULL, *Xk = NULL, *work = NULL;
-    int *iwork = NULL, method, rc = MBS_ERROR, step;
-    mbs_stepper rk;
-    mbs_dop853 dp;
-    mbs_radau rd;
-    mbs_stepper *st;
-    const mbs_step_method *meth;
+    int method, rc = MBS_ERROR, step, nx;
     size_t k;
     *reached = 0;
     memset(stats, 0, 4 * sizeof(long));
-    if (S == NULL)
-        return MBS_ERROR;
-    S->inst = inst;
-    S->form = mbs_inst_form(inst);
-    S->np = np;
-    S->what = what;
-    S->index = index;
-    S->H = (double *)calloc((size_t)(np * F + 1), sizeof(double));
-    S->A = (double *)calloc((size_t)(np * F + 1), sizeof(double));
-    S->B = (double *)calloc((size_t)(np * MBS_ONE(NC) + 1), sizeof(double));
-    S->L = (double *)calloc((size_t)(np * MBS_ONE(NC) + 1), sizeof(double));
-    S->Xd = (double *)calloc((size_t)nx, sizeof(double));
-    S->zall = (double *)calloc((size_t)(Z_DIR + np * D_SIZE), sizeof(double));
-    S->tall = (double *)calloc((size_t)(np * T_SIZE + 1), sizeof(double));
+    memset(&I, 0, sizeof I);
+    method = mbs_inst_start_method(inst, &rtol, &atol, &hmax);
+    if (mbs_sens_init(&S, inst, np, what, index, nq, qsig) != 0)
+        goto done;
+    nx = mbs_sens_size(&S);
     X = (double *)calloc((size_t)nx, sizeof(double));
     Xk = (double *)calloc((size_t)nx, sizeof(double));
-    method = mbs_inst_start_method(inst, &rtol, &atol, &hmax);
-    if (hmax <= 0.0)
-        hmax = INFINITY;
-    meth = method == MBS_METHOD_STIFF ? &mbs_radau_method
-           : method == MBS_METHOD_DOP853 ? &mbs_dop853_method : &mbs_rkstab_method;
-    work = (double *)calloc(method == MBS_METHOD_STIFF ? (size_t)MBS_RADAU_WORK_SIZE((size_t)nx)
-                            : method == MBS_METHOD_DOP853 ? (size_t)MBS_DOP853_WORK_SIZE(nx)
-                                                          : (size_t)MBS_RKSTAB_WORK_SIZE(nx),
-                            sizeof(double));
-    iwork = (int *)calloc((size_t)MBS_RADAU_IWORK_SIZE(nx), sizeof(int));
-    if (S->H == NULL || S->A == NULL || S->B == NULL || S->L == NULL || S->Xd == NULL || S->zall == NULL || S->tall == NULL || X == NULL || Xk == NULL ||
-        work == NULL || iwork == NULL) {
-        snprintf(S->msg, sizeof S->msg, "out of memory for %d sensitivities", np);
+    if (X == NULL || Xk == NULL) {
+        snprintf(S.msg, sizeof S.msg, "out of memory for %d sensitivities", np);
         goto done;
     }
-    memset(&rk, 0, sizeof rk);
-    memset(&dp, 0, sizeof dp);
-    memset(&rd, 0, sizeof rd);
-    step = method == MBS_METHOD_STIFF    ? mbs_radau_init(&rd, nx, work, iwork, rtol, atol, hmax)
-           : method == MBS_METHOD_DOP853 ? mbs_dop853_init(&dp, nx, work, rtol, atol, hmax)
-                                         : mbs_rkstab_init(&rk, nx, work, rtol, atol, hmax);
-    st = method == MBS_METHOD_STIFF ? &rd.st : method == MBS_METHOD_DOP853 ? &dp.st : &rk;
+    if (mbs_sens_stepper_init(&I, method, nx, rtol, atol, hmax, S.msg, sizeof S.msg) != 0)
+        goto done;
     if (error_control == MBS_SENS_ERROR_STATE)
-        st->nerr = NX;
-    if (step != MBS_STEP_OK) {
-        snprintf(S->msg, sizeof S->msg, "the integrator refused its settings: %s", mbs_step_message(step));
-        goto done;
-    }
+        I.st->nerr = NX;
     {
-        const mbs_problem pb = {aug_rhs, method == MBS_METHOD_STIFF ? aug_jac : NULL,
-                                NC > 0 && mbs_form_projects(S->form->kind) ? aug_project : NULL, S};
+        const mbs_problem pb = {mbs_sens_rhs, method == MBS_METHOD_STIFF ? mbs_sens_jac : NULL,
+                                NC > 0 && mbs_form_projects(S.form->kind) ? mbs_sens_project : NULL, &S, NULL};
         const double t0 = mbs_inst_time(inst);
         memcpy(X, mbs_inst_state(inst), sizeof(double) * NX);
         if (n > 0 && fabs(grid[0] - t0) > 1e-12 * (1.0 + fabs(t0))) {
-            snprintf(S->msg, sizeof S->msg, "the grid starts at %.17g, the instance is at %.17g", grid[0], t0);
+            snprintf(S.msg, sizeof S.msg, "the grid starts at %.17g, the instance is at %.17g", grid[0], t0);
             goto done;
         }
-        if (initial_sensitivities(S, t0, X) != 0)
+        if (mbs_sens_initial(&S, t0, X) != 0)
             goto done;
         for (k = 0; k < n; k++) {
             if (k > 0) {
                 const double t_stop = method == MBS_METHOD_STIFF ? grid[k] : grid[n - 1];
-                step = mbs_stepper_advance_dense(st, meth, &pb, t0, X, grid[k], t_stop,
+                S.msg[0] = '\0';
+                step = mbs_stepper_advance_dense(I.st, I.meth, &pb, t0, X, grid[k], t_stop,
                                                  MBS_MAX_STEPS_PER_CALL, Xk);
-                if (step == MBS_STEP_OK && pb.project != NULL && pb.project(S, grid[k], Xk) != 0)
+                if (step == MBS_STEP_OK && pb.project != NULL && pb.project(&S, grid[k], Xk) != 0)
                     step = MBS_STEP_EPROJECT;
                 if (step != MBS_STEP_OK) {
                     char cause[700];
-                    snprintf(cause, sizeof cause, "%s", S->msg);
-                    snprintf(S->msg, sizeof S->msg, "integration with sensitivities to t=%.17g failed: "
+                    snprintf(cause, sizeof cause, "%s", S.msg);
+                    snprintf(S.msg, sizeof S.msg, "integration with sensitivities to t=%.17g failed: "
                              "%s%s%.500s", grid[k], mbs_step_message(step), cause[0] ? ": " : "", cause);
                     goto done;
                 }
             } else {
                 memcpy(Xk, X, sizeof(double) * (size_t)nx);
             }
-            if (record(S, record_flags, grid[k], Xk, rec + k * stride, srec + k * (size_t)np * w) != 0)
+            if (record(&S, record_flags, grid[k], Xk, rec + k * stride, srec + k * (size_t)np * w,
+                       qrec + k * (size_t)(nq * (1 + np))) != 0)
                 goto done;
             *reached = k + 1;
             if (tick != NULL && tick(ctx, grid[k]) != 0) {
-                snprintf(S->msg, sizeof S->msg, "stopped at t=%.17g", grid[k]);
+                snprintf(S.msg, sizeof S.msg, "stopped at t=%.17g", grid[k]);
                 goto done;
             }
         }
         rc = MBS_OK;
     }
 done:
-    stats[0] = rk.nfev + dp.st.nfev + rd.st.nfev;
-    stats[1] = rk.naccept + dp.st.naccept + rd.st.naccept;
-    stats[2] = rk.nreject + dp.st.nreject + rd.st.nreject;
-    stats[3] = rk.nproj + dp.st.nproj + rd.st.nproj;
+    if (I.st != NULL) {
+        stats[0] = I.st->nfev;
+        stats[1] = I.st->naccept;
+        stats[2] = I.st->nreject;
+        stats[3] = I.st->nproj;
+    }
     if (rc != MBS_OK)
-        mbs_inst_fail(inst, S->msg);
-    free(S->H);
-    free(S->A);
-    free(S->B);
-    free(S->L);
-    free(S->Xd);
-    free(S->zall);
-    free(S->tall);
-    free(S);
+        mbs_inst_fail(inst, S.msg);
+    mbs_sens_stepper_free(&I);
+    mbs_sens_free(&S);
     free(X);
     free(Xk);
-    free(work);
-    free(iwork);
     return rc;
 }
 
@@ -449,26 +499,29 @@ int mbs_sens_available(void) { return 0; }
 
 size_t mbs_sens_width(void) { return 0; }
 
-int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int error_control,
-                 const double *grid, size_t n, double *rec, size_t stride, int record_flags, double *srec,
-                 long *stats, int (*tick)(void *ctx, double t), void *ctx, size_t *reached)
+int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int nq, const int *qsig,
+                 int error_control, const double *grid, size_t n, double *rec, size_t stride,
+                 int record_flags, double *srec, double *qrec, long *stats, int (*tick)(void *ctx, double t),
+                 void *ctx, size_t *reached)
 {
-    (void)error_control;
     (void)np;
     (void)what;
     (void)index;
+    (void)nq;
+    (void)qsig;
+    (void)error_control;
     (void)grid;
     (void)n;
     (void)rec;
     (void)stride;
     (void)record_flags;
     (void)srec;
+    (void)qrec;
     (void)stats;
     (void)tick;
     (void)ctx;
     *reached = 0;
-    mbs_inst_fail(inst, "this build of the model has no sensitivity functions");
-    return MBS_ERROR;
+    return mbs_inst_fail(inst, "this build of the model has no sensitivity functions");
 }
 
 #endif

@@ -52,18 +52,35 @@ extern "C" {
 /* 1 if the model was built with its sensitivity functions (mbs_sens_tangent ...), else 0. */
 int mbs_sens_available(void);
 
-/* Doubles per grid point and column in srec: s_y (f), s_y' (f), dlambda/dp (m), the tangents of
- * the expression outputs (MBS_NOUT_EXPR). */
+/* Doubles per grid point and column in srec: the sensitivities of the signals y (f), y' (f),
+ * lambda (m) and the expression outputs (MBS_NOUT_EXPR), in this order (a signal is an index into
+ * this layout). */
 size_t mbs_sens_width(void);
 
 /* From the started instance over grid[0..n-1] (grid[0] = its time): rows of rec as mbs_inst_run
- * writes them (stride doubles, what `record` asks for) and, per grid point k and column j,
- * srec[(k * np + j) * mbs_sens_width() ...].  stats (4 longs): rhs evaluations, accepted and
- * rejected steps, projections.  tick as in mbs_inst_run.  MBS_OK, or MBS_ERROR with the message
- * of the instance (mbs_inst_message) and *reached rows written. */
-int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int error_control,
-                 const double *grid, size_t n, double *rec, size_t stride, int record, double *srec,
-                 long *stats, int (*tick)(void *ctx, double t), void *ctx, size_t *reached);
+ * writes them (stride doubles, what `record` asks for), per grid point k and column j the
+ * sensitivities srec[(k * np + j) * mbs_sens_width() ...], and per grid point the integrals
+ * int_0^t sig dt of the nq signals qsig[i] and their sensitivities:
+ * qrec[k * nq (1 + np) + i] and qrec[k * nq (1 + np) + nq (1 + j) + i].  stats (4 longs): rhs
+ * evaluations, accepted and rejected steps, projections.  tick as in mbs_inst_run.  MBS_OK, or
+ * MBS_ERROR with the message of the instance (mbs_inst_message) and *reached rows written. */
+int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, int nq, const int *qsig,
+                 int error_control, const double *grid, size_t n, double *rec, size_t stride,
+                 int record, double *srec, double *qrec, long *stats, int (*tick)(void *ctx, double t),
+                 void *ctx, size_t *reached);
+
+/* The adjoint method (mbs_adjoint.c): from the started instance to t_end, the values of nm metrics
+ * and their gradients by the np parameter columns, with one backward integration for all of them.
+ * Metric i is the final value (kind[i] = MBS_ADJ_FINAL) or the integral over [t0, t_end]
+ * (MBS_ADJ_INTEGRAL) of signal sig[i].  With x' = F(x, p), J = phi(x(T), p) + int h(x, p) dt:
+ *   mu(T) = dphi/dx,   -mu' = F_x^T mu + h_x^T,   dJ/dp_j = mu(t0) s_j(t0) + int (mu^T F_p + h_p) dt + dphi/dp,
+ * integrated backward in tau = T - t by the instance's method on the forward trajectory (kept as
+ * its continuous extension, eight values per step); F_x^T mu by the transposed linear systems of
+ * the accelerations and the adjoint code of the equations (mbs_sens_adjoint).  values: nm, grad:
+ * nm x np; stats (8 longs): the forward's then the backward's (rhs, accepted, rejected, projections). */
+int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, int nm, const int *kind,
+                const int *sig, double t_end, double *values, double *grad, long *stats,
+                int (*tick)(void *ctx, double t), void *ctx);
 
 #ifdef __cplusplus
 }

@@ -434,9 +434,10 @@ static int step(mbs_stepper *s, const mbs_step_method *m, const mbs_problem *pb,
     memset(&a, 0, sizeof a);
     rc = m->attempt(s, m, pb, tc, h, t_new, &a);
     if (rc != MBS_STEP_OK) return rc;
-    if (a.outcome == MBS_TRY_PASSED)
+    if (a.outcome == MBS_TRY_PASSED) {
         accept(s, m, pb, c, &a, tc, h, t_new, clipped);
-    else
+        if (pb->accepted != NULL && pb->accepted(pb->ctx, s, m) != 0) return MBS_STEP_ERHS;
+    } else
         reject(s, m, pb, c, &a, tc, h);
     return MBS_STEP_OK;
 }

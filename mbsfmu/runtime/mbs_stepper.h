@@ -80,13 +80,21 @@ typedef double (*mbs_weak_fn)(void *ctx, double t, const double *x, double *d);
  * differences). */
 typedef int (*mbs_jac_fn)(void *ctx, double t, const double *x, const double *fx, double *J);
 
+struct mbs_stepper;
+struct mbs_step_method;
+
+/* Called after every accepted step (the state, and the continuous extension of the step through
+ * the method's interpolate, are the step's); nonzero stops the call with MBS_STEP_ERHS. */
+typedef int (*mbs_step_hook)(void *ctx, struct mbs_stepper *s, const struct mbs_step_method *m);
+
 /* What a call integrates: f, optionally its Jacobian, optionally the projection (NULL: none),
- * and the context handed to each. */
+ * the context handed to each, and optionally a hook after each accepted step. */
 typedef struct {
     mbs_rhs_fn f;
     mbs_jac_fn jac;
     mbs_project_fn project;
     void *ctx;
+    mbs_step_hook accepted;
 } mbs_problem;
 
 /* ---------------------------------------------------------------- stop reasons */

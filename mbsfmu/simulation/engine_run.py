@@ -55,6 +55,31 @@ def engine_applies(system, method: str, formulation: str) -> bool:
     return not system.constrained or formulation in ENGINE_FORMULATIONS
 
 
+def _adjoint_run(system, eng, req, grid, tick, progress_every, clock):
+    """The adjoint method's run from the started engine to grid[-1] (mbs_adj_run): (T, X, stats,
+    recorded) with the start only and recorded['adjoint'] = (values, gradient)."""
+    x0 = eng.x.copy()
+    started = time.perf_counter()
+    clock.start_run()
+    values, grad, status, message, code, counts = eng.run_adjoint(
+        req.what, req.index, [k for k, _ in req.adjoint], [s for _, s in req.adjoint], float(grid[-1]),
+        progress=tick, every=progress_every)
+    clock.stop_run()
+    stats = dict(eng.statistics(), engine_seconds=time.perf_counter() - started, backend="c", engine="c",
+                 sensitivities=len(req.names))
+    stats.update(zip(("nfev", "naccept", "nreject", "nproj"), counts[:4]))
+    stats.update(zip(("adjoint_nfev", "adjoint_naccept", "adjoint_nreject"), counts[4:7]))
+    if status != 0:
+        if isinstance(message, KeyboardInterrupt):
+            how = stop_reason(message)
+            raise SimulationInterrupted(f"{system.name}: {how} during the adjoint method's run; it "
+                                        "keeps no partial result", None) from message
+        if isinstance(message, BaseException):
+            raise message
+        raise SimulationError(f"{system.name}: {message}")
+    return grid[:1], x0[:, None], stats, {"adjoint": (values, grad)}
+
+
 def refused_start(exc: EngineError) -> MbsError:
     """The exception of a start the engine refused with ``exc``, by its reason."""
     return START_ERRORS.get(exc.failure, SimulationError)(str(exc))
@@ -72,10 +97,12 @@ def run_on_engine(system, numeric, formulation, schedule, grid, start, fixed, rt
     reached (``(k, n)`` arrays) and 'constraint_residual' (the published residual).  ``clock`` (a
     :class:`.run_clock.RunClock`) times building or loading the engine and the run; ``result(T, X,
     stats, recorded, **extra)`` makes the partial Result of a failed or interrupted run.
-    ``sensitivities``: None, or (names, what, index, error control) of
-    :func:`.sensitivity_columns.sensitivity_columns`: then the run integrates their forward
-    sensitivities with the state (mbs_sensitivity.h) and ``recorded`` also holds 'sensitivities'
-    (names, (k, np, width) array)."""
+    ``sensitivities``: None, or a :class:`.sensitivity_columns.SensitivityRequest`: then the run
+    integrates the forward sensitivities with the state (mbs_sensitivity.h) and ``recorded`` also
+    holds 'sensitivities' (names, (k, np, width) array) and, where it asks for integrals,
+    'integrals' ((k, 1 + np, nq) array); or for the adjoint method (``adjoint`` set) it runs
+    mbs_adj_run to grid[-1] and returns the start only, with 'adjoint' (values, gradient, stats)
+    in ``recorded``."""
     clock = clock or RunClock()
     try:
         with clock.compiling():
@@ -124,20 +151,22 @@ def run_on_engine(system, numeric, formulation, schedule, grid, start, fixed, rt
     if progress is not None:
         progress(0.0, t_end)
     clock.start_run()
-    if sensitivities is None:
+    req = sensitivities
+    if req is not None and req.adjoint is not None:
+        return _adjoint_run(system, eng, req, grid, tick, progress_every, clock)
+    if req is None:
         rec, reached, status, message, code = eng.run(grid, progress=tick, every=progress_every,
                                                       record=RECORD)
     else:
-        rec, sens, reached, status, message, code, counts = eng.run_sensitivities(
-            grid, sensitivities[1], sensitivities[2], progress=tick, every=progress_every, record=RECORD,
-            error_control=sensitivities[3])
+        rec, sens, quad, reached, status, message, code, counts = eng.run_sensitivities(
+            grid, req.what, req.index, progress=tick, every=progress_every, record=RECORD,
+            error_control=req.error_control, integrals=req.integrals)
     clock.stop_run()
     stiffness_warning()
     stats = dict(eng.statistics(), engine_seconds=time.perf_counter() - start, backend="c",
                  engine="c")
-    if sensitivities is not None:  # the augmented integration's work, not the instance's
-        stats.update(zip(("nfev", "naccept", "nreject", "nproj"), counts),
-                     sensitivities=len(sensitivities[0]))
+    if req is not None:  # the augmented integration's work, not the instance's
+        stats.update(zip(("nfev", "naccept", "nreject", "nproj"), counts), sensitivities=len(req.names))
     if numeric.m and formulation == "partition":
         stats["partition_switches"] = [(t, [n for n, d in zip(names, dep) if not d])
                                        for t, dep in eng.instance.switches()]
@@ -146,8 +175,10 @@ def run_on_engine(system, numeric, formulation, schedule, grid, start, fixed, rt
     recorded = {name: v.T for name, v in eng.recorded(rec[:reached], RECORD).items()}
     if numeric.m:
         recorded["constraint_residual"] = rec[:reached, 2 * f]
-    if sensitivities is not None:
-        recorded["sensitivities"] = (list(sensitivities[0]), sens[:reached])
+    if req is not None:
+        recorded["sensitivities"] = (list(req.names), sens[:reached])
+        if req.integrals:
+            recorded["integrals"] = quad[:reached]
     if status != 0:
         if isinstance(message, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (errors.Terminated)
             how = stop_reason(message)

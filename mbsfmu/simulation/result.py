@@ -8,12 +8,12 @@ import pathlib
 import numpy as np
 
 from ..animation import animate
-from ..codegen.c_model import output_sources
 from ..core.errors import SimulationError
 from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
 from ..model.multibody import System
 from .result_csv import read_columns
+from .sensitivity_columns import signal_index
 
 
 def output_names(system) -> list[str]:
@@ -135,27 +135,7 @@ class Result:
             raise SimulationError(f"sensitivity by {wrt!r}: the run computed them by "
                                   f"{', '.join(names)} only")
         column = values[:, names.index(wrt), :]
-        return column[:, self._sensitivity_index(signal)]
-
-    def _sensitivity_index(self, signal: str) -> int:
-        """Where ``signal``'s sensitivity is in a row of the engine's sensitivity record:
-        [y (f), y' (f), lambda (m), expression outputs]."""
-        coords, f, m = self.coordinate_names, self.numeric.f, self.numeric.m
-        rate = signal[4:-1] if signal.startswith("der(") and signal.endswith(")") else None
-        if signal in coords:
-            return coords.index(signal)
-        if rate in coords:
-            return f + coords.index(rate)
-        constraints = list(self.system.constraint_names) if m else []
-        if signal in constraints:
-            return 2 * f + constraints.index(signal)
-        outputs = list(getattr(self.system, "outputs", {}))
-        if signal in outputs:
-            src = output_sources(self.system)[outputs.index(signal)]
-            return 2 * f + m + src if src >= 0 else 2 * f + (-src - 1)
-        raise SimulationError(f"sensitivity of {signal!r}: not a coordinate, der(coordinate), output or "
-                              f"constraint of {self.system.name!r} (coordinates: {', '.join(coords)}; "
-                              f"outputs: {', '.join(outputs) or 'none'})")
+        return column[:, signal_index(self.system, signal)]
 
     def _formulation(self, what: str):
         """The run's reference formulation, which computes ``what`` (a Result read from a file

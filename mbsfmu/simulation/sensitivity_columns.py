@@ -16,6 +16,8 @@ parameters are not differentiated), the rate of an initial condition that declar
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ..core.constants import SENSITIVITY_COLUMNS, SENSITIVITY_ERROR_CONTROL
 from ..core.errors import ParameterError
 from ..equations.derive import derive
@@ -24,6 +26,61 @@ from ..equations.sensitivity_equations import sensitivity_equations
 #: the column kinds of mbs_sensitivity.h
 CONSTANT, POSITION, RATE, IC_VALUE, IC_RATE = (SENSITIVITY_COLUMNS[k] for k in (
     "constant", "position", "rate", "ic_value", "ic_rate"))
+
+
+@dataclass
+class SensitivityRequest:
+    """What a run on the engine computes besides the state: the parameter columns (``names``,
+    ``what``, ``index``), the error control, the signals whose integrals (and their sensitivities)
+    the direct method integrates (``integrals``: signal indices, :func:`signal_index`), and for
+    the adjoint method its metrics (``adjoint``: (kind, signal index) pairs, kinds of
+    :data:`mbsfmu.core.constants.ADJOINT_METRICS`; then the run records no trajectory)."""
+
+    names: list
+    what: list
+    index: list
+    error_control: str = "all"
+    integrals: list = field(default_factory=list)
+    adjoint: list | None = None
+
+
+def request(system, names, error_control: str = "all", integrals=(), adjoint=None) -> SensitivityRequest:
+    """A :class:`SensitivityRequest` for the parameters ``names``, checked."""
+    return SensitivityRequest(*sensitivity_columns(system, names), check_error_control(error_control),
+                              list(integrals), adjoint)
+
+
+def signal_names(system) -> list[str]:
+    """The signals in the engine's layout of a sensitivity row: the coordinates, their rates
+    der(NAME), the constraints' multipliers (by constraint name), the expression outputs."""
+    coords = list(system.coordinates_)
+    outputs = [o.name for o in getattr(system, "outputs", {}).values() if o.constraint is None]
+    return coords + [f"der({c})" for c in coords] + list(system.constraint_names) + outputs
+
+
+def signal_index(system, signal: str) -> int:
+    """Where ``signal`` (a coordinate, der(coordinate) or Dcoordinate, a user output --
+    expression, frame kinematics or reaction --, or a constraint's multiplier by its name) is in
+    that layout; ParameterError naming the signals otherwise."""
+    coords = list(system.coordinates_)
+    f = len(coords)
+    constraints = list(system.constraint_names)
+    rate = _rate_of(signal) or (signal[1:] if signal.startswith("D") and signal[1:] in coords else None)
+    if signal in coords:
+        return coords.index(signal)
+    if rate in coords:
+        return f + coords.index(rate)
+    if signal in constraints:
+        return 2 * f + constraints.index(signal)
+    outputs = getattr(system, "outputs", {})
+    if signal in outputs:
+        o = outputs[signal]
+        if o.constraint is not None:
+            return 2 * f + constraints.index(o.constraint)
+        expr = [n for n, x in outputs.items() if x.constraint is None]
+        return 2 * f + len(constraints) + expr.index(signal)
+    raise ParameterError(f"{signal!r} is not a signal of {system.name!r}: a coordinate, der(coordinate), "
+                         f"an output or a constraint ({', '.join(signal_names(system))})")
 
 
 def _rate_of(name: str) -> str | None:

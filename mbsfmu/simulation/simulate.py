@@ -39,7 +39,7 @@ from .result import Result
 from .run_clock import RunClock
 from .run_failure import run_failure
 from .run_monitor import RunMonitor
-from .sensitivity_columns import check_error_control, sensitivity_columns
+from .sensitivity_columns import SensitivityRequest, request
 
 #: The reference integrator of simulate's own method names on the numpy backend (scipy's methods
 #: run under their own names): each the engine's method of that name -- 'explicit' is the
@@ -219,8 +219,10 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     schedule = InputSchedule(numeric, inputs)
     x0, given = start.x0, start.given
     f = numeric.f
-    columns = None if sensitivities is None else (*sensitivity_columns(system, sensitivities),
-                                                  check_error_control(sensitivity_error_control))
+    if sensitivities is None or isinstance(sensitivities, SensitivityRequest):
+        columns = sensitivities
+    else:
+        columns = request(system, sensitivities, sensitivity_error_control)
     on_engine = backend == "c" and engine_applies(system, method, name if numeric.m else "minimal")
     if columns is not None and not on_engine:
         raise ParameterError(f"sensitivities are integrated by the C engine: backend {backend!r} with "

@@ -98,14 +98,14 @@ static int project(void *vc, double t, double *x)
 static int advance(mbs_stepper *s, const mbs_step_method *m, mbs_project_fn p, void *ctx, double *t,
                    double *x, double t_end, long max_steps)
 {
-    const mbs_problem pb = {rhs, NULL, p, ctx};
+    const mbs_problem pb = {rhs, NULL, p, ctx, NULL};
     return mbs_stepper_advance(s, m, &pb, t, x, t_end, max_steps);
 }
 
 static int advance_dense(mbs_dop853 *s, mbs_project_fn p, void *ctx, double t0, const double *x0,
                          double t_target, double t_stop, long max_steps, double *xout)
 {
-    const mbs_problem pb = {rhs, NULL, p, ctx};
+    const mbs_problem pb = {rhs, NULL, p, ctx, NULL};
     return mbs_stepper_advance_dense(&s->st, &mbs_dop853_method, &pb, t0, x0, t_target, t_stop, max_steps,
                                      xout);
 }

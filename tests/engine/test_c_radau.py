@@ -38,14 +38,14 @@ HARNESS = r"""
 static int advance(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn p, void *ctx, double *t,
                    double *x, double t_end, long max_steps)
 {
-    const mbs_problem pb = {f, jac, p, ctx};
+    const mbs_problem pb = {f, jac, p, ctx, NULL};
     return mbs_stepper_advance(&s->st, &mbs_radau_method, &pb, t, x, t_end, max_steps);
 }
 
 static int advance_dense(mbs_radau *s, mbs_rhs_fn f, mbs_jac_fn jac, mbs_project_fn p, void *ctx, double t0,
                          const double *x0, double t_target, double t_stop, long max_steps, double *xout)
 {
-    const mbs_problem pb = {f, jac, p, ctx};
+    const mbs_problem pb = {f, jac, p, ctx, NULL};
     return mbs_stepper_advance_dense(&s->st, &mbs_radau_method, &pb, t0, x0, t_target, t_stop, max_steps,
                                      xout);
 }

@@ -30,7 +30,7 @@ HARNESS = r"""
 static int advance(mbs_stepper *s, mbs_rhs_fn f, mbs_project_fn p, void *ctx, double *t, double *x,
                    double t_end, long max_steps)
 {
-    const mbs_problem pb = {f, NULL, p, ctx};
+    const mbs_problem pb = {f, NULL, p, ctx, NULL};
     return mbs_stepper_advance(s, &mbs_rkstab_method, &pb, t, x, t_end, max_steps);
 }
 

@@ -88,7 +88,7 @@ int creep_run(int k, double w, long max_steps, double *t_out, long *naccept)
 {
     mbs_stepper *s;
     const mbs_step_method *m;
-    const mbs_problem pb = {creep, NULL, NULL, &w};
+    const mbs_problem pb = {creep, NULL, NULL, &w, NULL};
     double x = 0.0, t = 0.0;
     int rc = method(k, 1, 1e-6, 1e-20, &s, &m);
     if (rc != 0) return rc;
@@ -140,7 +140,7 @@ int turn_run(int k, const double *fail, double rtol, int project, double t_end, 
     mbs_stepper *s;
     const mbs_step_method *m;
     turn c = {1.0, fail[0], fail[1], fail[2], 0, 0};
-    const mbs_problem pb = {turn_f, NULL, project ? turn_p : NULL, &c};
+    const mbs_problem pb = {turn_f, NULL, project ? turn_p : NULL, &c, NULL};
     double t = 0.0, x[2] = {1.0, 0.0};
     const double *xs;
     int g, rc = method(k, 2, rtol, rtol / 10, &s, &m);
