@@ -45,34 +45,35 @@ def read_data(data, signals, t_end=None) -> MeasuredData:
     """The measured ``signals`` of ``data`` (a CSV path or a DataFrame), checked (module
     docstring); a bad file or value is a ParameterError that names it (and the row)."""
     frame, source = _frame(data)
+    where = source if source == "DataFrame" else repr(source)
     columns = [str(c).strip() for c in frame.columns]
     frame.columns = columns
     if "time" not in columns:
-        raise ParameterError(f"data {source}: no 'time' column (its columns: {', '.join(columns) or 'none'})")
+        raise ParameterError(f"data {where}: no 'time' column (its columns: {', '.join(columns) or 'none'})")
     missing = [s for s in signals if s not in columns]
     if missing:
         raise ParameterError(
-            f"data {source}: no column {', '.join(map(repr, missing))} for the fitted "
+            f"data {where}: no column {', '.join(map(repr, missing))} for the fitted "
             f"signal(s) (its columns: {', '.join(columns)})"
         )
     if len(set(columns)) != len(columns):
         dup = sorted({c for c in columns if columns.count(c) > 1})
-        raise ParameterError(f"data {source}: column(s) {', '.join(map(repr, dup))} appear more than once")
+        raise ParameterError(f"data {where}: column(s) {', '.join(map(repr, dup))} appear more than once")
     used = ["time", *signals]
     table = np.empty((len(frame), len(used)))
     for j, name in enumerate(used):
-        table[:, j] = _numbers(frame[name], name, source)
+        table[:, j] = _numbers(frame[name], name, where)
     if len(table) == 0:
-        raise ParameterError(f"data {source}: no rows")
+        raise ParameterError(f"data {where}: no rows")
     t = table[:, 0]
     if t[0] < 0:
-        raise ParameterError(f"data {source}: time {t[0]:g} in row 1 is before the run's start t = 0")
+        raise ParameterError(f"data {where}: time {t[0]:g} in row 1 is before the run's start t = 0")
     steps = np.flatnonzero(np.diff(t) <= 0)
     if steps.size:
         k = int(steps[0])
         what = "repeats" if t[k + 1] == t[k] else "comes before"
         raise ParameterError(
-            f"data {source}: time {t[k + 1]:.17g} in row {k + 2} {what} the time "
+            f"data {where}: time {t[k + 1]:.17g} in row {k + 2} {what} the time "
             f"{t[k]:.17g} of row {k + 1}; the times must increase strictly (sort the rows, "
             "merge repeated times)"
         )
@@ -81,7 +82,7 @@ def read_data(data, signals, t_end=None) -> MeasuredData:
         late = np.flatnonzero(t > t_end * (1 + 1e-12))
         if late.size:
             raise ParameterError(
-                f"data {source}: {late.size} time(s) after the run's end t_end = {t_end:g} "
+                f"data {where}: {late.size} time(s) after the run's end t_end = {t_end:g} "
                 f"(the first {t[late[0]]:g} in row {late[0] + 1}); give t_end >= {t[-1]:g} "
                 "or leave it out (the run then ends at the last data time)"
             )
@@ -108,7 +109,7 @@ def _frame(data) -> tuple[pd.DataFrame, str]:
             f"data file {str(data)!r} " + ("is a directory" if path.is_dir() else "does not exist")
         )
     try:
-        return pd.read_csv(path, comment="#"), repr(str(data))
+        return pd.read_csv(path, comment="#"), str(data)
     except UnicodeDecodeError:
         raise ParameterError(f"data file {str(data)!r} is not a text (CSV) file") from None
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -118,13 +119,13 @@ def _frame(data) -> tuple[pd.DataFrame, str]:
         ) from None
 
 
-def _numbers(column: pd.Series, name: str, source: str) -> np.ndarray:
+def _numbers(column: pd.Series, name: str, where: str) -> np.ndarray:
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         k = int(bad[0])
         raise ParameterError(
-            f"data {source}: column {name!r}, row {k + 1}: {column.iloc[k]!r} is not a finite "
+            f"data {where}: column {name!r}, row {k + 1}: {column.iloc[k]!r} is not a finite "
             f"number ({bad.size} such value(s) in the column; a fit takes no missing values)"
         )
     return values
