@@ -42,6 +42,12 @@ from .measured_data import read_data
 
 #: simulate's keywords that fit sets itself (the others pass through **options)
 FIT_OWNED = ("t_end", "dt", "times", "sensitivities", "params", "progress", "progress_every")
+#: simulate's keywords that pass through fit's ``**options``
+PASSED_ON = tuple(
+    k
+    for k in inspect.signature(simulate).parameters
+    if k not in ("model", "rtol", "method", "formulation", "initial", *FIT_OWNED)
+)
 
 
 def fit(
@@ -389,12 +395,10 @@ def _check_options(options: dict) -> None:
             f"fit: simulate's keyword {owned[0]!r} is set by the fit itself (the data times make "
             "the output grid; t_end= and constants= are fit's own)"
         )
-    known = [k for k in inspect.signature(simulate).parameters if k != "model" and k not in FIT_OWNED]
-    unknown = [k for k in options if k not in known]
+    unknown = [k for k in options if k not in PASSED_ON]
     if unknown:
         raise ParameterError(
-            f"fit: unknown keyword {unknown[0]!r} (simulate's that pass through: "
-            f"{', '.join(k for k in known if k not in ('rtol', 'method', 'formulation', 'initial'))})"
+            f"fit: unknown keyword {unknown[0]!r} (simulate's that pass through: {', '.join(PASSED_ON)})"
         )
 
 

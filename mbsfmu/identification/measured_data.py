@@ -125,7 +125,12 @@ def _numbers(column: pd.Series, name: str, where: str) -> np.ndarray:
     if bad.size:
         k = int(bad[0])
         raise ParameterError(
-            f"data {where}: column {name!r}, row {k + 1}: {column.iloc[k]!r} is not a finite "
+            f"data {where}: column {name!r}, row {k + 1}: {_cell(column.iloc[k])} is not a finite "
             f"number ({bad.size} such value(s) in the column; a fit takes no missing values)"
         )
     return values
+
+
+def _cell(value) -> str:
+    """A data cell as the message shows it: a number as a number, text quoted."""
+    return repr(value) if isinstance(value, str) else f"{float(value):g}"
