@@ -29,6 +29,8 @@ import math
 import time
 
 import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
 
 from ..core.errors import IdentifiabilityError, ParameterError, SimulationError
 from ..model.initial_values import lookup as lookup_initial
@@ -126,8 +128,6 @@ def fit(
     why = singularity(J0, names)
     if why is not None:
         raise IdentifiabilityError(f"fit at the start ({_values_text(names, x0)}): {why}")
-    from scipy.optimize import least_squares
-
     sol = least_squares(
         problem.residuals,
         x0,
@@ -240,8 +240,6 @@ class _Problem:
         return self._run(p)[2]
 
     def history_frame(self):
-        import pandas as pd
-
         return pd.DataFrame(self.history, columns=["evaluation", *self.names, "cost", "seconds"])
 
 
