@@ -25,13 +25,13 @@ minimizer takes a step.
 from __future__ import annotations
 
 import inspect
-import math
 import time
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from ..core.checks import finite_number
 from ..core.errors import IdentifiabilityError, ParameterError, SimulationError
 from ..model.initial_values import lookup as lookup_initial
 from ..model.loader import system_of
@@ -294,28 +294,27 @@ def _signals(system, signals) -> list[str]:
     return signals
 
 
-def _weights(weights, signals) -> np.ndarray:
-    if weights is None:
-        return np.ones(len(signals))
-    if not isinstance(weights, dict):
-        raise ParameterError(f"fit weights must be a dict {{signal: weight}}, got {weights!r}")
-    unknown = [s for s in weights if s not in signals]
+def _keyed(given, label: str, allowed: list, what: str) -> dict:
+    """``given`` ({name: number} or None) as a dict whose keys are all in ``allowed``."""
+    if given is not None and not isinstance(given, dict):
+        raise ParameterError(f"fit {label} must be a dict {{name: value}}, got {given!r}")
+    given = dict(given or {})
+    unknown = [k for k in given if k not in allowed]
     if unknown:
         raise ParameterError(
-            f"fit weights: {', '.join(map(repr, unknown))} is not a fitted signal "
-            f"(the signals: {', '.join(signals)})"
+            f"fit {label}: {', '.join(map(repr, unknown))} is not a {what} "
+            f"(the {what}s: {', '.join(allowed)})"
         )
-    out = []
-    for s in signals:
-        v = weights.get(s, 1.0)
-        if (
-            isinstance(v, bool)
-            or not isinstance(v, (int, float, np.integer, np.floating))
-            or not (math.isfinite(v) and v > 0)
-        ):
-            raise ParameterError(f"fit weight of {s!r} must be a positive number, got {v!r}")
-        out.append(float(v))
-    return np.array(out)
+    return given
+
+
+def _weights(weights, signals) -> np.ndarray:
+    weights = _keyed(weights, "weights", signals, "fitted signal")
+    out = np.array([finite_number(weights.get(s, 1.0), f"fit weight of {s!r}") for s in signals])
+    for s, v in zip(signals, out):
+        if not v > 0:
+            raise ParameterError(f"fit weight of {s!r} must be a positive number, got {weights[s]!r}")
+    return out
 
 
 def model_value(system, name: str) -> float | None:
@@ -335,28 +334,14 @@ def model_value(system, name: str) -> float | None:
 
 
 def _start(system, names, lower, upper, start) -> np.ndarray:
-    if start is not None and not isinstance(start, dict):
-        raise ParameterError(f"fit start must be a dict {{name: value}}, got {start!r}")
-    start = dict(start or {})
-    unknown = [k for k in start if k not in names]
-    if unknown:
-        raise ParameterError(
-            f"fit start: {', '.join(map(repr, unknown))} is not a fitted parameter "
-            f"(the fitted ones: {', '.join(names)})"
-        )
+    start = _keyed(start, "start", names, "fitted parameter")
     x0 = []
     for nm, lo, hi in zip(names, lower, upper):
         if nm in start:
-            v = start[nm]
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, (int, float, np.integer, np.floating))
-                or not math.isfinite(v)
-            ):
-                raise ParameterError(f"fit start of {nm!r} must be a finite number, got {v!r}")
+            v = finite_number(start[nm], f"fit start of {nm!r}")
             if not lo <= v <= hi:
                 raise ParameterError(f"fit start of {nm!r}: {v:g} is outside its range [{lo:g}, {hi:g}]")
-            x0.append(float(v))
+            x0.append(v)
             continue
         v = model_value(system, nm)
         x0.append(float(v) if v is not None and lo <= v <= hi else 0.5 * (lo + hi))
