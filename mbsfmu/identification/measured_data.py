@@ -73,8 +73,8 @@ def read_data(data, signals, t_end=None) -> MeasuredData:
         k = int(steps[0])
         what = "repeats" if t[k + 1] == t[k] else "comes before"
         raise ParameterError(
-            f"data {where}: time {t[k + 1]:.17g} in row {k + 2} {what} the time "
-            f"{t[k]:.17g} of row {k + 1}; the times must increase strictly (sort the rows, "
+            f"data {where}: time {float(t[k + 1])!r} in row {k + 2} {what} the time "
+            f"{float(t[k])!r} of row {k + 1}; the times must increase strictly (sort the rows, "
             "merge repeated times)"
         )
     if t_end is not None:

@@ -129,12 +129,12 @@ def output_times(times, t_end=None, columns: int = 1) -> np.ndarray:
     steps = np.flatnonzero(np.diff(grid) <= 0)
     if steps.size:
         k = int(steps[0])
-        raise ParameterError(f"times must increase strictly: times[{k}] = {grid[k]:.17g}, "
-                             f"times[{k + 1}] = {grid[k + 1]:.17g}")
+        raise ParameterError(f"times must increase strictly: times[{k}] = {float(grid[k])!r}, "
+                             f"times[{k + 1}] = {float(grid[k + 1])!r}")
     if t_end is not None:
         _positive("t_end", t_end)
         if abs(grid[-1] - t_end) > 1e-12 * max(1.0, abs(t_end)):
-            raise ParameterError(f"times end at {grid[-1]:.17g} but t_end = {float(t_end):.17g}; the run "
+            raise ParameterError(f"times end at {float(grid[-1])!r} but t_end = {float(t_end)!r}; the run "
                                  "ends at the last output time (leave t_end out, or end times at it)")
     size = grid.size * max(columns, 1) * 8
     if size > MAX_RESULT_BYTES:

@@ -312,7 +312,11 @@ TIMES_CASES = [
         r"times must be a 1-D sequence of at least two times, got shape \(1,\)",
     ),
     ("times text", dict(times="0,1"), r"times must be a sequence of numbers"),
-    ("times and t_end disagree", dict(t_end=2.0, times=[0, 1]), r"times end at 1 but t_end = 2"),
+    (
+        "times and t_end disagree",
+        dict(t_end=2.0, times=[0, 1]),
+        r"times end at 1.0 but t_end = 2.0; the run ends at the last output time",
+    ),
     (
         "times with dt",
         dict(times=[0, 1], dt=0.1),
