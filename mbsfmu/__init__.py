@@ -12,6 +12,7 @@ from . import natural
 from .analysis import linearize
 from .core.errors import (
     ConstraintError,
+    IdentifiabilityError,
     MbsError,
     ModelError,
     ParameterError,
@@ -25,6 +26,7 @@ from .core.errors import (
 )
 from .equations import derive
 from .fmu.build import build_fmu
+from .identification import FitResult, fit
 from .model import INERTIAL, LagrangianSystem, Model, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
 from .simulation import Result, simulate
@@ -32,9 +34,10 @@ from .study import sweep
 
 __version__ = "0.1.0"
 
-__all__ = ["Model", "System", "LagrangianSystem", "derive", "linearize", "simulate", "sweep", "build_fmu",
+__all__ = ["Model", "System", "LagrangianSystem", "derive", "linearize", "simulate", "sweep", "fit",
+           "FitResult", "build_fmu",
            "Result", "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
            "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",
-           "SingularMassMatrixError", "ConstraintError", "SweepError", "StudyError",
+           "SingularMassMatrixError", "ConstraintError", "SweepError", "StudyError", "IdentifiabilityError",
            "RedundantConstraintWarning", "natural"]

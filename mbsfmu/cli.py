@@ -18,6 +18,9 @@
                  [--second-order] [--seed S] [--out FILE.csv] [--plot FILE.png] [--json] (and sweep's
                  --resume, --retry-failed, --scheduler, --workers, ...)
     mbsfmu morris TARGET --param NAME=LO:HI ... [--metric ...] --t-end T [-n R] [--levels L] (likewise)
+    mbsfmu fit MODEL.py DATA.csv --param NAME=LOW:HIGH ... --signal NAME ... [--start NAME=VALUE ...]
+                 [--weight SIGNAL=W ...] [--set NAME=VALUE ...] [--t-end T] [--rtol R] [--method M]
+                 [--formulation F] [--plot FILE.png] [--json]
     mbsfmu animate MODEL.py --out FILE.html|FILE.gif [--t-end T] [--dt D] [--set NAME=VALUE ...]
     mbsfmu animate RESULT.csv --model MODEL.py --out FILE.html|FILE.gif [--set CONSTANT=VALUE ...]
                  [--fps F] [--every N] [--dpi D]
@@ -64,6 +67,7 @@ from .core.output_files import check_output_path, partial_path, plot_path
 from .core.solver_settings import DEFAULT_METHOD, METHOD_ALIASES, METHODS
 from .equations.derive import derive
 from .fmu.build import DEFAULT_KIND, KINDS, build_fmu
+from .identification import fit
 from .model.initial_values import condition_variables
 from .model.initial_values import lookup as lookup_initial
 from .model.loader import load_model
@@ -471,6 +475,45 @@ def cmd_global_sensitivity(args) -> int:
     return 0
 
 
+def _parse_numbers(items, option: str) -> dict:
+    """NAME=VALUE items of ``option`` as {name: float}; a name given twice is refused."""
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ParameterError(f"{option} {item!r}: expected NAME=VALUE")
+        name, value = (x.strip() for x in item.split("=", 1))
+        if name in out:
+            raise ParameterError(f"{option} {name} is given twice")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise ParameterError(f"{option} {name}: {value!r} is not a number") from None
+    return out
+
+
+def cmd_fit(args) -> int:
+    """``fit``: the estimates as a table (or one JSON object with --json), the plot if asked."""
+    inputs_files = [("model file", args.model), ("data file", args.data)]
+    plot = plot_path(args.plot, "--plot", inputs_files) if args.plot else None
+    system = load_model(args.model)
+    params, initial, inputs = _parse_sets(args.set, system)
+    if not args.signal:
+        raise ParameterError("fit: give at least one --signal (a column of the data)")
+    result = fit(system, args.data, _parse_params(args.param, "lhs", "fit"), args.signal,
+                 weights=_parse_numbers(args.weight, "--weight") or None, t_end=args.t_end,
+                 start=_parse_numbers(args.start, "--start") or None, constants=params, initial=initial,
+                 inputs=inputs or None, rtol=args.rtol, method=args.method, formulation=args.formulation)
+    if plot is not None:
+        result.plot(plot)
+    if args.json:
+        print(json.dumps(result.to_dict()))
+        return 0
+    print(result)
+    if plot is not None:
+        print(f"plot -> {args.plot}")
+    return 0
+
+
 def cmd_animate(args) -> int:
     """Animate a model (simulated here first) or a result CSV with its model.
 
@@ -683,6 +726,34 @@ def build_parser() -> argparse.ArgumentParser:
         pg.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
         _add_study_options(pg)
         pg.set_defaults(func=cmd_global_sensitivity)
+    pf = sub.add_parser("fit", help="fit constants and initial values to measured data (least squares)",
+                        description="fit constants and initial values of a model to measured signals by "
+                        "nonlinear least squares, with the Jacobian from the direct method")
+    pf.add_argument("model", help="Python file with a model() function")
+    pf.add_argument("data", help="CSV file with a time column and one column per --signal")
+    pf.add_argument("--param", action="append", metavar="NAME=LOW:HIGH",
+                    help="a constant, initial value (x, der(x)) or named initial condition to fit, and its "
+                    "range; repeatable")
+    pf.add_argument("--signal", action="append", metavar="NAME",
+                    help="a fitted signal: coordinate, der(coordinate), output or constraint, a column of "
+                    "the data; repeatable")
+    pf.add_argument("--start", action="append", metavar="NAME=VALUE",
+                    help="start of a fitted parameter (default: the model's value if within the range, "
+                    "else the middle)")
+    pf.add_argument("--weight", action="append", metavar="SIGNAL=W",
+                    help="weight of a signal's squared residuals (default 1; 1/sigma^2 for noise sigma)")
+    pf.add_argument("--set", action="append", metavar="NAME=VALUE",
+                    help="a fixed constant, initial value or input of every run; repeatable")
+    pf.add_argument("--t-end", type=float, default=None,
+                    help="end time of the runs [s] (default: the last data time)")
+    pf.add_argument("--rtol", type=float, default=_default(fit, "rtol"),
+                    help="relative tolerance of the runs (default %(default)g)")
+    pf.add_argument("--method", default=_default(fit, "method"),
+                    help="integration method: explicit (default), dop853 or stiff")
+    pf.add_argument("--formulation", default=None, help=_FORMULATION_HELP)
+    pf.add_argument("--plot", metavar="FILE.png", help="also plot data, fitted model and residuals")
+    pf.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    pf.set_defaults(func=cmd_fit)
     pa = sub.add_parser("animate", help="animate a model or a result CSV as HTML or GIF (3D stick figure)")
     pa.add_argument("source", help="model file (.py, simulated first) or result CSV of mbsfmu simulate --out")
     pa.add_argument("--model", help="the model file of a result CSV")

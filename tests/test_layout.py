@@ -39,7 +39,8 @@ LAYERS = (
     ("codegen", ("codegen",)),
     ("engine", ("engine",     # the Python side of the C engine
                 "reference")),  # the Python formulations and integrators: the oracle, the fallback
-    ("uses", ("animation", "simulation", "fmu", "runner", "blocks", "analysis", "study", "sensitivity")),
+    ("uses", ("animation", "simulation", "fmu", "runner", "blocks", "analysis", "study", "sensitivity",
+              "identification")),  # fit: runs simulate, takes the study's bounds
     ("tools", ("natural", "mbsfmu", "cli", "__main__")),
 )
 #: packages of one layer that never import each other

@@ -61,6 +61,13 @@ class StudyError(MbsError, RuntimeError):
     rows = None
 
 
+class IdentifiabilityError(MbsError, ValueError):
+    """The parameters of a fit cannot be told apart from the fitted signals: the Jacobian of
+    the residuals is singular (a parameter the signals do not depend on, or a combination of
+    parameters that changes none of them), so neither the estimates nor their standard errors
+    are determined.  The message names the parameters and the combination."""
+
+
 class SimulationInterrupted(KeyboardInterrupt):
     """A run stopped by Ctrl-C (KeyboardInterrupt) or SIGTERM (:class:`Terminated`, then its
     ``__cause__``); ``result`` holds what was computed up to then (a partial Result).  A

@@ -1,4 +1,4 @@
-"""``mbsfmu.simulate``: integrate a model and sample the result on a regular grid.
+"""``mbsfmu.simulate``: integrate a model and sample the result on a regular grid (or given times).
 
 simulate checks the arguments, builds the equations with numbers and the formulation, and hands
 the run over: to the C engine (:mod:`.engine_run`) where it runs the method and formulation, else
@@ -67,6 +67,9 @@ BACKENDS = ("c", "numpy")
 
 
 
+#: simulate's output interval when none is given (and the only dt that goes with ``times``)
+DEFAULT_DT = 0.01
+
 #: the largest result simulate() allocates up front (output rows x columns x 8 bytes)
 MAX_RESULT_BYTES = 2**30
 
@@ -77,15 +80,19 @@ def simulate_defaults() -> dict:
             if p.default is not inspect.Parameter.empty}
 
 
+def _positive(name: str, v) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not (
+            math.isfinite(v) and v > 0):
+        raise ParameterError(f"{name} must be a positive number, got {v!r}")
+
+
 def output_grid(t_end, dt, columns: int = 1) -> np.ndarray:
     """0, dt, 2 dt, ... up to and including t_end (t_end appended if not on the grid).
 
     ``columns`` (values per row) sizes the result: a grid whose result would exceed
     MAX_RESULT_BYTES is refused before anything is allocated."""
     for name, v in (("t_end", t_end), ("dt", dt)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not (
-                math.isfinite(v) and v > 0):
-            raise ParameterError(f"{name} must be a positive number, got {v!r}")
+        _positive(name, v)
     t_end, dt = float(t_end), float(dt)
     rows = math.floor(t_end / dt + 1e-9) + 2
     size = rows * max(columns, 1) * 8
@@ -100,6 +107,39 @@ def output_grid(t_end, dt, columns: int = 1) -> np.ndarray:
         grid[-1] = t_end
     else:
         grid = np.append(grid, t_end)
+    return grid
+
+
+def output_times(times, t_end=None, columns: int = 1) -> np.ndarray:
+    """An explicit output grid (``simulate(..., times=...)``), checked: a 1-D sequence of at least
+    two finite, strictly increasing times that starts at 0 (the run's start is an output point,
+    as on the regular grid) and ends where the run ends: at ``t_end`` when it is given (to 1e-12
+    relative), else at its last time.  ``columns`` sizes the result as for :func:`output_grid`."""
+    try:
+        grid = np.array(times, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"times must be a sequence of numbers, got {times!r:.80}") from None
+    if grid.ndim != 1 or grid.size < 2:
+        raise ParameterError(f"times must be a 1-D sequence of at least two times, got shape {grid.shape}")
+    bad = np.flatnonzero(~np.isfinite(grid))
+    if bad.size:
+        raise ParameterError(f"times[{bad[0]}] is {grid[bad[0]]:g}: the output times must be finite")
+    if grid[0] != 0.0:
+        raise ParameterError(f"times must start at 0 (the run starts there), got times[0] = {grid[0]:g}")
+    steps = np.flatnonzero(np.diff(grid) <= 0)
+    if steps.size:
+        k = int(steps[0])
+        raise ParameterError(f"times must increase strictly: times[{k}] = {float(grid[k])!r}, "
+                             f"times[{k + 1}] = {float(grid[k + 1])!r}")
+    if t_end is not None:
+        _positive("t_end", t_end)
+        if abs(grid[-1] - t_end) > 1e-12 * max(1.0, abs(t_end)):
+            raise ParameterError(f"times end at {float(grid[-1])!r} but t_end = {float(t_end)!r}; the run "
+                                 "ends at the last output time (leave t_end out, or end times at it)")
+    size = grid.size * max(columns, 1) * 8
+    if size > MAX_RESULT_BYTES:
+        raise ParameterError(f"times has {grid.size:,} output times ({size / 2**30:,.1f} GiB for {columns} "
+                             f"columns, more than the {MAX_RESULT_BYTES / 2**30:g} GiB limit)")
     return grid
 
 
@@ -125,10 +165,12 @@ def default_backend() -> str:
     return _BACKEND[0]
 
 
-def check_settings(system, t_end, dt, method, rtol, atol, max_step, backend, progress=None) -> tuple:
+def check_settings(system, t_end, dt, method, rtol, atol, max_step, backend, progress=None,
+                   times=None) -> tuple:
     """simulate's checks of its settings, before any work (a sweep makes them once before its
     runs): the method, the tolerances and step limit (:mod:`mbsfmu.core.solver_settings`), the
-    progress callback, the output grid of ``t_end`` and ``dt`` (its size included) and the
+    progress callback, the output grid of ``t_end`` and ``dt`` or the explicit ``times``
+    (:func:`output_times`; then ``dt`` must be left at its default) with its size, and the
     backend.  Returns (the integrator's method name, rtol, atol, max_step, the grid, the
     backend); a bad setting is a ParameterError naming it."""
     scipy_method = REFERENCE_INTEGRATORS.get(method, method) if isinstance(method, str) else method
@@ -141,20 +183,29 @@ def check_settings(system, t_end, dt, method, rtol, atol, max_step, backend, pro
     max_step = check_setting("max_step", max_step, api=True)
     if progress is not None and not callable(progress):
         raise ParameterError(f"progress must be a function progress(t, t_end), got {progress!r}")
-    grid = output_grid(t_end, dt, 2 * len(system.coordinates_) + 1 + len(system.inputs))
+    columns = 2 * len(system.coordinates_) + 1 + len(system.inputs)
+    if times is None and t_end is None:
+        raise ParameterError("give t_end (the end time of the run) or times (its output times)")
+    if times is None:
+        grid = output_grid(t_end, dt, columns)
+    elif dt != DEFAULT_DT:
+        raise ParameterError(f"give either dt (a regular grid) or times (an explicit one), not both: "
+                             f"dt = {dt!r} with times")
+    else:
+        grid = output_times(times, t_end, columns)
     backend = default_backend() if backend is None else backend
     if backend not in BACKENDS:
         raise ParameterError(f"unknown backend {backend!r}; use 'numpy' or 'c'")
     return scipy_method, rtol, atol, max_step, grid, backend
 
 
-def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
+def simulate(model, t_end: float | None = None, dt: float = DEFAULT_DT, method: str = "explicit",
              rtol: float = 1e-8, atol: float | None = None, params: dict | None = None,
              initial: dict | None = None, inputs: dict | None = None,
              formulation: str | None = None, formulation_options: dict | None = None,
              fixed=(), max_step: float = math.inf, backend: str | None = None,
              progress=None, progress_every: float = 0.2, sensitivities=None,
-             sensitivity_error_control: str = "all") -> Result:
+             sensitivity_error_control: str = "all", times=None) -> Result:
     """Simulate a model from t = 0 to ``t_end``.
 
     ``method``: ``'explicit'`` (the stabilized Dormand-Prince RKSTAB, trees included; ``'rkstab'``
@@ -179,7 +230,10 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     where the condition declares a rate ``der(crank_angle)`` or ``Dcrank_angle``;
     :mod:`mbsfmu.model.initial_values`): the consistent initialization then solves the condition
     for that value; a coordinate given too moves if it contradicts it.  Returns a :class:`Result`
-    on the grid 0, dt, ..., t_end.
+    on the grid 0, dt, ..., t_end, or on the explicit output grid ``times`` (a measurement's times:
+    finite, strictly increasing, starting at 0 and ending at ``t_end``, which may then be left
+    out; ``dt`` is not used and any dt but its default is refused with it), where the methods'
+    dense output gives the solution at exactly those times.
 
     ``result.stats`` counts the work (``nfev``, ``steps``, ...) and times the call in parts
     (:mod:`.run_clock`): ``setup_seconds`` (wall time before the integration: equations, code,
@@ -205,7 +259,7 @@ def simulate(model, t_end: float, dt: float = 0.01, method: str = "explicit",
     clock = RunClock()
     system = system_of(model)
     scipy_method, rtol, atol, max_step, grid, backend = check_settings(
-        system, t_end, dt, method, rtol, atol, max_step, backend, progress)
+        system, t_end, dt, method, rtol, atol, max_step, backend, progress, times)
     if finite_number(progress_every, "progress_every") < 0:
         raise ParameterError(f"progress_every must be a number of seconds >= 0, got {progress_every!r}")
     fixed = fixed_names(fixed)
