@@ -39,8 +39,9 @@ LAYERS = (
     ("codegen", ("codegen",)),
     ("engine", ("engine",     # the Python side of the C engine
                 "reference")),  # the Python formulations and integrators: the oracle, the fallback
-    ("uses", ("animation", "simulation", "fmu", "runner", "blocks", "analysis", "study", "sensitivity",
-              "identification")),  # fit: runs simulate, takes the study's bounds
+    ("uses", ("animation", "simulation", "fmu", "runner", "blocks", "analysis", "study",
+              "identification",  # fit: runs simulate, takes the study's bounds
+              "sensitivity")),   # gradients and optimization: least-squares metrics read measured data
     ("tools", ("natural", "mbsfmu", "cli", "__main__")),
 )
 #: packages of one layer that never import each other

@@ -129,8 +129,8 @@ SENSITIVITY_COLUMNS = {"constant": 0, "position": 1, "rate": 2, "ic_value": 3, "
 #: state and the sensitivities, or the state alone
 SENSITIVITY_ERROR_CONTROL = {"all": 0, "state": 1}
 #: the metrics the adjoint method differentiates (``MBS_ADJ_<NAME>``): a signal's final value, its
-#: integral over the run
-ADJOINT_METRICS = {"final": 0, "integral": 1}
+#: integral over the run, its weighted squared distance to data at given times
+ADJOINT_METRICS = {"final": 0, "integral": 1, "least_squares": 2}
 
 #: why the engine refused a start (mbs_inst_start_failure, ``MBS_START_<NAME>``): a value outside
 #: its range or rules, no consistent initial state, redundant constraints the formulation cannot

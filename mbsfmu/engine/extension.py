@@ -224,16 +224,23 @@ class Engine:
             progress=progress, every=every, error_control=constants.SENSITIVITY_ERROR_CONTROL[error_control])
         return (out[0], sens, quad, *out[1:], stats)
 
-    def run_adjoint(self, what, index, kinds, signals, t_end: float, progress=None, every: float = 0.1):
+    def run_adjoint(self, what, index, kinds, signals, t_end: float, points=None, progress=None,
+                    every: float = 0.1):
         """From the started instance to ``t_end``, the values of the metrics ``(kinds[i],
         signals[i])`` (a key of :data:`mbsfmu.core.constants.ADJOINT_METRICS`, a signal index)
         and their gradients by the parameter columns by the adjoint method (mbs_adj_run):
         (values, gradient (metrics x columns), status, message, code, stats) with stats the
-        forward's and the backward's (nfev, naccept, nreject, nproj)."""
+        forward's and the backward's (nfev, naccept, nreject, nproj).  ``points``: per metric
+        None or the (k, 3) array of (time, data, weight) of a 'least_squares' metric."""
         k = [constants.ADJOINT_METRICS[x] for x in kinds]
+        points = points or [None] * len(k)
+        npts = [0 if p is None else len(p) for p in points]
+        pts = [np.asarray(p, float).reshape(-1) for p in points if p is not None]
+        pts = np.concatenate(pts) if pts else np.zeros(0)
         return self.instance.run_adjoint(np.asarray(what, dtype=np.intc), np.asarray(index, dtype=np.intc),
                                          np.asarray(k, dtype=np.intc), np.asarray(signals, dtype=np.intc),
-                                         float(t_end), progress=progress, every=every)
+                                         float(t_end), npts=np.asarray(npts, dtype=np.intc),
+                                         pts=np.ascontiguousarray(pts), progress=progress, every=every)
 
     def _record_flags(self, record) -> int:
         bad = [r for r in record if r not in constants.RECORD]

@@ -11,8 +11,10 @@ definition reads, never an expanded closed form):
     w'_k = sum_s  de_k/ds  s'        (s: the arguments and earlier w read by e_k),
     o'_i = sum_s  do_i/ds  s',
 
-one tangent definition per definition that depends on the direction; the cost of one
-directional derivative is a small multiple of one evaluation, whatever the number of outputs.
+one tangent definition per definition that depends on the direction, the partial derivatives
+de_k/ds definitions of their own (they do not depend on the direction); the cost of one
+directional derivative is a small multiple of one evaluation, whatever the number of outputs,
+and of each further direction a linear combination per definition.
 
 **adjoint** (reverse mode) of the weighted sum ``sum_i v_i o_i`` with weights v,
 
@@ -49,14 +51,16 @@ def tangent(w: Intermediates, outputs, seeds: dict) -> list[sp.Expr]:
     tan = {s: sp.sympify(v) for s, v in seeds.items() if sp.sympify(v) != 0}
     for sym in w.needed_for(outputs):
         e = w.definitions[sym]
-        d = _linear_combination(e, tan)
+        d = _linear_combination(e, tan, w)
         if d != 0:
             tan[sym] = w.aux(d)
-    return [_linear_combination(o, tan) for o in outputs]
+    return [_linear_combination(o, tan, w) for o in outputs]
 
 
-def _linear_combination(e: sp.Expr, tan: dict) -> sp.Expr:
-    return sp.Add(*[_derivative(e, s) * tan[s] for s in e.free_symbols if s in tan])
+def _linear_combination(e: sp.Expr, tan: dict, w: Intermediates) -> sp.Expr:
+    """sum_s de/ds s' with each partial derivative a definition of its own: it reads no tangent,
+    so code for many directions evaluates it once (the cos of a sin, say), not per direction."""
+    return sp.Add(*[w.aux(_derivative(e, s)) * tan[s] for s in e.free_symbols if s in tan])
 
 
 def adjoint(w: Intermediates, outputs, weights, arguments) -> list[sp.Expr]:

@@ -337,15 +337,83 @@ done:
     return rc;
 }
 
+/* x(t) from the trajectory into A->x, and what the signals read there (in Q). */
+static int signals_at(adjoint *A, mbs_sens *Q, double t)
+{
+    state_at(&A->traj, t, A->x);
+    if (mbs_sens_rhs(Q, t, A->x, Q->Xd) != 0) {
+        snprintf(A->S.msg, sizeof A->S.msg, "%s", Q->msg);
+        return 1;
+    }
+#if NOUTX > 0
+    mbs_outputs(t, A->x, A->x + F, Q->form->prm, Q->form->u, Q->form->tp, Q->outv);
+#endif
+    return 0;
+}
+
+/* The least-squares metrics' values: values[m] += sum_k w_k (s(t_k) - d_k)^2. */
+static int point_values(adjoint *A, mbs_sens *Q, const int *npts, const double *pts, double *values)
+{
+    int m, k, off = 0;
+    for (m = 0; m < A->nm; m++) {
+        for (k = 0; k < npts[m]; k++) {
+            const double *p = pts + 3 * (off + k); /* t, data, weight */
+            double s;
+            if (signals_at(A, Q, p[0]) != 0)
+                return 1;
+            s = mbs_sens_signal(Q, A->sig[m], A->x) - p[1];
+            values[m] += p[2] * s * s;
+        }
+        off += npts[m];
+    }
+    return 0;
+}
+
+/* The jumps at the data time te (backward): for each point there, mu_m += 2 w (s - d) ds/dx and
+ * the direct term 2 w (s - d) ds/dp into grad. */
+static int point_jumps(adjoint *A, mbs_sens *Q, const int *npts, const double *pts, double te, double *Y,
+                       double *grad)
+{
+    const int stride = NX + A->np;
+    double g[D_SIZE];
+    int m, k, i, j, off = 0;
+    if (signals_at(A, Q, te) != 0)
+        return 1;
+    for (m = 0; m < A->nm; m++) {
+        for (k = 0; k < npts[m]; k++) {
+            const double *p = pts + 3 * (off + k);
+            double c;
+            if (p[0] != te)
+                continue;
+            c = 2.0 * p[2] * (mbs_sens_signal(Q, A->sig[m], A->x) - p[1]);
+            if (signal_gradient(A, A->sig[m], te, A->x, g) != 0)
+                return 1;
+            for (i = 0; i < NX; i++)
+                Y[m * stride + i] += c * g[i];
+            for (j = 0; j < A->np; j++)
+                if (A->what[j] == MBS_SENS_CONSTANT)
+                    grad[m * A->np + j] += c * g[NX + A->index[j]];
+        }
+        off += npts[m];
+    }
+    return 0;
+}
+
+static int by_time_descending(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
 int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, int nm, const int *kind,
-                const int *sig, double t_end, double *values, double *grad, long *stats,
-                int (*tick)(void *ctx, double t), void *ctx)
+                const int *sig, const int *npts, const double *pts, double t_end, double *values, double *grad,
+                long *stats, int (*tick)(void *ctx, double t), void *ctx)
 {
     adjoint A;
     mbs_sens Q, P;
     mbs_sens_stepper I;
-    double rtol, atol, hmax, *XQ = NULL, *X0 = NULL, *Y = NULL, tau, g[D_SIZE];
-    int *qsig = NULL, nq = 0, m, j, i, rc = MBS_ERROR, method, step;
+    double rtol, atol, hmax, *XQ = NULL, *X0 = NULL, *Y = NULL, *events = NULL, tau, g[D_SIZE];
+    int *qsig = NULL, nq = 0, m, j, i, rc = MBS_ERROR, method, step, nev = 0, ntot = 0, e;
     const double t0 = mbs_inst_time(inst);
     const int stride = NX + np;
     memset(&A, 0, sizeof A);
@@ -405,8 +473,8 @@ int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, i
     mbs_outputs(t_end, XQ, XQ + F, Q.form->prm, Q.form->u, Q.form->tp, Q.outv);
 #endif
     for (m = 0, i = 0; m < nm; m++) {
-        if (kind[m] == MBS_ADJ_INTEGRAL) {
-            values[m] = XQ[NX + i++];
+        if (kind[m] == MBS_ADJ_INTEGRAL || kind[m] == MBS_ADJ_LEAST_SQUARES) {
+            values[m] = kind[m] == MBS_ADJ_INTEGRAL ? XQ[NX + i++] : 0.0;
             for (j = 0; j < np; j++)
                 grad[m * np + j] = 0.0;
             continue;
@@ -418,20 +486,52 @@ int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, i
         for (j = 0; j < np; j++)
             grad[m * np + j] = what[j] == MBS_SENS_CONSTANT ? g[NX + index[j]] : 0.0;
     }
-    /* backward from tau = 0 (t = T) to tau = T - t0 */
+    /* the least-squares values, and their data times (descending, distinct) */
+    for (m = 0; m < nm; m++)
+        ntot += kind[m] == MBS_ADJ_LEAST_SQUARES ? npts[m] : 0;
+    events = (double *)calloc((size_t)ntot + 1, sizeof(double));
+    if (events == NULL) {
+        snprintf(A.S.msg, sizeof A.S.msg, "out of memory for the adjoint method");
+        goto done;
+    }
+    for (i = 0; i < ntot; i++) {
+        if (!(pts[3 * i] >= t0 && pts[3 * i] <= t_end)) {
+            snprintf(A.S.msg, sizeof A.S.msg, "data time %.17g lies outside the run [%.17g, %.17g]", pts[3 * i],
+                     t0, t_end);
+            goto done;
+        }
+        events[i] = pts[3 * i];
+    }
+    if (ntot > 0 && point_values(&A, &Q, npts, pts, values) != 0)
+        goto done;
+    qsort(events, (size_t)ntot, sizeof(double), by_time_descending);
+    for (i = 0; i < ntot; i++)
+        if (nev == 0 || events[i] < events[nev - 1])
+            events[nev++] = events[i];
+    /* backward from tau = 0 (t = T) to tau = T - t0, with the jumps at the data times */
     if (mbs_sens_stepper_init(&I, method, nm * stride, rtol, atol, hmax, A.S.msg, sizeof A.S.msg) != 0)
         goto done;
     {
         const mbs_problem pb = {adj_rhs, NULL, NULL, &A, NULL};
         tau = 0.0;
         A.S.msg[0] = '\0';
-        step = mbs_stepper_advance(I.st, I.meth, &pb, &tau, Y, t_end - t0, MBS_MAX_STEPS_PER_CALL);
-        if (step != MBS_STEP_OK) {
-            char cause[700];
-            snprintf(cause, sizeof cause, "%s", A.S.msg);
-            snprintf(A.S.msg, sizeof A.S.msg, "the backward (adjoint) integration failed at t=%.17g: %s%s%.500s",
-                     t_end - tau, mbs_step_message(step), cause[0] ? ": " : "", cause);
-            goto done;
+        for (e = 0; e <= nev; e++) {
+            const double tau_e = e < nev ? t_end - events[e] : t_end - t0;
+            step = tau_e > tau ? mbs_stepper_advance(I.st, I.meth, &pb, &tau, Y, tau_e, MBS_MAX_STEPS_PER_CALL)
+                               : MBS_STEP_OK;
+            if (step != MBS_STEP_OK) {
+                char cause[700];
+                snprintf(cause, sizeof cause, "%s", A.S.msg);
+                snprintf(A.S.msg, sizeof A.S.msg, "the backward (adjoint) integration failed at t=%.17g: "
+                         "%s%s%.500s", t_end - tau, mbs_step_message(step), cause[0] ? ": " : "", cause);
+                goto done;
+            }
+            if (e < nev && point_jumps(&A, &Q, npts, pts, events[e], Y, grad) != 0)
+                goto done;
+            if (tick != NULL && tick(ctx, t_end - tau) != 0) {
+                snprintf(A.S.msg, sizeof A.S.msg, "stopped at t=%.17g (backward)", t_end - tau);
+                goto done;
+            }
         }
     }
     /* dJ/dp_j = mu(t0) . s_j(t0) + g_j + dphi/dp_j */
@@ -462,15 +562,18 @@ done:
     free(XQ);
     free(X0);
     free(Y);
+    free(events);
     return rc;
 }
 
 #else /* built without the sensitivity functions */
 
 int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, int nm, const int *kind,
-                const int *sig, double t_end, double *values, double *grad, long *stats,
-                int (*tick)(void *ctx, double t), void *ctx)
+                const int *sig, const int *npts, const double *pts, double t_end, double *values, double *grad,
+                long *stats, int (*tick)(void *ctx, double t), void *ctx)
 {
+    (void)npts;
+    (void)pts;
     (void)np;
     (void)what;
     (void)index;

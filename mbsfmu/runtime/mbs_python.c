@@ -498,31 +498,46 @@ done:
     return out;
 }
 
-/* run_adjoint(what, index, kind, sig, t_end, progress=None, every=0.1)
+/* run_adjoint(what, index, kind, sig, t_end, npts=None, pts=None, progress=None, every=0.1)
  *   -> (values[len(kind)], gradient[len(kind), len(what)], status, message or exception, code,
  *   (forward nfev, naccept, nreject, nproj, backward nfev, naccept, nreject, nproj)) */
 static PyObject *Instance_run_adjoint(InstanceObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"what", "index", "kind", "sig", "t_end", "progress", "every", NULL};
-    PyObject *owhat, *oindex, *okind, *osig, *progress = Py_None, *values = NULL, *grad = NULL, *out = NULL;
-    PyArrayObject *what = NULL, *index = NULL, *kind = NULL, *sig = NULL;
+    static char *names[] = {"what", "index", "kind", "sig", "t_end", "npts", "pts", "progress", "every", NULL};
+    PyObject *owhat, *oindex, *okind, *osig, *onpts = NULL, *opts = NULL, *progress = Py_None;
+    PyObject *values = NULL, *grad = NULL, *out = NULL;
+    PyArrayObject *what = NULL, *index = NULL, *kind = NULL, *sig = NULL, *npts = NULL, *pts = NULL;
     double t_end, every = 0.1;
     long stats[8];
     npy_intp vdims[1], gdims[2];
     int rc, np, nm;
     run_ctx r;
-    if (!check_idle(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OOOOd|Od", names, &owhat, &oindex, &okind,
-                                                          &osig, &t_end, &progress, &every))
+    if (!check_idle(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OOOOd|OOOd", names, &owhat, &oindex, &okind,
+                                                          &osig, &t_end, &onpts, &opts, &progress, &every))
         return NULL;
     what = as_ints(owhat);
     index = what ? as_ints(oindex) : NULL;
     kind = index ? as_ints(okind) : NULL;
     sig = kind ? as_ints(osig) : NULL;
-    if (sig == NULL)
+    npts = sig ? (onpts && onpts != Py_None ? as_ints(onpts)
+                                            : (PyArrayObject *)PyArray_ZEROS(1, PyArray_DIMS(sig), NPY_INT, 0)) : NULL;
+    pts = npts ? (opts && opts != Py_None ? as_doubles(opts)
+                                          : (PyArrayObject *)PyArray_ZEROS(1, (npy_intp[]){0}, NPY_DOUBLE, 0)) : NULL;
+    if (pts == NULL)
         goto done;
-    if (PyArray_SIZE(what) != PyArray_SIZE(index) || PyArray_SIZE(kind) != PyArray_SIZE(sig)) {
-        PyErr_SetString(PyExc_ValueError, "what/index and kind/sig must have the same lengths");
+    if (PyArray_SIZE(what) != PyArray_SIZE(index) || PyArray_SIZE(kind) != PyArray_SIZE(sig) ||
+        PyArray_SIZE(npts) != PyArray_SIZE(sig)) {
+        PyErr_SetString(PyExc_ValueError, "what/index and kind/sig/npts must have the same lengths");
         goto done;
+    }
+    {
+        npy_intp k, total = 0;
+        for (k = 0; k < PyArray_SIZE(npts); k++)
+            total += ((const int *)PyArray_DATA(npts))[k];
+        if (PyArray_SIZE(pts) != 3 * total) {
+            PyErr_SetString(PyExc_ValueError, "pts must hold (t, data, weight) of every point of npts");
+            goto done;
+        }
     }
     np = (int)PyArray_SIZE(what);
     nm = (int)PyArray_SIZE(kind);
@@ -534,7 +549,8 @@ static PyObject *Instance_run_adjoint(InstanceObject *self, PyObject *args, PyOb
         goto done;
     start_run(self, &r, progress, every);
     rc = mbs_adj_run(self->inst, np, (const int *)PyArray_DATA(what), (const int *)PyArray_DATA(index), nm,
-                     (const int *)PyArray_DATA(kind), (const int *)PyArray_DATA(sig), t_end,
+                     (const int *)PyArray_DATA(kind), (const int *)PyArray_DATA(sig),
+                     (const int *)PyArray_DATA(npts), (const double *)PyArray_DATA(pts), t_end,
                      (double *)PyArray_DATA((PyArrayObject *)values), (double *)PyArray_DATA((PyArrayObject *)grad),
                      stats, run_tick, &r);
     end_run(self, &r);
@@ -558,6 +574,8 @@ done:
     Py_XDECREF(index);
     Py_XDECREF(kind);
     Py_XDECREF(sig);
+    Py_XDECREF(npts);
+    Py_XDECREF(pts);
     Py_XDECREF(values);
     Py_XDECREF(grad);
     return out;
@@ -799,7 +817,7 @@ static PyMethodDef Instance_methods[] = {
     {"run_sensitivities", (PyCFunction)(void (*)(void))Instance_run_sensitivities, METH_VARARGS | METH_KEYWORDS,
      "run_sensitivities(grid, what, index, qsig=(), record=0, progress=None, every=0.1, error_control=0)"},
     {"run_adjoint", (PyCFunction)(void (*)(void))Instance_run_adjoint, METH_VARARGS | METH_KEYWORDS,
-     "run_adjoint(what, index, kind, sig, t_end, progress=None, every=0.1)"},
+     "run_adjoint(what, index, kind, sig, t_end, npts=None, pts=None, progress=None, every=0.1)"},
     {"start_failure", (PyCFunction)Instance_start_failure, METH_NOARGS,
      "why the last start failed (MBS_START_*), 0 if it did not"},
     {"multipliers", (PyCFunction)Instance_multipliers, METH_NOARGS, "Lagrange multipliers now"},

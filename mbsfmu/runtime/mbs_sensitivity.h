@@ -72,15 +72,17 @@ int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, 
 /* The adjoint method (mbs_adjoint.c): from the started instance to t_end, the values of nm metrics
  * and their gradients by the np parameter columns, with one backward integration for all of them.
  * Metric i is the final value (kind[i] = MBS_ADJ_FINAL) or the integral over [t0, t_end]
- * (MBS_ADJ_INTEGRAL) of signal sig[i].  With x' = F(x, p), J = phi(x(T), p) + int h(x, p) dt:
+ * (MBS_ADJ_INTEGRAL) of signal sig[i], or (MBS_ADJ_LEAST_SQUARES) sum_k w_k (sig_i(t_k) - d_k)^2
+ * over its npts[i] points (t_k, d_k, w_k), three doubles each in pts, the metrics' in order (the
+ * adjoint jumps by 2 w_k (sig - d_k) dsig/dx at each t_k).  With x' = F(x, p), J = phi(x(T), p) + int h(x, p) dt:
  *   mu(T) = dphi/dx,   -mu' = F_x^T mu + h_x^T,   dJ/dp_j = mu(t0) s_j(t0) + int (mu^T F_p + h_p) dt + dphi/dp,
  * integrated backward in tau = T - t by the instance's method on the forward trajectory (kept as
  * its continuous extension, eight values per step); F_x^T mu by the transposed linear systems of
  * the accelerations and the adjoint code of the equations (mbs_sens_adjoint).  values: nm, grad:
  * nm x np; stats (8 longs): the forward's then the backward's (rhs, accepted, rejected, projections). */
 int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, int nm, const int *kind,
-                const int *sig, double t_end, double *values, double *grad, long *stats,
-                int (*tick)(void *ctx, double t), void *ctx);
+                const int *sig, const int *npts, const double *pts, double t_end, double *values, double *grad,
+                long *stats, int (*tick)(void *ctx, double t), void *ctx);
 
 #ifdef __cplusplus
 }

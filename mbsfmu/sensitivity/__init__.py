@@ -4,6 +4,6 @@
 ``simulate(..., sensitivities=[...])`` (:meth:`mbsfmu.simulation.result.Result.sensitivity`)."""
 
 from .gradient import Gradient, gradient
-from .metrics import Metric, parse_metrics
+from .metrics import LeastSquares, Metric, least_squares, parse_metrics
 
-__all__ = ["gradient", "Gradient", "Metric", "parse_metrics"]
+__all__ = ["gradient", "Gradient", "Metric", "LeastSquares", "least_squares", "parse_metrics"]

@@ -72,56 +72,68 @@ def gradient(model, metrics, wrt, t_end: float, mode: str = "auto", method: str 
              initial: dict | None = None, inputs: dict | None = None, formulation: str | None = None,
              formulation_options: dict | None = None, fixed=(), max_step: float = math.inf,
              progress=None) -> Gradient:
-    """The values of ``metrics`` ({name: 'final(x)' | 'integral(S)' | 'mean(S)'}, :mod:`.metrics`)
-    of a run to ``t_end`` and their gradient by ``wrt`` (names of constants, initial values
-    and named initial conditions, as ``simulate(..., sensitivities=...)`` takes them), by the
-    engine's ``mode`` ('forward', 'adjoint' or 'auto', see the module doc).  The run is
-    simulate's with the same keywords (``method`` is the integration method).  Everything is
-    checked before the run."""
+    """The values of ``metrics`` ({name: 'final(x)' | 'integral(S)' | 'mean(S)' |
+    least_squares(data, signals)}, :mod:`.metrics`) of a run to ``t_end`` and their gradient by
+    ``wrt`` (names of constants, initial values and named initial conditions, as
+    ``simulate(..., sensitivities=...)`` takes them), by the engine's ``mode`` ('forward',
+    'adjoint' or 'auto', see the module doc).  The run is simulate's with the same keywords
+    (``method`` is the integration method).  Everything is checked before the run."""
     system = system_of(model)
-    chosen = parse_metrics(system, metrics)
-    req = request(system, wrt)
-    mode = choose_mode(mode, len(req.names), len(chosen))
     if not (isinstance(t_end, (int, float)) and math.isfinite(t_end) and t_end > 0):
         raise ParameterError(f"t_end must be a positive number, got {t_end!r}")
+    terms = parse_metrics(system, metrics, t_end)
+    names = list(dict.fromkeys(m.name for m in terms))
+    req = request(system, wrt)
+    mode = choose_mode(mode, len(req.names), len(names))
     kw = dict(method=method, rtol=rtol, atol=atol, params=params, initial=initial, inputs=inputs,
               formulation=formulation, formulation_options=formulation_options, fixed=fixed,
               max_step=max_step, backend="c", progress=progress)
     if mode == "adjoint":
-        req.adjoint = [(m.engine_kind, m.index) for m in chosen]
+        req.adjoint = [(m.engine_kind, m.index) for m in terms]
+        req.points = [m.points for m in terms]
         res = simulate(system, t_end, dt=t_end, sensitivities=req, **kw)
         values, grad = res.recorded["adjoint"]
     else:
-        req.integrals = [m.index for m in chosen if m.engine_kind == "integral"]
-        res = simulate(system, t_end, dt=t_end, sensitivities=req, **kw)
-        values, grad = _forward_values(res, chosen, req)
-    scale = np.array([1.0 / t_end if m.kind == "mean" else 1.0 for m in chosen])
+        req.integrals = [m.index for m in terms if m.engine_kind == "integral"]
+        data_times = (t for m in terms if m.points is not None for t in m.points[:, 0])
+        times = sorted({0.0, float(t_end), *data_times})
+        res = simulate(system, sensitivities=req, times=times, **kw)
+        values, grad = _forward_values(res, terms)
+    scale = np.array([1.0 / t_end if m.kind == "mean" else 1.0 for m in terms])
     values = np.asarray(values) * scale
-    grad = np.asarray(grad) * scale[:, None]
-    table = pd.DataFrame(grad, index=[m.name for m in chosen], columns=list(req.names))
-    return Gradient(dict(zip(table.index, map(float, values))), table, mode, dict(res.stats), float(t_end))
+    grad = np.asarray(grad).reshape(len(terms), len(req.names)) * scale[:, None]
+    rows = [[i for i, m in enumerate(terms) if m.name == n] for n in names]  # a metric's terms, summed
+    table = pd.DataFrame([grad[r].sum(axis=0) for r in rows], index=names, columns=list(req.names))
+    total = {n: float(values[r].sum()) for n, r in zip(names, rows)}
+    return Gradient(total, table, mode, dict(res.stats), float(t_end))
 
 
-def _forward_values(res, chosen, req) -> tuple[np.ndarray, np.ndarray]:
-    """Values and gradients of the metrics from a run with sensitivities (and integrals)."""
+def _forward_values(res, terms) -> tuple[np.ndarray, np.ndarray]:
+    """Values and gradients of the metric terms from a run with sensitivities (and integrals)."""
     names, sens = res.recorded["sensitivities"]
     quad = res.recorded.get("integrals")
     values, grad, q = [], [], 0
-    for m in chosen:
+    for m in terms:
         if m.engine_kind == "integral":
             values.append(quad[-1, 0, q])
             grad.append(quad[-1, 1:, q])
             q += 1
+        elif m.engine_kind == "least_squares":
+            rows = np.searchsorted(res.t, m.points[:, 0])
+            r = _signal(res, m)[rows] - m.points[:, 1]
+            values.append(float(np.sum(m.points[:, 2] * r * r)))
+            grad.append(2.0 * (m.points[:, 2] * r) @ sens[rows, :, m.index])
         else:
-            values.append(_final_value(res, m))
+            values.append(_signal(res, m)[-1])
             grad.append(sens[-1, :, m.index])
     return np.array(values), np.array(grad)
 
 
-def _final_value(res, metric) -> float:
+def _signal(res, metric) -> np.ndarray:
+    """The metric's signal at every output time of the run."""
     f, m = res.numeric.f, res.numeric.m
     if metric.index < 2 * f:
-        return float(np.concatenate((res.y, res.yd))[metric.index, -1])
+        return np.concatenate((res.y, res.yd))[metric.index]
     if metric.index < 2 * f + m:
-        return float(list(res.multipliers().values())[metric.index - 2 * f][-1])
-    return float(res[metric.signal][-1])
+        return list(res.multipliers().values())[metric.index - 2 * f]
+    return np.asarray(res[metric.signal])

@@ -5,6 +5,8 @@ A metric is written ``KIND(SIGNAL)``:
 * ``final(S)``: the value of signal S at the end of the run;
 * ``integral(S)``: its integral over the run, int_0^T S dt;
 * ``mean(S)``: that integral divided by T;
+* :func:`least_squares` ``(data, signals, weights)``: sum over the data's times t_k and signals S
+  of w_S (S(t_k) - d_k)^2, the distance of the run to measured data;
 
 with S a coordinate, ``der(coordinate)``, a user output (expression, frame kinematics or
 reaction) or a constraint's multiplier by its name
@@ -18,13 +20,16 @@ crossing moves from one output point to another, so a gradient of them misleads 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..core.errors import ParameterError
+from ..identification.measured_data import read_data
 from ..simulation.sensitivity_columns import signal_index
 
 #: the differentiable kinds and what the engine computes for each (ADJOINT_METRICS)
-KINDS = {"final": "final", "integral": "integral", "mean": "integral"}
+KINDS = {"final": "final", "integral": "integral", "mean": "integral", "least_squares": "least_squares"}
 #: kinds of other tools that are not differentiable, and why
 NOT_DIFFERENTIABLE = {
     "max": "the time of the maximum jumps from one output point to another as a parameter changes",
@@ -40,22 +45,60 @@ _FORM = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.+)\)\s*$")
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric: its ``name``, ``kind`` ('final', 'integral' or 'mean'), the ``signal`` and its
-    index in the engine's layout (``index``)."""
+    """One metric's term: its metric's ``name``, ``kind`` ('final', 'integral', 'mean' or
+    'least_squares'), the ``signal`` and its index in the engine's layout (``index``); for a
+    least-squares term its ``points`` ((k, 3): time, data, weight).  A least-squares metric of
+    several signals is one term per signal, summed."""
 
     name: str
     kind: str
     signal: str
     index: int
+    points: np.ndarray | None = field(default=None, compare=False)
 
     @property
     def engine_kind(self) -> str:
         return KINDS[self.kind]
 
 
-def parse_metrics(system, metrics) -> list[Metric]:
-    """``metrics``: ``{name: 'KIND(SIGNAL)'}`` or a list of ``'KIND(SIGNAL)'`` (named by
-    themselves); ParameterError for anything else, with the reason."""
+@dataclass(frozen=True)
+class LeastSquares:
+    """The metric sum_k sum_S w_S (S(t_k) - d_{k,S})^2 of :func:`least_squares`."""
+
+    data: object
+    signals: tuple
+    weights: tuple
+
+
+def least_squares(data, signals, weights=None) -> LeastSquares:
+    """The least-squares distance of a run to measured ``data`` (a CSV path or a DataFrame with a
+    ``time`` column and one column per signal, checked like a fit's:
+    :mod:`mbsfmu.identification.measured_data`) over ``signals`` (a name or a list), with a
+    weight per signal (``weights``: {signal: w} or a list; default 1)."""
+    signals = (signals,) if isinstance(signals, str) else tuple(signals)
+    if not signals:
+        raise ParameterError("least_squares: give at least one signal")
+    if weights is None:
+        w = (1.0,) * len(signals)
+    elif isinstance(weights, dict):
+        bad = sorted(set(weights) - set(signals))
+        if bad:
+            raise ParameterError(f"least_squares: weights of {', '.join(map(repr, bad))}, which are not "
+                                 f"among the signals {', '.join(signals)}")
+        w = tuple(float(weights.get(s, 1.0)) for s in signals)
+    else:
+        w = tuple(float(x) for x in weights)
+        if len(w) != len(signals):
+            raise ParameterError(f"least_squares: {len(w)} weights for {len(signals)} signals")
+    if not all(np.isfinite(x) and x > 0 for x in w):
+        raise ParameterError(f"least_squares: the weights must be positive numbers, got {w}")
+    return LeastSquares(data, signals, w)
+
+
+def parse_metrics(system, metrics, t_end=None) -> list[Metric]:
+    """``metrics``: ``{name: 'KIND(SIGNAL)' or least_squares(...)}`` or a list of
+    ``'KIND(SIGNAL)'`` (named by themselves); ParameterError for anything else, with the reason.
+    Data times must lie in [0, t_end]."""
     if isinstance(metrics, str):
         metrics = [metrics]
     if isinstance(metrics, (list, tuple)):
@@ -63,7 +106,22 @@ def parse_metrics(system, metrics) -> list[Metric]:
     if not isinstance(metrics, dict) or not metrics:
         raise ParameterError("metrics: give {name: 'final(x)'} or a list such as "
                              "['final(x)', 'integral(der(x))']")
-    return [_metric(system, name, spec) for name, spec in metrics.items()]
+    out = []
+    for name, spec in metrics.items():
+        if isinstance(spec, LeastSquares):
+            out += _least_squares_terms(system, str(name), spec, t_end)
+        else:
+            out.append(_metric(system, name, spec))
+    return out
+
+
+def _least_squares_terms(system, name, spec: LeastSquares, t_end) -> list[Metric]:
+    data = read_data(spec.data, list(spec.signals), t_end)
+    terms = []
+    for j, (signal, w) in enumerate(zip(spec.signals, spec.weights)):
+        points = np.column_stack((data.times, data.values[:, j], np.full(len(data.times), w)))
+        terms.append(Metric(name, "least_squares", signal, signal_index(system, signal), points))
+    return terms
 
 
 def _metric(system, name, spec) -> Metric:

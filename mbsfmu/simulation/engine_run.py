@@ -63,7 +63,7 @@ def _adjoint_run(system, eng, req, grid, tick, progress_every, clock):
     clock.start_run()
     values, grad, status, message, code, counts = eng.run_adjoint(
         req.what, req.index, [k for k, _ in req.adjoint], [s for _, s in req.adjoint], float(grid[-1]),
-        progress=tick, every=progress_every)
+        points=req.points, progress=tick, every=progress_every)
     clock.stop_run()
     stats = dict(eng.statistics(), engine_seconds=time.perf_counter() - started, backend="c", engine="c",
                  sensitivities=len(req.names))

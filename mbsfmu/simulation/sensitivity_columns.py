@@ -42,6 +42,7 @@ class SensitivityRequest:
     error_control: str = "all"
     integrals: list = field(default_factory=list)
     adjoint: list | None = None
+    points: list | None = None  # per adjoint metric: None, or the (k, 3) points of a least-squares one
 
 
 def request(system, names, error_control: str = "all", integrals=(), adjoint=None) -> SensitivityRequest:

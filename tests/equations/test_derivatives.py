@@ -69,7 +69,8 @@ def test_adjoint_equals_the_transposed_jacobian_times_the_weights(case):
 
 def test_the_derivative_code_grows_with_the_equations_not_with_their_closed_form():
     """A chain of definitions w_k = sin(w_(k-1)) * x: the closed form of d w_n / dx nests n
-    levels deep, the tangent adds one definition per definition."""
+    levels deep, the tangent adds a few definitions per definition (the tangent and the partial
+    derivatives it reads)."""
     x, v = sp.symbols("x v", real=True)
     w = Intermediates()
     cur = x
@@ -77,7 +78,7 @@ def test_the_derivative_code_grows_with_the_equations_not_with_their_closed_form
         cur = w.aux(sp.sin(cur) * x)
     before = len(w)
     (d,) = tangent(w, [cur], {x: v})
-    assert len(w) - before <= 30
+    assert len(w) - before <= 4 * 30
     exact = sp.diff(w.expand(cur), x).subs(x, 0.7)
     assert float(w.expand(d).subs({x: 0.7, v: 1.0})) == pytest.approx(float(exact), rel=1e-12)
     (g,) = adjoint(w, [cur], [1.0], [x])

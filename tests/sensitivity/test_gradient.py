@@ -8,12 +8,13 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import mbsfmu
 from mbsfmu import System
 from mbsfmu.core.errors import ParameterError
-from mbsfmu.sensitivity import gradient
+from mbsfmu.sensitivity import gradient, least_squares
 
 
 def oscillator():
@@ -157,3 +158,60 @@ def test_bad_modes_and_parameters_are_refused():
         gradient(model(), ["final(x)"], ["g"], 0.1)
     with pytest.raises(ParameterError, match=r"t_end must be a positive number"):
         gradient(model(), ["final(x)"], ["r"], -1.0)
+
+
+def _measured(s, t, **change):
+    ref = mbsfmu.simulate(s, times=np.concatenate(([0.0], t)), rtol=1e-12, **change)
+    rng = np.random.default_rng(7)
+    return pd.DataFrame({"time": t, "x": ref["x"][1:] + 1e-3 * rng.standard_normal(len(t)),
+                         "pin.y": ref["pin.y"][1:]})
+
+
+def test_least_squares_metric_forward_adjoint_and_central_differences():
+    """sum_k sum_S w_S (S(t_k) - d_k)^2 to data made at another rod length: the adjoint (with its
+    jumps at the data times) equals the direct method, and both equal fourth-order differences of
+    the metric's value (from plain runs at rtol 1e-12 on the data times)."""
+    from models.slider_crank import model
+
+    s = model()
+    t = np.linspace(0.05, 0.8, 16)
+    data = _measured(s, t, params={"l": 0.52})
+    metric = {"fit": least_squares(data, ["x", "pin.y"], {"x": 2.0})}
+    wrt = ["l", "m_slider", "crank_angle"]
+    fwd = gradient(s, metric, wrt, 0.8, mode="forward", rtol=1e-11)
+    adj = gradient(s, metric, wrt, 0.8, mode="adjoint", rtol=1e-11)
+    assert adj.values["fit"] == pytest.approx(fwd.values["fit"], rel=1e-8)
+    np.testing.assert_allclose(adj.gradient.to_numpy(), fwd.gradient.to_numpy(), rtol=1e-8, atol=1e-12)
+
+    def value(**change):
+        run = mbsfmu.simulate(s, times=np.concatenate(([0.0], t)), rtol=1e-12, **change)
+        return 2.0 * np.sum((run["x"][1:] - data["x"]) ** 2) + np.sum((run["pin.y"][1:] - data["pin.y"]) ** 2)
+
+    assert fwd.values["fit"] == pytest.approx(value(), rel=1e-7)
+    for p, key, base in (("l", "params", 0.5), ("crank_angle", "initial", s.initial_conditions[0].value)):
+        h = 2e-4 * base
+        v = [value(**{key: {p: base + k * h}}) for k in (2, 1, -1, -2)]
+        fd = (-v[0] + 8 * v[1] - 8 * v[2] + v[3]) / (12 * h)
+        assert adj.gradient.loc["fit", p] == pytest.approx(fd, rel=1e-5), p
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda d: least_squares(d, []), r"at least one signal"),
+    (lambda d: least_squares(d, ["x"], {"y": 1.0}), r"weights of 'y', which are not among the signals"),
+    (lambda d: least_squares(d, ["x"], [1.0, 2.0]), r"2 weights for 1 signals"),
+    (lambda d: least_squares(d, ["x"], [-1.0]), r"weights must be positive"),
+])
+def test_bad_least_squares_metrics_are_refused(make, message):
+    data = pd.DataFrame({"time": [0.1, 0.2], "x": [0.5, 0.5]})
+    with pytest.raises(ParameterError, match=message):
+        make(data)
+
+
+def test_least_squares_data_outside_the_run_is_refused_before_it():
+    from models.slider_crank import model
+
+    data = pd.DataFrame({"time": [0.1, 0.5], "x": [0.5, 0.5]})
+    with pytest.raises(ParameterError, match=r"time\(s\) after the run's end t_end = 0.2"):
+        gradient(model(), {"fit": least_squares(data, "x")}, ["l"], 0.2)
+    with pytest.raises(ParameterError, match=r"no column 'nope'"):
+        gradient(model(), {"fit": least_squares(data, "nope")}, ["l"], 1.0)
