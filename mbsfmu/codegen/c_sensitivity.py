@@ -10,12 +10,14 @@ Three functions with the arguments of the model contract and more (the layouts o
 ``void mbs_sens_outputs(t, y, yd, prm, u, tp, const double *z, int nd, double *out)``
     the tangents of the expression outputs along ``nd`` directions (direction k at
     ``z + k (2 f + nprm)``, outputs at ``out + k * MBS_NOUT_EXPR``);
-``void mbs_sens_adjoint(t, y, yd, prm, u, tp, const double *z, double *out)``
-    the gradient by y, y', p of wR.R + wG.G + wc.c + wV.V at given a, lambda.
+``void mbs_sens_adjoint(t, y, yd, prm, u, tp, const double *z, int nd, double *out)``
+    the gradients by y, y', p of wR.R + wG.G + wc.c + wV.V at the given a, lambda
+    (``z[0 .. f + m)``) for ``nd`` weightings, weighting k at ``z + f + m + k (f + 2 m + mh)``,
+    its gradient at ``out + k (2 f + nprm)``.
 
-A tangent function evaluates the equations' intermediates once and only the derivatives'
-definitions per direction (a loop over the directions): the cost of k directions is one
-evaluation plus k tangents, not k evaluations.
+Each evaluates the equations' intermediates and the partial derivatives once and only the
+derivatives' definitions per direction (a loop over the directions): the cost of k directions is
+one evaluation plus k linear combinations per definition, not k evaluations.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import sympy as sp
 
 from ..equations.sensitivity_equations import sensitivity_equations
 from .c_printer import CPrinter
-from .c_source import _statements, c_names, function_lines, print_c
+from .c_source import c_names, print_c
 
 #: the generated functions, in the order they are printed
 SENSITIVITY_FUNCTIONS = ("sens_tangent", "sens_outputs", "sens_adjoint")
@@ -80,8 +82,8 @@ def sensitivity_functions(eqs) -> list[str]:
                           se.tangent, len(se.tangent))
     lines.append("")
     lines += _directional("sens_outputs", eqs, [], se.z_outputs, se.outputs_tangent, len(se.outputs_tangent))
-    names = dict(c_names(eqs))
-    names.update((s, f"z[{i}]") for i, s in enumerate(se.z_adjoint))
-    body = _statements("sens_adjoint", list(enumerate(se.adjoint)), eqs, CPrinter(names))
-    lines += ["", *function_lines("void", "mbs_sens_adjoint", body, extra=True)]
+    lines.append("")
+    n_fixed = len(se.z_adjoint) - len(se.adjoint_weights)
+    lines += _directional("sens_adjoint", eqs, se.z_adjoint[:n_fixed], se.z_adjoint[n_fixed:], se.adjoint,
+                          len(se.adjoint))
     return lines

@@ -129,7 +129,7 @@ _DEFINITION = re.compile(r"    const double (_[wf]\d+) = ")
 
 
 def function_lines(ret: str, name: str, body: list[str], prologue: tuple = (),
-                   static: bool = False, extra: bool = False) -> list[str]:
+                   static: bool = False) -> list[str]:
     """A C function ``<ret> name(MBS_EQ_ARGS)`` running the statements ``body`` (one per line,
     indented by four spaces: ``const double _wN = ...;`` definitions, output assignments and,
     for ``ret == "int"``, ``if (...) return k;`` tests), then ``return 0;`` for an int function.
@@ -138,14 +138,11 @@ def function_lines(ret: str, name: str, body: list[str], prologue: tuple = (),
     most :data:`CHUNK_STATEMENTS` statements, called in order; an intermediate read by a later
     part is stored in W (the caller's array, one slot per such intermediate) and read from
     there, so each part is one short basic block for the compiler.  A part returns the first
-    non-zero status of its tests, which the function returns at once.  With ``extra`` the
-    function takes one more argument array, ``const double *z``, before ``out`` (the
-    sensitivity functions, :func:`sensitivity_functions`)."""
+    non-zero status of its tests, which the function returns at once."""
     head = ("static " if static else "") + f"{ret} {name}({_ARG_LIST[0]}"
-    args = _ARG_LIST[1].replace("double *out", "const double *z, double *out") if extra else _ARG_LIST[1]
-    voids = [f"    (void){a};" for a in (*_ARGS, *(("z",) if extra else ()))]
+    voids = [f"    (void){a};" for a in _ARGS]
     if len(body) <= CHUNK_STATEMENTS:
-        return [head, args + ")", "{", *prologue, *voids,
+        return [head, _ARG_LIST[1] + ")", "{", *prologue, *voids,
                 *([] if ret == "int" else ["    (void)out;"]), *body,
                 *(["    return 0;"] if ret == "int" else []), "}"]
     parts = [body[i:i + CHUNK_STATEMENTS] for i in range(0, len(body), CHUNK_STATEMENTS)]
@@ -163,7 +160,7 @@ def function_lines(ret: str, name: str, body: list[str], prologue: tuple = (),
                     slot[sym] = len(slot)
     lines = []
     for k, part in enumerate(parts):
-        lines += [f"static int {name}_part{k}({_ARG_LIST[0]}", args + ", double *restrict W)",
+        lines += [f"static int {name}_part{k}({_ARG_LIST[0]}", _ARG_LIST[1] + ", double *restrict W)",
                   "{", *voids, "    (void)out;", "    (void)W;"]
         for line in part:
             m = _DEFINITION.match(line)
@@ -175,8 +172,8 @@ def function_lines(ret: str, name: str, body: list[str], prologue: tuple = (),
             if m and m.group(1) in slot:
                 lines.append(f"    W[{slot[m.group(1)]}] = {m.group(1)};")
         lines += ["    return 0;", "}", ""]
-    call = "(t, y, yd, prm, u, tp, z, out, W)" if extra else "(t, y, yd, prm, u, tp, out, W)"
-    lines += [head, args + ")", "{", *prologue, f"    double W[{max(len(slot), 1)}];"]
+    call = "(t, y, yd, prm, u, tp, out, W)"
+    lines += [head, _ARG_LIST[1] + ")", "{", *prologue, f"    double W[{max(len(slot), 1)}];"]
     if ret == "int":
         lines.append("    int rc;")
         lines += [f"    if ((rc = {name}_part{k}{call}) != 0)\n        return rc;"

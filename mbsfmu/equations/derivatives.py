@@ -66,7 +66,8 @@ def _linear_combination(e: sp.Expr, tan: dict, w: Intermediates) -> sp.Expr:
 def adjoint(w: Intermediates, outputs, weights, arguments) -> list[sp.Expr]:
     """The gradient of ``sum_i weights[i] * outputs[i]`` by each of ``arguments`` (symbols that
     are not intermediates), by reverse accumulation over the definitions of ``w``; new
-    definitions (the bars) are added to ``w``."""
+    definitions (the bars, and the partial derivatives they read, which do not depend on the
+    weights) are added to ``w``."""
     outputs = [sp.sympify(o) for o in outputs]
     bars: dict = {}
 
@@ -75,7 +76,7 @@ def adjoint(w: Intermediates, outputs, weights, arguments) -> list[sp.Expr]:
 
     for o, v in zip(outputs, weights):
         for s in o.free_symbols:
-            add(s, _derivative(o, s) * v)
+            add(s, w.aux(_derivative(o, s)) * v)
     for sym in reversed(w.needed_for(outputs)):
         terms = bars.pop(sym, None)
         if not terms:
@@ -85,7 +86,7 @@ def adjoint(w: Intermediates, outputs, weights, arguments) -> list[sp.Expr]:
             continue
         e = w.definitions[sym]
         for s in e.free_symbols:
-            add(s, _derivative(e, s) * bar)
+            add(s, w.aux(_derivative(e, s)) * bar)
     return [sp.Add(*bars.get(a, [])) for a in arguments]
 
 

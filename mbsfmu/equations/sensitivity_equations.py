@@ -48,6 +48,7 @@ class SensitivityEquations:
     tangent: list
     z_adjoint: list
     adjoint: list
+    adjoint_weights: list
     z_outputs: list
     outputs_tangent: list
 
@@ -105,4 +106,4 @@ def _derive(eqs) -> SensitivityEquations:
     outs = expression_outputs(eqs)
     out_tan = tangent(w, outs, seeds) if outs else []
     return SensitivityEquations(a + lam + dy + dyd + dp, tan, a + lam + wR + wG + wc + wV, adj,
-                                dy + dyd + dp, out_tan)
+                                wR + wG + wc + wV, dy + dyd + dp, out_tan)

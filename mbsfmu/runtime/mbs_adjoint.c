@@ -139,7 +139,7 @@ static int signal_gradient(adjoint *A, int sig, double t, const double *x, doubl
 #endif
         return 0;
     }
-    if (mbs_sens_rhs(&A->G, t, A->XG, A->G.Xd) != 0) { /* lambda's tangents along the unit columns */
+    if (mbs_sens_rhs_lambda(&A->G, t, A->XG, A->G.Xd) != 0) { /* lambda's tangents along the unit columns */
         snprintf(A->S.msg, sizeof A->S.msg, "%s", A->G.msg);
         return 1;
     }
@@ -148,11 +148,17 @@ static int signal_gradient(adjoint *A, int sig, double t, const double *x, doubl
     return 0;
 }
 
+/* The backward state Y: mu_m = (mu_y, mu_v) of each metric (2 f each), then g_m of each (np each):
+ * the error test measures the mu (mbs_stepper.nerr), the g are integrals of them. */
+#define MU(Y, m) ((Y) + (m) * NX)
+#define GP(A, Y, m) ((Y) + (A)->nm * NX + (m) * (A)->np)
+/* the weights of one metric in the adjoint function's z: wR (f), wG (m), wc (mh), wV (m) */
+#define W_SIZE (F + 2 * NC + NH)
+
 static int adj_rhs(void *ctx, double tau, const double *Y, double *Yd)
 {
     adjoint *A = (adjoint *)ctx;
     mbs_form *fm = A->S.form;
-    const int stride = NX + A->np;
     const int baumgarte = fm->kind == MBS_FORM_BAUMGARTE || fm->kind == MBS_FORM_DAE;
     const double t = A->T - tau;
     double g[D_SIZE];
@@ -163,32 +169,36 @@ static int adj_rhs(void *ctx, double tau, const double *Y, double *Yd)
         return 1;
     }
     for (m = 0; m < A->nm; m++)
-        memcpy(A->mu_v + m * F, Y + m * stride + F, sizeof(double) * F);
+        memcpy(A->mu_v + m * F, MU(Y, m) + F, sizeof(double) * F);
     if (mbs_form_kkt(fm, t, A->x, A->nm, adj_fill, A, A->mu_v, A->zero_b, A->nu1, A->lam) != 0) {
         snprintf(A->S.msg, sizeof A->S.msg, "%s", fm->message);
         return 1;
     }
+    /* z = [a, lambda, the weights of every metric]: nu1 on R, nu2 on G (and the Baumgarte terms) */
+    memcpy(A->zadj, A->S.a0, sizeof(double) * F);
+    for (i = 0; i < NC; i++)
+        A->zadj[F + i] = A->S.lam0[i];
     for (m = 0; m < A->nm; m++) {
-        const double *mu = Y + m * stride, *ybar = A->oadj, *ydbar = A->oadj + F, *pbar = A->oadj + NX;
-        double *dmu = Yd + m * stride, *z = A->zadj;
-        memcpy(z, A->S.a0, sizeof(double) * F);
-        for (i = 0; i < NC; i++)
-            z[F + i] = A->S.lam0[i];
-        memcpy(z + F + NC, A->nu1 + m * F, sizeof(double) * F);
+        double *w = A->zadj + F + NC + m * W_SIZE;
+        memcpy(w, A->nu1 + m * F, sizeof(double) * F);
         for (i = 0; i < NC; i++) {
             const double nu2 = -A->lam[m * NC + i];
-            z[2 * F + NC + i] = nu2;                                            /* wG */
-            z[2 * F + 2 * NC + NH + i] = baumgarte ? 2.0 * fm->alpha * nu2 : 0.0; /* wV */
+            w[F + i] = nu2;                                                /* wG */
+            w[F + NC + NH + i] = baumgarte ? 2.0 * fm->alpha * nu2 : 0.0;  /* wV */
             if (i < NH)
-                z[2 * F + 2 * NC + i] = baumgarte ? fm->beta * fm->beta * nu2 : 0.0; /* wc */
+                w[F + NC + i] = baumgarte ? fm->beta * fm->beta * nu2 : 0.0; /* wc */
         }
-        mbs_sens_adjoint(t, A->x, A->x + F, fm->prm, fm->u, fm->tp, z, A->oadj);
+    }
+    mbs_sens_adjoint(t, A->x, A->x + F, fm->prm, fm->u, fm->tp, A->zadj, A->nm, A->oadj);
+    for (m = 0; m < A->nm; m++) {
+        const double *mu = MU(Y, m), *ybar = A->oadj + m * D_SIZE, *ydbar = ybar + F, *pbar = ybar + NX;
+        double *dmu = MU(Yd, m), *dg = GP(A, Yd, m);
         for (i = 0; i < F; i++) {
             dmu[i] = -ybar[i];
             dmu[F + i] = mu[i] - ydbar[i];
         }
         for (j = 0; j < A->np; j++)
-            dmu[NX + j] = A->what[j] == MBS_SENS_CONSTANT ? -pbar[A->index[j]] : 0.0;
+            dg[j] = A->what[j] == MBS_SENS_CONSTANT ? -pbar[A->index[j]] : 0.0;
         if (A->kind[m] == MBS_ADJ_INTEGRAL) { /* the running cost's h_x, h_p */
             if (signal_gradient(A, A->sig[m], t, A->x, g) != 0)
                 return 1;
@@ -196,7 +206,7 @@ static int adj_rhs(void *ctx, double tau, const double *Y, double *Yd)
                 dmu[i] += g[i];
             for (j = 0; j < A->np; j++)
                 if (A->what[j] == MBS_SENS_CONSTANT)
-                    dmu[NX + j] += g[NX + A->index[j]];
+                    dg[j] += g[NX + A->index[j]];
         }
     }
     return 0;
@@ -210,8 +220,8 @@ static int adj_alloc(adjoint *A)
     A->zero_b = (double *)calloc((size_t)(nm * NC + 1), sizeof(double));
     A->nu1 = (double *)calloc((size_t)(nm * F + 1), sizeof(double));
     A->lam = (double *)calloc((size_t)(nm * NC + 1), sizeof(double));
-    A->zadj = (double *)calloc((size_t)(2 * F + 3 * NC + NH + 1), sizeof(double));
-    A->oadj = (double *)calloc((size_t)(NX + MBS_NPRM + 1), sizeof(double));
+    A->zadj = (double *)calloc((size_t)(F + NC + nm * W_SIZE + 1), sizeof(double));
+    A->oadj = (double *)calloc((size_t)(nm * D_SIZE + 1), sizeof(double));
     A->XG = (double *)calloc((size_t)(NX * (1 + D_SIZE)), sizeof(double));
     A->ident = (double *)calloc((size_t)(D_SIZE * D_SIZE), sizeof(double));
     A->jout = (double *)calloc((size_t)(D_SIZE * NOUTX + 1), sizeof(double));
@@ -374,7 +384,6 @@ static int point_values(adjoint *A, mbs_sens *Q, const int *npts, const double *
 static int point_jumps(adjoint *A, mbs_sens *Q, const int *npts, const double *pts, double te, double *Y,
                        double *grad)
 {
-    const int stride = NX + A->np;
     double g[D_SIZE];
     int m, k, i, j, off = 0;
     if (signals_at(A, Q, te) != 0)
@@ -389,7 +398,7 @@ static int point_jumps(adjoint *A, mbs_sens *Q, const int *npts, const double *p
             if (signal_gradient(A, A->sig[m], te, A->x, g) != 0)
                 return 1;
             for (i = 0; i < NX; i++)
-                Y[m * stride + i] += c * g[i];
+                MU(Y, m)[i] += c * g[i];
             for (j = 0; j < A->np; j++)
                 if (A->what[j] == MBS_SENS_CONSTANT)
                     grad[m * A->np + j] += c * g[NX + A->index[j]];
@@ -415,7 +424,6 @@ int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, i
     double rtol, atol, hmax, *XQ = NULL, *X0 = NULL, *Y = NULL, *events = NULL, tau, g[D_SIZE];
     int *qsig = NULL, nq = 0, m, j, i, rc = MBS_ERROR, method, step, nev = 0, ntot = 0, e;
     const double t0 = mbs_inst_time(inst);
-    const int stride = NX + np;
     memset(&A, 0, sizeof A);
     memset(&Q, 0, sizeof Q);
     memset(&P, 0, sizeof P);
@@ -450,7 +458,7 @@ int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, i
     /* the initial sensitivities s_j(t0), consistent */
     X0 = (double *)calloc((size_t)mbs_sens_size(&P), sizeof(double));
     XQ = (double *)calloc((size_t)mbs_sens_size(&Q), sizeof(double));
-    Y = (double *)calloc((size_t)(nm * stride + 1), sizeof(double));
+    Y = (double *)calloc((size_t)(nm * (NX + np) + 1), sizeof(double));
     if (X0 == NULL || XQ == NULL || Y == NULL) {
         snprintf(A.S.msg, sizeof A.S.msg, "out of memory for the adjoint method");
         goto done;
@@ -482,7 +490,7 @@ int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, i
         values[m] = mbs_sens_signal(&Q, sig[m], XQ);
         if (signal_gradient(&A, sig[m], t_end, XQ, g) != 0)
             goto done;
-        memcpy(Y + m * stride, g, sizeof(double) * NX);
+        memcpy(MU(Y, m), g, sizeof(double) * NX);
         for (j = 0; j < np; j++)
             grad[m * np + j] = what[j] == MBS_SENS_CONSTANT ? g[NX + index[j]] : 0.0;
     }
@@ -509,8 +517,9 @@ int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, i
         if (nev == 0 || events[i] < events[nev - 1])
             events[nev++] = events[i];
     /* backward from tau = 0 (t = T) to tau = T - t0, with the jumps at the data times */
-    if (mbs_sens_stepper_init(&I, method, nm * stride, rtol, atol, hmax, A.S.msg, sizeof A.S.msg) != 0)
+    if (mbs_sens_stepper_init(&I, method, nm * (NX + np), rtol, atol, hmax, A.S.msg, sizeof A.S.msg) != 0)
         goto done;
+    I.st->nerr = nm * NX; /* the g are quadratures of the mu: their error follows */
     {
         const mbs_problem pb = {adj_rhs, NULL, NULL, &A, NULL};
         tau = 0.0;
@@ -537,9 +546,9 @@ int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, i
     /* dJ/dp_j = mu(t0) . s_j(t0) + g_j + dphi/dp_j */
     for (m = 0; m < nm; m++)
         for (j = 0; j < np; j++) {
-            double d = Y[m * stride + NX + j];
+            double d = GP(&A, Y, m)[j];
             for (i = 0; i < NX; i++)
-                d += Y[m * stride + i] * X0[NX * (1 + j) + i];
+                d += MU(Y, m)[i] * X0[NX * (1 + j) + i];
             grad[m * np + j] += d;
         }
     rc = MBS_OK;

@@ -975,7 +975,8 @@ typedef struct {
     decomp *D;
 } kkt_factors;
 
-/* y'' and lambda of M y'' - C^T lambda = h, C y'' = -b with the factors K; r, s, gamma: scratch. */
+/* y'' and lambda (lambda NULL: y'' alone) of M y'' - C^T lambda = h, C y'' = -b with the factors K;
+ * r, s, gamma: scratch. */
 static int kkt_solve(const kkt_factors *K, const double *h, const double *b, double *ydd, double *lambda,
                      double *r, double *s, double *gamma)
 {
@@ -995,6 +996,8 @@ static int kkt_solve(const kkt_factors *K, const double *h, const double *b, dou
     mbs_chol_solve_inv(K->kk, K->Mi, K->inv, s);
     memcpy(ydd, gamma, sizeof(double) * (size_t)f);
     mbs_gemv(0, f, K->kk, 1.0, K->J, s, 1.0, ydd);
+    if (lambda == NULL)
+        return 0;
     memcpy(r, h, sizeof(double) * (size_t)f); /* C^T lambda = M y'' - h */
     mbs_gemv(0, f, f, 1.0, K->M, ydd, -1.0, r);
     return mbs_qr_solve_minnorm(m, f, K->Cq, K->tau, K->perm, K->rank, r, lambda) != 0;
@@ -1056,7 +1059,7 @@ int mbs_form_kkt(mbs_form *F, double t, const double *x, int nrhs, mbs_kkt_fill 
         fill(ctx, a0, l0, h, b);
     }
     for (k = 0; k < nrhs; k++)
-        if (kkt_solve(&K, h + k * f, b + k * m, ydd + k * f, lambda + k * m, r, s, gamma) != 0)
+        if (kkt_solve(&K, h + k * f, b + k * m, ydd + k * f, lambda ? lambda + k * m : NULL, r, s, gamma) != 0)
             goto failed;
     return 0;
 singular:
@@ -1067,6 +1070,40 @@ failed:
     snprintf(F->message, sizeof F->message, "the constraint Jacobian cannot be factored at t=%.9g: "
              "no sensitivities", t);
     return 1;
+}
+
+double mbs_form_least_change_many(mbs_form *F, int nrow, const double *G, int nrhs, const double *rhs,
+                                  double *v, int stride)
+{
+    const int f = F->f;
+    double *w = F->work, *gt = take(&w, nrow + f), *A = take(&w, nrow * f + 1);
+    double *tau = take(&w, nrow + f + 1), *step = take(&w, f);
+    int *perm = F->iwork, rank, k, i, j;
+    double worst = 0.0;
+    if (nrow == 0)
+        return 0.0;
+    if (qr_of_transpose(nrow, f, G, NULL, f, A, tau, perm, &rank, F->rank_tol) != 0)
+        return -1.0;
+    for (k = 0; k < nrhs; k++) {
+        double *vk = v + (size_t)k * (size_t)stride;
+        for (i = 0; i < nrow; i++) {
+            double g = rhs[k * nrow + i];
+            for (j = 0; j < f; j++)
+                g -= G[i * f + j] * vk[j];
+            gt[i] = g;
+        }
+        mbs_qr_solve_minnorm(f, nrow, A, tau, perm, rank, gt, step);
+        for (j = 0; j < f; j++)
+            vk[j] += step[j];
+        for (i = 0; i < nrow; i++) {
+            double g = -rhs[k * nrow + i];
+            for (j = 0; j < f; j++)
+                g += G[i * f + j] * vk[j];
+            if (!(fabs(g) <= worst))
+                worst = fabs(g);
+        }
+    }
+    return worst;
 }
 
 /* v (f) changed by the least amount, only in the entries idx[0..n-1] (idx NULL: all f), so that

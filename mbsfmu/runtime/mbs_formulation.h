@@ -141,7 +141,8 @@ int mbs_form_multipliers_dh(mbs_form *F, double t, const double *x, const double
 
 /* The sensitivity equations' linear systems at the state x, one factorization for all: for k <
  * nrhs, ydd_k and lambda_k of M ydd - C^T lambda = h_k, C ydd = -b_k (h, ydd: nrhs x f; b, lambda:
- * nrhs x m) by the null-space form (minimum-norm, redundant rows harmless); m = 0: M ydd = h_k.
+ * nrhs x m; lambda NULL: ydd alone) by the null-space form (minimum-norm, redundant rows
+ * harmless); m = 0: M ydd = h_k.
  * With fill != NULL the state's own y'' and lambda (h = q - k, b = b'') are solved first and
  * handed to fill(ctx, ydd0, lambda0, h, b), which writes the nrhs right-hand sides.  0 on success. */
 typedef void (*mbs_kkt_fill)(void *ctx, const double *ydd0, const double *lambda0, double *h, double *b);
@@ -150,6 +151,10 @@ int mbs_form_kkt(mbs_form *F, double t, const double *x, int nrhs, mbs_kkt_fill 
 
 /* v (f) changed by the least amount in the entries idx[0..n-1] (NULL: all) so that G v = rhs
  * (nrow x f) holds as far as it can; returns max |G v - rhs| after, or -1 if the QR failed. */
+/* The same for nrhs vectors v_k = v + k stride (all entries free) and right-hand sides rhs_k (rhs
+ * + k nrow), with one factorization of G; returns the largest residual, or -1. */
+double mbs_form_least_change_many(mbs_form *F, int nrow, const double *G, int nrhs, const double *rhs,
+                                  double *v, int stride);
 double mbs_form_least_change(mbs_form *F, int nrow, const double *G, const double *rhs,
                              const int *idx, int n, double *v);
 

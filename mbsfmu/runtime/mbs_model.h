@@ -61,7 +61,7 @@ void mbs_time_parameters(double t, const double *prm, double *tp);
 void mbs_sens_tangent(double t, const double *y, const double *yd, const double *prm, const double *u,
                       const double *tp, const double *z, int nd, double *out);
 void mbs_sens_adjoint(double t, const double *y, const double *yd, const double *prm, const double *u,
-                      const double *tp, const double *z, double *out);
+                      const double *tp, const double *z, int nd, double *out);
 void mbs_sens_outputs(double t, const double *y, const double *yd, const double *prm, const double *u,
                       const double *tp, const double *z, int nd, double *out);
 #endif

@@ -58,10 +58,13 @@ typedef struct {
     int nq;                /* integrated signals qsig[i] */
     const int *qsig;
     int need_outputs;      /* the right-hand side evaluates the expression outputs (a q reads one) */
+    int need_lambda;       /* ... and the multipliers' sensitivities (a q reads a multiplier) */
+    int want_lambda;       /* set by a caller that reads S->L after the next right-hand side */
     double *H, *B, *A, *L; /* np x f, np x m, np x f, np x m: the linear systems, their solutions */
     double *Xd;            /* X' where only the by-products are wanted */
     double *zall, *tall;   /* the tangents of all columns at once: z, out */
     double *zout, *touts;  /* the output tangents of all columns: directions, np x NOUTX */
+    double *prow;          /* np x m: the rows a projection of the columns must meet */
     double a0[F], lam0[MBS_ONE(NC)], outv[MBS_ONE(NOUTX)]; /* y'', lambda, outputs at the last X */
     double xdot[NX], lam[MBS_ONE(NC)], z[MBS_ONE(Z_SIZE)], tout[MBS_ONE(T_SIZE)];
     double cs[MBS_ONE(NH + NC * F + NC)], ie[MBS_ONE(NIC + NIC * F)];
@@ -102,6 +105,8 @@ int mbs_sens_initial(mbs_sens *S, double t, double *X);
 /* the value of signal sig and its sensitivity by column j at the X of the last mbs_sens_rhs */
 double mbs_sens_signal(const mbs_sens *S, int sig, const double *X);
 double mbs_sens_signal_tangent(const mbs_sens *S, int sig, const double *X, int j);
+/* mbs_sens_rhs with the multipliers' sensitivities in S->L */
+int mbs_sens_rhs_lambda(mbs_sens *S, double t, const double *X, double *Xdot);
 /* the output tangents of every column at X into S->touts (after mbs_sens_rhs at X) */
 void mbs_sens_output_tangents(mbs_sens *S, double t, const double *X);
 

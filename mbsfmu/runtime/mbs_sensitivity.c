@@ -69,8 +69,10 @@ int mbs_sens_init(mbs_sens *S, mbs_instance *inst, int np, const int *what, cons
     S->index = index;
     S->nq = nq;
     S->qsig = qsig;
-    for (i = 0; i < nq; i++)
+    for (i = 0; i < nq; i++) {
         S->need_outputs |= qsig[i] >= SIG_OUT;
+        S->need_lambda |= qsig[i] >= SIG_LAMBDA && qsig[i] < SIG_OUT;
+    }
     S->H = (double *)calloc((size_t)(np * F + 1), sizeof(double));
     S->A = (double *)calloc((size_t)(np * F + 1), sizeof(double));
     S->B = (double *)calloc((size_t)(np * NC + 1), sizeof(double));
@@ -80,8 +82,9 @@ int mbs_sens_init(mbs_sens *S, mbs_instance *inst, int np, const int *what, cons
     S->tall = (double *)calloc((size_t)(np * T_SIZE + 1), sizeof(double));
     S->zout = (double *)calloc((size_t)(np * D_SIZE + 1), sizeof(double));
     S->touts = (double *)calloc((size_t)(np * NOUTX + 1), sizeof(double));
+    S->prow = (double *)calloc((size_t)(np * NC + 1), sizeof(double));
     if (S->H == NULL || S->A == NULL || S->B == NULL || S->L == NULL || S->Xd == NULL || S->zall == NULL ||
-        S->tall == NULL || S->zout == NULL || S->touts == NULL) {
+        S->tall == NULL || S->zout == NULL || S->touts == NULL || S->prow == NULL) {
         snprintf(S->msg, sizeof S->msg, "out of memory for %d sensitivities", np);
         return 1;
     }
@@ -99,6 +102,7 @@ void mbs_sens_free(mbs_sens *S)
     free(S->tall);
     free(S->zout);
     free(S->touts);
+    free(S->prow);
 }
 
 int mbs_sens_size(const mbs_sens *S) { return (NX + S->nq) * (1 + S->np); }
@@ -227,7 +231,8 @@ int mbs_sens_rhs(void *ctx, double t, const double *X, double *Xdot)
     c.S = S;
     c.t = t;
     c.X = X;
-    if (mbs_form_kkt(S->form, t, X, S->np, fill_rhs, &c, S->H, S->B, S->A, S->L) != 0) {
+    if (mbs_form_kkt(S->form, t, X, S->np, fill_rhs, &c, S->H, S->B, S->A,
+                     S->need_lambda || S->want_lambda ? S->L : NULL) != 0) {
         snprintf(S->msg, sizeof S->msg, "%s", S->form->message);
         return 1;
     }
@@ -251,6 +256,15 @@ int mbs_sens_rhs(void *ctx, double t, const double *X, double *Xdot)
         }
     }
     return 0;
+}
+
+int mbs_sens_rhs_lambda(mbs_sens *S, double t, const double *X, double *Xdot)
+{
+    int rc;
+    S->want_lambda = 1;
+    rc = mbs_sens_rhs(S, t, X, Xdot);
+    S->want_lambda = 0;
+    return rc;
 }
 
 /* Make column j's s = [s_y, s_y'] consistent by the least change of its free entries: the
@@ -312,24 +326,55 @@ static void rows_at(mbs_sens *S, double t, const double *x)
         fm->initial_conditions(t, x, x + F, fm->prm, fm->u, fm->tp, S->ie);
 }
 
+/* The projection of the sensitivities (all columns at once, every entry free): on the positions
+ * C_h s_y + dc = 0, then with the new s_y on the rates C s_y' + dV = 0, each by the least change. */
+static int project_columns(mbs_sens *S, double t, double *X)
+{
+    const mbs_form *fm = S->form;
+    int level, j, i;
+    for (level = 0; level < 2; level++) {
+        const int nrow = level == 0 ? NH : NC;
+        if (nrow == 0)
+            continue;
+        memcpy(S->zall + Z_A, S->a0, sizeof(double) * F); /* c and V read neither a nor lambda */
+        for (j = 0; j < S->np; j++)
+            direction(S, X + NX * (1 + j), j, S->zall + Z_DIR + j * D_SIZE);
+        mbs_sens_tangent(t, X, X + F, fm->prm, fm->u, fm->tp, S->zall, S->np, S->tall);
+        for (j = 0; j < S->np; j++) { /* rhs_j = C s_j - d(row)_j: the rows the change must meet */
+            const double *v = X + NX * (1 + j) + level * F, *d = S->tall + j * T_SIZE + (level ? T_DV : T_DC);
+            for (i = 0; i < nrow; i++) {
+                double g = -d[i];
+                int k;
+                for (k = 0; k < F; k++)
+                    g += S->cs[NH + i * F + k] * v[k];
+                S->prow[j * nrow + i] = g;
+            }
+        }
+        if (mbs_form_least_change_many(S->form, nrow, S->cs + NH, S->np, S->prow, X + NX + level * F,
+                                       NX) < 0.0)
+            return 1;
+    }
+    return 0;
+}
+
 int mbs_sens_project(void *ctx, double t, double *X)
 {
     mbs_sens *S = (mbs_sens *)ctx;
-    int j;
     if (mbs_form_project(S->form, t, X) != 0) {
         snprintf(S->msg, sizeof S->msg, "%s", S->form->message);
         return 1;
     }
     if (S->np == 0)
         return 0;
-    if (prepare(S, t, X) != 0)
+    if (mbs_inst_inputs_at(S->inst, t) != MBS_OK) {
+        snprintf(S->msg, sizeof S->msg, "%s", mbs_inst_message(S->inst));
         return 1;
+    }
     rows_at(S, t, X);
-    for (j = 0; j < S->np; j++)
-        if (!(make_consistent(S, t, X, X + NX * (1 + j), j, 0, NULL) < HUGE_VAL)) {
-            snprintf(S->msg, sizeof S->msg, "the sensitivities cannot be projected at t=%.9g", t);
-            return 1;
-        }
+    if (project_columns(S, t, X) != 0) {
+        snprintf(S->msg, sizeof S->msg, "the sensitivities cannot be projected at t=%.9g", t);
+        return 1;
+    }
     return 0;
 }
 
@@ -396,7 +441,7 @@ static int record(mbs_sens *S, int rec_flags, double t, double *X, double *row, 
         snprintf(S->msg, sizeof S->msg, "%s", mbs_inst_message(S->inst));
         return 1;
     }
-    if (mbs_sens_rhs(S, t, X, S->Xd) != 0)
+    if (mbs_sens_rhs_lambda(S, t, X, S->Xd) != 0)
         return 1;
     mbs_sens_output_tangents(S, t, X);
     for (j = 0; j < S->np; j++) {

@@ -162,16 +162,18 @@ def check_error_control(value) -> str:
 def _constants_used(system) -> set[str]:
     """The constants whose tangent seed dp_k reaches the sensitivity equations or the outputs'
     tangents (through the intermediates): those the run depends on."""
-    eqs = derive(system)
-    se = sensitivity_equations(eqs)
-    w = eqs.intermediates
-    exprs = list(se.tangent) + list(se.outputs_tangent)
-    found = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
-    for s in w.needed_for(exprs):
-        found |= w.definitions[s].free_symbols
-    names = list(system.constants_)
-    seeds = se.z_tangent[len(se.z_tangent) - len(names):]
-    return {n for n, d in zip(names, seeds) if d in found}
+    def used(eqs):
+        se = sensitivity_equations(eqs)
+        w = eqs.intermediates
+        exprs = list(se.tangent) + list(se.outputs_tangent)
+        found = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
+        for s in w.needed_for(exprs):
+            found |= w.definitions[s].free_symbols
+        names = list(system.constants_)
+        seeds = se.z_tangent[len(se.z_tangent) - len(names):]
+        return frozenset(n for n, d in zip(names, seeds) if d in found)
+
+    return derive(system).derived("constants_used", used)  # once per derivation
 
 
 def _constants_in_time_parameters(system) -> dict[str, list[str]]:
