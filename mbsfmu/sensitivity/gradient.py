@@ -79,7 +79,8 @@ def gradient(model, metrics, wrt, t_end: float, mode: str = "auto", method: str 
     'adjoint' or 'auto', see the module doc).  The run is simulate's with the same keywords
     (``method`` is the integration method).  Everything is checked before the run."""
     system = system_of(model)
-    if not (isinstance(t_end, (int, float)) and math.isfinite(t_end) and t_end > 0):
+    number = isinstance(t_end, (int, float)) and not isinstance(t_end, bool)
+    if not (number and math.isfinite(t_end) and t_end > 0):
         raise ParameterError(f"t_end must be a positive number, got {t_end!r}")
     terms = parse_metrics(system, metrics, t_end)
     names = list(dict.fromkeys(m.name for m in terms))

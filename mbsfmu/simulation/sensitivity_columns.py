@@ -94,6 +94,9 @@ def sensitivity_columns(system, names) -> tuple[list[str], list[int], list[int]]
     """(names, what, index) of the parameters ``names`` (a name or a list of names)."""
     if isinstance(names, str):
         names = [names]
+    if isinstance(names, dict):
+        raise ParameterError(f"sensitivities must be a list of names, got a dict {names!r:.80}; the "
+                             "values of the parameters are set by params= and initial=")
     try:
         names = list(names)
     except TypeError:
@@ -182,6 +185,6 @@ def _constants_in_time_parameters(system) -> dict[str, list[str]]:
     for p in system.time_parameters.values():
         for e in p.expressions or ():
             for s in getattr(e, "free_symbols", ()):
-                if s in syms:
-                    out.setdefault(syms[s], []).append(p.name)
+                if s in syms and p.name not in out.setdefault(syms[s], []):
+                    out[syms[s]].append(p.name)
     return out

@@ -132,32 +132,8 @@ def test_auto_picks_the_adjoint_method_for_many_parameters_and_few_metrics():
     assert "gradient by the adjoint method" in str(many)
 
 
-@pytest.mark.parametrize("metrics,message", [
-    ({"a": "max(x)"}, r"max\(x\) is not differentiable.*final\(\), integral\(\) or mean\(\).*sobol_indices"),
-    ({"a": "settling_time(x)"}, r"not differentiable.*settling"),
-    ({"a": lambda r: 1.0}, r"a Python function cannot be differentiated"),
-    ({"a": "x"}, r"not of the form KIND\(SIGNAL\); write final\(x\)"),
-    ({"a": "median(x)"}, r"unknown kind 'median'"),
-    ({"a": "final(nope)"}, r"'nope' is not a signal of 'slider_crank'"),
-    ({}, r"metrics: give"),
-    ({"a": 3}, r"3 is not a metric"),
-])
-def test_bad_metrics_are_refused_before_the_run(metrics, message):
-    from models.slider_crank import model
-
-    with pytest.raises(ParameterError, match=message):
-        gradient(model(), metrics, ["r"], 0.1)
 
 
-def test_bad_modes_and_parameters_are_refused():
-    from models.slider_crank import model
-
-    with pytest.raises(ParameterError, match=r"mode must be one of auto, forward, adjoint"):
-        gradient(model(), ["final(x)"], ["r"], 0.1, mode="reverse")
-    with pytest.raises(ParameterError, match=r"do not depend on constant 'g'"):
-        gradient(model(), ["final(x)"], ["g"], 0.1)
-    with pytest.raises(ParameterError, match=r"t_end must be a positive number"):
-        gradient(model(), ["final(x)"], ["r"], -1.0)
 
 
 def _measured(s, t, **change):
@@ -195,23 +171,21 @@ def test_least_squares_metric_forward_adjoint_and_central_differences():
         assert adj.gradient.loc["fit", p] == pytest.approx(fd, rel=1e-5), p
 
 
-@pytest.mark.parametrize("make,message", [
-    (lambda d: least_squares(d, []), r"at least one signal"),
-    (lambda d: least_squares(d, ["x"], {"y": 1.0}), r"weights of 'y', which are not among the signals"),
-    (lambda d: least_squares(d, ["x"], [1.0, 2.0]), r"2 weights for 1 signals"),
-    (lambda d: least_squares(d, ["x"], [-1.0]), r"weights must be positive"),
-])
-def test_bad_least_squares_metrics_are_refused(make, message):
-    data = pd.DataFrame({"time": [0.1, 0.2], "x": [0.5, 0.5]})
-    with pytest.raises(ParameterError, match=message):
-        make(data)
 
 
-def test_least_squares_data_outside_the_run_is_refused_before_it():
-    from models.slider_crank import model
 
-    data = pd.DataFrame({"time": [0.1, 0.5], "x": [0.5, 0.5]})
-    with pytest.raises(ParameterError, match=r"time\(s\) after the run's end t_end = 0.2"):
-        gradient(model(), {"fit": least_squares(data, "x")}, ["l"], 0.2)
-    with pytest.raises(ParameterError, match=r"no column 'nope'"):
-        gradient(model(), {"fit": least_squares(data, "nope")}, ["l"], 1.0)
+
+@pytest.mark.slow
+def test_stiff_model_forward_and_adjoint_agree():
+    """The flexible double pendulum (stiff: its elastic modes) on the stiff method: the adjoint's
+    trajectory is Radau's collocation polynomial (order 3 between the step ends), so the two
+    methods meet at 1e-8 from rtol 1e-12 on."""
+    s = importlib.import_module("models.flexible_double_pendulum").model()
+    coords = list(s.coordinates_)
+    metrics = {"a": f"final({coords[0]})", "b": f"integral(der({coords[-1]}))"}
+    wrt = ["stiffness", "g", coords[0]]
+    fwd = gradient(s, metrics, wrt, 0.05, mode="forward", method="stiff", rtol=1e-12)
+    adj = gradient(s, metrics, wrt, 0.05, mode="adjoint", method="stiff", rtol=1e-12)
+    a, f = adj.gradient.to_numpy(), fwd.gradient.to_numpy()
+    scale = np.abs(f).max(axis=1, keepdims=True)
+    assert np.all(np.abs(a - f) <= 1e-8 * scale), np.abs(a - f) / scale
