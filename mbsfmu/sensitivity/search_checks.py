@@ -18,8 +18,9 @@ def ranges(system, params, command: str, verb: str) -> tuple[list[str], np.ndarr
     run can be differentiated by (:func:`~mbsfmu.simulation.sensitivity_columns.sensitivity_columns`:
     not a constant the equations do not read)."""
     if isinstance(params, dict) and not params:
-        raise ParameterError(f"{command}: give at least one parameter to {verb} with its range "
-                             "{name: (low, high)}")
+        raise ParameterError(
+            f"{command}: give at least one parameter to {verb} with its range {{name: (low, high)}}"
+        )
     names, lower, upper = parse_bounds(params)
     for nm in names:
         if not isinstance(nm, str):
@@ -40,8 +41,7 @@ def keyed(given, label: str, allowed: list, what: str) -> dict:
     unknown = [k for k in given if k not in allowed]
     if unknown:
         raise ParameterError(
-            f"{label}: {', '.join(map(repr, unknown))} is not a {what} "
-            f"(the {what}s: {', '.join(allowed)})"
+            f"{label}: {', '.join(map(repr, unknown))} is not a {what} (the {what}s: {', '.join(allowed)})"
         )
     return given
 
@@ -71,8 +71,9 @@ def start_point(system, names, lower, upper, start, command: str, what: str) -> 
         if nm in start:
             v = finite_number(start[nm], f"{command} start of {nm!r}")
             if not lo <= v <= hi:
-                raise ParameterError(f"{command} start of {nm!r}: {v:g} is outside its range "
-                                     f"[{lo:g}, {hi:g}]")
+                raise ParameterError(
+                    f"{command} start of {nm!r}: {v:g} is outside its range [{lo:g}, {hi:g}]"
+                )
             x0.append(v)
             continue
         v = model_value(system, nm)
