@@ -83,7 +83,7 @@ def optimize(
     resume: str = "check",
     max_evaluations: int = 200,
     progress=False,
-    ftol: float = 1e-12,
+    ftol: float = 1e-14,
     gtol: float = 1e-8,
     **options,
 ) -> OptimizationResult:
