@@ -55,7 +55,9 @@ def test_stiffness_that_makes_final_x_smallest(runs):
 
 def test_initial_velocity_that_makes_the_energy_integral_smallest():
     # int k x^2 / 2 with x = x0 cos wt + (v0 / w) sin wt is quadratic in v0: v0* = -x0 w B / C
-    res = mbsfmu.optimize(oscillator(), minimize="integral(energy_spring)", params={"der(x)": (-2, 2)}, t_end=T)
+    res = mbsfmu.optimize(
+        oscillator(), minimize="integral(energy_spring)", params={"der(x)": (-2, 2)}, t_end=T
+    )
     v0 = -X0 * W * B / C
     assert res.values["der(x)"] == pytest.approx(v0, rel=1e-7)
     e = K / 2 * (A * X0**2 + 2 * B / W * X0 * v0 + C / W**2 * v0**2)
@@ -74,15 +76,21 @@ def test_constrained_optimum_on_the_constraint(relation, bound, runs):
     a = np.array([math.cos(W * T), math.sin(W * T) / W])
     Qa = np.linalg.solve(Q, a)
     z = bound * Qa / (a @ Qa)
-    res = mbsfmu.optimize(oscillator(), minimize="integral(energy_spring)", params={"x": (-1, 1), "der(x)": (-2, 2)},
-                          t_end=T, constraints={"end": ("final(x)", relation, bound)}, start={"x": 0.3})
+    res = mbsfmu.optimize(
+        oscillator(),
+        minimize="integral(energy_spring)",
+        params={"x": (-1, 1), "der(x)": (-2, 2)},
+        t_end=T,
+        constraints={"end": ("final(x)", relation, bound)},
+        start={"x": 0.3},
+    )
     assert res.success and res.algorithm == "SLSQP"
     np.testing.assert_allclose(res.optimum, z, rtol=1e-7)
     assert res.constraints["end"][0] == pytest.approx(bound, rel=1e-8)
     assert res.active == ["end"] and res.satisfied == {"end": True}
     mu = 2 * bound / (a @ Qa)
     np.testing.assert_allclose(res.gradient[0], mu * a, rtol=1e-5)  # objective's gradient
-    np.testing.assert_allclose(res.gradient[1], a, rtol=1e-7)       # the constraint's: d x(T) / d z
+    np.testing.assert_allclose(res.gradient[1], a, rtol=1e-7)  # the constraint's: d x(T) / d z
     assert runs["n"] == res.evaluations  # fun, jac and the constraint of one point: one run
 
 
@@ -123,7 +131,9 @@ def test_resume_continues_without_running_an_evaluation_twice(tmp_path, suffix, 
         assert json.loads(lines[-1])["parameters"]["k"] == whole.optimum[0]
     # a third run takes everything from the file
     third = mbsfmu.optimize(oscillator(), history=history, **problem)
-    assert third.runs == 0 and third.taken == whole.evaluations and np.array_equal(third.optimum, whole.optimum)
+    assert (
+        third.runs == 0 and third.taken == whole.evaluations and np.array_equal(third.optimum, whole.optimum)
+    )
 
 
 def test_history_of_another_optimization_refused_or_moved_aside(tmp_path, runs):
@@ -133,7 +143,9 @@ def test_history_of_another_optimization_refused_or_moved_aside(tmp_path, runs):
     before = history.read_bytes()
     with pytest.raises(ParameterError, match=r"another optimization:\n  t_end: 1.0 in h.csv, 1.5 now\n"):
         mbsfmu.optimize(oscillator(), history=history, t_end=1.5, **problem)
-    with pytest.raises(ParameterError, match=r"bounds: \{\"k\": \[5.0, 30.0\]\} in h.csv, \{\"k\": \[5.0, 31.0\]\}"):
+    with pytest.raises(
+        ParameterError, match=r"bounds: \{\"k\": \[5.0, 30.0\]\} in h.csv, \{\"k\": \[5.0, 31.0\]\}"
+    ):
         mbsfmu.optimize(oscillator(), history=history, t_end=T, **{**problem, "params": {"k": (5.0, 31.0)}})
     changed = oscillator()
     changed.constants_["m"].value = 2.5
@@ -151,7 +163,9 @@ def test_damaged_record_is_run_again(tmp_path, runs):
     first = mbsfmu.optimize(oscillator(), history=history, **problem)
     text = history.read_text().splitlines(keepends=True)
     history.write_text("".join(text[:-1]) + text[-1][:-20])  # the last record cut off
-    with pytest.warns(UserWarning, match=r"h.csv': 1 record\(s\) dropped and evaluated again: line 4: cut off"):
+    with pytest.warns(
+        UserWarning, match=r"h.csv': 1 record\(s\) dropped and evaluated again: line 4: cut off"
+    ):
         again = mbsfmu.optimize(oscillator(), history=history, **problem)
     assert (again.taken, again.runs) == (2, 1) and np.array_equal(again.optimum, first.optimum)
     now = history.read_text().splitlines()
@@ -161,10 +175,18 @@ def test_damaged_record_is_run_again(tmp_path, runs):
 
 def test_progress_lines_and_plot(tmp_path, capsys):
     rows = []
-    res = mbsfmu.optimize(oscillator(), minimize="final(x)", params={"k": (5.0, 30.0)}, t_end=T, progress=rows.append)
+    res = mbsfmu.optimize(
+        oscillator(), minimize="final(x)", params={"k": (5.0, 30.0)}, t_end=T, progress=rows.append
+    )
     assert [r["evaluation"] for r in rows] == list(range(res.evaluations))
-    mbsfmu.optimize(oscillator(), minimize="final(x)", params={"k": (5.0, 30.0)}, t_end=T, progress=True,
-                    max_evaluations=2)
+    mbsfmu.optimize(
+        oscillator(),
+        minimize="final(x)",
+        params={"k": (5.0, 30.0)},
+        t_end=T,
+        progress=True,
+        max_evaluations=2,
+    )
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("evaluation 1: k = 8 -> objective -0.12484405") and len(err) == 2
     path = res.plot(tmp_path / "o.png")
