@@ -68,21 +68,27 @@ class OptimizationResult:
             if min(x - lo, hi - x) <= 1e-10 * d
         ]
 
+    def _slack(self, name: str, value: float, bound: float) -> float:
+        """1e-6 of the constraint's scale: max(|bound|, |its value at the start|) (1 where both
+        are zero), as the minimizer scales it."""
+        scale = max(abs(bound), abs(float(self.history[name].iloc[0])) if len(self.history) else abs(value))
+        return 1e-6 * (scale if scale > 0 else 1.0)
+
     @property
     def active(self) -> list[str]:
         """The constraints that hold with equality at the optimum (to 1e-6 of their scale)."""
-        out = []
-        for n, (v, relation, bound) in self.constraints.items():
-            if relation == "==" or abs(v - bound) <= 1e-6 * max(abs(bound), abs(v), 1e-300):
-                out.append(n)
-        return out
+        return [
+            n
+            for n, (v, relation, bound) in self.constraints.items()
+            if abs(v - bound) <= self._slack(n, v, bound)
+        ]
 
     @property
     def satisfied(self) -> dict[str, bool]:
         """Whether each constraint holds at the optimum (to 1e-6 of its scale)."""
         out = {}
         for n, (v, relation, bound) in self.constraints.items():
-            slack = 1e-6 * max(abs(bound), abs(v), 1e-300)
+            slack = self._slack(n, v, bound)
             out[n] = {"<=": v <= bound + slack, ">=": v >= bound - slack, "==": abs(v - bound) <= slack}[
                 relation
             ]
