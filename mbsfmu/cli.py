@@ -457,6 +457,15 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def _print_result(result, notes, as_json: bool) -> bool:
+    """A command's result: with --json the notes on stderr and one JSON object on stdout, else
+    the notes and the result's table on stdout.  Returns ``as_json`` (nothing more to print)."""
+    for line in notes:
+        print(line, file=sys.stderr if as_json else sys.stdout)
+    print(json.dumps(result.to_dict()) if as_json else result)
+    return as_json
+
+
 def cmd_global_sensitivity(args) -> int:
     """``sobol`` and ``morris``: the indices as a table (or one JSON object with --json)."""
     out = check_output_path(args.out, "--out") if args.out else None
@@ -471,15 +480,8 @@ def cmd_global_sensitivity(args) -> int:
             result = morris_screening(args.target, ranges, levels=args.levels, **options)
     except ImportError as exc:  # SALib missing: say so as any refused input
         raise ParameterError(str(exc)) from None
-    notes = _resume_lines(result.rows, args.out)
-    if args.json:
-        for line in notes:
-            print(line, file=sys.stderr)
-        print(json.dumps(result.to_dict()))
+    if _print_result(result, _resume_lines(result.rows, args.out), args.json):
         return 0
-    for line in notes:
-        print(line)
-    print(result)
     where = (f" -> {args.out}" if out else "") + (f", plot -> {args.plot}" if plot else "")
     print(f"{result.runs} runs{where}")
     return 0
@@ -581,14 +583,8 @@ def cmd_optimize(args) -> int:
     notes = [f"moved {old} aside to {new} (--resume restart)" for old, new in result.moved]
     if result.dropped:
         notes.append(f"{len(result.dropped)} unreadable record(s) of {args.history} evaluated again")
-    if args.json:
-        for line in notes:
-            print(line, file=sys.stderr)
-        print(json.dumps(result.to_dict()))
+    if _print_result(result, notes, args.json):
         return 0
-    for line in notes:
-        print(line)
-    print(result)
     where = (f"history -> {args.history}" if args.history else "") + (
         f"{', ' if args.history else ''}plot -> {args.plot}" if plot else "")
     if where:
