@@ -92,7 +92,7 @@ def fixed_values(system, names, constants, initial, command: str, what: str) -> 
         both = [k for k in given if canonical(system, k) in searched]
         if both:
             raise ParameterError(
-                f"{command}: {', '.join(map(repr, both))} given both as a {what} and in "
+                f"{command}: {', '.join(map(repr, both))} given both as {article(what)} and in "
                 f"{label}= (a {what}'s value is the minimizer's)"
             )
     return constants, initial
@@ -119,6 +119,11 @@ def split_values(system, names, p, constants: dict, initial: dict) -> tuple[dict
     for nm, v in zip(names, p):
         (params if nm in system.constants_ else init)[nm] = float(v)
     return params, init
+
+
+def article(noun: str) -> str:
+    """'a fitted parameter', 'an optimized parameter'."""
+    return ("an " if noun[:1] in "aeiou" else "a ") + noun
 
 
 def values_text(names, p) -> str:

@@ -141,7 +141,7 @@ API_CASES = [
         "start of a parameter not optimized",
         lambda t: optimize(start={"l": 0.5}),
         ParameterError,
-        r"optimize start: 'l' is not a optimized parameter \(the optimized parameters: r, crank_angle\)",
+        r"optimize start: 'l' is not an optimized parameter \(the optimized parameters: r, crank_angle\)",
     ),
     (
         "start not a number",
@@ -153,13 +153,13 @@ API_CASES = [
         "value optimized and fixed",
         lambda t: optimize(constants={"r": 0.15}),
         ParameterError,
-        r"optimize: 'r' given both as a optimized parameter and in constants=",
+        r"optimize: 'r' given both as an optimized parameter and in constants=",
     ),
     (
         "initial value optimized and fixed",
         lambda t: optimize(initial={"crank_angle": 1.0}),
         ParameterError,
-        r"optimize: 'crank_angle' given both as a optimized parameter and in initial=",
+        r"optimize: 'crank_angle' given both as an optimized parameter and in initial=",
     ),
     (
         "constraints not a dict",
