@@ -41,7 +41,8 @@ def keyed(given, label: str, allowed: list, what: str) -> dict:
     unknown = [k for k in given if k not in allowed]
     if unknown:
         raise ParameterError(
-            f"{label}: {', '.join(map(repr, unknown))} is not a {what} (the {what}s: {', '.join(allowed)})"
+            f"{label}: {', '.join(map(repr, unknown))} is not {article(what)} "
+            f"(the {what}s: {', '.join(allowed)})"
         )
     return given
 
