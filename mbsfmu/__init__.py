@@ -29,13 +29,14 @@ from .fmu.build import build_fmu
 from .identification import FitResult, fit
 from .model import INERTIAL, LagrangianSystem, Model, System, cardan, euler, rot_x, rot_y, rot_z, sequence, t
 from .model.loader import load_model
+from .sensitivity import OptimizationResult, optimize
 from .simulation import Result, simulate
 from .study import sweep
 
 __version__ = "0.1.0"
 
 __all__ = ["Model", "System", "LagrangianSystem", "derive", "linearize", "simulate", "sweep", "fit",
-           "FitResult", "build_fmu",
+           "FitResult", "optimize", "OptimizationResult", "build_fmu",
            "Result", "load_model", "rot_x", "rot_y", "rot_z", "cardan", "euler", "sequence", "t", "INERTIAL",
            "MbsError", "ModelError",
            "ParameterError", "SimulationError", "SimulationInterrupted", "StiffnessWarning",

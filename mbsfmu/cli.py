@@ -21,6 +21,14 @@
     mbsfmu fit MODEL.py DATA.csv --param NAME=LOW:HIGH ... --signal NAME ... [--start NAME=VALUE ...]
                  [--weight SIGNAL=W ...] [--set NAME=VALUE ...] [--t-end T] [--rtol R] [--method M]
                  [--formulation F] [--plot FILE.png] [--json]
+    mbsfmu gradient MODEL.py --wrt NAME ... --metric NAME=KIND(SIGNAL) ... --t-end T
+                 [--mode auto|forward|adjoint] [--set NAME=VALUE ...] [--rtol R] [--method M]
+                 [--formulation F] [--json]
+    mbsfmu optimize MODEL.py --param NAME=LOW:HIGH ... (--minimize EXPR | --maximize EXPR)
+                 [--constraint 'NAME=EXPR<=VALUE' ...] --t-end T [--start NAME=VALUE ...]
+                 [--set NAME=VALUE ...] [--history FILE.csv|FILE.jsonl] [--resume check|restart]
+                 [--max-evaluations N] [--mode M] [--rtol R] [--method M] [--formulation F]
+                 [--progress] [--plot FILE.png] [--json]
     mbsfmu animate MODEL.py --out FILE.html|FILE.gif [--t-end T] [--dt D] [--set NAME=VALUE ...]
     mbsfmu animate RESULT.csv --model MODEL.py --out FILE.html|FILE.gif [--set CONSTANT=VALUE ...]
                  [--fps F] [--every N] [--dpi D]
@@ -71,6 +79,8 @@ from .identification import fit
 from .model.initial_values import condition_variables
 from .model.initial_values import lookup as lookup_initial
 from .model.loader import load_model
+from .sensitivity import gradient, optimize
+from .sensitivity.gradient import MODES
 from .simulation import Result, simulate
 from .simulation.result import signal_names
 from .simulation.run_clock import timing_text
@@ -447,6 +457,15 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def _print_result(result, notes, as_json: bool) -> bool:
+    """A command's result: with --json the notes on stderr and one JSON object on stdout, else
+    the notes and the result's table on stdout.  Returns ``as_json`` (nothing more to print)."""
+    for line in notes:
+        print(line, file=sys.stderr if as_json else sys.stdout)
+    print(json.dumps(result.to_dict()) if as_json else result)
+    return as_json
+
+
 def cmd_global_sensitivity(args) -> int:
     """``sobol`` and ``morris``: the indices as a table (or one JSON object with --json)."""
     out = check_output_path(args.out, "--out") if args.out else None
@@ -461,15 +480,8 @@ def cmd_global_sensitivity(args) -> int:
             result = morris_screening(args.target, ranges, levels=args.levels, **options)
     except ImportError as exc:  # SALib missing: say so as any refused input
         raise ParameterError(str(exc)) from None
-    notes = _resume_lines(result.rows, args.out)
-    if args.json:
-        for line in notes:
-            print(line, file=sys.stderr)
-        print(json.dumps(result.to_dict()))
+    if _print_result(result, _resume_lines(result.rows, args.out), args.json):
         return 0
-    for line in notes:
-        print(line)
-    print(result)
     where = (f" -> {args.out}" if out else "") + (f", plot -> {args.plot}" if plot else "")
     print(f"{result.runs} runs{where}")
     return 0
@@ -511,6 +523,72 @@ def cmd_fit(args) -> int:
     print(result)
     if plot is not None:
         print(f"plot -> {args.plot}")
+    return 0
+
+
+def cmd_gradient(args) -> int:
+    """``gradient``: the metrics' values and gradients as a table (or one JSON object)."""
+    system = load_model(args.model)
+    params, initial, inputs = _parse_sets(args.set, system)
+    metrics = _parse_metrics(args.metric)
+    if not metrics:
+        raise ParameterError("gradient: give at least one --metric NAME=KIND(SIGNAL), e.g. --metric "
+                             "xT='final(x)'")
+    if not args.wrt:
+        raise ParameterError("gradient: give at least one --wrt NAME (a constant, an initial value or a "
+                             "named initial condition)")
+    result = gradient(system, metrics, args.wrt, args.t_end, mode=args.mode, method=args.method,
+                      rtol=args.rtol, params=params, initial=initial, inputs=inputs or None,
+                      formulation=args.formulation)
+    print(json.dumps(result.to_dict()) if args.json else result)
+    return 0
+
+
+def _parse_constraints(items) -> dict:
+    """--constraint NAME=EXPR<=VALUE as {name: 'EXPR<=VALUE'} (optimize parses the rest)."""
+    out = {}
+    for item in items or []:
+        name, sep, spec = item.partition("=")
+        if not sep or not name.strip() or spec[:1] == "=" or name.rstrip()[-1:] in "<>":
+            raise ParameterError(f"--constraint {item!r}: expected NAME=EXPR<=VALUE (or >=, ==), e.g. "
+                                 "--constraint 'E=integral(energy)<=0.5'")
+        if name.strip() in out:
+            raise ParameterError(f"--constraint {name.strip()} is given twice")
+        out[name.strip()] = spec
+    return out
+
+
+def cmd_optimize(args) -> int:
+    """``optimize``: the optimum as a table (or one JSON object with --json), the plot if asked."""
+    inputs_files = [("model file", args.model)]
+    plot = plot_path(args.plot, "--plot", inputs_files) if args.plot else None
+    if args.history is not None:
+        check_output_path(args.history, "--history", inputs_files)
+    system = load_model(args.model)
+    params, initial, inputs = _parse_sets(args.set, system)
+    if args.progress is None:
+        show = sys.stderr.isatty()
+    else:
+        show = args.progress
+    options = {"inputs": inputs} if inputs else {}
+    result = optimize(system, minimize=args.minimize, maximize=args.maximize,
+                      params=_parse_params(args.param, "lhs", "optimize"), t_end=args.t_end,
+                      constraints=_parse_constraints(args.constraint) or None,
+                      start=_parse_numbers(args.start, "--start") or None, constants=params, initial=initial,
+                      mode=args.mode, method=args.method, rtol=args.rtol, formulation=args.formulation,
+                      history=args.history, resume=args.resume, max_evaluations=args.max_evaluations,
+                      progress=show, **options)
+    if plot is not None:
+        result.plot(plot)
+    notes = [f"moved {old} aside to {new} (--resume restart)" for old, new in result.moved]
+    if result.dropped:
+        notes.append(f"{len(result.dropped)} unreadable record(s) of {args.history} evaluated again")
+    if _print_result(result, notes, args.json):
+        return 0
+    where = (f"history -> {args.history}" if args.history else "") + (
+        f"{', ' if args.history else ''}plot -> {args.plot}" if plot else "")
+    if where:
+        print(where)
     return 0
 
 
@@ -614,6 +692,66 @@ def _add_study_options(p) -> None:
     p.add_argument("--batch", type=int, default=None, help="runs per task (default: ~4 tasks per worker)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
+
+
+def _add_run_options(p, api) -> None:
+    """The options of the runs of gradient and optimize."""
+    p.add_argument("--t-end", type=float, required=True, help="end time of the run [s]")
+    p.add_argument("--mode", default=_default(api, "mode"), choices=MODES,
+                   help="the gradient's method: forward (direct), adjoint, or auto (adjoint when there are "
+                   "more than twice as many parameters as metrics; default)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="a fixed constant, initial value or input of the run; repeatable")
+    p.add_argument("--rtol", type=float, default=_default(api, "rtol"),
+                   help="relative tolerance of the run (default %(default)g)")
+    p.add_argument("--method", default=_default(api, "method"),
+                   help="integration method: explicit (default), dop853 or stiff")
+    p.add_argument("--formulation", default=None, help=_FORMULATION_HELP)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+
+
+def _add_gradient_parsers(sub) -> None:
+    pg = sub.add_parser("gradient", help="values and exact gradients of metrics of a run (direct or adjoint)",
+                        description="the values of final(), integral() and mean() metrics of a run and their "
+                        "gradients by constants and initial values, by the direct or the adjoint method")
+    pg.add_argument("model", help="Python file with a model() function")
+    pg.add_argument("--wrt", action="append", metavar="NAME",
+                    help="a constant, initial value (x, der(x)) or named initial condition; repeatable")
+    pg.add_argument("--metric", action="append", metavar="NAME=KIND(SIGNAL)",
+                    help="KIND: final, integral or mean; SIGNAL: a coordinate, der(coordinate), output or "
+                    "constraint; repeatable")
+    _add_run_options(pg, gradient)
+    pg.set_defaults(func=cmd_gradient)
+    po = sub.add_parser("optimize", help="minimize or maximize a metric over bounded parameters (exact "
+                        "gradients)", description="minimize (or maximize) a final(), integral() or mean() "
+                        "metric over bounded constants and initial values, with constraints on other "
+                        "metrics, by scipy.optimize with the exact gradients of the direct or adjoint method")
+    po.add_argument("model", help="Python file with a model() function")
+    po.add_argument("--param", action="append", metavar="NAME=LOW:HIGH",
+                    help="a constant, initial value (x, der(x)) or named initial condition and its range; "
+                    "repeatable")
+    goal = po.add_mutually_exclusive_group(required=True)
+    goal.add_argument("--minimize", metavar="KIND(SIGNAL)", help="the metric to minimize, e.g. 'final(x)'")
+    goal.add_argument("--maximize", metavar="KIND(SIGNAL)", help="the metric to maximize")
+    po.add_argument("--constraint", action="append", metavar="NAME=EXPR<=VALUE",
+                    help="a constraint on a metric: NAME=KIND(SIGNAL)<=VALUE, >= or ==; repeatable")
+    po.add_argument("--start", action="append", metavar="NAME=VALUE",
+                    help="start of a parameter (default: the model's value if within the range, else the "
+                    "middle)")
+    po.add_argument("--history", metavar="FILE.csv|FILE.jsonl",
+                    help="append every evaluation to this file; an existing one of the same optimization is "
+                    "resumed (its evaluations are not run again)")
+    po.add_argument("--resume", default=_default(optimize, "resume"), choices=["check", "restart"],
+                    help="an existing --history of another optimization: check refuses it (default), restart "
+                    "moves it aside (FILE.old-N.csv) and starts over")
+    po.add_argument("--max-evaluations", type=int, default=_default(optimize, "max_evaluations"),
+                    help="the most evaluations, those taken from --history included (default %(default)s)")
+    po.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="a line per evaluation on stderr (default: when stderr is a terminal)")
+    po.add_argument("--plot", metavar="FILE.png", help="also plot the objective and the parameters per "
+                    "evaluation")
+    _add_run_options(po, optimize)
+    po.set_defaults(func=cmd_optimize)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -754,6 +892,7 @@ def build_parser() -> argparse.ArgumentParser:
     pf.add_argument("--plot", metavar="FILE.png", help="also plot data, fitted model and residuals")
     pf.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     pf.set_defaults(func=cmd_fit)
+    _add_gradient_parsers(sub)
     pa = sub.add_parser("animate", help="animate a model or a result CSV as HTML or GIF (3D stick figure)")
     pa.add_argument("source", help="model file (.py, simulated first) or result CSV of mbsfmu simulate --out")
     pa.add_argument("--model", help="the model file of a result CSV")
@@ -800,6 +939,9 @@ def main(argv=None) -> int:
         if args.command in ("sweep", "sobol", "morris") and args.out:
             note = (f"\nmbsfmu: the rows of the runs that finished are in {args.out}; the same command "
                     "runs the others")
+        if args.command == "optimize" and args.history:
+            note = (f"\nmbsfmu: the evaluations made are in {args.history}; the same command continues "
+                    "from them")
         print(f"mbsfmu: {how}{note}", file=sys.stderr)
         return status
 

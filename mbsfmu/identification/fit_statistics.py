@@ -49,7 +49,7 @@ def singularity(J: np.ndarray, names: list[str]) -> str | None:
     if s[-1] >= SINGULAR * s[0]:
         return None
     dp = vt[-1] / norms
-    dp /= np.abs(dp).max()
+    dp /= dp[np.argmax(np.abs(dp))]  # the largest component +1: the direction's sign is arbitrary
     involved = [(n, c) for n, c in zip(names, dp) if abs(c) > 1e-3]
     ratio = " : ".join(f"{c:+.4g}" for _, c in involved)
     who = ", ".join(repr(n) for n, _ in involved)

@@ -33,14 +33,20 @@ from scipy.optimize import least_squares
 
 from ..core.checks import finite_number
 from ..core.errors import IdentifiabilityError, ParameterError, SimulationError
-from ..model.initial_values import lookup as lookup_initial
 from ..model.loader import system_of
 from ..simulation import simulate
-from ..simulation.sensitivity_columns import sensitivity_columns
-from ..study.designs import parse_bounds
 from .fit_result import FitResult
 from .fit_statistics import covariance, singularity
 from .measured_data import read_data
+from .search_checks import (
+    count,
+    fixed_values,
+    keyed,
+    ranges,
+    split_values,
+    start_point,
+    values_text,
+)
 
 #: simulate's keywords that fit sets itself (the others pass through **options)
 FIT_OWNED = ("t_end", "dt", "times", "sensitivities", "params", "progress", "progress_every")
@@ -94,11 +100,7 @@ def fit(
     combination; a failed run is a SimulationError naming the parameter values it ran with."""
     clock = time.perf_counter()
     system = system_of(model)
-    names, lower, upper = _ranges(params)
-    try:
-        sensitivity_columns(system, names)
-    except ParameterError as exc:
-        raise ParameterError(f"fit params: {str(exc).removeprefix('sensitivities: ')}") from None
+    names, lower, upper = ranges(system, params, "fit", "fit")
     signals = _signals(system, signals)
     w = _weights(weights, signals)
     measured = read_data(data, signals, t_end)
@@ -108,10 +110,11 @@ def fit(
             f"fit: {n} data value(s) for {p} parameter(s); a fit needs more data values than "
             "parameters (n > p) to estimate them and the noise"
         )
-    x0 = _start(system, names, lower, upper, start)
-    fixed_constants, fixed_initial = _fixed(system, names, constants, initial)
+    x0 = start_point(system, names, lower, upper, start, "fit", "fitted parameter")
+    fixed_constants, fixed_initial = fixed_values(system, names, constants, initial, "fit",
+                                                  "fitted parameter")
     _check_options(options)
-    _count("max_evaluations", max_evaluations)
+    count("fit max_evaluations", max_evaluations)
     grid, rows = measured.grid(t_end)
     problem = _Problem(
         system,
@@ -127,7 +130,7 @@ def fit(
     _, J0 = problem.evaluate(x0)
     why = singularity(J0, names)
     if why is not None:
-        raise IdentifiabilityError(f"fit at the start ({_values_text(names, x0)}): {why}")
+        raise IdentifiabilityError(f"fit at the start ({values_text(names, x0)}): {why}")
     sol = least_squares(
         problem.residuals,
         x0,
@@ -183,19 +186,13 @@ class _Problem:
         self.measured, self.rows, self.run_options = measured, rows, run_options
         self.constants, self.initial = constants, initial
         self.sqrt_w = np.sqrt(weights)
-        self.is_constant = [nm in system.constants_ for nm in names]
         self.runs, self.history, self._last = 0, [], None
 
     def _run(self, p):
         p = np.asarray(p, dtype=float)
         if self._last is not None and np.array_equal(self._last[0], p):
             return self._last[1:]
-        params = dict(
-            self.constants, **{nm: float(v) for nm, v, c in zip(self.names, p, self.is_constant) if c}
-        )
-        initial = dict(
-            self.initial, **{nm: float(v) for nm, v, c in zip(self.names, p, self.is_constant) if not c}
-        )
+        params, initial = split_values(self.system, self.names, p, self.constants, self.initial)
         started = time.perf_counter()
         try:
             res = simulate(
@@ -203,7 +200,7 @@ class _Problem:
             )
         except SimulationError as exc:
             failure = SimulationError(
-                f"fit: the run with {_values_text(self.names, p)} failed (evaluation {self.runs + 1}): {exc}"
+                f"fit: the run with {values_text(self.names, p)} failed (evaluation {self.runs + 1}): {exc}"
             )
             failure.result, failure.history = exc.result, self.history_frame()
             raise failure from exc
@@ -262,15 +259,6 @@ def fittable_signals(system) -> list[str]:
     return [*coords, *(f"der({c})" for c in coords), *getattr(system, "outputs", {}), *rows]
 
 
-def _ranges(params):
-    if isinstance(params, dict) and not params:
-        raise ParameterError("fit: give at least one parameter to fit with its range {name: (low, high)}")
-    names, lower, upper = parse_bounds(params)
-    for nm in names:
-        if not isinstance(nm, str):
-            raise ParameterError(f"fit params: {nm!r} is not a name")
-    return names, lower, upper
-
 
 def _signals(system, signals) -> list[str]:
     if isinstance(signals, str):
@@ -294,22 +282,9 @@ def _signals(system, signals) -> list[str]:
     return signals
 
 
-def _keyed(given, label: str, allowed: list, what: str) -> dict:
-    """``given`` ({name: number} or None) as a dict whose keys are all in ``allowed``."""
-    if given is not None and not isinstance(given, dict):
-        raise ParameterError(f"fit {label} must be a dict {{name: value}}, got {given!r}")
-    given = dict(given or {})
-    unknown = [k for k in given if k not in allowed]
-    if unknown:
-        raise ParameterError(
-            f"fit {label}: {', '.join(map(repr, unknown))} is not a {what} "
-            f"(the {what}s: {', '.join(allowed)})"
-        )
-    return given
-
 
 def _weights(weights, signals) -> np.ndarray:
-    weights = _keyed(weights, "weights", signals, "fitted signal")
+    weights = keyed(weights, "fit weights", signals, "fitted signal")
     out = np.array([finite_number(weights.get(s, 1.0), f"fit weight of {s!r}") for s in signals])
     for s, v in zip(signals, out):
         if not v > 0:
@@ -317,58 +292,8 @@ def _weights(weights, signals) -> np.ndarray:
     return out
 
 
-def model_value(system, name: str) -> float | None:
-    """The model's own value of a fitted parameter (a constant's value, a coordinate's initial
-    value or rate, a named initial condition's value or rate), None where it has none."""
-    if name in system.constants_:
-        return system.constants_[name].value
-    canonical = lookup_initial(system, name)
-    coords = system.coordinates_
-    if canonical in coords:
-        return coords[canonical].initial
-    rated = canonical[4:-1]
-    if rated in coords:
-        return coords[rated].initial_velocity
-    ic = next(ic for ic in system.initial_conditions if ic.name in (canonical, rated))
-    return ic.value if ic.name == canonical else ic.rate
 
 
-def _start(system, names, lower, upper, start) -> np.ndarray:
-    start = _keyed(start, "start", names, "fitted parameter")
-    x0 = []
-    for nm, lo, hi in zip(names, lower, upper):
-        if nm in start:
-            v = finite_number(start[nm], f"fit start of {nm!r}")
-            if not lo <= v <= hi:
-                raise ParameterError(f"fit start of {nm!r}: {v:g} is outside its range [{lo:g}, {hi:g}]")
-            x0.append(v)
-            continue
-        v = model_value(system, nm)
-        x0.append(float(v) if v is not None and lo <= v <= hi else 0.5 * (lo + hi))
-    return np.array(x0)
-
-
-def _fixed(system, names, constants, initial) -> tuple[dict, dict]:
-    for label, given in (("constants", constants), ("initial", initial)):
-        if given is not None and not isinstance(given, dict):
-            raise ParameterError(f"fit {label} must be a dict {{name: value}}, got {given!r}")
-    constants, initial = dict(constants or {}), dict(initial or {})
-    fitted = {_canonical(system, nm) for nm in names}
-    for label, given in (("constants", constants), ("initial", initial)):
-        both = [k for k in given if _canonical(system, k) in fitted]
-        if both:
-            raise ParameterError(
-                f"fit: {', '.join(map(repr, both))} given both as a fitted parameter and in "
-                f"{label}= (a fitted value is the minimizer's)"
-            )
-    return constants, initial
-
-
-def _canonical(system, name):
-    """A constant's name, or the canonical name of an initial value (``Dx`` is ``der(x)``)."""
-    if not isinstance(name, str) or name in system.constants_:
-        return name
-    return lookup_initial(system, name) or name
 
 
 def _check_options(options: dict) -> None:
@@ -384,12 +309,3 @@ def _check_options(options: dict) -> None:
             f"fit: unknown keyword {unknown[0]!r} (simulate's that pass through: {', '.join(PASSED_ON)})"
         )
 
-
-def _count(name: str, v) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise ParameterError(f"fit {name} must be a whole number >= 1, got {v!r}")
-    return int(v)
-
-
-def _values_text(names, p) -> str:
-    return ", ".join(f"{n} = {v:.10g}" for n, v in zip(names, p))
