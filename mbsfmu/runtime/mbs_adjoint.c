@@ -336,12 +336,7 @@ static int forward(adjoint *A, mbs_sens *Q, int method, double rtol, double atol
         rc = 0;
     }
 done:
-    if (I.st != NULL) {
-        stats[0] = I.st->nfev;
-        stats[1] = I.st->naccept;
-        stats[2] = I.st->nreject;
-        stats[3] = I.st->nproj;
-    }
+    mbs_sens_stepper_stats(&I, stats);
     mbs_sens_stepper_free(&I);
     free(buf);
     return rc;
@@ -553,12 +548,7 @@ int mbs_adj_run(mbs_instance *inst, int np, const int *what, const int *index, i
         }
     rc = MBS_OK;
 done:
-    if (I.st != NULL) {
-        stats[4] = I.st->nfev;
-        stats[5] = I.st->naccept;
-        stats[6] = I.st->nreject;
-        stats[7] = I.st->nproj;
-    }
+    mbs_sens_stepper_stats(&I, stats + 4);
     if (rc != MBS_OK)
         mbs_inst_fail(inst, A.S.msg);
     mbs_sens_stepper_free(&I);

@@ -89,6 +89,8 @@ typedef struct {
 int mbs_sens_stepper_init(mbs_sens_stepper *I, int method, int n, double rtol, double atol, double hmax,
                           char *msg, size_t len);
 void mbs_sens_stepper_free(mbs_sens_stepper *I);
+/* Its counters into stats[0..3]: rhs evaluations, accepted and rejected steps, projections. */
+void mbs_sens_stepper_stats(const mbs_sens_stepper *I, long *stats);
 
 /* 0, or 1 (out of memory). */
 int mbs_sens_init(mbs_sens *S, mbs_instance *inst, int np, const int *what, const int *index, int nq,

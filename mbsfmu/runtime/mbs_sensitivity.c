@@ -47,6 +47,16 @@ int mbs_sens_stepper_init(mbs_sens_stepper *I, int method, int n, double rtol, d
     return 0;
 }
 
+void mbs_sens_stepper_stats(const mbs_sens_stepper *I, long *stats)
+{
+    if (I->st == NULL)
+        return;
+    stats[0] = I->st->nfev;
+    stats[1] = I->st->naccept;
+    stats[2] = I->st->nreject;
+    stats[3] = I->st->nproj;
+}
+
 void mbs_sens_stepper_free(mbs_sens_stepper *I)
 {
     free(I->work);
@@ -523,12 +533,7 @@ int mbs_sens_run(mbs_instance *inst, int np, const int *what, const int *index, 
         rc = MBS_OK;
     }
 done:
-    if (I.st != NULL) {
-        stats[0] = I.st->nfev;
-        stats[1] = I.st->naccept;
-        stats[2] = I.st->nreject;
-        stats[3] = I.st->nproj;
-    }
+    mbs_sens_stepper_stats(&I, stats);
     if (rc != MBS_OK)
         mbs_inst_fail(inst, S.msg);
     mbs_sens_stepper_free(&I);

@@ -20,9 +20,9 @@ import pathlib
 import numpy as np
 import pandas as pd
 import pytest
+from oscillator_models import oscillator
 
 import mbsfmu
-from mbsfmu import System
 from mbsfmu.cli import main
 from mbsfmu.core.errors import IdentifiabilityError
 
@@ -32,14 +32,6 @@ K, M = 8.0, 2.0
 W = math.sqrt(K / M)
 
 
-def oscillator():
-    s = System("oscillator_fit", "mass on a linear spring")
-    m, k = s.constants(m=M, k=K)
-    (x,) = s.coordinates("x")
-    s.body("mass", ref="ISYS", rel_pos=[x, 0, 0], mass=m, inertia=[0, 0, 0])
-    s.generalized_force("spring", "x", -k * x)
-    s.initial(x=0.3)
-    return s
 
 
 def slider_crank_data(times, sigma, seed, signals=("x",), **truth):

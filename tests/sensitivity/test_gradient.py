@@ -10,23 +10,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from oscillator_models import oscillator
 
 import mbsfmu
-from mbsfmu import System
 from mbsfmu.core.errors import ParameterError
 from mbsfmu.sensitivity import gradient, least_squares
-
-
-def oscillator():
-    s = System("oscillator_grad", "mass on a linear spring")
-    m, k = s.constants(m=2.0, k=8.0)
-    (x,) = s.coordinates("x")
-    s.body("mass", ref="ISYS", rel_pos=[x, 0, 0], mass=m, inertia=[0, 0, 0])
-    s.generalized_force("spring", "x", -k * x)
-    s.initial(x=0.3)
-    s.output("energy_spring", k * x ** 2 / 2, "the spring's energy")
-    return s
-
 
 CASES = [  # model, formulation, method, metrics, parameters, t_end
     ("slider_crank", "qr", "explicit",

@@ -11,12 +11,12 @@ import pathlib
 
 import numpy as np
 import pytest
+from oscillator_models import oscillator
 from scipy.optimize import minimize_scalar
 
 import mbsfmu
 from mbsfmu import ParameterError
 from mbsfmu.sensitivity import optimization
-from tests.sensitivity.test_gradient import oscillator
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SLIDER_CRANK = str(ROOT / "models" / "slider_crank.py")
@@ -149,7 +149,7 @@ def test_history_of_another_optimization_refused_or_moved_aside(tmp_path, runs):
         mbsfmu.optimize(oscillator(), history=history, t_end=T, **{**problem, "params": {"k": (5.0, 31.0)}})
     changed = oscillator()
     changed.constants_["m"].value = 2.5
-    with pytest.raises(ParameterError, match=r"model: System 'oscillator_grad' sha256 \w+ in h.csv, System "):
+    with pytest.raises(ParameterError, match=r"model: System 'oscillator' sha256 \w+ in h.csv, System "):
         mbsfmu.optimize(changed, history=history, t_end=T, **problem)
     assert history.read_bytes() == before and runs["n"] == 2
     res = mbsfmu.optimize(oscillator(), history=history, t_end=1.5, resume="restart", **problem)
@@ -192,6 +192,6 @@ def test_progress_lines_and_plot(tmp_path, capsys):
     path = res.plot(tmp_path / "o.png")
     assert pathlib.Path(path).stat().st_size > 1000
     text = str(res)
-    assert "minimize final(x) of oscillator_grad over k by L-BFGS-B" in text and "19.739208" in text
+    assert "minimize final(x) of oscillator over k by L-BFGS-B" in text and "19.739208" in text
     d = res.to_dict()
     assert json.loads(json.dumps(d))["optimum"]["k"] == res.values["k"]

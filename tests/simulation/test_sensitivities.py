@@ -16,19 +16,9 @@ import warnings
 
 import numpy as np
 import pytest
+from oscillator_models import oscillator
 
 import mbsfmu
-from mbsfmu import System
-
-
-def oscillator():
-    s = System("oscillator_sens", "mass on a linear spring")
-    m, k = s.constants(m=2.0, k=8.0)
-    (x,) = s.coordinates("x")
-    s.body("mass", ref="ISYS", rel_pos=[x, 0, 0], mass=m, inertia=[0, 0, 0])
-    s.generalized_force("spring", "x", -k * x)
-    s.initial(x=0.3)
-    return s
 
 
 def test_linear_oscillator_matches_the_closed_form_sensitivities():
