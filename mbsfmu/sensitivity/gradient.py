@@ -28,7 +28,7 @@ from ..core.errors import ParameterError
 from ..model.loader import system_of
 from ..simulation.sensitivity_columns import request
 from ..simulation.simulate import simulate
-from .metrics import parse_metrics
+from .metrics import expression_model, parse_metrics
 
 #: the modes of :func:`gradient`
 MODES = ("auto", "forward", "adjoint")
@@ -71,20 +71,22 @@ def gradient(model, metrics, wrt, t_end: float, mode: str = "auto", method: str 
              rtol: float = 1e-8, atol: float | None = None, params: dict | None = None,
              initial: dict | None = None, inputs: dict | None = None, formulation: str | None = None,
              formulation_options: dict | None = None, fixed=(), max_step: float = math.inf,
-             progress=None) -> Gradient:
+             progress=None, sensitivity_error_control: str = "all") -> Gradient:
     """The values of ``metrics`` ({name: 'final(x)' | 'integral(S)' | 'mean(S)' |
     least_squares(data, signals)}, :mod:`.metrics`) of a run to ``t_end`` and their gradient by
     ``wrt`` (names of constants, initial values and named initial conditions, as
     ``simulate(..., sensitivities=...)`` takes them), by the engine's ``mode`` ('forward',
     'adjoint' or 'auto', see the module doc).  The run is simulate's with the same keywords
-    (``method`` is the integration method).  Everything is checked before the run."""
+    (``method`` is the integration method; ``sensitivity_error_control`` that of the forward
+    mode, see :func:`~mbsfmu.simulation.simulate.simulate`).  Everything is checked before the
+    run."""
     system = system_of(model)
     number = isinstance(t_end, (int, float)) and not isinstance(t_end, bool)
     if not (number and math.isfinite(t_end) and t_end > 0):
         raise ParameterError(f"t_end must be a positive number, got {t_end!r}")
-    terms = parse_metrics(system, metrics, t_end)
+    system, terms = expression_model(system, parse_metrics(system, metrics, t_end))
     names = list(dict.fromkeys(m.name for m in terms))
-    req = request(system, wrt)
+    req = request(system, wrt, sensitivity_error_control)
     mode = choose_mode(mode, len(req.names), len(names))
     kw = dict(method=method, rtol=rtol, atol=atol, params=params, initial=initial, inputs=inputs,
               formulation=formulation, formulation_options=formulation_options, fixed=fixed,

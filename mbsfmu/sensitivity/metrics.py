@@ -10,7 +10,10 @@ A metric is written ``KIND(SIGNAL)``:
 
 with S a coordinate, ``der(coordinate)``, a user output (expression, frame kinematics or
 reaction) or a constraint's multiplier by its name
-(:func:`mbsfmu.simulation.sensitivity_columns.signal_index`).  Each is a differentiable function of
+(:func:`mbsfmu.simulation.sensitivity_columns.signal_index`), or an expression of the time, the
+coordinates, their rates (``der(x)`` or ``Dx``), constants, time parameters and inputs, such as
+``integral(k*x**2/2)``: the run's model then gets it as an output of its own
+(:func:`expression_model`, a copy: the user's model is not changed).  Each is a differentiable function of
 the parameters wherever the solution is.  The kinds of a sweep that are not (``max``, ``min``,
 ``peak`` of a signal, a settling time, an arbitrary Python function) are refused with the reason
 and what to use instead: their derivative jumps where the time of the extremum or of the
@@ -19,12 +22,14 @@ crossing moves from one output point to another, so a gradient of them misleads 
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.errors import ParameterError
+from ..core.errors import ModelError, ParameterError
+from ..equations.derive import derive
 from ..identification.measured_data import read_data
 from ..simulation.sensitivity_columns import signal_index
 
@@ -55,6 +60,7 @@ class Metric:
     signal: str
     index: int
     points: np.ndarray | None = field(default=None, compare=False)
+    expression: str | None = None  # an expression the run's model computes as an output
 
     @property
     def engine_kind(self) -> str:
@@ -145,4 +151,40 @@ def _metric(system, name, spec) -> Metric:
     if kind not in KINDS:
         raise ParameterError(f"{where}: unknown kind {kind!r} in {spec!r}; the differentiable kinds are "
                              f"{', '.join(KINDS)}")
-    return Metric(str(name), kind, signal, signal_index(system, signal))
+    try:
+        return Metric(str(name), kind, signal, signal_index(system, signal))
+    except ParameterError:
+        if _NAME.match(signal):  # a name, not an expression: the unknown signal it is
+            raise
+    expression = _DER.sub(lambda m: "D" + m.group(1), signal)
+    try:
+        system.expr(expression, f"{where}: {signal!r}")
+    except ModelError as exc:
+        raise ParameterError(f"{exc} (a metric reads a signal -- a coordinate, der(coordinate), an output, "
+                             "a constraint -- or an expression of them)") from None
+    return Metric(str(name), kind, signal, -1, expression=expression)
+
+
+_NAME = re.compile(r"^(der\()?[A-Za-z_][\w.]*\)?$")
+_DER = re.compile(r"der\(\s*([A-Za-z_]\w*)\s*\)")
+
+
+def expression_model(system, terms):
+    """(the model a run of ``terms`` needs, the terms on it): ``system`` itself, or where a term
+    is an expression a copy with one output per such term (``metric.<name>``), derived and kept
+    once per derivation of ``system`` (so repeated gradients, an optimizer's, build it once)."""
+    wanted = tuple((m.name, m.expression) for m in terms if m.expression is not None)
+    if not wanted:
+        return system, terms
+
+    def build(_eqs):
+        extended = copy.deepcopy(system)
+        for name, text in wanted:
+            extended.output(f"metric.{name}", text, f"the expression of metric {name!r}")
+        return extended
+
+    extended = derive(system).derived(("metric_outputs", wanted), build)
+    out = [m if m.expression is None else
+           Metric(m.name, m.kind, f"metric.{m.name}", signal_index(extended, f"metric.{m.name}"), m.points)
+           for m in terms]
+    return extended, out

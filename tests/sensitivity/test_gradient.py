@@ -177,3 +177,34 @@ def test_stiff_model_forward_and_adjoint_agree():
     a, f = adj.gradient.to_numpy(), fwd.gradient.to_numpy()
     scale = np.abs(f).max(axis=1, keepdims=True)
     assert np.all(np.abs(a - f) <= 1e-8 * scale), np.abs(a - f) / scale
+
+
+def test_metrics_of_expressions_match_quadrature_of_the_closed_form():
+    """integral(x**2) and final(der(x)*x) of the oscillator (expressions: the run's model gets them
+    as outputs of a copy) against scipy's quadrature of the closed-form solution and of its
+    derivative by x0; the user's model keeps its outputs."""
+    from scipy.integrate import quad
+
+    s = oscillator()
+    before = list(s.outputs)
+    x0, v0, w, T = 0.3, 0.5, 2.0, 1.3
+
+    def x(t, x0=x0):
+        return x0 * math.cos(w * t) + v0 / w * math.sin(w * t)
+
+    def xd(t, x0=x0):
+        return -x0 * w * math.sin(w * t) + v0 * math.cos(w * t)
+
+    metrics = {"I": "integral(x**2)", "F": "final(der(x)*x)", "E": "integral(k*x**2/2)",
+               "O": "integral(energy_spring)"}
+    for mode in ("forward", "adjoint"):
+        g = gradient(s, metrics, ["x"], T, mode=mode, rtol=1e-11, initial={"x": x0, "Dx": v0})
+        assert g.values["I"] == pytest.approx(quad(lambda t: x(t) ** 2, 0, T, epsabs=1e-14)[0], rel=1e-9)
+        d_i = quad(lambda t: 2 * x(t) * math.cos(w * t), 0, T, epsabs=1e-14)[0]
+        assert g.gradient.loc["I", "x"] == pytest.approx(d_i, rel=1e-8), mode
+        assert g.values["F"] == pytest.approx(xd(T) * x(T), rel=1e-9)
+        d_f = -w * math.sin(w * T) * x(T) + xd(T) * math.cos(w * T)
+        assert g.gradient.loc["F", "x"] == pytest.approx(d_f, rel=1e-8), mode
+        assert g.values["E"] == pytest.approx(g.values["O"], rel=1e-12)
+        assert g.gradient.loc["E", "x"] == pytest.approx(g.gradient.loc["O", "x"], rel=1e-10)
+    assert list(s.outputs) == before
