@@ -29,9 +29,9 @@ Ways, all at rtol 1e-8 (``--rtol``):
 
 The reference is CasADi's forward sensitivities at rtol 1e-12 (one call), printed against
 mbsfmu's fourth-order central differences of plain runs at rtol 1e-12 (4 p runs) as a
-cross-check: on the slider-crank those differ from it by 5e-6 relative, all of it in the
-derivatives by the crank's initial rate, whose differences are truncation-limited (their error
-grows 10^4 times from the step 1e-4 to 1e-3, the h^4 of the formula), while the direct method
+cross-check: on the slider-crank those differ from it by 5e-6 relative, largest in a
+derivative by the crank's initial rate, whose differences are truncation-limited (their error
+grows about 4000 times from the step 1e-4 to 1e-3, near the h^4 of the formula), while the direct method
 at rtol 1e-11 agrees with CasADi's reference to 4e-8; the errors of the CasADi rows are so
 against CasADi's own tight run.
 The relative error is max |G - G_ref| / max |G_ref| over the metrics x parameters matrix.
