@@ -16,8 +16,8 @@ mbsfmu's at rtol 1e-12 first, and the script stops if they differ by more than 1
 Ways, all at rtol 1e-8 (``--rtol``):
 
 * mbsfmu direct: one run with ``simulate(..., sensitivities=[...])`` (runtime/mbs_sensitivity.c);
-* mbsfmu adjoint: ``mbsfmu.sensitivity.gradient(..., method='adjoint')`` once it exists (the row
-  prints "n/a (not yet)" until then);
+* mbsfmu direct with ``sensitivity_error_control='state'`` (the plain run's steps);
+* mbsfmu adjoint: ``mbsfmu.sensitivity.gradient(..., mode='adjoint')`` (runtime/mbs_adjoint.c);
 * central differences: 2 p + 1 plain mbsfmu runs, step 1e-4 relative;
 * CasADi 3.8 ``integrator('cvodes')`` (Adams, functional iteration: the fastest CVODES setting
   for these non-stiff ODEs; abstol = reltol) differentiated through CasADi's AD:
@@ -48,7 +48,6 @@ right-hand sides against a plain run.
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import pathlib
 import sys
@@ -59,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import mbsfmu
+from mbsfmu.sensitivity import gradient
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -176,24 +176,15 @@ def central(case: Case, rtol: float, order: int = 2, h_rel: float = 1e-4) -> np.
     return np.array(cols).T
 
 
-def direct(case: Case, rtol: float, params=None, t_end=None):
+def direct(case: Case, rtol: float, params=None, t_end=None, error_control: str = "all"):
     params = case.params if params is None else params
-    res = run(case, rtol, t_end, sensitivities=params)
+    res = run(case, rtol, t_end, sensitivities=params, sensitivity_error_control=error_control)
     return np.array([[res.sensitivity(m, p)[-1] for p in params] for m in case.metrics]), res
 
 
-def adjoint_gradient():
-    """mbsfmu.sensitivity.gradient if the adjoint method exists yet, else None."""
-    try:
-        mod = importlib.import_module("mbsfmu.sensitivity")
-    except ImportError:
-        return None
-    return getattr(mod, "gradient", None)
-
-
-def adjoint(case: Case, rtol: float, gradient):
+def adjoint(case: Case, rtol: float):
     out = gradient(case.system, metrics={m: f"final({m})" for m in case.metrics},
-                   wrt=case.params, t_end=case.t_end, rtol=rtol, method="adjoint")
+                   wrt=case.params, t_end=case.t_end, rtol=rtol, mode="adjoint")
     return out.gradient.loc[case.metrics, case.params].to_numpy()
 
 
@@ -301,13 +292,11 @@ def bench_case(case: Case, a) -> dict:
     t_dir, (g_dir, res_dir) = best(lambda: direct(case, rtol), repeat)
     err_dir = rel_error(g_dir, ref)
     rows.append(("mbsfmu direct (one run)", t_dir, err_dir))
-    gradient = adjoint_gradient()
-    if gradient is None:
-        rows.append(("mbsfmu adjoint", "n/a (not yet)", None))
-    else:
-        adjoint(case, rtol, gradient)  # warm-up: builds
-        t_adj, g_adj = best(lambda: adjoint(case, rtol, gradient), repeat)
-        rows.append(("mbsfmu adjoint", t_adj, rel_error(g_adj, ref)))
+    adjoint(case, rtol)  # warm-up: builds
+    t_adj, g_adj = best(lambda: adjoint(case, rtol), repeat)
+    rows.append(("mbsfmu adjoint (one run and one backward run)", t_adj, rel_error(g_adj, ref)))
+    t_st, (g_st, _) = best(lambda: direct(case, rtol, error_control="state"), repeat)
+    rows.append(("mbsfmu direct, error test of the state alone", t_st, rel_error(g_st, ref)))
     t_fd, g_fd = best(lambda: central(case, rtol), repeat)
     rows.append((f"central differences ({2 * len(case.params) + 1} runs)", t_fd, rel_error(g_fd, ref)))
 
