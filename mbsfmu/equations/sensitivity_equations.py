@@ -41,8 +41,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .derivatives import adjoint, substitute, tangent
 from .articulated_body import articulated_accelerations
+from .derivatives import adjoint, substitute, tangent
 from .outputs import expression_outputs
 from .recursive_newton_euler import recursive_newton_euler
 
