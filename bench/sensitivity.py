@@ -16,8 +16,8 @@ mbsfmu's at rtol 1e-12 first, and the script stops if they differ by more than 1
 Ways, all at rtol 1e-8 (``--rtol``):
 
 * mbsfmu direct: one run with ``simulate(..., sensitivities=[...])`` (runtime/mbs_sensitivity.c);
-* mbsfmu adjoint: ``mbsfmu.sensitivity.gradient(..., method='adjoint')`` once it exists (the row
-  prints "n/a (not yet)" until then);
+* mbsfmu direct with ``sensitivity_error_control='state'`` (the plain run's steps);
+* mbsfmu adjoint: ``mbsfmu.sensitivity.gradient(..., mode='adjoint')`` (runtime/mbs_adjoint.c);
 * central differences: 2 p + 1 plain mbsfmu runs, step 1e-4 relative;
 * CasADi 3.8 ``integrator('cvodes')`` (Adams, functional iteration: the fastest CVODES setting
   for these non-stiff ODEs; abstol = reltol) differentiated through CasADi's AD:
@@ -48,7 +48,6 @@ right-hand sides against a plain run.
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import pathlib
 import sys
@@ -59,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import mbsfmu
+from mbsfmu.sensitivity import gradient
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -162,7 +162,7 @@ def final_values(case: Case, res) -> np.ndarray:
     return np.array([res[m][-1] for m in case.metrics])
 
 
-def central(case: Case, rtol: float, order: int = 2, h_rel: float = 1e-4) -> np.ndarray:
+def central(case: Case, rtol: float, order: int = 2, h_rel: float = 1e-4, **kw) -> np.ndarray:
     """Central differences of final values: second order (2 runs per parameter) or fourth order
     (4 runs, (-f(2h) + 8 f(h) - 8 f(-h) + f(-2h)) / 12 h)."""
     s, cols = case.system, []
@@ -170,31 +170,24 @@ def central(case: Case, rtol: float, order: int = 2, h_rel: float = 1e-4) -> np.
         v = base_value(s, p)
         h = h_rel * (abs(v) or 1.0)
         ks = (1, -1) if order == 2 else (2, 1, -1, -2)
-        f = [final_values(case, run(case, rtol, **setting(s, p, v + k * h))) for k in ks]
+        f = [final_values(case, run(case, rtol, **setting(s, p, v + k * h), **kw)) for k in ks]
         cols.append((f[0] - f[1]) / (2 * h) if order == 2
                     else (-f[0] + 8 * f[1] - 8 * f[2] + f[3]) / (12 * h))
     return np.array(cols).T
 
 
-def direct(case: Case, rtol: float, params=None, t_end=None):
+def direct(case: Case, rtol: float, params=None, t_end=None, error_control: str = "all"):
+    """The direct method as simulate runs it (the run's method: RKSTAB)."""
     params = case.params if params is None else params
-    res = run(case, rtol, t_end, sensitivities=params)
+    res = run(case, rtol, t_end, sensitivities=params, sensitivity_error_control=error_control)
     return np.array([[res.sensitivity(m, p)[-1] for p in params] for m in case.metrics]), res
 
 
-def adjoint_gradient():
-    """mbsfmu.sensitivity.gradient if the adjoint method exists yet, else None."""
-    try:
-        mod = importlib.import_module("mbsfmu.sensitivity")
-    except ImportError:
-        return None
-    return getattr(mod, "gradient", None)
-
-
-def adjoint(case: Case, rtol: float, gradient):
-    out = gradient(case.system, metrics={m: f"final({m})" for m in case.metrics},
-                   wrt=case.params, t_end=case.t_end, rtol=rtol, method="adjoint")
-    return out.gradient.loc[case.metrics, case.params].to_numpy()
+def by_gradient(case: Case, rtol: float, mode: str, error_control: str = "all"):
+    """mbsfmu.sensitivity.gradient (its default method, DOP853): (gradient, its Gradient)."""
+    out = gradient(case.system, metrics={m: f"final({m})" for m in case.metrics}, wrt=case.params,
+                   t_end=case.t_end, rtol=rtol, mode=mode, sensitivity_error_control=error_control)
+    return out.gradient.loc[case.metrics, case.params].to_numpy(), out
 
 
 # ---------------------------------------------------------------- CasADi
@@ -297,19 +290,23 @@ def bench_case(case: Case, a) -> dict:
           f"({4 * len(case.params)} runs, {time.perf_counter() - t0:.1f} s): {describe(fd4, ref, case)}")
     rows = []  # (label, time, error)
     t_plain, res_plain = best(lambda: run(case, rtol), repeat)
-    rows.append(("mbsfmu one plain run", t_plain, None))
+    rows.append(("mbsfmu one plain run (rkstab)", t_plain, None))
+    t_p8, _ = best(lambda: run(case, rtol, method="dop853"), repeat)
+    rows.append(("mbsfmu one plain run (dop853)", t_p8, None))
+    by_gradient(case, rtol, "adjoint")  # warm-up: builds
+    for mode, ec, label in (("forward", "all", "gradient(), direct method"),
+                            ("forward", "state", "gradient(), direct, error test of the state"),
+                            ("adjoint", "all", "gradient(), adjoint method")):
+        t, (g, _) = best(lambda mode=mode, ec=ec: by_gradient(case, rtol, mode, ec), repeat)
+        rows.append((label, t, rel_error(g, ref)))
     t_dir, (g_dir, res_dir) = best(lambda: direct(case, rtol), repeat)
     err_dir = rel_error(g_dir, ref)
-    rows.append(("mbsfmu direct (one run)", t_dir, err_dir))
-    gradient = adjoint_gradient()
-    if gradient is None:
-        rows.append(("mbsfmu adjoint", "n/a (not yet)", None))
-    else:
-        adjoint(case, rtol, gradient)  # warm-up: builds
-        t_adj, g_adj = best(lambda: adjoint(case, rtol, gradient), repeat)
-        rows.append(("mbsfmu adjoint", t_adj, rel_error(g_adj, ref)))
+    rows.append(("simulate(sensitivities=) (rkstab)", t_dir, err_dir))
+    t_fd8, g_fd8 = best(lambda: central(case, rtol, method="dop853"), repeat)
+    runs = 2 * len(case.params) + 1
+    rows.append((f"central differences, dop853 ({runs} runs)", t_fd8, rel_error(g_fd8, ref)))
     t_fd, g_fd = best(lambda: central(case, rtol), repeat)
-    rows.append((f"central differences ({2 * len(case.params) + 1} runs)", t_fd, rel_error(g_fd, ref)))
+    rows.append((f"central differences, rkstab ({runs} runs)", t_fd, rel_error(g_fd, ref)))
 
     cas = CasadiGradients(case, rtol)
     cas.plain(P0)
@@ -327,13 +324,11 @@ def bench_case(case: Case, a) -> dict:
             if err <= err_dir:
                 break
 
-    print(f"{'method':40s} {'time [s]':>10s} {'/ one run':>10s} {'rel. error':>11s}")
+    print(f"{'method':48s} {'time [s]':>10s} {'/ one run':>10s} {'rel. error':>11s}")
     for label, t, err in rows:
-        if isinstance(t, str):
-            print(f"{label:40s} {t:>21s}")
-            continue
         e = "" if err is None else f"{err:.2e}"
-        print(f"{label:40s} {t:10.4f} {t / t_plain:10.1f} {e:>11s}")
+        print(f"{label:48s} {t:10.4f} {t / t_plain:10.1f} {e:>11s}")
+    print("(/ one run: against the plain rkstab run, simulate's default)")
     print(f"direct: {describe(g_dir, ref, case)}")
     print(f"steps: plain run {res_plain.stats['naccept']}, direct {res_dir.stats['naccept']}; "
           f"right-hand sides: plain {res_plain.stats['nfev']}, direct {res_dir.stats['nfev']}")

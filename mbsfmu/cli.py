@@ -705,7 +705,8 @@ def _add_run_options(p, api) -> None:
     p.add_argument("--rtol", type=float, default=_default(api, "rtol"),
                    help="relative tolerance of the run (default %(default)g)")
     p.add_argument("--method", default=_default(api, "method"),
-                   help="integration method: explicit (default), dop853 or stiff")
+                   help="integration method: dop853 (default: the fewest steps at a gradient's "
+                   "tolerances), explicit or stiff")
     p.add_argument("--formulation", default=None, help=_FORMULATION_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 

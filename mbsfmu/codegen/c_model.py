@@ -214,7 +214,7 @@ def model_sources(system, formulation: str = "qr", variables=None, tag: str = ""
     if on_file is not None:  # final: compiled while the parameter probe runs
         on_file("model_tree.c", tree_c)
     if sensitivities:
-        functions += _with_math_macros(sensitivity_functions(eqs))
+        functions += _with_math_macros(sensitivity_functions(eqs, tree=bool(aba)))
     src = output_sources(system)
     model_c = "\n".join([
         f"/* Model {title}: equations and tables of the engine's model contract (mbs_model.h).",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..equations.sensitivity_equations import sensitivity_equations
+from ..equations.sensitivity_equations import sensitivity_equations, tree_sensitivity_equations
 from .c_printer import CPrinter
 from .c_source import c_names, print_c
 
@@ -73,8 +73,11 @@ def _directional(name: str, eqs, fixed: list, seeds: list, outputs: list, width:
     return lines
 
 
-def sensitivity_functions(eqs) -> list[str]:
-    """The C lines of the three functions (module doc)."""
+def sensitivity_functions(eqs, tree: bool = False) -> list[str]:
+    """The C lines of the three functions (module doc), and with ``tree`` (a build whose runs use
+    the articulated-body algorithm) ``mbs_sens_tree_tangent`` and ``mbs_sens_tree_adjoint``: the
+    tangent of y'' = a(y, y', p) along ``nd`` directions (dy, dy', dp) and the gradient of
+    mu . a for ``nd`` weightings mu (f each), from the algorithm's own intermediates."""
     se = sensitivity_equations(eqs)
     n_fixed = len(se.z_tangent) - len(se.z_outputs)
     lines = [""]
@@ -86,4 +89,8 @@ def sensitivity_functions(eqs) -> list[str]:
     n_fixed = len(se.z_adjoint) - len(se.adjoint_weights)
     lines += _directional("sens_adjoint", eqs, se.z_adjoint[:n_fixed], se.z_adjoint[n_fixed:], se.adjoint,
                           len(se.adjoint))
+    if tree:
+        te = tree_sensitivity_equations(eqs)
+        lines += ["", *_directional("sens_tree_tangent", eqs, [], te.z_tangent, te.tangent, len(te.tangent))]
+        lines += ["", *_directional("sens_tree_adjoint", eqs, [], te.z_adjoint, te.adjoint, len(te.adjoint))]
     return lines

@@ -26,6 +26,13 @@ The argument vectors of the generated functions (``z``):
   out ``= [bar y (f), bar y' (f), bar p (nprm)]`` of ``wR.R + wG.G + wc.c + wV.V``;
 * output tangent: ``z = [dy (f), dy' (f), dp (nprm)]``, out = the tangents of the expression
   outputs (:func:`~.outputs.expression_outputs`).
+
+For a tree run on the articulated-body algorithm (:mod:`.articulated_body`) the accelerations
+are an explicit function y'' = a(y, y', p) over the intermediates, and its own tangent and
+adjoint need no linear system at all (:func:`tree_sensitivity_equations`):
+
+* tree tangent: ``z = [dy, dy', dp]`` per direction, out = da (f);
+* tree adjoint: ``z = [mu (f)]`` per weighting, out = ``[bar y, bar y', bar p]`` of mu . a.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .articulated_body import articulated_accelerations
 from .derivatives import adjoint, substitute, tangent
 from .outputs import expression_outputs
 from .recursive_newton_euler import recursive_newton_euler
@@ -51,6 +59,37 @@ class SensitivityEquations:
     adjoint_weights: list
     z_outputs: list
     outputs_tangent: list
+
+
+@dataclass
+class TreeSensitivityEquations:
+    """The tangent and adjoint of the articulated-body accelerations, and their z symbols."""
+
+    z_tangent: list
+    tangent: list
+    z_adjoint: list
+    adjoint: list
+
+
+def tree_sensitivity_equations(eqs) -> TreeSensitivityEquations | None:
+    """For a model whose engine runs the articulated-body algorithm; None for others (derived
+    once per Equations object)."""
+    return eqs.derived("tree_sensitivity_equations", _derive_tree)
+
+
+def _derive_tree(eqs) -> TreeSensitivityEquations | None:
+    ydd = articulated_accelerations(eqs)
+    if ydd is None:
+        return None
+    system, w = eqs.system, eqs.intermediates
+    f = len(system.y)
+    prm = [c.symbol for c in system.constants_.values()]
+    dy, dyd, dp = _vector("tdy", f), _vector("tdyd", f), _vector("tdp", len(prm))
+    seeds = {**dict(zip(system.y, dy)), **dict(zip(system.yd, dyd)), **dict(zip(prm, dp))}
+    tan = tangent(w, list(ydd), seeds)
+    mu = _vector("tmu", f)
+    adj = adjoint(w, list(ydd), mu, list(system.y) + list(system.yd) + prm)
+    return TreeSensitivityEquations(dy + dyd + dp, tan, mu, adj)
 
 
 def sensitivity_equations(eqs) -> SensitivityEquations:

@@ -24,6 +24,9 @@
 #if MBS_HAS_SENS
 
 #define NODES 8 /* samples per step: the continuous extensions are polynomials of degree <= 7 */
+/* the forward run's tolerance relative to the run's: the adjoint's gradient is taken along the
+ * forward trajectory, and is as accurate as it (a tenth: about the direct method's accuracy) */
+#define ADJ_FORWARD_TOL 0.1
 
 /* The forward trajectory: per step its start, its size and NODES samples of x (2 f each). */
 typedef struct {
@@ -155,19 +158,72 @@ static int signal_gradient(adjoint *A, int sig, double t, const double *x, doubl
 /* the weights of one metric in the adjoint function's z: wR (f), wG (m), wc (mh), wV (m) */
 #define W_SIZE (F + 2 * NC + NH)
 
+/* dmu_y = a_y^T mu_v + h_y, dmu_v = mu_y + a_y'^T mu_v + h_y', dg = a_p^T mu_v + h_p of metric m, from
+ * abar = (a_y^T mu_v, a_y'^T mu_v, a_p^T mu_v) (sign +1) or its negative (sign -1). */
+static int adj_derivatives(adjoint *A, double t, const double *Y, double *Yd, int m, const double *abar,
+                           double sign)
+{
+    const double *mu = MU(Y, m), *ybar = abar, *ydbar = abar + F, *pbar = abar + NX;
+    double *dmu = MU(Yd, m), *dg = GP(A, Yd, m), g[D_SIZE];
+    int i, j;
+    for (i = 0; i < F; i++) {
+        dmu[i] = sign * ybar[i];
+        dmu[F + i] = mu[i] + sign * ydbar[i];
+    }
+    for (j = 0; j < A->np; j++)
+        dg[j] = A->what[j] == MBS_SENS_CONSTANT ? sign * pbar[A->index[j]] : 0.0;
+    if (A->kind[m] == MBS_ADJ_INTEGRAL) { /* the running cost's h_x, h_p */
+        if (signal_gradient(A, A->sig[m], t, A->x, g) != 0)
+            return 1;
+        for (i = 0; i < NX; i++)
+            dmu[i] += g[i];
+        for (j = 0; j < A->np; j++)
+            if (A->what[j] == MBS_SENS_CONSTANT)
+                dg[j] += g[NX + A->index[j]];
+    }
+    return 0;
+}
+
+/* The backward right-hand side of a tree on the articulated-body algorithm: mu_v . a by the
+ * algorithm's adjoint code, for all metrics at once (x and the inputs at t are set). */
+static int tree_rhs(adjoint *A, double t, const double *Y, double *Yd)
+{
+#if MBS_HAS_ABA
+    const mbs_form *fm = A->S.form;
+    int m;
+#if MBS_TP_FUNCTION && MBS_NTP > 0
+    mbs_time_parameters(t, fm->prm, fm->tp);
+#endif
+    for (m = 0; m < A->nm; m++)
+        memcpy(A->zadj + m * F, MU(Y, m) + F, sizeof(double) * F);
+    mbs_sens_tree_adjoint(t, A->x, A->x + F, fm->prm, fm->u, fm->tp, A->zadj, A->nm, A->oadj);
+    for (m = 0; m < A->nm; m++)
+        if (adj_derivatives(A, t, Y, Yd, m, A->oadj + m * D_SIZE, 1.0) != 0)
+            return 1;
+    return 0;
+#else
+    (void)A;
+    (void)t;
+    (void)Y;
+    (void)Yd;
+    return 1;
+#endif
+}
+
 static int adj_rhs(void *ctx, double tau, const double *Y, double *Yd)
 {
     adjoint *A = (adjoint *)ctx;
     mbs_form *fm = A->S.form;
     const int baumgarte = fm->kind == MBS_FORM_BAUMGARTE || fm->kind == MBS_FORM_DAE;
     const double t = A->T - tau;
-    double g[D_SIZE];
-    int m, i, j;
+    int m, i;
     state_at(&A->traj, t, A->x);
     if (mbs_inst_inputs_at(A->S.inst, t) != MBS_OK) {
         snprintf(A->S.msg, sizeof A->S.msg, "%s", mbs_inst_message(A->S.inst));
         return 1;
     }
+    if (A->S.tree) /* a_x^T mu_v by the articulated-body algorithm's own adjoint code */
+        return tree_rhs(A, t, Y, Yd);
     for (m = 0; m < A->nm; m++)
         memcpy(A->mu_v + m * F, MU(Y, m) + F, sizeof(double) * F);
     if (mbs_form_kkt(fm, t, A->x, A->nm, adj_fill, A, A->mu_v, A->zero_b, A->nu1, A->lam) != 0) {
@@ -190,25 +246,9 @@ static int adj_rhs(void *ctx, double tau, const double *Y, double *Yd)
         }
     }
     mbs_sens_adjoint(t, A->x, A->x + F, fm->prm, fm->u, fm->tp, A->zadj, A->nm, A->oadj);
-    for (m = 0; m < A->nm; m++) {
-        const double *mu = MU(Y, m), *ybar = A->oadj + m * D_SIZE, *ydbar = ybar + F, *pbar = ybar + NX;
-        double *dmu = MU(Yd, m), *dg = GP(A, Yd, m);
-        for (i = 0; i < F; i++) {
-            dmu[i] = -ybar[i];
-            dmu[F + i] = mu[i] - ydbar[i];
-        }
-        for (j = 0; j < A->np; j++)
-            dg[j] = A->what[j] == MBS_SENS_CONSTANT ? -pbar[A->index[j]] : 0.0;
-        if (A->kind[m] == MBS_ADJ_INTEGRAL) { /* the running cost's h_x, h_p */
-            if (signal_gradient(A, A->sig[m], t, A->x, g) != 0)
-                return 1;
-            for (i = 0; i < NX; i++)
-                dmu[i] += g[i];
-            for (j = 0; j < A->np; j++)
-                if (A->what[j] == MBS_SENS_CONSTANT)
-                    dg[j] += g[NX + A->index[j]];
-        }
-    }
+    for (m = 0; m < A->nm; m++) /* a_x^T mu_v = -(R_x^T nu1 + G_x^T nu2) */
+        if (adj_derivatives(A, t, Y, Yd, m, A->oadj + m * D_SIZE, -1.0) != 0)
+            return 1;
     return 0;
 }
 
@@ -306,8 +346,9 @@ static int forward(adjoint *A, mbs_sens *Q, int method, double rtol, double atol
     int rc = 1, step;
     keeper k;
     memset(&I, 0, sizeof I);
-    if (buf == NULL || mbs_sens_stepper_init(&I, method, mbs_sens_size(Q), rtol, atol, hmax, Q->msg,
-                                             sizeof Q->msg) != 0)
+    /* a tenth of the tolerance: the gradient is as accurate as the trajectory it is taken along */
+    if (buf == NULL || mbs_sens_stepper_init(&I, method, mbs_sens_size(Q), ADJ_FORWARD_TOL * rtol,
+                                             ADJ_FORWARD_TOL * atol, hmax, Q->msg, sizeof Q->msg) != 0)
         goto done;
     {
         /* the state's problem (for the trajectory's interpolation), and the same with the hook */

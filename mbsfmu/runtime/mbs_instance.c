@@ -1250,6 +1250,8 @@ int mbs_inst_record(mbs_instance *I, int record, double *row)
 
 const unsigned char *mbs_inst_held(const mbs_instance *I) { return I->held; }
 
+int mbs_inst_uses_aba(const mbs_instance *I) { return MBS_HAS_ABA && MBS_M == 0 && I->aba; }
+
 int mbs_inst_fail(mbs_instance *I, const char *msg) { return fail(I, "%s", msg); }
 
 int mbs_inst_inputs_at(mbs_instance *I, double t)

@@ -204,6 +204,8 @@ const unsigned char *mbs_inst_held(const mbs_instance *inst);
 int mbs_inst_inputs_at(mbs_instance *inst, double t);
 /* Leave msg as the instance's message (mbs_inst_message); returns MBS_ERROR. */
 int mbs_inst_fail(mbs_instance *inst, const char *msg);
+/* 1 if the right-hand side is the articulated-body algorithm (a tree built with it, not off). */
+int mbs_inst_uses_aba(const mbs_instance *inst);
 /* The method (MBS_METHOD_*) and its solver settings as a do-step would use them. */
 int mbs_inst_start_method(const mbs_instance *inst, double *rtol, double *atol, double *hmax);
 

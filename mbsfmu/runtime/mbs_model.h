@@ -64,6 +64,14 @@ void mbs_sens_adjoint(double t, const double *y, const double *yd, const double 
                       const double *tp, const double *z, int nd, double *out);
 void mbs_sens_outputs(double t, const double *y, const double *yd, const double *prm, const double *u,
                       const double *tp, const double *z, int nd, double *out);
+#if MBS_HAS_ABA
+/* a tree on the articulated-body algorithm: the tangents of its y'' along nd directions (dy, dy',
+ * dp), and the gradients by (y, y', p) of mu . y'' for nd weightings mu */
+void mbs_sens_tree_tangent(double t, const double *y, const double *yd, const double *prm, const double *u,
+                           const double *tp, const double *z, int nd, double *out);
+void mbs_sens_tree_adjoint(double t, const double *y, const double *yd, const double *prm, const double *u,
+                           const double *tp, const double *z, int nd, double *out);
+#endif
 #endif
 #if MBS_HAS_ABA
 /* y'' of a tree by the articulated-body algorithm: 0, or j + 1 if the pivot of coordinate j failed */

@@ -60,6 +60,7 @@ typedef struct {
     int need_outputs;      /* the right-hand side evaluates the expression outputs (a q reads one) */
     int need_lambda;       /* ... and the multipliers' sensitivities (a q reads a multiplier) */
     int want_lambda;       /* set by a caller that reads S->L after the next right-hand side */
+    int tree;              /* the articulated-body algorithm: its own tangent, no linear systems */
     double *H, *B, *A, *L; /* np x f, np x m, np x f, np x m: the linear systems, their solutions */
     double *Xd;            /* X' where only the by-products are wanted */
     double *zall, *tall;   /* the tangents of all columns at once: z, out */

@@ -79,6 +79,7 @@ int mbs_sens_init(mbs_sens *S, mbs_instance *inst, int np, const int *what, cons
     S->index = index;
     S->nq = nq;
     S->qsig = qsig;
+    S->tree = mbs_inst_uses_aba(inst);
     for (i = 0; i < nq; i++) {
         S->need_outputs |= qsig[i] >= SIG_OUT;
         S->need_lambda |= qsig[i] >= SIG_LAMBDA && qsig[i] < SIG_OUT;
@@ -238,13 +239,23 @@ int mbs_sens_rhs(void *ctx, double t, const double *X, double *Xdot)
     if (prepare(S, t, X) != 0)
         return 1;
     memcpy(Xdot, S->xdot, sizeof(double) * NX);
-    c.S = S;
-    c.t = t;
-    c.X = X;
-    if (mbs_form_kkt(S->form, t, X, S->np, fill_rhs, &c, S->H, S->B, S->A,
-                     S->need_lambda || S->want_lambda ? S->L : NULL) != 0) {
-        snprintf(S->msg, sizeof S->msg, "%s", S->form->message);
-        return 1;
+    if (S->tree) { /* sigma_j = the tangent of the articulated-body y'' itself */
+#if MBS_HAS_ABA
+        for (j = 0; j < S->np; j++)
+            direction(S, X + NX * (1 + j), j, S->zall + Z_DIR + j * D_SIZE);
+        if (S->np > 0)
+            mbs_sens_tree_tangent(t, X, X + F, S->form->prm, S->form->u, S->form->tp, S->zall + Z_DIR, S->np,
+                                  S->A);
+#endif
+    } else {
+        c.S = S;
+        c.t = t;
+        c.X = X;
+        if (mbs_form_kkt(S->form, t, X, S->np, fill_rhs, &c, S->H, S->B, S->A,
+                         S->need_lambda || S->want_lambda ? S->L : NULL) != 0) {
+            snprintf(S->msg, sizeof S->msg, "%s", S->form->message);
+            return 1;
+        }
     }
     for (j = 0; j < S->np; j++) {
         double *sd = Xdot + NX * (1 + j);

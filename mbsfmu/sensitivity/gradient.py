@@ -32,6 +32,9 @@ from .metrics import expression_model, parse_metrics
 
 #: the modes of :func:`gradient`
 MODES = ("auto", "forward", "adjoint")
+#: the integration method of a gradient where none is given: the eighth-order pair takes the
+#: fewest steps at the tolerances a gradient is wanted at (for a stiff model give 'stiff')
+DEFAULT_METHOD = "dop853"
 
 
 class Gradient:
@@ -67,7 +70,7 @@ def choose_mode(mode: str, n_parameters: int, n_metrics: int) -> str:
     return "adjoint" if n_parameters > 2 * n_metrics else "forward"
 
 
-def gradient(model, metrics, wrt, t_end: float, mode: str = "auto", method: str = "explicit",
+def gradient(model, metrics, wrt, t_end: float, mode: str = "auto", method: str | None = None,
              rtol: float = 1e-8, atol: float | None = None, params: dict | None = None,
              initial: dict | None = None, inputs: dict | None = None, formulation: str | None = None,
              formulation_options: dict | None = None, fixed=(), max_step: float = math.inf,
@@ -77,9 +80,9 @@ def gradient(model, metrics, wrt, t_end: float, mode: str = "auto", method: str 
     ``wrt`` (names of constants, initial values and named initial conditions, as
     ``simulate(..., sensitivities=...)`` takes them), by the engine's ``mode`` ('forward',
     'adjoint' or 'auto', see the module doc).  The run is simulate's with the same keywords
-    (``method`` is the integration method; ``sensitivity_error_control`` that of the forward
-    mode, see :func:`~mbsfmu.simulation.simulate.simulate`).  Everything is checked before the
-    run."""
+    (``method`` is the integration method, default :data:`DEFAULT_METHOD`;
+    ``sensitivity_error_control`` that of the forward mode, see
+    :func:`~mbsfmu.simulation.simulate.simulate`).  Everything is checked before the run."""
     system = system_of(model)
     number = isinstance(t_end, (int, float)) and not isinstance(t_end, bool)
     if not (number and math.isfinite(t_end) and t_end > 0):
@@ -88,7 +91,8 @@ def gradient(model, metrics, wrt, t_end: float, mode: str = "auto", method: str 
     names = list(dict.fromkeys(m.name for m in terms))
     req = request(system, wrt, sensitivity_error_control)
     mode = choose_mode(mode, len(req.names), len(names))
-    kw = dict(method=method, rtol=rtol, atol=atol, params=params, initial=initial, inputs=inputs,
+    kw = dict(method=DEFAULT_METHOD if method is None else method, rtol=rtol, atol=atol, params=params,
+              initial=initial, inputs=inputs,
               formulation=formulation, formulation_options=formulation_options, fixed=fixed,
               max_step=max_step, backend="c", progress=progress)
     if mode == "adjoint":

@@ -76,7 +76,7 @@ def optimize(
     constants: dict | None = None,
     initial: dict | None = None,
     mode: str = "auto",
-    method: str = "explicit",
+    method: str | None = None,
     rtol: float = 1e-8,
     formulation: str | None = None,
     history=None,
