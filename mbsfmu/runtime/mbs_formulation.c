@@ -944,20 +944,18 @@ static void init_residual(mbs_form *F, double t, const double *y, const double *
     }
 }
 
-/* The rates v (f) changed by the least amount, only those in moveidx (nmove of them), so that
- * the nrow rows G v = rhs hold (G, rhs as built by mbs_form_consistent); returns the residual
- * max |G v - rhs| afterwards, or -1 if the QR failed.  gt, A, tau, step, perm: scratch. */
-static double consistent_rates(mbs_form *F, int nrow, const double *G, const double *rhs,
-                               const int *moveidx, int nmove, double *v, double *gt, double *A,
-                               double *tau, double *step, int *perm)
+/* The least change of v (f), only in the entries moveidx (nmove of them), that makes the nrow rows
+ * G v = rhs hold, with (A, tau, perm, rank) the pivoted QR of the moving columns' G^T (NULL A: none
+ * moves); returns the residual max |G v - rhs| afterwards.  gt, step: scratch. */
+static double least_change_step(mbs_form *F, int nrow, const double *G, const double *rhs, const int *moveidx,
+                                int nmove, const double *A, const double *tau, const int *perm, int rank,
+                                double *v, double *gt, double *step)
 {
     const int f = F->f;
-    int i, rank;
+    int i;
     memcpy(gt, rhs, sizeof(double) * (size_t)nrow);
     mbs_gemv(0, nrow, f, -1.0, G, v, 1.0, gt);
-    if (nrow > 0 && nmove > 0) {
-        if (qr_of_transpose(nrow, f, G, moveidx, nmove, A, tau, perm, &rank, F->rank_tol) != 0)
-            return -1.0;
+    if (A != NULL) {
         mbs_qr_solve_minnorm(nmove, nrow, A, tau, perm, rank, gt, step);
         for (i = 0; i < nmove; i++)
             v[moveidx[i]] += step[i];
@@ -965,6 +963,19 @@ static double consistent_rates(mbs_form *F, int nrow, const double *G, const dou
     memcpy(gt, rhs, sizeof(double) * (size_t)nrow); /* gt is free again: G v - rate */
     mbs_gemv(0, nrow, f, 1.0, G, v, -1.0, gt);
     return max_abs(nrow, gt);
+}
+
+/* The rates v (f) changed by the least amount, only those in moveidx (nmove of them), so that
+ * the nrow rows G v = rhs hold (G, rhs as built by mbs_form_consistent); returns the residual
+ * max |G v - rhs| afterwards, or -1 if the QR failed.  gt, A, tau, step, perm: scratch. */
+static double consistent_rates(mbs_form *F, int nrow, const double *G, const double *rhs,
+                               const int *moveidx, int nmove, double *v, double *gt, double *A,
+                               double *tau, double *step, int *perm)
+{
+    int rank = 0, moves = nrow > 0 && nmove > 0;
+    if (moves && qr_of_transpose(nrow, F->f, G, moveidx, nmove, A, tau, perm, &rank, F->rank_tol) != 0)
+        return -1.0;
+    return least_change_step(F, nrow, G, rhs, moveidx, nmove, moves ? A : NULL, tau, perm, rank, v, gt, step);
 }
 
 /* The linear systems of the sensitivity equations (mbs_formulation.h, mbs_form_kkt). */
@@ -1078,30 +1089,19 @@ double mbs_form_least_change_many(mbs_form *F, int nrow, const double *G, int nr
     const int f = F->f;
     double *w = F->work, *gt = take(&w, nrow + f), *A = take(&w, nrow * f + 1);
     double *tau = take(&w, nrow + f + 1), *step = take(&w, f);
-    int *perm = F->iwork, rank, k, i, j;
+    int *all = F->iwork, *perm = F->iwork + f, rank, k;
     double worst = 0.0;
     if (nrow == 0)
         return 0.0;
-    if (qr_of_transpose(nrow, f, G, NULL, f, A, tau, perm, &rank, F->rank_tol) != 0)
+    for (k = 0; k < f; k++)
+        all[k] = k;
+    if (qr_of_transpose(nrow, f, G, all, f, A, tau, perm, &rank, F->rank_tol) != 0) /* once for all */
         return -1.0;
     for (k = 0; k < nrhs; k++) {
-        double *vk = v + (size_t)k * (size_t)stride;
-        for (i = 0; i < nrow; i++) {
-            double g = rhs[k * nrow + i];
-            for (j = 0; j < f; j++)
-                g -= G[i * f + j] * vk[j];
-            gt[i] = g;
-        }
-        mbs_qr_solve_minnorm(f, nrow, A, tau, perm, rank, gt, step);
-        for (j = 0; j < f; j++)
-            vk[j] += step[j];
-        for (i = 0; i < nrow; i++) {
-            double g = -rhs[k * nrow + i];
-            for (j = 0; j < f; j++)
-                g += G[i * f + j] * vk[j];
-            if (!(fabs(g) <= worst))
-                worst = fabs(g);
-        }
+        const double r = least_change_step(F, nrow, G, rhs + k * nrow, all, f, A, tau, perm, rank,
+                                           v + (size_t)k * (size_t)stride, gt, step);
+        if (!(r <= worst))
+            worst = r;
     }
     return worst;
 }

@@ -67,7 +67,7 @@ typedef struct {
     double *zout, *touts;  /* the output tangents of all columns: directions, np x NOUTX */
     double *prow;          /* np x m: the rows a projection of the columns must meet */
     double a0[F], lam0[MBS_ONE(NC)], outv[MBS_ONE(NOUTX)]; /* y'', lambda, outputs at the last X */
-    double xdot[NX], lam[MBS_ONE(NC)], z[MBS_ONE(Z_SIZE)], tout[MBS_ONE(T_SIZE)];
+    double xdot[NX], z[MBS_ONE(Z_SIZE)], tout[MBS_ONE(T_SIZE)]; /* one column's tangents */
     double cs[MBS_ONE(NH + NC * F + NC)], ie[MBS_ONE(NIC + NIC * F)];
     double G[MBS_ONE(ROWS * F)], rhs[MBS_ONE(ROWS)], xs[NX];
     int free_idx[MBS_ONE(F)];

@@ -144,15 +144,11 @@ static void direction(const mbs_sens *S, const double *s, int j, double *d)
         d[NX + i] = i == k ? 1.0 : 0.0;
 }
 
-/* The tangents of R, G, c, V, e, E y' along s (2 f) and the column's constant, at a, lambda. */
-static void tangent(mbs_sens *S, double t, const double *x, const double *a, const double *lam,
-                    const double *s, int j)
+/* The tangents of c, V, e, E y' (and of R, G at a = 0, lambda = 0, unused: the rows of the
+ * consistency conditions read neither) along s (2 f) and the column's constant. */
+static void condition_tangents(mbs_sens *S, double t, const double *x, const double *s, int j)
 {
-    int i;
-    memcpy(S->z + Z_A, a, sizeof(double) * F);
-    for (i = 0; i < NC; i++)
-        S->z[Z_L + i] = lam[i];
-    direction(S, s, j, S->z + Z_DIR);
+    direction(S, s, j, S->z + Z_DIR); /* S->z's a and lambda stay 0 */
     mbs_sens_tangent(t, x, x + F, S->form->prm, S->form->u, S->form->tp, S->z, 1, S->tout);
 }
 
@@ -288,11 +284,12 @@ int mbs_sens_rhs_lambda(mbs_sens *S, double t, const double *X, double *Xdot)
     return rc;
 }
 
-/* Make column j's s = [s_y, s_y'] consistent by the least change of its free entries: the
- * holonomic rows (and at the start the initial conditions with their values' derivatives) on
- * the positions, then all rows (and at the start the conditions with rates) on the rates.  free:
- * 2 f flags (NULL: every entry may change).  Returns the largest remaining residual. */
-static double make_consistent(mbs_sens *S, double t, const double *x, double *s, int j, int start,
+/* Make column j's start s = [s_y, s_y'] consistent by the least change of its free entries: the
+ * holonomic rows and the initial conditions with their values' derivatives on the positions,
+ * then all rows and the conditions with rates on the rates.  free: 2 f flags (NULL: every entry
+ * may change).  Returns the largest remaining residual.  (The projections during the run:
+ * project_columns.) */
+static double make_consistent(mbs_sens *S, double t, const double *x, double *s, int j,
                               const unsigned char *free)
 {
     mbs_form *fm = S->form;
@@ -300,13 +297,13 @@ static double make_consistent(mbs_sens *S, double t, const double *x, double *s,
     int level, i, k, nrow, nfree;
     for (level = 0; level < 2; level++) {
         double *v = s + level * F;
-        tangent(S, t, x, S->xdot + F, S->lam, s, j); /* c, V, e, E y' do not read a, lambda */
+        condition_tangents(S, t, x, s, j);
         nrow = 0;
         for (i = 0; i < (level == 0 ? NH : NC); i++, nrow++) {
             memcpy(S->G + nrow * F, S->cs + NH + i * F, sizeof(double) * F);
             S->rhs[nrow] = -S->tout[(level == 0 ? T_DC : T_DV) + i];
         }
-        for (i = 0; start && i < NIC; i++) {
+        for (i = 0; i < NIC; i++) {
             const int is_value = S->what[j] == MBS_SENS_IC_VALUE, is_rate = S->what[j] == MBS_SENS_IC_RATE;
             if (level == 1 && !mbs_ic_has_rate[i])
                 continue;
@@ -439,9 +436,9 @@ int mbs_sens_initial(mbs_sens *S, double t, double *X)
         else if (S->what[j] == MBS_SENS_RATE)
             s[F + S->index[j]] = 1.0;
         memcpy(s0, s, sizeof s0);
-        if (make_consistent(S, t, X, s, j, 1, free) > 1e-9) { /* the held entries cannot stay */
+        if (make_consistent(S, t, X, s, j, free) > 1e-9) { /* the held entries cannot stay */
             memcpy(s, s0, sizeof s0);
-            if (make_consistent(S, t, X, s, j, 1, NULL) > 1e-9) {
+            if (make_consistent(S, t, X, s, j, NULL) > 1e-9) {
                 snprintf(S->msg, sizeof S->msg, "the initial sensitivities of parameter %d cannot "
                          "satisfy the constraints' derivatives (a singular start?)", j);
                 return 1;
