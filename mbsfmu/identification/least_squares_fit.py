@@ -35,6 +35,7 @@ from ..core.checks import finite_number
 from ..core.errors import IdentifiabilityError, ParameterError, SimulationError
 from ..model.loader import system_of
 from ..simulation import simulate
+from ..simulation.result import signal_values
 from .fit_result import FitResult
 from .fit_statistics import covariance, singularity
 from .measured_data import read_data
@@ -238,18 +239,6 @@ class _Problem:
 
     def history_frame(self):
         return pd.DataFrame(self.history, columns=["evaluation", *self.names, "cost", "seconds"])
-
-
-def signal_values(res, name: str) -> np.ndarray:
-    """The values of signal ``name`` on the output grid of ``res``: a coordinate, its rate, a
-    user output, or a constraint's multiplier (by its name or a reaction output's)."""
-    outputs = getattr(res.system, "outputs", {})
-    constraint = outputs[name].constraint if name in outputs else None
-    if constraint is not None:
-        return res.multipliers()[constraint]
-    if res.has_constraints and name in res.system.constraint_names:
-        return res.multipliers()[name]
-    return res[name]
 
 
 def fittable_signals(system) -> list[str]:

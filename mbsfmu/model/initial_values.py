@@ -34,7 +34,7 @@ def rate_name(name: str) -> str:
     return f"der({name})"
 
 
-def _rate_of(key: str) -> str | None:
+def rate_of(key: str) -> str | None:
     """``name`` of a rate key ``der(name)`` or ``Dname``, else None."""
     if key.startswith("der(") and key.endswith(")"):
         return key[4:-1]
@@ -85,7 +85,7 @@ def lookup(system, key) -> str | None:
         return None
     if key in coords:
         return key
-    rated = _rate_of(key)
+    rated = rate_of(key)
     if rated in coords:
         return rate_name(rated)
     name = key if key in conditions else rated if rated in conditions else None
@@ -159,7 +159,7 @@ def resolve(system, initial: dict | None) -> InitialValues:
         if name in coords:
             y[names.index(name)] = v
             given.append(name)
-        elif (rated := _rate_of(name)) in coords:
+        elif (rated := rate_of(name)) in coords:
             yd[names.index(rated)] = v
             given.append(name)
         else:

@@ -26,7 +26,8 @@ import pandas as pd
 
 from ..core.errors import ParameterError
 from ..model.loader import system_of
-from ..simulation.sensitivity_columns import request
+from ..simulation.result import signal_values
+from ..simulation.sensitivity_columns import request, signal_names
 from ..simulation.simulate import simulate
 from .metrics import expression_model, parse_metrics
 
@@ -137,10 +138,5 @@ def _forward_values(res, terms) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _signal(res, metric) -> np.ndarray:
-    """The metric's signal at every output time of the run."""
-    f, m = res.numeric.f, res.numeric.m
-    if metric.index < 2 * f:
-        return np.concatenate((res.y, res.yd))[metric.index]
-    if metric.index < 2 * f + m:
-        return list(res.multipliers().values())[metric.index - 2 * f]
-    return np.asarray(res[metric.signal])
+    """The metric's signal at every output time of the run (by its name in the engine's layout)."""
+    return signal_values(res, signal_names(res.system)[metric.index])

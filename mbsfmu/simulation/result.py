@@ -31,6 +31,18 @@ def signal_names(system) -> list[str]:
             + (["constraint_residual"] if system.constrained else []) + output_names(system))
 
 
+def signal_values(res, name: str) -> np.ndarray:
+    """The values of signal ``name`` on the output grid of ``res``: a coordinate, its rate, a
+    user output, or a constraint's multiplier (by its name or a reaction output's)."""
+    outputs = getattr(res.system, "outputs", {})
+    constraint = outputs[name].constraint if name in outputs else None
+    if constraint is not None:
+        return res.multipliers()[constraint]
+    if res.has_constraints and name in res.system.constraint_names:
+        return res.multipliers()[name]
+    return res[name]
+
+
 class Result:
     """Simulation output on the output grid.
 

@@ -22,6 +22,8 @@ from ..core.constants import SENSITIVITY_COLUMNS, SENSITIVITY_ERROR_CONTROL
 from ..core.errors import ParameterError
 from ..equations.derive import derive
 from ..equations.sensitivity_equations import sensitivity_equations
+from ..model.initial_values import lookup as lookup_initial
+from ..model.initial_values import rate_of
 
 #: the column kinds of mbs_sensitivity.h
 CONSTANT, POSITION, RATE, IC_VALUE, IC_RATE = (SENSITIVITY_COLUMNS[k] for k in (
@@ -66,7 +68,7 @@ def signal_index(system, signal: str) -> int:
     coords = list(system.coordinates_)
     f = len(coords)
     constraints = list(system.constraint_names)
-    rate = _rate_of(signal) or (signal[1:] if signal.startswith("D") and signal[1:] in coords else None)
+    rate = rate_of(signal)
     if signal in coords:
         return coords.index(signal)
     if rate in coords:
@@ -82,12 +84,6 @@ def signal_index(system, signal: str) -> int:
         return 2 * f + len(constraints) + expr.index(signal)
     raise ParameterError(f"{signal!r} is not a signal of {system.name!r}: a coordinate, der(coordinate), "
                          f"an output or a constraint ({', '.join(signal_names(system))})")
-
-
-def _rate_of(name: str) -> str | None:
-    if name.startswith("der(") and name.endswith(")"):
-        return name[4:-1]
-    return None
 
 
 def sensitivity_columns(system, names) -> tuple[list[str], list[int], list[int]]:
@@ -117,9 +113,6 @@ def sensitivity_columns(system, names) -> tuple[list[str], list[int], list[int]]
     timed = _constants_in_time_parameters(system)
     what, index = [], []
     for n in names:
-        rate = _rate_of(n)
-        if rate is None and n.startswith("D") and n[1:] in coords and n not in constants:
-            rate = n[1:]
         if n in constants:
             if n in timed:
                 raise ParameterError(f"sensitivities: constant {n!r} enters the time parameter(s) "
@@ -130,27 +123,22 @@ def sensitivity_columns(system, names) -> tuple[list[str], list[int], list[int]]
                                      f"constant {n!r} (its sensitivities would be zero)")
             what.append(CONSTANT)
             index.append(constants.index(n))
-        elif n in coords:
-            what.append(POSITION)
-            index.append(coords.index(n))
-        elif rate in coords:
-            what.append(RATE)
-            index.append(coords.index(rate))
-        elif n in ics:
-            what.append(IC_VALUE)
-            index.append(ics.index(n))
-        elif rate in ics:
-            ic = system.initial_conditions[ics.index(rate)]
-            if ic.rate is None:
-                raise ParameterError(f"sensitivities: initial condition {rate!r} declares no rate, so "
-                                     f"{n!r} is not a parameter of the run")
-            what.append(IC_RATE)
-            index.append(ics.index(rate))
-        else:
+            continue
+        try:  # an initial value: the names initial= takes, looked up as it looks them up
+            canonical = lookup_initial(system, n)
+        except ParameterError as exc:
+            raise ParameterError(f"sensitivities: {exc}") from None
+        if canonical is None:
             raise ParameterError(
                 f"sensitivities: {n!r} is not a parameter of {system.name!r}; give a constant "
                 f"({', '.join(constants) or 'none'}), a coordinate or der(coordinate) "
                 f"({', '.join(coords)}) or a named initial condition ({', '.join(ics) or 'none'})")
+        rate = canonical[4:-1] if canonical.startswith("der(") else None  # lookup's rates: der(name)
+        kind = (POSITION if canonical in coords else RATE if rate in coords
+                else IC_VALUE if canonical in ics else IC_RATE)
+        what.append(kind)
+        index.append(coords.index(rate or canonical) if kind in (POSITION, RATE)
+                     else ics.index(rate or canonical))
     return names, what, index
 
 

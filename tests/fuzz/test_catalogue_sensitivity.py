@@ -53,7 +53,8 @@ CASES = [
     ("constant of a time parameter", sim(timed, sensitivities=["amp"]), ParameterError,
      r"constant 'amp' enters the time parameter\(s\) drive, whose derivatives are not generated"),
     ("rate of a condition without one", sim(ring, sensitivities=["der(height)"]), ParameterError,
-     r"initial condition 'height' declares no rate, so 'der\(height\)' is not a parameter"),
+     r"sensitivities: initial value 'der\(height\)': the initial condition 'height' of 'ring' "
+     r"declares no rate"),
     ("numpy backend", sim(sensitivities=["r"], backend="numpy"), ParameterError,
      r"sensitivities are integrated by the C engine: backend 'numpy'"),
     ("scipy method", sim(sensitivities=["r"], method="RK45"), ParameterError,

@@ -44,7 +44,7 @@ def slider_crank_data(times, sigma, seed, signals=("x",), **truth):
         initial={k: v for k, v in truth.items() if k not in ("l", "m_slider", "r")},
     )
     rng = np.random.default_rng(seed)
-    from mbsfmu.identification.least_squares_fit import signal_values
+    from mbsfmu.simulation.result import signal_values
 
     return pd.DataFrame(
         {
