@@ -344,21 +344,46 @@ static int run_tick(void *ctx, double t)
     return stop;
 }
 
+/* Before and after a run: the progress context, the instance marked busy and, where no Python
+ * function is called back, the GIL released. */
+static void start_run(InstanceObject *self, run_ctx *r, PyObject *progress, double every)
+{
+    r->self = self;
+    r->progress = progress == Py_None ? NULL : progress;
+    r->every = every >= 0 ? every : 0.1;
+    r->next = wall() + r->every;
+    r->released = NULL;
+    self->busy = 1;
+    if (self->input_fn == NULL && self->tp_fn == NULL)
+        r->released = PyEval_SaveThread();
+}
+
+static void end_run(InstanceObject *self, run_ctx *r)
+{
+    if (r->released != NULL)
+        PyEval_RestoreThread(r->released);
+    self->busy = 0;
+}
+
+/* The pending exception (Ctrl-C, or one in a Python function) as a value with its traceback, the
+ * error indicator cleared: a run hands it to the caller with what it computed (a new reference). */
+static PyObject *pending_exception(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL && value != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value ? value : Py_NewRef(Py_None);
+}
+
 /* (rec, reached, status, message or exception, code) of a run that ended with rc */
 static PyObject *run_outcome(InstanceObject *self, PyObject *rec, size_t reached, int rc)
 {
-    if (PyErr_Occurred()) {
-        /* Ctrl-C or an exception in a Python function: handed to the caller with the rows */
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (tb != NULL && value != NULL)
-            PyException_SetTraceback(value, tb);
-        Py_XDECREF(type);
-        Py_XDECREF(tb);
-        return Py_BuildValue("(NniNi)", rec, (Py_ssize_t)reached, MBS_ERROR,
-                             value ? value : Py_NewRef(Py_None), MBS_STOPPED);
-    }
+    if (PyErr_Occurred())
+        return Py_BuildValue("(NniNi)", rec, (Py_ssize_t)reached, MBS_ERROR, pending_exception(), MBS_STOPPED);
     return Py_BuildValue("(Nnisi)", rec, (Py_ssize_t)reached, rc,
                          rc == MBS_OK ? "" : mbs_inst_message(self->inst), mbs_inst_last_code(self->inst));
 }
@@ -389,20 +414,11 @@ static PyObject *Instance_run(InstanceObject *self, PyObject *args, PyObject *kw
         Py_DECREF(grid);
         return NULL;
     }
-    r.self = self;
-    r.progress = progress == Py_None ? NULL : progress;
-    r.every = every >= 0 ? every : 0.1;
-    r.next = wall() + r.every;
-    r.released = NULL;
-    self->busy = 1;
-    if (self->input_fn == NULL && self->tp_fn == NULL)
-        r.released = PyEval_SaveThread();
+    start_run(self, &r, progress, every);
     rc = mbs_inst_run(self->inst, (const double *)PyArray_DATA(grid), (size_t)dims[0],
                       (double *)PyArray_DATA((PyArrayObject *)rec), (size_t)dims[1], record,
                       run_tick, &r, &reached);
-    if (r.released != NULL)
-        PyEval_RestoreThread(r.released);
-    self->busy = 0;
+    end_run(self, &r);
     Py_DECREF(grid);
     return run_outcome(self, rec, reached, rc);
 }
@@ -413,24 +429,6 @@ static PyArrayObject *as_ints(PyObject *obj)
     return (PyArrayObject *)PyArray_FROMANY(obj, NPY_INT, 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
 }
 
-static void start_run(InstanceObject *self, run_ctx *r, PyObject *progress, double every)
-{
-    r->self = self;
-    r->progress = progress == Py_None ? NULL : progress;
-    r->every = every >= 0 ? every : 0.1;
-    r->next = wall() + r->every;
-    r->released = NULL;
-    self->busy = 1;
-    if (self->input_fn == NULL && self->tp_fn == NULL)
-        r->released = PyEval_SaveThread();
-}
-
-static void end_run(InstanceObject *self, run_ctx *r)
-{
-    if (r->released != NULL)
-        PyEval_RestoreThread(r->released);
-    self->busy = 0;
-}
 
 /* run_sensitivities(grid, what, index, qsig=(), record=0, progress=None, every=0.1, error_control=0)
  *   -> ((records, reached, status, message or exception, code), sensitivities[len(grid), len(what),
@@ -555,14 +553,8 @@ static PyObject *Instance_run_adjoint(InstanceObject *self, PyObject *args, PyOb
                      stats, run_tick, &r);
     end_run(self, &r);
     if (PyErr_Occurred()) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        Py_XDECREF(type);
-        Py_XDECREF(tb);
-        out = Py_BuildValue("(NNiNi(llllllll))", values, grad, MBS_ERROR, value ? value : Py_NewRef(Py_None),
-                            MBS_STOPPED, stats[0], stats[1], stats[2], stats[3], stats[4], stats[5], stats[6],
-                            stats[7]);
+        out = Py_BuildValue("(NNiNi(llllllll))", values, grad, MBS_ERROR, pending_exception(), MBS_STOPPED,
+                            stats[0], stats[1], stats[2], stats[3], stats[4], stats[5], stats[6], stats[7]);
     } else {
         out = Py_BuildValue("(NNisi(llllllll))", values, grad, rc, rc == MBS_OK ? "" : mbs_inst_message(self->inst),
                             mbs_inst_last_code(self->inst), stats[0], stats[1], stats[2], stats[3], stats[4],
