@@ -80,6 +80,15 @@ class Intermediates:
                         {x: self._expanded[x] for x in d.free_symbols if x in self.definitions})
         return self._expanded[sym]
 
+    def symbols_read(self, exprs) -> set:
+        """Every symbol that ``exprs`` read, directly or through the definitions they need (the
+        arguments among them: what the expressions depend on)."""
+        exprs = [sp.sympify(e) for e in exprs]
+        found = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
+        for s in self.needed_for(exprs):
+            found |= self.definitions[s].free_symbols
+        return found
+
     def needed_for(self, exprs) -> list[sp.Symbol]:
         """The intermediate symbols that ``exprs`` depend on, in definition order."""
         need: set[sp.Symbol] = set()

@@ -39,12 +39,7 @@ def _depends_on(eqs, exprs) -> set:
     inputs = _input_symbols(eqs.system)
     if not inputs:
         return set()
-    exprs = [sp.sympify(e) for e in exprs]
-    w = eqs.intermediates
-    symbols = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
-    for s in w.needed_for(exprs):
-        symbols |= w.definitions[s].free_symbols
-    return {inputs[s] for s in symbols if s in inputs}
+    return {inputs[s] for s in eqs.intermediates.symbols_read(exprs) if s in inputs}
 
 
 def feedthrough(eqs) -> dict[str, list[str]]:

@@ -155,11 +155,7 @@ def _constants_used(system) -> set[str]:
     tangents (through the intermediates): those the run depends on."""
     def used(eqs):
         se = sensitivity_equations(eqs)
-        w = eqs.intermediates
-        exprs = list(se.tangent) + list(se.outputs_tangent)
-        found = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
-        for s in w.needed_for(exprs):
-            found |= w.definitions[s].free_symbols
+        found = eqs.intermediates.symbols_read(list(se.tangent) + list(se.outputs_tangent))
         names = list(system.constants_)
         seeds = se.z_tangent[len(se.z_tangent) - len(names):]
         return frozenset(n for n, d in zip(names, seeds) if d in found)
