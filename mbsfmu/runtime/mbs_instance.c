@@ -585,7 +585,7 @@ static mbs_stepper *stepper(mbs_sim *d, int method)
     return method == MBS_METHOD_STIFF ? &d->rd.st : method == MBS_METHOD_DOP853 ? &d->dp.st : &d->rk;
 }
 
-static const mbs_step_method *method_of(int method)
+const mbs_step_method *mbs_method_descriptor(int method)
 {
     return method == MBS_METHOD_STIFF    ? &mbs_radau_method
            : method == MBS_METHOD_DOP853 ? &mbs_dop853_method
@@ -1091,7 +1091,7 @@ static void reset_integrators(mbs_instance *I)
 {
     int k;
     for (k = 0; mbs_method_name(k) != NULL; k++)
-        mbs_stepper_reset(stepper(&I->d, k), method_of(k));
+        mbs_stepper_reset(stepper(&I->d, k), mbs_method_descriptor(k));
 }
 
 /* The settings of every method from the values (tunable between do-steps), and after a change
@@ -1127,7 +1127,7 @@ static int step_failed(mbs_instance *I, int rc, double t, double t_end)
 {
     char inputs[512], singular[400] = "";
     double t_int;
-    const double *x_int = mbs_stepper_state(stepper(&I->d, I->d.method), method_of(I->d.method), &t_int);
+    const double *x_int = mbs_stepper_state(stepper(&I->d, I->d.method), mbs_method_descriptor(I->d.method), &t_int);
     if (MBS_M > 0 &&
         (rc == MBS_STEP_EUNDERFLOW || rc == MBS_STEP_ETOOMANY || rc == MBS_STEP_ENEWTON ||
          rc == MBS_STEP_ECOLLAPSE) &&
@@ -1163,7 +1163,7 @@ int mbs_inst_do_step(mbs_instance *I, double t, double h)
     t_end = t + h;
     t_stop = set_up_integrators(I, t_end);
     I->form.message[0] = '\0';
-    rc = mbs_stepper_advance_dense(stepper(&I->d, I->d.method), method_of(I->d.method), &pb, I->d.t, I->d.x,
+    rc = mbs_stepper_advance_dense(stepper(&I->d, I->d.method), mbs_method_descriptor(I->d.method), &pb, I->d.t, I->d.x,
                                    t_end, t_stop, MAX_STEPS_PER_CALL, x);
     if (rc == MBS_STEP_OK && pb.project != NULL && pb.project(I, t_end, x) != 0)
         rc = MBS_STEP_EPROJECT; /* the interpolated state is projected like every step end */

@@ -94,6 +94,9 @@ int mbs_inst_method(const mbs_instance *inst);
 /* "rkstab", "stiff", "dop853" (the values of 'method', mbsfmu.core.solver_settings.METHODS); NULL for another
  * number, so that 0, 1, ... until NULL are all the methods */
 const char *mbs_method_name(int method);
+/* The step driver's descriptor of a method (mbs_stepper.h): Radau, DOP853 or RKSTAB. */
+struct mbs_step_method;
+const struct mbs_step_method *mbs_method_descriptor(int method);
 /* Minimal ODE of a tree: 1 = articulated-body algorithm where the model has it, 0 = mass matrix. */
 void mbs_inst_use_aba(mbs_instance *inst, int on);
 /* Input values as a function of time (called before every right-hand side; writes u).  Return

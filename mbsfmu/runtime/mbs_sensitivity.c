@@ -23,8 +23,7 @@ int mbs_sens_stepper_init(mbs_sens_stepper *I, int method, int n, double rtol, d
     int rc;
     memset(I, 0, sizeof *I);
     I->method = method;
-    I->meth = method == MBS_METHOD_STIFF ? &mbs_radau_method
-              : method == MBS_METHOD_DOP853 ? &mbs_dop853_method : &mbs_rkstab_method;
+    I->meth = mbs_method_descriptor(method);
     I->work = (double *)calloc(method == MBS_METHOD_STIFF ? (size_t)MBS_RADAU_WORK_SIZE((size_t)n)
                                : method == MBS_METHOD_DOP853 ? (size_t)MBS_DOP853_WORK_SIZE(n)
                                                              : (size_t)MBS_RKSTAB_WORK_SIZE(n),
