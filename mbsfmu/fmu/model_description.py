@@ -1,27 +1,25 @@
-"""The FMI 2.0 Co-Simulation model description of a model (docs/guide/fmus.md, Variables).
+"""The model description of an FMU of a model, in either FMI version and for either interface
+or both (docs/guide/fmus.md, Variables): :func:`model_description_xml`.
 
 The variables, in value-reference order, are those of
 :func:`mbsfmu.codegen.fmu_variables.fmu_variables` (coordinates, velocities ``der(<name>)``,
 ``constraint_residual`` for models with constraints, the user outputs, the constants, the
-solver settings, the inputs), the variables the engine's model source lists too.
-
-The integrator runs inside the FMU, so the coordinates and rates do not depend directly on an
-input (empty dependencies in ``<Outputs>``); initial unknowns depend on all start values and
-parameters.
-
-Log categories: ``logEvents``, ``logStatusWarning``, ``logStatusError`` and ``logStatistics`` (the
-integrator's work per method, logged at fmi2Terminate), ``logAll`` for all of them.
+solver settings, the inputs), the variables the engine's model source lists too; what each FMI
+version and interface adds or leaves out of them is :mod:`.declared_variables`, the writers are
+:mod:`.model_description_fmi2` and :mod:`.model_description_fmi3`.
 """
 
 from __future__ import annotations
 
-import math
 import pathlib
 import re
-import uuid
-from xml.sax.saxutils import quoteattr
 
 from ..codegen.fmu_variables import fmu_variables
+from .declared_variables import declaration
+from .description_xml import default_guid, log_statistics
+from .fmi_options import DEFAULT_FMI_VERSION, DEFAULT_INTERFACE, check_fmi_options
+from .model_description_fmi2 import fmi2_model_description
+from .model_description_fmi3 import fmi3_model_description
 
 
 def model_identifier(name: str) -> str:
@@ -40,77 +38,27 @@ def fmu_path(out_path, ident: str) -> pathlib.Path:
     return out_path
 
 
-#: the log categories of both FMU kinds besides those pythonfmu declares itself
-LOG_STATISTICS = ("logStatistics", "integrator statistics per method (accepted and rejected steps, "
-                  "right-hand sides, Jacobians, LU decompositions) at fmi2Terminate")
+#: the log category of the integrator statistics that both FMU kinds declare (FMI 2.0)
+LOG_STATISTICS = log_statistics(2)
 
 
 def model_description_xml(system, model_identifier: str, guid: str | None = None,
                           can_get_set_state: bool = True, directional_derivatives: bool = False,
-                          generation_tool: str = "mbsfmu", source_files=(), variables=None) -> str:
-    """modelDescription.xml text for an FMI 2.0 Co-Simulation FMU of ``system``; ``source_files``
-    (names in the FMU's ``sources/``) are listed so that importers can rebuild the binary;
-    ``variables`` defaults to ``fmu_variables(system)``."""
+                          generation_tool: str = "mbsfmu", source_files=(), variables=None,
+                          fmi_version: int = DEFAULT_FMI_VERSION, interface: str = DEFAULT_INTERFACE) -> str:
+    """modelDescription.xml text for an FMU of ``system`` of ``fmi_version`` (2 or 3) that
+    declares ``interface`` (``'cs'``, ``'me'`` or ``'both'``); ``variables`` defaults to
+    ``fmu_variables(system)``; ``guid`` (the FMI 3.0 ``instantiationToken``) to one derived from
+    ``model_identifier``.  ``source_files`` (names in the FMU's ``sources/``) are listed in an
+    FMI 2.0 description so that importers can rebuild the binary (FMI 3.0 lists them in
+    ``sources/buildDescription.xml``, :func:`~.model_description_fmi3.build_description`)."""
+    fmi_version, interface = check_fmi_options(fmi_version, interface)
     variables = fmu_variables(system) if variables is None else variables
-    guid = guid or "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"mbsfmu:{model_identifier}")) + "}"
-    flag = "true" if can_get_set_state else "false"
-    lines = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        "<fmiModelDescription",
-        '  fmiVersion="2.0"',
-        f"  modelName={quoteattr(system.name)}",
-        f"  guid={quoteattr(guid)}",
-        f"  description={quoteattr(system.title)}",
-        f"  generationTool={quoteattr(generation_tool)}",
-        '  variableNamingConvention="structured"',
-        '  numberOfEventIndicators="0">',
-        f"  <CoSimulation modelIdentifier={quoteattr(model_identifier)}"
-        ' needsExecutionTool="false" canHandleVariableCommunicationStepSize="true"'
-        ' canInterpolateInputs="false" maxOutputDerivativeOrder="0"'
-        ' canRunAsynchronuously="false" canBeInstantiatedOnlyOncePerProcess="false"'
-        ' canNotUseMemoryManagementFunctions="true"'
-        f' canGetAndSetFMUstate="{flag}" canSerializeFMUstate="{flag}"'
-        f' providesDirectionalDerivative="{"true" if directional_derivatives else "false"}"'
-        + (">" if source_files else "/>"),
-        *(["    <SourceFiles>"] + [f"      <File name={quoteattr(f)}/>" for f in source_files]
-          + ["    </SourceFiles>", "  </CoSimulation>"] if source_files else []),
-        "  <LogCategories>",
-        '    <Category name="logEvents" description="initialization and parameter changes"/>',
-        '    <Category name="logStatusWarning" description="warnings"/>',
-        '    <Category name="logStatusError" description="errors"/>',
-        f"    <Category name={quoteattr(LOG_STATISTICS[0])} description={quoteattr(LOG_STATISTICS[1])}/>",
-        '    <Category name="logAll" description="everything"/>',
-        "  </LogCategories>",
-        "  <DefaultExperiment startTime=\"0.0\" stepSize=\"0.001\"/>",
-        "  <ModelVariables>",
-    ]
-    for v in variables:
-        attrs = [f"name={quoteattr(v.name)}", f'valueReference="{v.value_reference}"',
-                 f"description={quoteattr(v.description)}", f'causality="{v.causality}"',
-                 f'variability="{v.variability}"']
-        if v.initial:
-            attrs.append(f'initial="{v.initial}"')
-        number = int if v.type == "Integer" else repr
-        typed = f' start="{number(v.start)}"' if v.start is not None else ""
-        typed += f' min="{number(v.min)}"' if math.isfinite(v.min) else ""
-        typed += f' max="{number(v.max)}"' if math.isfinite(v.max) else ""
-        lines.append(f"    <ScalarVariable {' '.join(attrs)}><{v.type}{typed}/></ScalarVariable>")
-    lines.append("  </ModelVariables>")
-    lines.append("  <ModelStructure>")
-    outputs = [v for v in variables if v.causality == "output"]
-    index = {v.name: v.value_reference + 1 for v in variables}
-    lines.append("    <Outputs>")
-    for v in outputs:
-        deps = " ".join(str(index[d]) for d in v.dependencies)
-        kinds = f' dependenciesKind="{" ".join("dependent" for _ in v.dependencies)}"' if deps else ""
-        lines.append(f'      <Unknown index="{v.value_reference + 1}" dependencies="{deps}"{kinds}/>')
-    lines.append("    </Outputs>")
-    initial_unknowns = [v for v in outputs if v.initial in ("approx", "calculated")]
-    if initial_unknowns:
-        lines.append("    <InitialUnknowns>")
-        for v in initial_unknowns:
-            lines.append(f'      <Unknown index="{v.value_reference + 1}"/>')
-        lines.append("    </InitialUnknowns>")
-    lines.append("  </ModelStructure>")
-    lines.append("</fmiModelDescription>")
-    return "\n".join(lines) + "\n"
+    declared = declaration(variables, fmi_version, interface, time_dependent=bool(system.time_parameters))
+    guid = guid or default_guid(model_identifier)
+    options = dict(interface=interface, can_get_set_state=can_get_set_state,
+                   directional_derivatives=directional_derivatives, generation_tool=generation_tool)
+    if fmi_version == 2:
+        return fmi2_model_description(system, model_identifier, guid, declared, source_files=source_files,
+                                      **options)
+    return fmi3_model_description(system, model_identifier, guid, declared, **options)
