@@ -5,7 +5,7 @@
                    [--formulation F] [--set NAME=VALUE ...] --out FILE.csv [--plot FILE.png]
                    [--progress | --no-progress]
     mbsfmu build MODEL.py -o NAME.fmu [--formulation F] [--kind native|pythonfmu]
-                 [--method rkstab|stiff|dop853]
+                 [--method rkstab|stiff|dop853] [--fmi 2|3] [--interface cs|me|both]
     mbsfmu linearize MODEL.py [--at NAME=VALUE ...] [--inputs U ...] [--outputs Z ...]
                  [--set CONSTANT=VALUE ...] [--independent Y ...] [--equilibrium] [--symbolic]
                  [--json] [--bode FILE.png] [--modes FILE.png]
@@ -56,6 +56,7 @@ import sys
 import threading
 import warnings
 import zipfile
+from xml.etree import ElementTree
 
 import sympy as sp
 
@@ -75,6 +76,7 @@ from .core.output_files import check_output_path, partial_path, plot_path
 from .core.solver_settings import DEFAULT_METHOD, METHOD_ALIASES, METHODS
 from .equations.derive import derive
 from .fmu.build import DEFAULT_KIND, KINDS, build_fmu
+from .fmu.fmi_options import DEFAULT_FMI_VERSION, DEFAULT_INTERFACE, FMI_VERSIONS, INTERFACES
 from .identification import fit
 from .model.initial_values import condition_variables
 from .model.initial_values import lookup as lookup_initial
@@ -300,11 +302,12 @@ def _renamed_options(args, renamed: dict) -> None:
 def cmd_build(args) -> int:
     _renamed_options(args, _RENAMED_BUILD_OPTIONS)
     kind = DEFAULT_KIND if args.kind is None else args.kind
-    path = build_fmu(args.model, args.output, kind=kind, formulation=args.formulation, method=args.method)
+    path = build_fmu(args.model, args.output, kind=kind, formulation=args.formulation, method=args.method,
+                     fmi_version=int(args.fmi), interface=args.interface)
     with zipfile.ZipFile(path) as z:
-        xml = z.read("modelDescription.xml").decode()
-    print(f"{path} ({kind}, {path.stat().st_size / 1024:.0f} KiB, "
-          f"{xml.count('<ScalarVariable')} variables)")
+        variables = ElementTree.fromstring(z.read("modelDescription.xml")).find("ModelVariables")
+    print(f"{path} ({kind}, FMI {args.fmi}.0 {INTERFACES[args.interface]}, "
+          f"{path.stat().st_size / 1024:.0f} KiB, {len(variables)} variables)")
     return 0
 
 
@@ -783,7 +786,8 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: when stderr is a terminal)")
     ps.set_defaults(func=cmd_simulate)
-    pb = sub.add_parser("build", help="export a model as an FMI 2.0 Co-Simulation FMU")
+    pb = sub.add_parser("build", help="export a model as an FMU (FMI 2.0 or 3.0, Co-Simulation, Model "
+                        "Exchange or both)")
     pb.add_argument("model", help="Python file with a model() function")
     pb.add_argument("-o", "--output", default=".",
                     help="FMU file (NAME.fmu) or folder (default: ./<model>.fmu)")
@@ -796,6 +800,12 @@ def build_parser() -> argparse.ArgumentParser:
                     + ", ".join(f"{n} ({d})" for n, d in METHODS.items())
                     + f"; default {DEFAULT_METHOD}; also "
                     + ", ".join(f"{a} = {n}" for a, n in METHOD_ALIASES.items()))
+    pb.add_argument("--fmi", default=str(DEFAULT_FMI_VERSION), choices=[str(v) for v in FMI_VERSIONS],
+                    help=f"FMI version: 2 (FMI 2.0) or 3 (FMI 3.0); default {DEFAULT_FMI_VERSION} "
+                    "(native kind; pythonfmu: 2 only)")
+    pb.add_argument("--interface", default=DEFAULT_INTERFACE, choices=list(INTERFACES),
+                    help="FMI interface: " + ", ".join(f"{k}: {v}" for k, v in INTERFACES.items())
+                    + f"; default {DEFAULT_INTERFACE} (native kind; pythonfmu: cs only)")
     # the deprecated names of --kind and --method: they work for one release (_renamed_options)
     pb.add_argument("--backend", default=None, choices=KINDS, help=argparse.SUPPRESS)
     pb.add_argument("--solver", default=None, help=argparse.SUPPRESS)
