@@ -36,7 +36,8 @@ def fresh_cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def built_fmu(tmp_path_factory):
-    """``built_fmu(model_file, kind="native", formulation=None, method=None)``: the path of
+    """``built_fmu(model_file, kind="native", formulation=None, method=None, fmi_version=2,
+    interface="cs")``: the path of
     ``mbsfmu.build_fmu`` of a model file, built once per run for each set of arguments, in a
     folder of its own (named ``<model>.fmu``).  Every module that asks for it gets the same
     file: read it, run it, extract it elsewhere, but do not change it or its folder (build your
@@ -45,12 +46,13 @@ def built_fmu(tmp_path_factory):
 
     built = {}
 
-    def build(model_file, kind="native", formulation=None, method=None):
+    def build(model_file, kind="native", formulation=None, method=None, fmi_version=2, interface="cs"):
         path = pathlib.Path(model_file).resolve()
-        key = (str(path), kind, formulation, method)
+        key = (str(path), kind, formulation, method, fmi_version, interface)
         if key not in built:
             built[key] = mbsfmu.build_fmu(path, tmp_path_factory.mktemp(f"fmu_{path.stem}_{kind}"),
-                                          kind=kind, formulation=formulation, method=method)
+                                          kind=kind, formulation=formulation, method=method,
+                                          fmi_version=fmi_version, interface=interface)
         return built[key]
 
     return build

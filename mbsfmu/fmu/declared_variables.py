@@ -8,7 +8,8 @@ Value references are the same in both versions and both interfaces:
 * ``nvars``: ``solver``, the deprecated name of ``method``: FMI 2.0 only;
 * ``nvars+1+j`` (j < f): ``der(<coordinate j>,2)``, the acceleration of coordinate j: a local,
   calculated variable, declared only by FMUs with Model Exchange;
-* ``nvars+1+f``: ``time``, the independent variable FMI 3.0 requires: FMI 3.0 only.
+* ``nvars+1+f``: ``time``, the independent variable FMI 3.0 requires: FMI 3.0 only (a model
+  may not name anything ``time``).
 
 The continuous states of Model Exchange are the f coordinates and then their f velocities
 ``der(<coordinate>)``; the derivative of coordinate j is the velocity variable ``der(x_j)``, that
@@ -35,7 +36,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..codegen.fmu_variables import engine_variables
-from ..core.errors import ModelError
 from ..core.fmu_layout import FmuVariable
 from .fmi_options import declares
 
@@ -109,10 +109,6 @@ def declaration(variables: list[FmuVariable], fmi_version: int, interface: str,
     if me:
         declared += accelerations
     if fmi_version == 3:
-        clash = [v for v in engine if v.name == TIME]
-        if clash:
-            raise ModelError(f"the model's {clash[0].kind} {TIME!r} has the name of FMI 3.0's independent "
-                             "variable: rename it to build an FMI 3.0 FMU")
         declared.append(FmuVariable(TIME, nvars + 1 + len(coordinates), "independent", "continuous",
                                     None, None, "simulation time", kind="time"))
     assert [v.value_reference for v in declared] == sorted(v.value_reference for v in declared)
