@@ -755,6 +755,17 @@ int mbs_form_project(void *ctx, double t, double *x)
     }
 }
 
+int mbs_form_project_state(mbs_form *F, double t, double *x)
+{
+    if (F->m == 0)
+        return 0;
+    if (mbs_form_projects(F->kind))
+        return mbs_form_project(F, t, x);
+    eval_tp(F, t);
+    F->nproj++;
+    return project_optimal(F, t, x);
+}
+
 /* max |C_i y' + b'_i| over the rows i = from..m-1 of c, C, b' at cs (positions_at's layout) */
 static double velocity_residual(const mbs_form *F, const double *cs, const double *v, int from)
 {

@@ -130,6 +130,11 @@ int mbs_form_rhs(void *ctx, double t, const double *x, double *xdot);
  * other kinds); 0 on success. */
 int mbs_form_project(void *ctx, double t, double *x);
 
+/* The projection of x onto the constraints whatever the kind: the kind's own where it has one
+ * (mbs_form_project), else that of QR (the least change of the positions by Newton, then of the
+ * velocities); for a foreign integrator's state (Model Exchange).  0 on success. */
+int mbs_form_project_state(mbs_form *F, double t, double *x);
+
 /* 1 if the kind projects after each step. */
 int mbs_form_projects(int kind);
 

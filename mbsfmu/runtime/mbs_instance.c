@@ -63,6 +63,7 @@ typedef struct {
     int riwork[MBS_RADAU_IWORK_SIZE(NX)];
     mbs_dop853 dp;
     double dwork[MBS_DOP853_WORK_SIZE(NX)];
+    int me_moved;              /* Model Exchange: time or state set since the values were published */
 } mbs_sim;
 
 struct mbs_instance {
@@ -705,6 +706,12 @@ int mbs_inst_get(mbs_instance *I, size_t n, const unsigned *vr, double *value)
     for (i = 0; i < n; i++)
         if (vr[i] >= NVARS)
             return fail(I, "unknown value reference %u (the model has %d variables)", vr[i], NVARS);
+    /* Model Exchange: the values at the time and state the importer set */
+    if (I->d.me_moved && I->d.started) {
+        if (publish(I) != MBS_OK)
+            return fail(I, "computing the outputs at t=%.17g failed: %.900s", I->d.t, I->msg);
+        I->d.me_moved = 0;
+    }
     /* after a failed step the values stay those of the last communication point */
     if (I->outputs_dirty && I->d.started && I->last_code == 0 && compute_outputs(I) != MBS_OK)
         return fail(I, "computing the outputs failed: %.900s", I->msg);
@@ -1357,6 +1364,87 @@ int mbs_inst_output_derivatives(mbs_instance *I, const double *du, size_t n, con
 #endif
 }
 
+/* ---------------------------------------------------------------- Model Exchange */
+
+int mbs_inst_me_set_time(mbs_instance *I, double t)
+{
+    if (!I->d.started)
+        return fail(I, "the instance has not been started");
+    if (!isfinite(t))
+        return fail(I, "the time %g is not finite", t);
+    I->d.t = t;
+    I->d.me_moved = 1;
+    return MBS_OK;
+}
+
+int mbs_inst_me_set_states(mbs_instance *I, size_t n, const double *x)
+{
+    size_t j;
+    if (!I->d.started)
+        return fail(I, "the instance has not been started");
+    if (n != NX)
+        return fail(I, "%lu continuous states given; the model has %d (its %d coordinates, then their "
+                    "velocities)", (unsigned long)n, NX, F);
+    for (j = 0; j < n; j++)
+        if (!isfinite(x[j]))
+            return fail(I, "continuous state %lu ('%s') is %g, not a finite number", (unsigned long)j,
+                        mbs_names[j], x[j]);
+    memcpy(I->d.x, x, sizeof I->d.x);
+    I->d.me_moved = 1;
+    return MBS_OK;
+}
+
+int mbs_inst_me_derivatives(mbs_instance *I, size_t n, double *xdot)
+{
+    int pivot, j;
+    if (!I->d.started)
+        return fail(I, "the instance has not been started");
+    if (n != NX)
+        return fail(I, "%lu derivatives asked for; the model has %d continuous states", (unsigned long)n, NX);
+    if (mbs_inst_rhs(I, I->d.t, I->d.x, NULL, NULL, xdot, &pivot) != MBS_OK) {
+        if (pivot > 0)
+            return fail(I, "the derivatives at t=%.17g: the mass matrix is singular at coordinate '%s' "
+                        "(a singular configuration)", I->d.t, mbs_names[pivot - 1]);
+        return fail(I, "the derivatives at t=%.17g: %.900s", I->d.t, I->form.message);
+    }
+    for (j = 0; j < NX; j++)
+        if (!isfinite(xdot[j]))
+            return fail(I, "the derivative of '%s' at t=%.17g is %g, not a finite number (a singular "
+                        "configuration, or states far outside the model's range)", mbs_names[j], I->d.t, xdot[j]);
+    return MBS_OK;
+}
+
+double mbs_inst_me_drift(mbs_instance *I)
+{
+    double res[2];
+    mbs_inst_residuals(I, res);
+    return res[0] > res[1] || isnan(res[0]) ? res[0] : res[1];
+}
+
+int mbs_inst_me_drifted(mbs_instance *I)
+{
+    return I->d.started && !(mbs_inst_me_drift(I) <= I->d.v[MBS_VR_RTOL]); /* NaN: drifted */
+}
+
+int mbs_inst_me_project(mbs_instance *I, int *changed)
+{
+    double x[NX], drift;
+    *changed = 0;
+    if (!I->d.started)
+        return fail(I, "the instance has not been started");
+    if (!mbs_inst_me_drifted(I))
+        return MBS_OK;
+    drift = mbs_inst_me_drift(I);
+    memcpy(x, I->d.x, sizeof x);
+    if (!isfinite(drift) || inputs_at(I, I->d.t) != 0 || mbs_form_project_state(&I->form, I->d.t, x) != 0)
+        return fail(I, "the projection onto the constraints failed at t=%.17g (constraint residual %g): "
+                    "%.900s", I->d.t, drift, isfinite(drift) ? I->form.message : "the state is not finite");
+    memcpy(I->d.x, x, sizeof x);
+    I->d.me_moved = 1;
+    *changed = 1;
+    return MBS_OK;
+}
+
 /* ---------------------------------------------------------------- state */
 
 size_t mbs_inst_state_size(void) { return sizeof(mbs_sim); }
@@ -1369,6 +1457,7 @@ int mbs_inst_state_check(const void *buf)
     int i;
     memcpy(&d, buf, sizeof d);
     if ((d.started & ~1) || (d.rk.n == 0 && d.started) || (d.fsal_dirty & ~1) || (d.inputs_changing & ~1) ||
+        (d.me_moved & ~1) ||
         !isfinite(d.t) || isnan(d.t_stop) || mbs_stepper_check(&d.rk, NX) || mbs_stepper_check(&d.dp.st, NX) ||
         mbs_stepper_check(&d.rd.st, NX))
         return 1;

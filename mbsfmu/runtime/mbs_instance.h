@@ -212,6 +212,26 @@ int mbs_inst_uses_aba(const mbs_instance *inst);
 /* The method (MBS_METHOD_*) and its solver settings as a do-step would use them. */
 int mbs_inst_start_method(const mbs_instance *inst, double *rtol, double *atol, double *hmax);
 
+/* ---- Model Exchange: the importer's integrator moves time and state (after the start) */
+/* The continuous states are x = [y, y'] (2 f), in value-reference order; their derivatives are
+ * x' = [y', y''] of the configured formulation (mbs_inst_rhs).  Setting the time or the states
+ * changes nothing else; the values (states, residual, outputs) follow at the next mbs_inst_get.
+ * Non-finite times and states are refused. */
+int mbs_inst_me_set_time(mbs_instance *inst, double t);
+int mbs_inst_me_set_states(mbs_instance *inst, size_t n, const double *x);
+/* x' at the current time and state (n = 2 f); a non-finite derivative is an error naming it. */
+int mbs_inst_me_derivatives(mbs_instance *inst, size_t n, double *xdot);
+/* The drift of the state from the constraints: the larger of max |c| and max |C y' + b'| (0
+ * without constraints). */
+double mbs_inst_me_drift(mbs_instance *inst);
+/* 1 if the drift exceeds the tolerance solver_rtol (or is not finite), else 0. */
+int mbs_inst_me_drifted(mbs_instance *inst);
+/* The projection event: if the drift exceeds the tolerance solver_rtol (the variable's value, in
+ * the constraints' own units), the state is projected onto the constraints (the least change of
+ * the positions, then of the velocities; the formulation's own projection where it has one) and
+ * *changed = 1; else nothing changes and *changed = 0. */
+int mbs_inst_me_project(mbs_instance *inst, int *changed);
+
 /* ---- state */
 size_t mbs_inst_state_size(void);
 void mbs_inst_save(const mbs_instance *inst, void *buf);

@@ -58,7 +58,8 @@ def test_the_numbers_are_written_once():
         assert f"#define {macro} {value}\n" in text
     names = "|".join([*_macros(), "MBS_FORMULATION_NAMES"])
     defined = re.compile(rf"#define\s+({names})\b|\b({names})\s*=\s*\d")  # a macro, or an enum's member
-    for file in (*ENGINE_SOURCES, *ENGINE_HEADERS, "fmi2_glue.c", "mbs_python.c"):
+    for file in (*ENGINE_SOURCES, *ENGINE_HEADERS, "fmi2_glue.c", "fmi3_glue.c", "mbs_fmu.c", "mbs_fmu.h",
+                 "mbs_python.c"):
         if file in GENERATED_HEADERS:
             continue
         text = source(file)
