@@ -23,15 +23,8 @@ from __future__ import annotations
 from xml.sax.saxutils import quoteattr
 
 from ..core.solver_settings import BY_NAME, METHODS, SOLVER_SETTINGS
+from . import description_xml as shared
 from .declared_variables import Declaration, needs_completed_integrator_step
-from .description_xml import (
-    DEFAULT_EXPERIMENT,
-    log_categories,
-    unknown_list,
-    value_attributes,
-    variable_attributes,
-    xml_bool,
-)
 from .fmi_options import declares
 
 #: FMU parameters that are a choice of named values: parameter name -> its enumeration type
@@ -63,8 +56,8 @@ def fmi3_model_description(system, model_identifier: str, guid: str, declared: D
     Co-Simulation interface only (both or neither)."""
     cs, me = declares(interface)
     common = (' needsExecutionTool="false" canBeInstantiatedOnlyOncePerProcess="false"'
-              f' canGetAndSetFMUState="{xml_bool(can_get_set_state)}"'
-              f' canSerializeFMUState="{xml_bool(can_get_set_state)}"')
+              f' canGetAndSetFMUState="{shared.xml_bool(can_get_set_state)}"'
+              f' canSerializeFMUState="{shared.xml_bool(can_get_set_state)}"')
     ident = quoteattr(model_identifier)
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
@@ -79,10 +72,11 @@ def fmi3_model_description(system, model_identifier: str, guid: str, declared: D
     if me:
         lines.append(f"  <ModelExchange modelIdentifier={ident}{common}"
                      ' providesDirectionalDerivatives="false" providesAdjointDerivatives="false"'
-                     f' needsCompletedIntegratorStep="{xml_bool(needs_completed_integrator_step(system))}"'
+                     ' needsCompletedIntegratorStep='
+                     f'"{shared.xml_bool(needs_completed_integrator_step(system))}"'
                      ' providesEvaluateDiscreteStates="false"/>')
     if cs:
-        derivatives = xml_bool(directional_derivatives)
+        derivatives = shared.xml_bool(directional_derivatives)
         lines.append(f"  <CoSimulation modelIdentifier={ident}{common}"
                      f' providesDirectionalDerivatives="{derivatives}"'
                      f' providesAdjointDerivatives="{derivatives}"'
@@ -91,24 +85,25 @@ def fmi3_model_description(system, model_identifier: str, guid: str, declared: D
                      ' canReturnEarlyAfterIntermediateUpdate="false" hasEventMode="false"'
                      ' providesEvaluateDiscreteStates="false"/>')
     lines += _type_definitions()
-    lines += log_categories(3)
-    lines += [DEFAULT_EXPERIMENT, "  <ModelVariables>"]
+    lines += shared.log_categories(3)
+    lines += [shared.DEFAULT_EXPERIMENT, "  <ModelVariables>"]
     state_of = declared.derivative_of()
     for v in declared.variables:
-        attrs = " ".join(variable_attributes(v))
+        attrs = " ".join(shared.variable_attributes(v))
         if v.name in ENUMERATION_TYPES:
             lines.append(f"    <Enumeration {attrs} declaredType={quoteattr(ENUMERATION_TYPES[v.name])}"
-                         f"{value_attributes(v)}/>")
+                         f"{shared.value_attributes(v)}/>")
             continue
         derivative = (f' derivative="{state_of[v.name].value_reference}"' if v.name in state_of else "")
-        lines.append(f"    <{FLOAT[v.type]} {attrs}{value_attributes(v)}{derivative}/>")
+        lines.append(f"    <{FLOAT[v.type]} {attrs}{shared.value_attributes(v)}{derivative}/>")
     lines.append("  </ModelVariables>")
     lines.append("  <ModelStructure>")
     for v in declared.outputs():
-        lines.append(f'    <Output valueReference="{v.value_reference}"'
-                     f'{unknown_list([d.value_reference for d in declared.dependencies(v)], "dependent")}/>')
+        knowns = [d.value_reference for d in declared.dependencies(v)]
+        deps = shared.unknown_list(knowns, "dependent")
+        lines.append(f'    <Output valueReference="{v.value_reference}"{deps}/>')
     for d in declared.derivatives:
-        deps = unknown_list([d.value_reference], "constant") if d.kind == "velocity" else ""
+        deps = shared.unknown_list([d.value_reference], "constant") if d.kind == "velocity" else ""
         lines.append(f'    <ContinuousStateDerivative valueReference="{d.value_reference}"{deps}/>')
     for v in declared.initial_unknowns():
         lines.append(f'    <InitialUnknown valueReference="{v.value_reference}"/>')
