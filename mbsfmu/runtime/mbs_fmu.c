@@ -65,8 +65,17 @@ static int is_constraint_tolerance(unsigned vr)
     return MBS_FMU_ME && model_size(4) > 0 && vr == vr_acceleration(n_coordinates());
 }
 
+/* FMI 3.0's independent variable 'time' */
+static int is_time(const mbs_fmu *c, unsigned vr)
+{
+    return c->version->time_variable && vr == vr_acceleration(n_coordinates()) + 1u;
+}
+
 /* a variable of this layer, not of the instance */
-static int is_own(unsigned vr) { return is_acceleration(vr) || is_constraint_tolerance(vr); }
+static int is_own(const mbs_fmu *c, unsigned vr)
+{
+    return is_acceleration(vr) || is_constraint_tolerance(vr) || is_time(c, vr);
+}
 
 size_t mbs_fmu_continuous_states(void) { return 2u * (size_t)n_coordinates(); }
 
@@ -361,7 +370,7 @@ static int var_type(const mbs_fmu *c, unsigned vr)
 {
     if (vr == vr_solver() && c->version->deprecated_solver)
         return MBS_TYPE_INTEGER;
-    return is_own(vr) ? MBS_TYPE_REAL : mbs_var_type(vr);
+    return is_own(c, vr) ? MBS_TYPE_REAL : mbs_var_type(vr);
 }
 
 static const char *var_name(mbs_fmu *c, unsigned vr)
@@ -374,6 +383,8 @@ static const char *var_name(mbs_fmu *c, unsigned vr)
     }
     if (is_constraint_tolerance(vr))
         return "constraint_tolerance";
+    if (is_time(c, vr))
+        return "time";
     return mbs_var_name(vr) ? mbs_var_name(vr) : "(unknown)";
 }
 
@@ -431,6 +442,9 @@ static int access_values(mbs_fmu *c, const char *fn, int type, const unsigned *v
                                     "finite number, not %g", fn, vr[i], in[i]);
             tol = in[i];
         }
+        if (is_time(c, vr[i]) && in != NULL)
+            return mbs_fmu_fail(c, "%s: 'time' (value reference %u) is the independent variable: it cannot be "
+                                "set", fn, vr[i]);
         if (!is_acceleration(vr[i]))
             continue;
         if (in != NULL)
@@ -450,7 +464,7 @@ static int access_values(mbs_fmu *c, const char *fn, int type, const unsigned *v
         goto done;
     }
     for (i = 0; i < n; i++) { /* the instance's variables, in order */
-        if (is_own(vr[i]))
+        if (is_own(c, vr[i]))
             continue;
         refs[k] = vr[i];
         if (vr[i] == vr_solver() && c->version->deprecated_solver) {
@@ -478,6 +492,7 @@ static int access_values(mbs_fmu *c, const char *fn, int type, const unsigned *v
     for (i = 0, k = 0; in == NULL && i < n; i++)
         value[i] = is_acceleration(vr[i])          ? acc[vr[i] - vr_acceleration(0)]
                    : is_constraint_tolerance(vr[i]) ? c->constraint_tol
+                   : is_time(c, vr[i])              ? mbs_inst_time(c->I)
                                                     : vals[k++];
     if (in != NULL) {
         c->constraint_tol = tol;

@@ -19,7 +19,8 @@
  * at nvars, the deprecated name of 'method'; the acceleration der(<coordinate j>,2) at
  * nvars + 1 + j, calculated (the derivatives of the velocities), and for a model with constraints
  * 'constraint_tolerance' at nvars + 1 + f, a tunable parameter: variables of FMUs that declare
- * Model Exchange only (in either interface).
+ * Model Exchange only (in either interface); with FMI 3.0 the independent variable 'time' at
+ * nvars + 2 + f.
  *
  * Model Exchange (docs/guide/fmus.md, "Model Exchange"): the continuous states are the
  * coordinates and their velocities, their derivatives the velocities and the accelerations of the
@@ -69,6 +70,7 @@ typedef struct {
     const char *type_text[2]; /* MBS_TYPE_REAL, MBS_TYPE_INTEGER in messages: "a Real variable" */
     const char *access[2];    /* the accessors' type names: "Real", "Integer" / "Float64", "Int64" */
     int deprecated_solver;    /* 1: 'solver' (value reference nvars) names 'method' */
+    int time_variable;        /* 1: 'time' (value reference nvars + 2 + f) is a variable */
     /* hand a message to the environment's logger (status MBS_*, the category's name) */
     void (*emit)(struct mbs_fmu *c, int status, const char *category, const char *message);
 } mbs_fmu_version;
