@@ -1,10 +1,20 @@
-"""Fuzz suite of the native FMU: random FMI call sequences (tests/fuzz/fmi_fuzz.c) compiled with
-the FMU's own sources/, plainly and with AddressSanitizer + UndefinedBehaviorSanitizer.
+"""Fuzz suite of the native FMU: random FMI call sequences (the driver tests/fuzz/fmi_fuzz.c with
+its FMI 2.0 adapter fmi2_fuzz.c or its FMI 3.0 adapter fmi3_fuzz.c) compiled with the FMU's own
+sources/, plainly and with AddressSanitizer + UndefinedBehaviorSanitizer, for Co-Simulation and
+Model Exchange instances of one binary.
+
+The drivers are compiled from the sources/ of a native FMU (``mbsfmu.build_fmu``) with
+``fmu_interfaces.h`` declaring both interfaces, and, for FMI 3.0, ``fmi3_glue.c`` in place of
+``fmi2_glue.c`` (the contract of issue 26: one FMU layer, one glue file per version).  The
+description file they read is written from :func:`mbsfmu.codegen.fmu_variables.fmu_variables`
+plus the variables of Model Exchange (``der(x,2)`` at nvars + 1 + j, ``constraint_tolerance`` at
+nvars + 1 + f for models with constraints); FMI 3.0 has no deprecated name ``solver``.
 
 Each run must end with 0 bad calls accepted, 0 refusals without a message naming the function and
-culprit, 0 refused calls that changed the instance, 0 results lost after a failed step, 0 errors
-without a message and 0 good calls refused; the sanitized build must print no sanitizer report.
-The seeds are fixed, so a failure is reproducible with the command the assertion prints.
+culprit, 0 refused calls that changed the instance, 0 results lost after a failed call, 0 errors
+without a message, 0 good calls refused and 0 results that break a documented rule; the sanitized
+build must print no sanitizer report.  The seeds are fixed, so a failure is reproducible with the
+command the assertion prints.
 """
 
 import os
@@ -18,50 +28,77 @@ from fmu_support import MODELS
 
 fmpy = pytest.importorskip("fmpy")
 
-from mbsfmu.fmu.native import COMPILED_SOURCES, fmi_include_dir  # noqa: E402
+from mbsfmu.codegen.c_source import sizes  # noqa: E402
+from mbsfmu.codegen.fmu_variables import engine_variables, fmu_variables  # noqa: E402
+from mbsfmu.equations.derive import derive  # noqa: E402
+from mbsfmu.fmu.native import COMPILED_SOURCES, INTERFACES_HEADER, fmi_include_dir, interfaces_header  # noqa: E402
+from mbsfmu.model.loader import load_model  # noqa: E402
+from mbsfmu.runtime import source  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-DRIVER = pathlib.Path(__file__).resolve().parent / "fmi_fuzz.c"
-#: model -> number of calls per build (the sanitized build is ~5x slower; both take seconds)
+HERE = pathlib.Path(__file__).resolve().parent
+DRIVER = HERE / "fmi_fuzz.c"
+ADAPTERS = {2: HERE / "fmi2_fuzz.c", 3: HERE / "fmi3_fuzz.c"}
+GLUES = {2: "fmi2_glue.c", 3: "fmi3_glue.c"}
+#: model -> number of calls per build (the sanitized build is ~3x slower; both take seconds)
 CALLS = {"slider_crank": 30000, "cart_pendulum": 30000}
 #: failed steps expected: the cart's input takes absurd values (1e300) that overflow the state
-FAILED_STEPS = {"slider_crank": 0, "cart_pendulum": 3}
-#: the draws follow the variable table (moved on when issue 24 added the deprecated name solver)
-SEED = 20261126
+FAILED_STEPS = {"slider_crank": 0, "cart_pendulum": 1}
+#: the draws follow the variable table and the driver's choices (moved on with Model Exchange)
+SEED = 20261204
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 
+_KINDS = {"coordinate": "state", "velocity": "state", "residual": "calc", "output": "calc",
+          "reaction": "calc", "input": "input", "initial_condition": "fixed"}
 
-def description(fmu: pathlib.Path) -> str:
-    """The driver's description file: the GUID and each variable's vr, kind and name."""
-    md = fmpy.read_model_description(str(fmu))
-    lines = [f"guid {md.guid}"]
-    solver = {"solver_rtol", "solver_atol", "max_internal_step"}
-    for v in sorted(md.modelVariables, key=lambda v: v.valueReference):
-        if v.causality == "output":
-            kind = "calc" if v.initial == "calculated" else "state"
-        elif v.causality == "input":
-            kind = "input"
-        elif v.name in solver:
-            kind = "solver"
-        elif v.type == "Integer":
-            kind = "method"  # the integration method 'method', or its deprecated name 'solver'
-        else:
+
+def description(model_file: pathlib.Path, guid: str, fmi_version: int) -> str:
+    """The driver's description file: GUID, sizes f and m, and each variable's vr, kind and name
+    (those of an FMU that declares Model Exchange, of the FMI version)."""
+    system = load_model(model_file)
+    variables = fmu_variables(system)
+    n = sizes(derive(system))
+    nvars = len(engine_variables(variables))
+    lines = [f"guid {guid}", f"sizes {n['F']} {n['M']}"]
+    for v in variables:
+        if v.kind == "deprecated" and fmi_version == 3:
+            continue  # FMI 3.0 FMUs do not declare 'solver'
+        if v.kind in ("solver", "deprecated"):
+            kind = "method" if v.type == "Integer" else "solver"
+        elif v.kind == "constant":
             kind = "fixed" if v.variability == "fixed" else "tunable"
-        assert " " not in v.name
-        lines.append(f"{v.valueReference} {kind} {v.name}")
+        else:
+            kind = _KINDS[v.kind]
+        lines.append(f"{v.value_reference} {kind} {v.name}")
+    coordinates = list(system.coordinates_)
+    for j, name in enumerate(coordinates):
+        lines.append(f"{nvars + 1 + j} accel der({name},2)")
+    if n["M"] > 0:
+        lines.append(f"{nvars + 1 + len(coordinates)} ctol constraint_tolerance")
+    assert all(" " not in line.split(" ", 2)[2] for line in lines[2:])
     return "\n".join(lines) + "\n"
 
 
-def build_driver(fmu: pathlib.Path, out: pathlib.Path, sanitize: bool) -> pathlib.Path:
+def driver_sources(fmu: pathlib.Path, out: pathlib.Path, fmi_version: int) -> list[pathlib.Path]:
+    """The FMU's sources/ under ``out``, declaring both interfaces, and the C files of the
+    driver's build for the FMI version (its glue instead of FMI 2.0's)."""
     src = out / "sources"
     if not src.exists():
         with zipfile.ZipFile(fmu) as z:
             z.extractall(out)
-    exe = out / ("fuzz_asan" if sanitize else "fuzz")
+        (src / INTERFACES_HEADER).write_text(interfaces_header(cs=True, me=True))
+        (src / GLUES[3]).write_text(source(GLUES[3]))
+    files = [GLUES[fmi_version] if f == GLUES[2] else f for f in COMPILED_SOURCES]
+    return [DRIVER, ADAPTERS[fmi_version], *(src / f for f in files)]
+
+
+def build_driver(fmu: pathlib.Path, out: pathlib.Path, fmi_version: int, sanitize: bool) -> pathlib.Path:
+    exe = out / f"fuzz{fmi_version}{'_asan' if sanitize else ''}"
+    files = driver_sources(fmu, out, fmi_version)
     cmd = ["gcc", "-std=c99", "-g", "-O1" if sanitize else "-O2", "-Wall", "-Wextra", "-Werror",
-           *(SANITIZE if sanitize else []), f"-I{fmi_include_dir()}", f"-I{src}",
-           str(DRIVER), *(str(src / f) for f in COMPILED_SOURCES), "-o", str(exe), "-lm"]
+           *(SANITIZE if sanitize else []), f"-I{fmi_include_dir()}", f"-I{HERE}", f"-I{out / 'sources'}",
+           *map(str, files), "-o", str(exe), "-lm"]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
     return exe
@@ -89,30 +126,38 @@ def run_fuzz(exe, desc, seed, calls, env=None):
 
 
 @pytest.mark.parametrize("sanitize", [False, True], ids=["plain", "asan-ubsan"])
+@pytest.mark.parametrize("fmi_version", [2, 3], ids=["fmi2", "fmi3"])
 @pytest.mark.parametrize("name", list(CALLS))
-def test_random_call_sequences(fmus, tmp_path_factory, name, sanitize):
-    out = tmp_path_factory.mktemp(f"fuzz_{name}")
+def test_random_call_sequences(fmus, tmp_path_factory, name, fmi_version, sanitize):
+    out = tmp_path_factory.mktemp(f"fuzz_{name}_fmi{fmi_version}")
+    guid = fmpy.read_model_description(str(fmus[name])).guid
     desc = out / "description.txt"
-    desc.write_text(description(fmus[name]))
-    exe = build_driver(fmus[name], out, sanitize)
+    desc.write_text(description(MODELS / f"{name}.py", guid, fmi_version))
+    exe = build_driver(fmus[name], out, fmi_version, sanitize)
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     counts, stderr, cmd = run_fuzz(exe, desc, SEED, CALLS[name], env)
-    print(f"{name} ({'asan+ubsan' if sanitize else 'plain'}): {counts}")
+    print(f"{name} FMI {fmi_version} ({'asan+ubsan' if sanitize else 'plain'}): {counts}")
     assert not sanitizer_report(stderr), f"{cmd}\n{stderr[-4000:]}"
     assert counts["calls"] >= CALLS[name]
-    # the sequences reach deep states: refusals, steps that pass and fail, restored states
+    # the sequences reach deep states: refusals, steps that pass and fail, restored states, Model
+    # Exchange integration with derivative evaluations, events and (with loops) projections
     assert counts["bad"] >= CALLS[name] // 10
-    assert counts["steps_ok"] >= 800 and counts["steps_failed"] >= FAILED_STEPS[name]
+    assert counts["steps_ok"] >= 400 and counts["steps_failed"] >= FAILED_STEPS[name]
     assert counts["restored"] >= 50 and counts["deserialized"] >= 20
-    for key in ("accepted", "unnamed", "changed", "lost", "silent", "refused_good"):
+    assert counts["me_steps"] >= 1000 and counts["derivatives"] >= 1000
+    if name == "slider_crank":
+        assert counts["projections"] >= 100 and counts["events"] >= counts["projections"]
+    else:
+        assert counts["projections"] == 0
+    for key in ("accepted", "unnamed", "changed", "lost", "silent", "refused_good", "wrong"):
         assert counts[key] == 0, f"{key}={counts[key]}: {cmd}\n{stderr[-4000:]}"
 
 
 def test_the_sanitizers_are_active(fmus, tmp_path):
     """The sanitized driver reports a heap over-read it is made to do, in the words the fuzz test
     looks for (so a clean fuzz run means something)."""
-    exe = build_driver(fmus["cart_pendulum"], tmp_path, sanitize=True)
+    exe = build_driver(fmus["cart_pendulum"], tmp_path, 3, sanitize=True)
     res = subprocess.run([str(exe), "--selftest"], capture_output=True, text=True, timeout=60,
                          env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1"))
     assert res.returncode != 0
