@@ -1036,8 +1036,10 @@ static void call_me(inst *I)
     }
 }
 
-/* Model Exchange instance into event mode (from any mode, through a reset if need be) */
-static void advance_me(inst *I)
+/* Drive an instance quietly towards step mode (Co-Simulation) or event mode and then, with
+ * probability p_cont, continuous-time mode (Model Exchange), through a reset if it failed or
+ * terminated, so that deep states are reached often. */
+static void advance(inst *I, double p_cont)
 {
     int saved = n_msg;
     if (I->st == S_ERR || I->st == S_TERM) {
@@ -1051,9 +1053,11 @@ static void advance_me(inst *I)
         I->t = 0.0;
     }
     if (I->st == S_INIT)
-        I->st = fz_exit_init(I->c) <= FZ_WARNING ? S_EVENT : S_ERR;
+        I->st = fz_exit_init(I->c) > FZ_WARNING ? S_ERR : I->me ? S_EVENT : S_STEP;
     if (I->st == S_CONT && fz_enter_event(I->c) == FZ_OK)
         I->st = S_EVENT;
+    if (I->st == S_EVENT && chance(p_cont) && fz_enter_cont(I->c) == FZ_OK)
+        I->st = S_CONT;
     n_msg = saved;
 }
 
@@ -1066,7 +1070,7 @@ static void me_integrate(inst *I)
     size_t nx = 2 * (size_t)n_coord, j;
     int k, steps = 5 + irand(40), ev = 0, flag = 0;
     double h = chance(0.5) ? 1e-3 : 1e-4 + 1e-2 * urand();
-    advance_me(I);
+    advance(I, 0.0);
     if (I->st != S_EVENT)
         return;
     if (vr_ctol >= 0 && chance(0.8)) {
@@ -1170,33 +1174,6 @@ static void call_null_instance(void)
     expect_refused(st, "(null instance)", NULL, 0);
 }
 
-/* drive an instance towards stepping (Co-Simulation) or event mode (Model Exchange), so that
- * deep states are reached often */
-static void advance(inst *I)
-{
-    int saved = n_msg;
-    if (I->me) {
-        advance_me(I);
-        if (I->st == S_EVENT && chance(0.6) && fz_enter_cont(I->c) == FZ_OK)
-            I->st = S_CONT;
-        n_msg = saved;
-        return;
-    }
-    if (I->st == S_INST && (fz_version == 3 || fz_setup(I->c, 0, 0.0, 0.0, 0, 0.0) == FZ_OK) &&
-        fz_enter_init(I->c, 0, 0.0, 0.0, 0, 0.0) == FZ_OK) {
-        I->st = S_INIT;
-        I->t = 0.0;
-    }
-    if (I->st == S_INIT)
-        I->st = fz_exit_init(I->c) <= FZ_WARNING ? S_STEP : S_ERR;
-    if (I->st == S_ERR || I->st == S_TERM) {
-        fz_reset(I->c);
-        I->st = S_INST;
-        I->t = 0.0;
-    }
-    n_msg = saved;
-}
-
 /* ------------------------------------------------------------------ main */
 
 static int kind_of(const char *k)
@@ -1298,7 +1275,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (r < 26)
-            advance(I);
+            advance(I, 0.6);
         calls++;
         if (r < 28) {
             if (fz_version == 2)

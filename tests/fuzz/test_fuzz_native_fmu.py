@@ -29,6 +29,7 @@ from fmu_support import MODELS
 fmpy = pytest.importorskip("fmpy")
 
 from mbsfmu.codegen.c_source import sizes  # noqa: E402
+from mbsfmu.codegen.compile import compile_objects, run_compiler  # noqa: E402
 from mbsfmu.codegen.fmu_variables import engine_variables, fmu_variables  # noqa: E402
 from mbsfmu.equations.derive import derive  # noqa: E402
 from mbsfmu.fmu.native import COMPILED_SOURCES, INTERFACES_HEADER, fmi_include_dir, interfaces_header  # noqa: E402
@@ -80,33 +81,58 @@ def description(model_file: pathlib.Path, guid: str, fmi_version: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def driver_sources(fmu: pathlib.Path, out: pathlib.Path, fmi_version: int) -> list[pathlib.Path]:
-    """The FMU's sources/ under ``out``, declaring both interfaces, and the C files of the
-    driver's build for the FMI version (its glue instead of FMI 2.0's)."""
+def extract_sources(fmu: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
+    """The FMU's sources/ under ``out``, declaring both interfaces, with FMI 3.0's glue beside
+    FMI 2.0's."""
     src = out / "sources"
-    if not src.exists():
-        with zipfile.ZipFile(fmu) as z:
-            z.extractall(out)
-        (src / INTERFACES_HEADER).write_text(interfaces_header(cs=True, me=True))
-        (src / GLUES[3]).write_text(source(GLUES[3]))
-    files = [GLUES[fmi_version] if f == GLUES[2] else f for f in COMPILED_SOURCES]
-    return [DRIVER, ADAPTERS[fmi_version], *(src / f for f in files)]
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(out)
+    (src / INTERFACES_HEADER).write_text(interfaces_header(cs=True, me=True))
+    (src / GLUES[3]).write_text(source(GLUES[3]))
+    return src
 
 
-def build_driver(fmu: pathlib.Path, out: pathlib.Path, fmi_version: int, sanitize: bool) -> pathlib.Path:
-    exe = out / f"fuzz{fmi_version}{'_asan' if sanitize else ''}"
-    files = driver_sources(fmu, out, fmi_version)
-    cmd = ["gcc", "-std=c99", "-g", "-O1" if sanitize else "-O2", "-Wall", "-Wextra", "-Werror",
-           *(SANITIZE if sanitize else []), f"-I{fmi_include_dir()}", f"-I{HERE}", f"-I{out / 'sources'}",
-           *map(str, files), "-o", str(exe), "-lm"]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
+def build_driver(src: pathlib.Path, fmi_version: int, sanitize: bool) -> pathlib.Path:
+    """The driver for the FMI version, plain or sanitized, next to ``src``: the engine, the model
+    and the version-free driver are compiled once per flag set, the adapter and the glue of the
+    version linked with them."""
+    flags = ["-std=c99", "-g", "-O1" if sanitize else "-O2", "-Wall", "-Wextra", "-Werror",
+             *(SANITIZE if sanitize else []), f"-I{fmi_include_dir()}", f"-I{HERE}", f"-I{src}"]
+    objects = src.parent / f"objects_{'asan' if sanitize else 'plain'}_{fmi_version}"
+    shared = src.parent / f"objects_{'asan' if sanitize else 'plain'}"
+    if not shared.exists():
+        shared.mkdir()
+        compile_objects(["gcc", *flags], [DRIVER, *(src / f for f in COMPILED_SOURCES if f != GLUES[2])],
+                        shared, "the fuzz driver")
+    objects.mkdir()
+    own = compile_objects(["gcc", *flags], [ADAPTERS[fmi_version], src / GLUES[fmi_version]], objects,
+                          "the fuzz driver")
+    exe = src.parent / f"fuzz{fmi_version}{'_asan' if sanitize else ''}"
+    linked = [*sorted(shared.glob("*.o")), *own]
+    run_compiler(["gcc", *flags, "-o", str(exe), *map(str, linked), "-lm"], "the fuzz driver")
     return exe
 
 
 @pytest.fixture(scope="module")
-def fmus(built_fmu):
-    return {name: built_fmu(MODELS / f"{name}.py") for name in CALLS}
+def drivers(built_fmu, tmp_path_factory):
+    """``driver(name, fmi_version, sanitize)``: the driver's executable and description file for
+    the model, built once per module."""
+    built, folders = {}, {}
+
+    def get(name, fmi_version, sanitize):
+        if name not in folders:
+            fmu = built_fmu(MODELS / f"{name}.py")
+            out = tmp_path_factory.mktemp(f"fuzz_{name}")
+            guid = fmpy.read_model_description(str(fmu)).guid
+            for v in ADAPTERS:
+                (out / f"description{v}.txt").write_text(description(MODELS / f"{name}.py", guid, v))
+            folders[name] = extract_sources(fmu, out)
+        key = (name, fmi_version, sanitize)
+        if key not in built:
+            built[key] = build_driver(folders[name], fmi_version, sanitize)
+        return built[key], folders[name].parent / f"description{fmi_version}.txt"
+
+    return get
 
 
 def sanitizer_report(stderr: str) -> bool:
@@ -114,10 +140,12 @@ def sanitizer_report(stderr: str) -> bool:
     return "Sanitizer" in stderr or "runtime error:" in stderr
 
 
-def run_fuzz(exe, desc, seed, calls, env=None):
-    res = subprocess.run([str(exe), str(desc), str(seed), str(calls)], capture_output=True,
-                         text=True, timeout=600, env=env)
-    cmd = f"{exe} {desc} {seed} {calls}"
+def run_fuzz(exe, desc, seed, calls, env=None, strict=False):
+    """Run the driver; its counters, stderr and the command line (to reproduce a failure).
+    ``strict``: the findings reported to the lead count as failures (see fmi_fuzz.c)."""
+    args = [str(exe), str(desc), str(seed), str(calls), *(["strict"] if strict else [])]
+    res = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
+    cmd = " ".join(args)
     assert res.returncode == 0, f"{cmd} exited {res.returncode}:\n{res.stderr[-4000:]}"
     m = re.search(r"calls=\d+.*", res.stdout)
     assert m, res.stdout
@@ -125,39 +153,62 @@ def run_fuzz(exe, desc, seed, calls, env=None):
     return counts, res.stderr, cmd
 
 
+ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1",
+           UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+
+
 @pytest.mark.parametrize("sanitize", [False, True], ids=["plain", "asan-ubsan"])
 @pytest.mark.parametrize("fmi_version", [2, 3], ids=["fmi2", "fmi3"])
 @pytest.mark.parametrize("name", list(CALLS))
-def test_random_call_sequences(fmus, tmp_path_factory, name, fmi_version, sanitize):
-    out = tmp_path_factory.mktemp(f"fuzz_{name}_fmi{fmi_version}")
-    guid = fmpy.read_model_description(str(fmus[name])).guid
-    desc = out / "description.txt"
-    desc.write_text(description(MODELS / f"{name}.py", guid, fmi_version))
-    exe = build_driver(fmus[name], out, fmi_version, sanitize)
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1",
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    counts, stderr, cmd = run_fuzz(exe, desc, SEED, CALLS[name], env)
+def test_random_call_sequences(drivers, name, fmi_version, sanitize):
+    exe, desc = drivers(name, fmi_version, sanitize)
+    counts, stderr, cmd = run_fuzz(exe, desc, SEED, CALLS[name], ENV)
     print(f"{name} FMI {fmi_version} ({'asan+ubsan' if sanitize else 'plain'}): {counts}")
     assert not sanitizer_report(stderr), f"{cmd}\n{stderr[-4000:]}"
     assert counts["calls"] >= CALLS[name]
     # the sequences reach deep states: refusals, steps that pass and fail, restored states, Model
     # Exchange integration with derivative evaluations, events and (with loops) projections
-    assert counts["bad"] >= CALLS[name] // 10
-    assert counts["steps_ok"] >= 400 and counts["steps_failed"] >= FAILED_STEPS[name]
-    assert counts["restored"] >= 50 and counts["deserialized"] >= 20
-    assert counts["me_steps"] >= 1000 and counts["derivatives"] >= 1000
+    assert counts["bad"] >= CALLS[name] // 3
+    assert counts["steps_ok"] >= 600 and counts["steps_failed"] >= FAILED_STEPS[name]
+    assert counts["restored"] >= 50 and counts["deserialized"] >= 100
+    assert counts["me_steps"] >= 3000 and counts["derivatives"] >= counts["me_steps"]
     if name == "slider_crank":
-        assert counts["projections"] >= 100 and counts["events"] >= counts["projections"]
+        assert counts["projections"] >= 3000 and counts["events"] >= counts["projections"]
     else:
-        assert counts["projections"] == 0
+        assert counts["projections"] == 0 and counts["events"] >= 50
+    if fmi_version == 3 and name == "cart_pendulum":  # outputs that depend on an input
+        assert counts["dual_checks"] >= 10
     for key in ("accepted", "unnamed", "changed", "lost", "silent", "refused_good", "wrong"):
         assert counts[key] == 0, f"{key}={counts[key]}: {cmd}\n{stderr[-4000:]}"
 
 
-def test_the_sanitizers_are_active(fmus, tmp_path):
+def assert_strict(drivers, name, fmi_version, key):
+    """The plain driver's run with the reported findings counted (strict): `key` must be 0."""
+    exe, desc = drivers(name, fmi_version, False)
+    counts, stderr, cmd = run_fuzz(exe, desc, SEED, CALLS[name], None, strict=True)
+    assert counts[key] == 0, f"{key}={counts[key]}: {cmd}\n{stderr[-2000:]}"
+
+
+@pytest.mark.xfail(strict=True, reason="reported to the lead: mbs_fmu_adjoint (mbs_fmu.c) checks the "
+                   "unknowns only inside mbs_inst_output_derivatives, once per known, so "
+                   "fmi3GetAdjointDerivative with nKnowns = 0 accepts unknowns that are not outputs "
+                   "(fmi3GetDirectionalDerivative refuses the same unknowns)")
+def test_adjoint_without_knowns_refuses_unknowns_that_are_not_outputs(drivers):
+    assert_strict(drivers, "cart_pendulum", 3, "accepted")
+
+
+@pytest.mark.xfail(strict=True, reason="reported to the lead: with constraints, GetDerivatives returns "
+                   "as the derivatives of the coordinates the velocities projected onto the velocity "
+                   "constraints (formulation eq. 30), not the velocity states der(x) the model "
+                   "description names their derivatives (equal only on the constraint manifold)")
+def test_derivatives_of_the_coordinates_are_the_velocity_states_with_constraints(drivers):
+    assert_strict(drivers, "slider_crank", 2, "wrong")
+
+
+def test_the_sanitizers_are_active(drivers):
     """The sanitized driver reports a heap over-read it is made to do, in the words the fuzz test
     looks for (so a clean fuzz run means something)."""
-    exe = build_driver(fmus["cart_pendulum"], tmp_path, 3, sanitize=True)
+    exe, _ = drivers("cart_pendulum", 3, True)
     res = subprocess.run([str(exe), "--selftest"], capture_output=True, text=True, timeout=60,
                          env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1"))
     assert res.returncode != 0
