@@ -92,12 +92,16 @@ def extract_sources(fmu: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
     return src
 
 
+def driver_flags(src: pathlib.Path, sanitize: bool) -> list[str]:
+    return ["-std=c99", "-g", "-O1" if sanitize else "-O2", "-Wall", "-Wextra", "-Werror",
+            *(SANITIZE if sanitize else []), f"-I{fmi_include_dir()}", f"-I{HERE}", f"-I{src}"]
+
+
 def build_driver(src: pathlib.Path, fmi_version: int, sanitize: bool) -> pathlib.Path:
     """The driver for the FMI version, plain or sanitized, next to ``src``: the engine, the model
     and the version-free driver are compiled once per flag set, the adapter and the glue of the
     version linked with them."""
-    flags = ["-std=c99", "-g", "-O1" if sanitize else "-O2", "-Wall", "-Wextra", "-Werror",
-             *(SANITIZE if sanitize else []), f"-I{fmi_include_dir()}", f"-I{HERE}", f"-I{src}"]
+    flags = driver_flags(src, sanitize)
     objects = src.parent / f"objects_{'asan' if sanitize else 'plain'}_{fmi_version}"
     shared = src.parent / f"objects_{'asan' if sanitize else 'plain'}"
     if not shared.exists():
@@ -203,6 +207,39 @@ def test_adjoint_without_knowns_refuses_unknowns_that_are_not_outputs(drivers):
                    "description names their derivatives (equal only on the constraint manifold)")
 def test_derivatives_of_the_coordinates_are_the_velocity_states_with_constraints(drivers):
     assert_strict(drivers, "slider_crank", 2, "wrong")
+
+
+#: glue broken on purpose (file, text, replacement) and the counter of the run that must see it
+MUTANTS = {
+    "continuous states set in event mode": (
+        "mbs_fmu.c", "size_t n)\n{\n    if (!me_call(c, fn, MBS_IN(MBS_FMU_CONTINUOUS))",
+        "size_t n)\n{\n    if (!me_call(c, fn, MBS_IN(MBS_FMU_CONTINUOUS) | MBS_IN(MBS_FMU_EVENT))",
+        "accepted"),
+    "a projection that does not move the state": (
+        "mbs_instance.c", "    memcpy(I->d.x, x, sizeof x);\n    I->d.me_moved = 1;\n    *changed = 1;",
+        "    I->d.me_moved = 1;\n    *changed = 1;", "wrong"),
+    "FMU states of the other interface taken": (
+        "mbs_fmu.c", "if (interface != c->interface) {", "if (0) {", "accepted"),
+}
+
+
+@pytest.mark.parametrize("mutant", list(MUTANTS))
+def test_the_checks_catch_a_broken_glue(drivers, tmp_path, mutant):
+    """The FMI 2.0 driver linked with one file of the glue broken on purpose: the run sees it (so
+    a run with 0 on every counter means something)."""
+    file, text, replacement, key = MUTANTS[mutant]
+    exe, desc = drivers("slider_crank", 2, False)
+    src = exe.parent / "sources"
+    code = (src / file).read_text()
+    assert text in code, f"the mutation of {mutant!r} no longer applies to {file}"
+    (tmp_path / file).write_text(code.replace(text, replacement, 1))
+    (broken,) = compile_objects(["gcc", *driver_flags(src, False)], [tmp_path / file], tmp_path, "a mutant")
+    objects = [o for folder in ("objects_plain", "objects_plain_2")
+               for o in sorted((exe.parent / folder).glob("*.o")) if o.name != broken.name]
+    mutant_exe = tmp_path / "fuzz_mutant"
+    run_compiler(["gcc", "-o", str(mutant_exe), *map(str, objects), str(broken), "-lm"], "a mutant")
+    counts, _, cmd = run_fuzz(mutant_exe, desc, SEED, CALLS["slider_crank"])
+    assert counts[key] > 0, cmd
 
 
 def test_the_sanitizers_are_active(drivers):
