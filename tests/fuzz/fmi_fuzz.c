@@ -5,7 +5,9 @@
  * same C the FMU's binary is built from, with the glue of the adapter's version), once plainly
  * and once with -fsanitize=address,undefined, by tests/fuzz/test_fuzz_native_fmu.py:
  *
- *     fmi_fuzz DESCRIPTION_FILE SEED N_CALLS
+ *     fmi_fuzz DESCRIPTION_FILE SEED N_CALLS [strict]
+ *
+ * (strict: the findings reported to the lead, listed below the counters, count as failures)
  *
  * DESCRIPTION_FILE: "guid <GUID>", "sizes <f> <m>" (coordinates, constraint rows), then one line
  * per variable "<vr> <kind> <name>" with kind one of state (coordinate or velocity), calc, fixed,
