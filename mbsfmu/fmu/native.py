@@ -48,6 +48,7 @@ from ..model.initial_values import condition_variables
 from ..model.loader import load_model
 from ..runtime import ENGINE_HEADERS, ENGINE_SOURCES, source, source_dir
 from .model_description import fmu_path, model_description_xml, model_identifier
+from .reference_results import documentation_files
 
 RUNTIME = source_dir()
 RUNTIME_SOURCES = ("fmi2_glue.c", *ENGINE_SOURCES, *ENGINE_HEADERS)
@@ -121,6 +122,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None, method: st
     assert [v.name for v in variables[nvars:]] == list(DEPRECATED_FMU_NAMES)
 
     out_path = fmu_path(out_path, ident)
+    documentation = documentation_files(model)  # the model file's reference result, if it has one
     plat = _platform_dir()
     cc = find_compiler()
     with tempfile.TemporaryDirectory(prefix="mbsfmu_native_") as tmp:
@@ -146,5 +148,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None, method: st
             zf.write(so, f"binaries/{plat}/{ident}.so")
             for f in sorted(src.iterdir()):
                 zf.write(f, f"sources/{f.name}")
+            for name, data in documentation.items():
+                zf.writestr(name, data)
         tmp_fmu.replace(out_path)
     return out_path
