@@ -22,7 +22,7 @@ model runs with the default values of its constants and start values.
     d_s = max_i |r_s(t_i) - ref_s(t_i)| / max(max_i |ref_s(t_i)|, 1),
 
 the largest deviation relative to the signal's scale (an absolute deviation for signals that
-stay below 1, as in :mod:`tests/support/zoo_cases`); the result is the worst signal, its d_s and
+stay below 1, as in ``tests/support/zoo_cases.py``); the result is the worst signal, its d_s and
 the time where it is reached.  The result r is taken at the reference's times directly when its
 own times are those (to 1e-9 of the span; a row repeated at one time, as an importer records
 an event, counts once, the last); otherwise each of its signals is interpolated onto them by a
