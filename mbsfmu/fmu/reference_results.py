@@ -23,12 +23,13 @@ model runs with the default values of its constants and start values.
 
 the largest deviation relative to the signal's scale (an absolute deviation for signals that
 stay below 1, as in ``tests/support/zoo_cases.py``); the result is the worst signal, its d_s and
-the time where it is reached.  The result r is taken at the reference's times directly when its
-own times are those (to 1e-9 of the span; a row repeated at one time, as an importer records
-an event, counts once, the last); otherwise each of its signals is interpolated onto them by a
-cubic spline (not-a-knot) whose interpolation error then counts in d_s (run on the reference's
-grid for a tight check).  A result without one of the reference's columns, or whose times do not
-cover the reference's span, is refused with a ParameterError that says which.
+the time where it is reached.  The result r is taken at the reference's times directly when it
+has a row at each of them (to 1e-9 of the span; other rows between them are left out, and of
+rows repeated at one time, as an importer records an event, the last counts); otherwise each of
+its signals is interpolated onto them by a cubic spline (not-a-knot) whose interpolation error
+then counts in d_s (run with output points on the reference's grid for a tight check).  A
+result without one of the reference's columns, or whose times do not cover the reference's
+span, is refused with a ParameterError that says which.
 """
 
 from __future__ import annotations
@@ -228,13 +229,18 @@ def _table(result) -> dict[str, np.ndarray]:
 
 
 def _on_reference_times(t, t_ref, span: float) -> tuple[np.ndarray, bool]:
-    """The result's rows to use, the last of each run of equal times, and whether they must be
-    interpolated (False: their times are the reference's)."""
+    """The result's rows to use and whether they must be interpolated: the rows at the
+    reference's times (False) where the result has a row at each of them (the last of a run of
+    equal times), else the last row of each time, to interpolate through (True)."""
     keep = np.ones(len(t), dtype=bool)
     keep[:-1] = np.diff(t) > SAME_TIME * span  # the last row of each time counts
-    tk = t[keep]
-    same = len(tk) == len(t_ref) and bool(np.all(np.abs(tk - t_ref) <= SAME_TIME * span))
-    return np.flatnonzero(keep), not same
+    rows = np.flatnonzero(keep)
+    tk = t[rows]
+    right = np.clip(np.searchsorted(tk, t_ref), 1, len(tk) - 1)
+    nearest = np.where(np.abs(tk[right] - t_ref) < np.abs(tk[right - 1] - t_ref), right, right - 1)
+    if np.all(np.abs(tk[nearest] - t_ref) <= SAME_TIME * span):
+        return rows[nearest], False
+    return rows, True
 
 
 def compare(result, reference: ReferenceResult, signals=None) -> Comparison:

@@ -14,12 +14,14 @@ import pytest
 import zoo_cases
 from fmu_support import MODELS
 from reference_check import CS_TOL, assert_matches_reference
+from slow_cases import cases
 from zoo_cases import CASES, Run
 
 import mbsfmu
 from mbsfmu.core.errors import ParameterError
 from mbsfmu.fmu.reference_results import (
     DOCUMENTATION,
+    ReferenceResult,
     compare,
     documentation_files,
     read_reference,
@@ -45,7 +47,7 @@ OTHER = {
 }
 #: the checks that take seconds (scipy's Radau on the flyball, Bricard's 12 coordinates, 16
 #: segments of the rotating beam)
-SLOW = {"flyball_governor", "bricard", "rotating_beam", "five_link_natural"}
+SLOW = {"flyball_governor", "bricard", "rotating_beam"}
 
 
 def _zoo_case(stem):
@@ -86,8 +88,7 @@ def test_the_columns_are_the_fmu_outputs():
         assert "constraint_residual" not in ref.names
 
 
-@pytest.mark.parametrize("stem", [pytest.param(f.stem, marks=[pytest.mark.slow] if f.stem in SLOW else [])
-                                  for f in MODEL_FILES])
+@pytest.mark.parametrize("stem", cases([f.stem for f in MODEL_FILES], slow=SLOW))
 def test_reference_against_the_independent_reference(stem, monkeypatch):
     """The shipped CSV's coordinates against zoo_cases' reference of the model (scipy at rtol
     1e-12 from the CSV's first state): within BOUND (the rotating beam: within its case's 2 % of
@@ -159,12 +160,17 @@ def test_compare_finds_the_worst_signal_and_where(slider):
     assert "reaction.pivot.y: 1e-06 of its scale" in str(c) and "at t = 0.57" in str(c)
 
 
-def test_compare_interpolates_a_result_on_other_times(slider):
-    """A result on a grid three times finer (a spline of the reference itself) is put back onto
-    the reference's times by its cubic spline: the round trip costs less than 1e-6 of scale."""
-    fine = np.linspace(0.0, 2.0, 601)
-    c = compare(_table(slider, fine), slider)
-    assert c.interpolated and c.deviation < 1e-6
+def test_compare_interpolates_a_result_on_other_times(tmp_path):
+    """A result on another grid is put onto the reference's times by its cubic spline: for
+    sin(3 t) sampled every 1/750 s the spline's error is about h^4 max|f(4)| / 384 = 7e-14, and
+    an offset of 1e-6 in the result is found."""
+    t_ref = np.linspace(0.0, 2.0, 201)
+    ref = ReferenceResult(tmp_path / "r.csv", {"model": "sine", "output_interval": 0.01}, ("time", "s"),
+                          np.column_stack([t_ref, np.sin(3 * t_ref)]))
+    t = np.linspace(0.0, 2.0, 1501)
+    c = compare({"time": t, "s": np.sin(3 * t)}, ref)
+    assert c.interpolated and c.deviation < 1e-12
+    assert compare({"time": t, "s": np.sin(3 * t) + 1e-6}, ref).deviation == pytest.approx(1e-6, rel=1e-5)
 
 
 def test_compare_takes_the_last_row_of_a_repeated_time(slider):
@@ -176,6 +182,17 @@ def test_compare_takes_the_last_row_of_a_repeated_time(slider):
         table[n] = np.insert(v, i, bad)
     c = compare(table, slider)
     assert not c.interpolated and c.deviation == 0.0
+
+
+def test_compare_takes_the_rows_at_the_reference_times_of_a_finer_grid(slider):
+    """A result with output points every tenth of the reference's interval (an Euler run) is
+    compared at the reference's times, without interpolation; a changed row between them does
+    not count."""
+    fine = np.round(np.linspace(0.0, 2.0, 2001), 12)
+    table = _table(slider, fine)
+    table["x"][5] += 1.0  # t = 0.005, between two reference times
+    c = compare(table, slider)
+    assert not c.interpolated and c.deviation < 1e-12
 
 
 def test_compare_reports_a_result_that_is_not_finite(slider):
@@ -227,6 +244,7 @@ def test_the_native_fmu_carries_the_reference(built_fmu):
     assert validate_fmu(str(fmu)) == []
 
 
+@pytest.mark.slow
 def test_an_fmu_of_a_system_has_no_documentation(tmp_path):
     pytest.importorskip("fmpy")
     fmu = mbsfmu.build_fmu(load_model(MODELS / "double_pendulum.py"), tmp_path / "dp.fmu")
@@ -234,7 +252,8 @@ def test_an_fmu_of_a_system_has_no_documentation(tmp_path):
         assert not [n for n in z.namelist() if n.startswith("documentation/")]
 
 
-@pytest.mark.parametrize("stem", ["double_pendulum", "four_bar", "slider_crank", "cart_pendulum"])
+@pytest.mark.parametrize("stem", cases(["double_pendulum", "four_bar", "slider_crank", "cart_pendulum"],
+                                       fast={"slider_crank"}))
 def test_fmpy_run_of_the_fmu_matches_its_reference(stem, built_fmu):
     """A tree, a loop, one with user outputs and reactions, one with outputs and an input (held at
     0): fmpy's Co-Simulation run at solver_rtol 1e-10 within CS_TOL of each signal's scale."""
