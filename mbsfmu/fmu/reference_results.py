@@ -266,6 +266,10 @@ def compare(result, reference: ReferenceResult, signals=None) -> Comparison:
     span = max(float(t_ref[-1] - t_ref[0]), 1e-300)
     if t.ndim != 1 or len(t) < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) < 0):
         raise ParameterError("the result's time must be a finite, non-decreasing column of at least two rows")
+    uneven = [n for n in names if table[n].shape != t.shape]
+    if uneven:
+        raise ParameterError(f"the result's column(s) {', '.join(map(repr, uneven))} do not have one "
+                             f"value per time ({len(t)} rows)")
     if t[0] > t_ref[0] + SAME_TIME * span or t[-1] < t_ref[-1] - SAME_TIME * span:
         raise ParameterError(f"the result spans t = {t[0]:g} ... {t[-1]:g}; the reference result of "
                              f"{reference.model} spans {t_ref[0]:g} ... {t_ref[-1]:g} (output interval "

@@ -53,6 +53,8 @@ COMPARE_CASES = [
      r"the result's time must be a finite, non-decreasing column of at least two rows"),
     ("one row", lambda: compare(table(rows=slice(0, 1)), REF),
      r"the result's time must be a finite, non-decreasing column of at least two rows"),
+    ("a column too short", lambda: compare(table(x=REF["x"][:-3]), REF),
+     r"the result's column\(s\) 'x' do not have one value per time \(201 rows\)"),
     ("time not finite", lambda: compare(table(time=np.where(REF.time > 1, np.nan, REF.time)), REF),
      r"the result's time must be a finite"),
 ]
