@@ -137,6 +137,8 @@ def read_reference(csv_path) -> ReferenceResult:
     same name), both checked: the settings name every key a comparison needs, the CSV has the
     settings' columns with finite values, its times increase from ``start_time`` to ``stop_time``."""
     csv_path = pathlib.Path(csv_path)
+    if not csv_path.is_file():
+        raise ParameterError(f"reference result {str(csv_path)!r} does not exist")
     settings_path = csv_path.with_suffix(".json")
     try:
         settings = json.loads(settings_path.read_text(encoding="utf-8"))

@@ -112,6 +112,11 @@ def test_read_reference_refuses(label, kw, pattern, tmp_path):
         read_reference(path)
 
 
+def test_read_reference_of_no_file(tmp_path):
+    with pytest.raises(ParameterError, match=r"reference result '.*none.csv' does not exist"):
+        read_reference(tmp_path / "none.csv")
+
+
 CLI_CASES = [
     ("a model without settings", lambda t: [str(t / "mine.py")],
      r"mine.py: no settings file .*mine.json; give --stop-time and --output-interval"),
