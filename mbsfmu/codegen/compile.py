@@ -326,7 +326,10 @@ def _cached_object(base: list[str], src: pathlib.Path) -> pathlib.Path | None:
     closure = _include_closure(src.name, files)
     if closure is None:
         return None
-    ident = [*base, *_size_flags(src.stat().st_size), *(f"{n}\0{files[n]}" for n in sorted(closure))]
+    # the include folders are not part of the key: every file the source includes with quotes is
+    # in its own folder (its text is in the key), and the build's folder is a temporary one
+    flags = [f for f in base if not f.startswith("-I")]
+    ident = [*flags, *_size_flags(src.stat().st_size), *(f"{n}\0{files[n]}" for n in sorted(closure))]
     key = hashlib.sha256("\0".join(ident).encode()).hexdigest()[:24]
     folder = cache_dir() / "objects"
     folder.mkdir(parents=True, exist_ok=True)

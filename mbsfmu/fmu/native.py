@@ -38,6 +38,7 @@ from __future__ import annotations
 import pathlib
 import platform
 import tempfile
+import uuid
 import zipfile
 from dataclasses import dataclass
 
@@ -167,15 +168,18 @@ def native_fmu_parts(model, formulation: str | None = None, method: str = DEFAUL
     assert [v.value_reference for v in variables[nvars:]] == list(range(nvars, len(variables)))
     assert [v.name for v in variables[nvars:]] == list(DEPRECATED_FMU_NAMES)
     compiled = compiled_sources(fmi_version)
-    # the first kind keeps its GUIDs; every other one enters its own (a state is of one kind)
-    kind = "" if (fmi_version, interface) == (2, "cs") else f":fmi{fmi_version}:{interface}"
-    model_files = model_sources(system, formulation, variables, tag=f"native:{ident}{kind}")
+    # the model's files are the same in every kind (so a build of another kind takes their
+    # objects from the compile cache); the FMU's GUID is in fmu_interfaces.h: the first kind
+    # keeps the model's, every other one has its own (an FMU state is of one kind)
+    model_files = model_sources(system, formulation, variables, tag=f"native:{ident}")
     guid = model_files.pop("guid")
+    if (fmi_version, interface) != (2, "cs"):
+        guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"{guid}:fmi{fmi_version}:{interface}")) + "}"
     description = model_description_xml(system, ident, guid=guid, can_get_set_state=True,
                                         directional_derivatives=True, variables=variables,
                                         source_files=compiled if fmi_version == 2 else (),
                                         fmi_version=fmi_version, interface=interface)
-    generated = {**model_files, INTERFACES_HEADER: interfaces_header(interface)}
+    generated = {**model_files, INTERFACES_HEADER: interfaces_header(interface, guid)}
     assert set(model_files) == {*MODEL_FILES, MODEL_HEADER}
     if fmi_version == 3:
         generated[BUILD_DESCRIPTION] = build_description(ident, compiled)

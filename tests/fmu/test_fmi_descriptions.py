@@ -64,7 +64,7 @@ def test_description_validates(described, model, fmi_version, interface):
     assert (md.coSimulation is not None) == (interface in ("cs", "both"))
     assert (md.modelExchange is not None) == (interface in ("me", "both"))
     assert md.guid == parts.guid  # FMI 3.0: the instantiationToken
-    assert f'#define MBS_GUID "{parts.guid}"' in parts.generated["model_config.h"]  # the C model's
+    assert f'#define MBS_FMU_GUID "{parts.guid}"' in parts.generated["fmu_interfaces.h"]  # the glue's
 
 
 @pytest.mark.parametrize("fmi_version, interface", KINDS)

@@ -85,13 +85,13 @@ def description(model_file: pathlib.Path, guid: str, fmi_version: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def extract_sources(fmu: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
-    """The FMU's sources/ under ``out``, declaring both interfaces, with FMI 3.0's glue beside
-    FMI 2.0's."""
+def extract_sources(fmu: pathlib.Path, out: pathlib.Path, guid: str) -> pathlib.Path:
+    """The FMU's sources/ under ``out``, declaring both interfaces (with the FMU's ``guid``), with
+    FMI 3.0's glue beside FMI 2.0's."""
     src = out / "sources"
     with zipfile.ZipFile(fmu) as z:
         z.extractall(out)
-    (src / INTERFACES_HEADER).write_text(interfaces_header("both"))
+    (src / INTERFACES_HEADER).write_text(interfaces_header("both", guid))
     (src / GLUES[3]).write_text(source(GLUES[3]))
     return src
 
@@ -142,7 +142,7 @@ def drivers(built_fmu, tmp_path_factory):
             guid = fmpy.read_model_description(str(fmu)).guid
             for v in ADAPTERS:
                 (out / f"description{v}.txt").write_text(description(MODELS / f"{name}.py", guid, v))
-            folders[name] = extract_sources(fmu, out)
+            folders[name] = extract_sources(fmu, out, guid)
         key = (name, fmi_version, sanitize)
         if key not in built:
             built[key] = build_driver(folders[name], fmi_version, sanitize)
