@@ -298,15 +298,39 @@ def compile_objects(base: list[str], sources: list[pathlib.Path], out_dir: pathl
     """Compile each of ``sources`` with the command ``base`` (compiler and flags, no ``-c``/``-o``)
     to an object in ``out_dir``, as many at a time as there are processors, the largest first;
     a file over :data:`LARGE_SOURCE_BYTES` at -O1 (:func:`_size_flags`).  Returns the objects
-    in the order of ``sources`` (for a link command)."""
-    objects = [out_dir / f"{src.stem}.o" for src in sources]
-    jobs = sorted(zip(sources, objects), key=lambda j: j[0].stat().st_size, reverse=True)
+    in the order of ``sources`` (for a link command).
+
+    A file that includes (with quotes, directly or not) only files of its own folder has its
+    object in the cache, keyed by the texts of those files, the command and the processor-
+    independent flags: the FMUs of one model for another FMI version or interface compile only
+    their glue (which includes the FMI headers from elsewhere) and link."""
+    objects, jobs = [], []
+    for src in sources:
+        obj = _cached_object(base, src) or out_dir / f"{src.stem}.o"
+        objects.append(obj)
+        if not obj.exists():
+            jobs.append((src, obj))
+    jobs.sort(key=lambda j: j[0].stat().st_size, reverse=True)
     with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
         futures = [pool.submit(_compile_object, [*base, *_size_flags(src.stat().st_size)], src, obj,
                                f"{what} ({src.name})") for src, obj in jobs]
         for f in futures:
             f.result()
     return objects
+
+
+def _cached_object(base: list[str], src: pathlib.Path) -> pathlib.Path | None:
+    """The object cache's path for ``src`` compiled with ``base``, or None if it includes a file
+    from outside its folder."""
+    files = {p.name: p.read_text() for p in src.parent.iterdir() if p.suffix in (".c", ".h")}
+    closure = _include_closure(src.name, files)
+    if closure is None:
+        return None
+    ident = [*base, *_size_flags(src.stat().st_size), *(f"{n}\0{files[n]}" for n in sorted(closure))]
+    key = hashlib.sha256("\0".join(ident).encode()).hexdigest()[:24]
+    folder = cache_dir() / "objects"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{src.stem}_{key}.o"
 
 
 def _compile_object(base: list[str], source: pathlib.Path, obj: pathlib.Path, what: str,

@@ -39,10 +39,19 @@ class FmuVariable:
     type: str = "Real"  # FMI type: Real, or Integer (method and its deprecated name solver)
 
 
+#: Model Exchange FMUs of models with constraints: the tunable parameter after the accelerations
+#: (value reference nvars + 1 + f), the drift max(|c|, |C y' + b'|) above which a completed
+#: integrator step asks for the event that projects the state (mbs_fmu.h)
+CONSTRAINT_TOLERANCE = "constraint_tolerance"
+#: its start value (in the constraints' own units)
+CONSTRAINT_TOLERANCE_START = 1e-6
+
+
 def added_names() -> dict[str, str]:
     """The FMU variables the export adds itself (name -> what it is), which no constant,
     coordinate, input or output of a model may take."""
-    out = {RESIDUAL: "the constraint residual of models with loops"}
+    out = {RESIDUAL: "the constraint residual of models with loops",
+           CONSTRAINT_TOLERANCE: "the drift from the constraints a Model Exchange FMU projects away"}
     out.update({st.name: f"the solver setting {st.name}" for st in SOLVER_SETTINGS})
     out.update({old: f"the old name of the solver setting {new}"
                 for old, new in DEPRECATED_FMU_NAMES.items()})

@@ -8,7 +8,9 @@ Value references are the same in both versions and both interfaces:
 * ``nvars``: ``solver``, the deprecated name of ``method``: FMI 2.0 only;
 * ``nvars+1+j`` (j < f): ``der(<coordinate j>,2)``, the acceleration of coordinate j: a local,
   calculated variable, declared only by FMUs with Model Exchange;
-* ``nvars+1+f``: ``time``, the independent variable FMI 3.0 requires: FMI 3.0 only (a model
+* ``nvars+1+f``: reserved for ``constraint_tolerance``, Model Exchange's drift tolerance (models with
+  constraints; :data:`mbsfmu.core.fmu_layout.CONSTRAINT_TOLERANCE`);
+* ``nvars+2+f``: ``time``, the independent variable FMI 3.0 requires: FMI 3.0 only (a model
   may not name anything ``time``).
 
 The continuous states of Model Exchange are the f coordinates and then their f velocities
@@ -109,7 +111,7 @@ def declaration(variables: list[FmuVariable], fmi_version: int, interface: str,
     if me:
         declared += accelerations
     if fmi_version == 3:
-        declared.append(FmuVariable(TIME, nvars + 1 + len(coordinates), "independent", "continuous",
+        declared.append(FmuVariable(TIME, nvars + 2 + len(coordinates), "independent", "continuous",
                                     None, None, "simulation time", kind="time"))
     assert [v.value_reference for v in declared] == sorted(v.value_reference for v in declared)
     if not me:

@@ -5,7 +5,8 @@ which each generated model implements), the instance layer (``mbs_instance``), t
 on one step driver (``mbs_stepper``: ``mbs_rkstab``, ``mbs_dop853`` for tight tolerances, and
 ``mbs_radau`` for stiff models), the constraint formulations
 (``mbs_formulation``), the parameter rules (``mbs_parameters``) and the dense linear algebra
-(``mbs_linalg``).  The FMI 2.0 glue (``fmi2_glue.c``) sits on the instance layer.
+(``mbs_linalg``).  The FMU layer (``mbs_fmu``: an FMU whatever its FMI version and interface) sits
+on the instance layer, and the FMI 2.0 and 3.0 glue (``fmi2_glue.c``, ``fmi3_glue.c``) on it.
 
 Python code never opens these files by path: :func:`source` returns one file's text (also of the
 headers generated from :mod:`mbsfmu.core.constants`, which are not in the folder) and :func:`source_dir` the

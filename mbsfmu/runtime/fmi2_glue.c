@@ -41,7 +41,7 @@ static void emit(mbs_fmu *f, int status, const char *category, const char *messa
     c->cb.logger(c->cb.componentEnvironment, f->name, (fmi2Status)status, category, esc);
 }
 
-static const mbs_fmu_version fmi2 = {"fmi2", {"a Real variable", "an Integer variable"}, {"Real", "Integer"}, 1, emit};
+static const mbs_fmu_version fmi2 = {"fmi2", {"a Real variable", "an Integer variable"}, {"Real", "Integer"}, 1, 0, emit};
 
 /* ---------------------------------------------------------------- common functions */
 

@@ -34,7 +34,7 @@ static void emit(mbs_fmu *f, int status, const char *category, const char *messa
         c->log(c->env, (fmi3Status)status, category, message);
 }
 
-static const mbs_fmu_version fmi3 = {"fmi3", {"a Float64 variable", "an Enumeration"}, {"Float64", "Int64"}, 0, emit};
+static const mbs_fmu_version fmi3 = {"fmi3", {"a Float64 variable", "an Enumeration"}, {"Float64", "Int64"}, 0, 1, emit};
 
 /* ---------------------------------------------------------------- common functions */
 

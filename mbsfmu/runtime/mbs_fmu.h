@@ -17,13 +17,15 @@
  *
  * Variables (value references): the instance's [0, nvars) (mbs_model.h); with FMI 2.0 'solver'
  * at nvars, the deprecated name of 'method'; the acceleration der(<coordinate j>,2) at
- * nvars + 1 + j, calculated (the derivatives of the velocities): variables of FMUs that declare
- * Model Exchange only, readable after the initialization in either interface.
+ * nvars + 1 + j, calculated (the derivatives of the velocities), and for a model with constraints
+ * 'constraint_tolerance' at nvars + 1 + f, a tunable parameter: variables of FMUs that declare
+ * Model Exchange only (in either interface); with FMI 3.0 the independent variable 'time' at
+ * nvars + 2 + f.
  *
  * Model Exchange (docs/guide/fmus.md, "Model Exchange"): the continuous states are the
  * coordinates and their velocities, their derivatives the velocities and the accelerations of the
  * formulation chosen at the build.  With constraints, the importer's integrator lets the state
- * drift from them; after each completed integrator step whose drift exceeds solver_rtol the FMU
+ * drift from them; after each completed integrator step whose drift exceeds constraint_tolerance the FMU
  * asks for an event, and at that event it projects the state back (mbs_inst_me_project) and says
  * that the continuous states changed.  There are no event indicators.
  */
@@ -68,6 +70,7 @@ typedef struct {
     const char *type_text[2]; /* MBS_TYPE_REAL, MBS_TYPE_INTEGER in messages: "a Real variable" */
     const char *access[2];    /* the accessors' type names: "Real", "Integer" / "Float64", "Int64" */
     int deprecated_solver;    /* 1: 'solver' (value reference nvars) names 'method' */
+    int time_variable;        /* 1: 'time' (value reference nvars + 2 + f) is a variable */
     /* hand a message to the environment's logger (status MBS_*, the category's name) */
     void (*emit)(struct mbs_fmu *c, int status, const char *category, const char *message);
 } mbs_fmu_version;
@@ -89,6 +92,7 @@ typedef struct mbs_fmu {
     long n_do_step;
     double do_step_seconds;
     long n_derivatives, n_completed, n_projections;
+    double constraint_tol;    /* Model Exchange: the drift that asks for a projection */
     char var_name[320];       /* a made-up variable name for a message (der(x,2)) */
     mbs_instance *I;
 } mbs_fmu;
@@ -154,7 +158,7 @@ int mbs_fmu_enter_event_mode(mbs_fmu *c, const char *fn);
 int mbs_fmu_enter_continuous_mode(mbs_fmu *c, const char *fn);
 /* The event's update: the projection (*states_changed = 1 if it moved the state). */
 int mbs_fmu_update_discrete_states(mbs_fmu *c, const char *fn, int *states_changed);
-/* *enter_event = 1 if the drift from the constraints exceeds solver_rtol. */
+/* *enter_event = 1 if the drift from the constraints exceeds constraint_tolerance. */
 int mbs_fmu_completed_step(mbs_fmu *c, const char *fn, int *enter_event);
 int mbs_fmu_set_time(mbs_fmu *c, const char *fn, double t);
 int mbs_fmu_set_states(mbs_fmu *c, const char *fn, const double *x, size_t n);

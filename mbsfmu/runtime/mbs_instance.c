@@ -1421,18 +1421,18 @@ double mbs_inst_me_drift(mbs_instance *I)
     return res[0] > res[1] || isnan(res[0]) ? res[0] : res[1];
 }
 
-int mbs_inst_me_drifted(mbs_instance *I)
+int mbs_inst_me_drifted(mbs_instance *I, double tol)
 {
-    return I->d.started && !(mbs_inst_me_drift(I) <= I->d.v[MBS_VR_RTOL]); /* NaN: drifted */
+    return I->d.started && !(mbs_inst_me_drift(I) <= tol); /* NaN: drifted */
 }
 
-int mbs_inst_me_project(mbs_instance *I, int *changed)
+int mbs_inst_me_project(mbs_instance *I, double tol, int *changed)
 {
     double x[NX], drift;
     *changed = 0;
     if (!I->d.started)
         return fail(I, "the instance has not been started");
-    if (!mbs_inst_me_drifted(I))
+    if (!mbs_inst_me_drifted(I, tol))
         return MBS_OK;
     drift = mbs_inst_me_drift(I);
     memcpy(x, I->d.x, sizeof x);

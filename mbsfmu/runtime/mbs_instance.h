@@ -224,13 +224,13 @@ int mbs_inst_me_derivatives(mbs_instance *inst, size_t n, double *xdot);
 /* The drift of the state from the constraints: the larger of max |c| and max |C y' + b'| (0
  * without constraints). */
 double mbs_inst_me_drift(mbs_instance *inst);
-/* 1 if the drift exceeds the tolerance solver_rtol (or is not finite), else 0. */
-int mbs_inst_me_drifted(mbs_instance *inst);
-/* The projection event: if the drift exceeds the tolerance solver_rtol (the variable's value, in
- * the constraints' own units), the state is projected onto the constraints (the least change of
- * the positions, then of the velocities; the formulation's own projection where it has one) and
- * *changed = 1; else nothing changes and *changed = 0. */
-int mbs_inst_me_project(mbs_instance *inst, int *changed);
+/* 1 if the drift exceeds tol (or is not finite), else 0. */
+int mbs_inst_me_drifted(mbs_instance *inst, double tol);
+/* The projection event: if the drift exceeds tol (in the constraints' own units), the state is
+ * projected onto the constraints (the least change of the positions, then of the velocities; the
+ * formulation's own projection where it has one) and *changed = 1; else nothing changes and
+ * *changed = 0. */
+int mbs_inst_me_project(mbs_instance *inst, double tol, int *changed);
 
 /* ---- state */
 size_t mbs_inst_state_size(void);

@@ -86,9 +86,8 @@ def test_model_exchange_under_euler(built_fmu, cs2, model):
     assert errors[1] < 1e-2 * np.abs(reference).max()
 
 
-@pytest.mark.xfail(strict=True, reason="fmi3_glue.c does not answer the value reference of 'time', "
-                   "FMI 3.0's independent variable, yet (reported to the C side)")
 def test_fmi3_time_is_readable(built_fmu, tmp_path):
+    """FMI 3.0's independent variable ``time`` (value reference nvars+2+f) reads the FMU's time."""
     from fmpy import extract
     from fmpy.fmi3 import FMU3Slave
 
