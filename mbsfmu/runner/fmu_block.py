@@ -94,7 +94,8 @@ def _check_value(name: str, kind: str, value):
     elif kind == "String":
         if isinstance(value, str):
             return value
-    raise BlockError(f"{name!r} is a {kind} variable; got {value!r} of type {type(value).__name__}")
+    article = "an" if kind[0] in "AEIOU" else "a"
+    raise BlockError(f"{name!r} is {article} {kind} variable; got {value!r} of type {type(value).__name__}")
 
 
 def _check_range(v, kind: str, value, where: str) -> None:
@@ -160,7 +161,10 @@ class FMU(Block):
                 raise BlockError(f"{self.path.name} declares {md.numberOfEventIndicators} event "
                                  "indicator(s): the FMU block's Model Exchange does not locate state "
                                  "events; run its Co-Simulation interface")
-            self.integrator = integrator_settings(**integrator)
+            try:
+                self.integrator = integrator_settings(**integrator)
+            except BlockError as exc:
+                raise BlockError(f"{self.path.name}: {exc}") from None
         self.variables = {v.name: v for v in md.modelVariables}
         self.inputs = tuple(v.name for v in md.modelVariables if v.causality == "input")
         if outputs is None:

@@ -184,3 +184,23 @@ def test_interface_errors(cart, built_fmu):
         FMU(cart[3], method="RK45")
     with pytest.raises(BlockError, match=r"method 'euler' is not an integration method"):
         FMU(cart[3], interface="me", method="euler")
+
+
+@pytest.mark.parametrize("interface", ["cs", "me"])
+def test_fmi3_refusals_reach_the_user(cart, interface):
+    """The FMI 3.0 FMU's own refusals (a NaN input, a NaN parameter) come back as BlockErrors
+    with FMI 3.0's status and the FMU's message; a restart after the error runs again."""
+    b = FMU(cart[3], interface=interface)
+    b.start(0.0, H)
+    b.update(0.0, [0.0])
+    with pytest.raises(BlockError, match=r"(?s)input F = nan .*fmi3Error.*'F' is not finite"):
+        b.update(H, [math.nan])
+    b.stop()
+    b.start(0.0, H)
+    b.update(0.0, [1.0])
+    assert b.output(H, [1.0])[2] > 0.0  # der(x): the force pushed the cart
+    b.stop()
+    bad = FMU(cart[3], interface=interface, parameters={"mc": math.nan})
+    with pytest.raises(BlockError, match=r"(?s)fmi3SetFloat64 of 'mc' = nan .*fmi3Error.*not finite"):
+        bad.start(0.0, H)
+    bad.stop()
