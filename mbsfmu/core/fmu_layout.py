@@ -32,7 +32,8 @@ class FmuVariable:
     start: float | None
     description: str = ""
     kind: str = ""  # coordinate, velocity, residual, output, reaction, constant, solver, input,
-    # initial_condition, deprecated; the FMU's own: acceleration (Model Exchange), time (FMI 3.0)
+    # initial_condition, deprecated; the FMU's own: acceleration and constraint_tolerance (Model
+    # Exchange), time (FMI 3.0)
     dependencies: tuple = ()  # names of the inputs an output depends on directly
     min: float = -math.inf  # declared bounds (FMI min/max attributes, written when finite)
     max: float = math.inf

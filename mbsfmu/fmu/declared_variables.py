@@ -8,8 +8,9 @@ Value references are the same in both versions and both interfaces:
 * ``nvars``: ``solver``, the deprecated name of ``method``: FMI 2.0 only;
 * ``nvars+1+j`` (j < f): ``der(<coordinate j>,2)``, the acceleration of coordinate j: a local,
   calculated variable, declared only by FMUs with Model Exchange;
-* ``nvars+1+f``: reserved for ``constraint_tolerance``, Model Exchange's drift tolerance (models with
-  constraints; :data:`mbsfmu.core.fmu_layout.CONSTRAINT_TOLERANCE`);
+* ``nvars+1+f``: ``constraint_tolerance``, the drift from the constraints (max |c|, |C y' + b'|)
+  above which a completed integrator step asks for the event that projects the state onto them:
+  a tunable parameter of Model Exchange FMUs of models with constraints only;
 * ``nvars+2+f``: ``time``, the independent variable FMI 3.0 requires: FMI 3.0 only (a model
   may not name anything ``time``).
 
@@ -38,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..codegen.fmu_variables import engine_variables
-from ..core.fmu_layout import FmuVariable
+from ..core.fmu_layout import CONSTRAINT_TOLERANCE, CONSTRAINT_TOLERANCE_START, FmuVariable
 from .fmi_options import declares
 
 #: the name of FMI 3.0's independent variable
@@ -107,12 +108,19 @@ def declaration(variables: list[FmuVariable], fmi_version: int, interface: str,
     accelerations = [FmuVariable(acceleration_name(c.name), nvars + 1 + j, "local", "continuous",
                                  "calculated", None, f"acceleration of {c.name}", kind="acceleration")
                      for j, c in enumerate(coordinates)]
+    f = len(coordinates)
     me = declares(interface)[1]
     if me:
         declared += accelerations
+        if any(v.kind == "residual" for v in engine):  # a model with constraints
+            declared.append(FmuVariable(
+                CONSTRAINT_TOLERANCE, nvars + 1 + f, "parameter", "tunable", "exact",
+                CONSTRAINT_TOLERANCE_START, "drift from the constraints (max |c|, |C y' + b'|) above which a "
+                "completed integrator step asks for the event that projects the state onto them",
+                kind="constraint_tolerance"))
     if fmi_version == 3:
-        declared.append(FmuVariable(TIME, nvars + 2 + len(coordinates), "independent", "continuous",
-                                    None, None, "simulation time", kind="time"))
+        declared.append(FmuVariable(TIME, nvars + 2 + f, "independent", "continuous", None, None,
+                                    "simulation time", kind="time"))
     assert [v.value_reference for v in declared] == sorted(v.value_reference for v in declared)
     if not me:
         return Declaration(tuple(declared), fmi_version=fmi_version, time_dependent=time_dependent)

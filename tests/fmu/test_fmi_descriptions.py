@@ -71,8 +71,9 @@ def test_description_validates(described, model, fmi_version, interface):
 @pytest.mark.parametrize("model", ["cart_pendulum", "four_bar"])
 def test_states_derivatives_and_value_references(described, model, fmi_version, interface):
     """The contract's variables: the engine's at 0..nvars-1 in every kind, ``solver`` at nvars in
-    FMI 2.0 only, ``der(x_j,2)`` at nvars+1+j with Model Exchange only, ``time`` at nvars+2+f in
-    FMI 3.0 only; the states x_0..x_f-1, der(x_0)..der(x_f-1), their derivatives der(x_j) and
+    FMI 2.0 only, ``der(x_j,2)`` at nvars+1+j with Model Exchange only, ``constraint_tolerance``
+    at nvars+1+f with Model Exchange of a model with loops only, ``time`` at nvars+2+f in FMI
+    3.0 only; the states x_0..x_f-1, der(x_0)..der(x_f-1), their derivatives der(x_j) and
     der(x_j,2) in that order."""
     parts, _, md = described(model, fmi_version, interface)
     system = mbsfmu.load_model(MODELS / f"{model}.py")
@@ -85,9 +86,15 @@ def test_states_derivatives_and_value_references(described, model, fmi_version, 
     me = interface in ("me", "both")
     accelerations = [f"der({c},2)" for c in coords]
     assert [vr.get(a) for a in accelerations] == ([nvars + 1 + j for j in range(f)] if me else [None] * f)
+    assert vr.get("constraint_tolerance") == (nvars + 1 + f if me and system.constrained else None)
     assert vr.get("time") == (nvars + 2 + f if fmi_version == 3 else None)
+    variable = {v.name: v for v in md.modelVariables}
     if fmi_version == 3:
-        assert next(v for v in md.modelVariables if v.name == "time").causality == "independent"
+        assert variable["time"].causality == "independent" and variable["time"].start is None
+    if "constraint_tolerance" in vr:
+        tolerance = variable["constraint_tolerance"]
+        assert (tolerance.causality, tolerance.variability) == ("parameter", "tunable")
+        assert float(tolerance.start) == 1e-6
     derivatives = [d.variable for d in md.derivatives]
     if not me:
         assert derivatives == []

@@ -5,11 +5,10 @@ Exchange, and one FMU with both interfaces; fmpy validates each FMU and simulate
   engine, the same communication grid and tolerances);
 * Model Exchange under fmpy's CVode (rtol 1e-10) follows the Co-Simulation run to 1e-6 of the
   coordinates' scale, and the constraint residual of a model with loops stays below 1e-8 (the
-  FMU projects the state through a step event when the drift passes solver_rtol).  (At rtol
-  1e-8 the tree meets 1e-6 of scale too, the slider-crank is 1.7e-5 of scale off: fmpy reports
-  a completed integrator step once per output interval, and the projection event there restarts
-  CVode at almost every one.)  Under fmpy's explicit Euler the error falls tenfold with the step
-  (first order), and the residual of the slider-crank stays below 1e-6 at step 1e-4;
+  FMU projects the state through a step event when the drift passes constraint_tolerance).
+  (At rtol 1e-8 the tree meets 1e-6 of scale too, the slider-crank is 1.5e-6 of scale off.)
+  Under fmpy's explicit Euler the error falls tenfold with the step (first order), and the
+  residual of the slider-crank stays below 1e-6 at step 1e-4;
 * an FMU with both interfaces runs either.
 """
 
