@@ -183,6 +183,8 @@ class MeIntegration:
                     raise BlockError(f"Model Exchange: {s.method} failed at t = {solver.t!r} "
                                      f"(from t = {t0!r} to {t1!r}): {message}")
                 self.steps += 1
+                # the step the solver would take next (h_abs, in all four of scipy's classes), not
+                # the last one, which the end of the communication step may have cut short
                 self.first_step = getattr(solver, "h_abs", None) or solver.step_size
                 self._set(solver.t, solver.y)
                 if self.needs_completed_step and self._completed_step(solver.t):
