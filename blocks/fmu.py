@@ -1,6 +1,6 @@
-"""An FMI 2.0 Co-Simulation FMU as a block of a diagram: the runner's own FMU block
-(:mod:`mbsfmu.runner.fmu_block`, the one SSP import makes), offered here beside the other
-standard blocks."""
+"""An FMU as a block of a diagram (FMI 2.0 or 3.0, Co-Simulation or Model Exchange): the runner's
+own FMU block (:mod:`mbsfmu.runner.fmu_block`, the one SSP import makes), offered here beside the
+other standard blocks."""
 
 from mbsfmu.runner.fmu_block import FMU
 

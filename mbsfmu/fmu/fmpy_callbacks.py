@@ -1,10 +1,12 @@
-"""FMI 2.0 callbacks for driving FMUs with fmpy's ``FMU2Slave`` while keeping their log messages.
+"""Callbacks for driving FMUs with fmpy while keeping their log messages.
 
-``recording_callbacks(messages)`` returns an ``fmi2CallbackFunctions`` structure whose logger
+``recording_callbacks(messages)`` (FMI 2.0) returns an ``fmi2CallbackFunctions`` structure whose logger
 appends ``(status, category, message)`` to the list ``messages`` and whose memory functions are
 the C library's calloc/free.  Keep the returned object alive as long as the FMU instance (ctypes
 callbacks must not be collected).  Our native FMUs escape '%' in their messages, so the logger
-takes the message text as it is (no printf formatting).
+takes the message text as it is (no printf formatting).  ``fmi3_recorder(messages)`` is FMI 3.0's
+counterpart: a ``logMessage`` function for fmpy's FMI 3.0 ``instantiate`` (and for
+``simulate_fmu(logger=...)`` of an FMI 3.0 FMU, which hands it to the FMU without a proxy).
 
 ``recorded_messages(messages)`` is for ``fmpy.simulate_fmu``: within it, the log messages of FMUs
 that this thread runs with fmpy's default callbacks are appended to ``messages``.  fmpy's own
@@ -49,6 +51,19 @@ def recording_callbacks(messages: list):
     cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(libc.calloc)
     cb.freeMemory = fmi2CallbackFreeMemoryTYPE(libc.free)
     return cb
+
+
+def fmi3_recorder(messages: list, also=None):
+    """An FMI 3.0 ``logMessage(instanceEnvironment, status, category, message)`` that appends
+    ``(status, category, message)`` to ``messages`` and passes its arguments on to ``also``."""
+
+    def log_message(env, status, category, message):
+        messages.append((int(status), (category or b"").decode(errors="replace"),
+                         (message or b"").decode(errors="replace")))
+        if also is not None:
+            also(env, status, category, message)
+
+    return log_message
 
 
 def _dispatch(env, instance, status, category, message):

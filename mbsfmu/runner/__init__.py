@@ -2,7 +2,8 @@
 
 See :mod:`mbsfmu.runner.block` for the block interface and the registry of block types,
 :mod:`mbsfmu.runner.diagram` for the diagram (wiring checks, execution order, algebraic loops,
-multi-rate, real-time pacing), :mod:`mbsfmu.runner.fmu_block` for the FMU block,
+multi-rate, real-time pacing), :mod:`mbsfmu.runner.fmu_block` for the FMU block (every FMI version
+and interface: :mod:`mbsfmu.runner.fmi_access`, :mod:`mbsfmu.runner.me_integration`),
 :mod:`mbsfmu.runner.ssp` for SSP import/export and :mod:`mbsfmu.runner.block_fmu` for exporting a
 Python block as an FMU.  The standard blocks are in the top-level package ``blocks`` (which uses
 the runner; the runner never imports it).

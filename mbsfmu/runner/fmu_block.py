@@ -1,37 +1,44 @@
-"""An FMI 2.0 Co-Simulation FMU as a block of a diagram (driven through fmpy's ``FMU2Slave``): the
-runner's own block type for FMUs, which SSP import makes (:mod:`.ssp`); the standard blocks offer
-it as ``blocks.FMU``.  (Its counterpart :mod:`.block_fmu` exports a Python block as an FMU.)
+"""An FMU as a block of a diagram: FMI 2.0 and FMI 3.0, Co-Simulation and Model Exchange (driven
+through fmpy's ``FMU2Slave``/``FMU3Slave``/``FMU2Model``/``FMU3Model``, whose C functions
+:mod:`.fmi_access` calls per version): the runner's own block type for FMUs, which SSP import
+makes (:mod:`.ssp`); the standard blocks offer it as ``blocks.FMU``.  (Its counterpart
+:mod:`.block_fmu` exports a Python block as an FMU.)
 
 Ports are the FMU's own variables, with their names as in ``modelDescription.xml`` (which may
 contain dots, e.g. ``rod_centre.x``): the inputs are the variables with ``causality="input"``,
 the outputs those with ``causality="output"`` (or the names given as ``outputs=``).  A port's
-type is the variable's type (Enumeration as ``"Integer"``).
+type is the variable's type (FMI 3.0's Float64/Float32 as ``"Real"``, its integer types and every
+Enumeration as ``"Integer"``).
+
+Interface: ``interface='cs'`` runs the FMU's Co-Simulation (its own integrator), ``'me'`` its
+Model Exchange (the block integrates the continuous states with a scipy integrator,
+:mod:`.me_integration`: ``method``, ``rtol``, ``atol``, ``max_step``); the default is
+Co-Simulation if the FMU declares it, else Model Exchange.
 
 Block semantics over one communication step ``[t, t + dt)`` (see :mod:`mbsfmu.runner.block`):
 
 * ``output(t, u)`` sets the inputs that some output depends on directly (only when their values
   changed since they were last set) and reads the outputs: the FMU's values at the communication
   point ``t``.  It does not step the FMU.
-* ``update(t, u)`` sets the inputs and calls ``fmi2DoStep(t, dt)``; the inputs are held over the
-  step (zero-order hold), as FMI 2.0 Co-Simulation does without input derivatives.
+* ``update(t, u)`` sets the inputs and calls ``fmi2DoStep``/``fmi3DoStep(t, dt)`` (Co-Simulation)
+  or integrates the states from ``t`` to ``t + dt`` (Model Exchange); the inputs are held over
+  the step (zero-order hold), as FMI Co-Simulation does without input derivatives.
 
-Feed-through comes from ``<ModelStructure><Outputs>``: an output ``Unknown`` without a
-``dependencies`` attribute depends on every input (the FMI 2.0 default), an empty one on none.
+Feed-through comes from ``<ModelStructure><Outputs>``/``<Output>``: an output without a
+``dependencies`` attribute depends on every input (the FMI default), an empty one on none.
 Outputs chosen with ``outputs=`` that are not listed there (locals, parameters) are taken to
 depend on every input unless they are parameters or constants.
 
 The hot path calls the FMU's C functions directly with value-reference and value arrays
 allocated once per start (fmpy's ``getReal``/``setReal`` build new ctypes arrays on every call
-and raise on a bad status; here the status is checked in place).  ``fmi2Warning`` counts as
-success (the step was taken; the message stays in :attr:`FMU.messages`); ``fmi2Discard``,
-``fmi2Error``, ``fmi2Fatal`` and ``fmi2Pending`` raise :class:`BlockError` with the messages the
-FMU logged.
+and raise on a bad status; here the status is checked in place).  A Warning counts as success
+(the step was taken; the message stays in :attr:`FMU.messages`); Discard, Error, Fatal and
+Pending raise :class:`BlockError` with the messages the FMU logged.
 """
 
 from __future__ import annotations
 
 import collections
-import ctypes
 import difflib
 import logging
 import math
@@ -41,21 +48,15 @@ import shutil
 import tempfile
 import weakref
 
-from ..fmu.fmpy_callbacks import recording_callbacks
 from .block import Block, BlockError
+from .fmi_access import INTERFACES, VERSIONS, access, open_instance, status_name
+from .me_integration import MeIntegration, integrator_settings
 
 _log = logging.getLogger(__name__)
 
-_STATUS = ("OK", "Warning", "Discard", "Error", "Fatal", "Pending")
 _OK, _WARNING, _DISCARD, _ERROR, _FATAL = 0, 1, 2, 3, 4
-_PORT_TYPE = {"Real": "Real", "Integer": "Integer", "Enumeration": "Integer", "Boolean": "Boolean",
-              "String": "String"}
 #: how many FMU log messages a block keeps (oldest dropped first)
 MAX_MESSAGES = 200
-
-
-def _status_name(status: int) -> str:
-    return _STATUS[status] if 0 <= status < len(_STATUS) else f"illegal status {status}"
 
 
 def _close_names(name: str, names) -> str:
@@ -76,15 +77,15 @@ class _Messages(collections.deque):
         if self.forward is not None:
             status, category, text = item
             level = logging.WARNING if status >= _WARNING else logging.INFO
-            _log.log(level, "%s [%s] %s: %s", self.forward, _status_name(status), category, text)
+            _log.log(level, "%s [%s] %s: %s", self.forward, status_name(status), category, text)
 
 
 def _check_value(name: str, kind: str, value):
-    """``value`` converted for a variable of FMI type ``kind``; BlockError if it does not fit."""
+    """``value`` converted for a variable of port type ``kind``; BlockError if it does not fit."""
     if kind == "Real":
         if isinstance(value, numbers.Real) and not isinstance(value, bool):
             return float(value)
-    elif kind in ("Integer", "Enumeration"):
+    elif kind == "Integer":
         if isinstance(value, numbers.Integral) and not isinstance(value, bool):
             return int(value)
     elif kind == "Boolean":
@@ -93,13 +94,15 @@ def _check_value(name: str, kind: str, value):
     elif kind == "String":
         if isinstance(value, str):
             return value
-    raise BlockError(f"{name!r} is a {kind} variable; got {value!r} of type {type(value).__name__}")
+    article = "an" if kind[0] in "AEIOU" else "a"
+    raise BlockError(f"{name!r} is {article} {kind} variable; got {value!r} of type {type(value).__name__}")
 
 
-def _check_range(v, value, where: str) -> None:
-    """BlockError if a Real/Integer value lies outside the variable's declared min/max (the
-    modelDescription's attributes, inclusive), naming the variable, the value and the range."""
-    if v.type not in ("Real", "Integer", "Enumeration"):
+def _check_range(v, kind: str, value, where: str) -> None:
+    """BlockError if a Real/Integer value (port type ``kind``) lies outside the variable's declared
+    min/max (the modelDescription's attributes, inclusive), naming the variable, the value and
+    the range."""
+    if kind not in ("Real", "Integer"):
         return
     lo = float(v.min) if v.min is not None else -math.inf
     hi = float(v.max) if v.max is not None else math.inf
@@ -107,39 +110,28 @@ def _check_range(v, value, where: str) -> None:
         raise BlockError(f"{where} = {value!r} is outside its declared range [{lo!r}, {hi!r}]")
 
 
-class _Group:
-    """Variables of one FMI type handled with one C call: value references and a value buffer."""
-
-    __slots__ = ("kind", "positions", "vrs", "buffer", "n", "last")
-
-    def __init__(self, kind: str, positions: list[int], vrs: list[int]):
-        from fmpy.fmi2 import fmi2Boolean, fmi2Integer, fmi2Real, fmi2String, fmi2ValueReference
-
-        ctype = {"Real": fmi2Real, "Integer": fmi2Integer, "Boolean": fmi2Boolean,
-                 "String": fmi2String}[kind]
-        self.kind = kind
-        self.positions = positions  # indices into u (inputs) or into the output tuple
-        self.n = len(vrs)
-        self.vrs = (fmi2ValueReference * self.n)(*vrs)
-        self.buffer = (ctype * self.n)()
-        self.last = None  # the values last set (inputs), None: unknown
-
-
 class FMU(Block):
-    """An FMI 2.0 Co-Simulation FMU as a block.
+    """An FMI 2.0 or 3.0 FMU, Co-Simulation or Model Exchange, as a block.
 
     ``parameters``: ``{name: value}`` for variables with ``causality="parameter"``;
     ``start_values``: ``{name: value}`` for any other variable with a settable start (inputs,
-    initial states with ``initial="exact"``/``"approx"``); both are set after
-    ``fmi2SetupExperiment`` and before ``fmi2EnterInitializationMode`` on every :meth:`start`.
+    initial states with ``initial="exact"``/``"approx"``); both are set before
+    ``EnterInitializationMode`` on every :meth:`start` (FMI 2.0: after ``fmi2SetupExperiment``).
     ``outputs``: the output port names (default: every ``causality="output"`` variable); any
     variable of the FMU may be named.  ``instance_name`` defaults to the model identifier;
     ``log=True`` switches the FMU's debug logging on and forwards its messages to the
     :mod:`logging` logger ``mbsfmu.runner.fmu_block``.
+
+    ``interface``: ``'cs'`` (Co-Simulation) or ``'me'`` (Model Exchange); None: Co-Simulation if
+    the FMU declares it, else Model Exchange.  With Model Exchange the block integrates the
+    states: ``method`` (RK45, DOP853, Radau or BDF; default DOP853), ``rtol`` (default 1e-8),
+    ``atol`` (default 1e-10), ``max_step`` (default: no limit), see :mod:`.me_integration`;
+    these four are refused with Co-Simulation (set the FMU's own tolerance parameters instead).
     """
 
     def __init__(self, path, *, parameters=None, start_values=None, instance_name=None, log=False,
-                 outputs=None, sample_time=None):
+                 outputs=None, sample_time=None, interface=None, method=None, rtol=None, atol=None,
+                 max_step=None):
         from fmpy import read_model_description
 
         self.path = pathlib.Path(path)
@@ -149,11 +141,30 @@ class FMU(Block):
             md = read_model_description(str(self.path), validate=False)
         except Exception as exc:  # fmpy raises plain Exceptions for broken archives/XML
             raise BlockError(f"cannot read the model description of {str(self.path)!r}: {exc}") from exc
-        if md.fmiVersion != "2.0":
-            raise BlockError(f"{self.path.name}: FMI version {md.fmiVersion} (the FMU block takes FMI 2.0)")
-        if md.coSimulation is None:
-            raise BlockError(f"{self.path.name}: the FMU does not support Co-Simulation")
+        if md.fmiVersion not in VERSIONS:
+            raise BlockError(f"{self.path.name}: FMI version {md.fmiVersion} (the FMU block takes FMI "
+                             f"{' and '.join(VERSIONS)})")
         self.model_description = md
+        self.fmi_version = VERSIONS[md.fmiVersion]
+        self.interface = self._interface(interface)
+        integrator = {"method": method, "rtol": rtol, "atol": atol, "max_step": max_step}
+        if self.interface == "cs":
+            given = [k for k, v in integrator.items() if v is not None]
+            if given:
+                raise BlockError(f"{self.path.name}: {', '.join(given)} set{'s' if len(given) == 1 else ''} "
+                                 "the integrator of Model Exchange; this block runs the FMU's Co-Simulation, "
+                                 "whose integrator is the FMU's own (set its tolerance parameters, or "
+                                 "choose interface='me')")
+            self.integrator = None
+        else:
+            if md.numberOfEventIndicators:
+                raise BlockError(f"{self.path.name} declares {md.numberOfEventIndicators} event "
+                                 "indicator(s): the FMU block's Model Exchange does not locate state "
+                                 "events; run its Co-Simulation interface")
+            try:
+                self.integrator = integrator_settings(**integrator)
+            except BlockError as exc:
+                raise BlockError(f"{self.path.name}: {exc}") from None
         self.variables = {v.name: v for v in md.modelVariables}
         self.inputs = tuple(v.name for v in md.modelVariables if v.causality == "input")
         if outputs is None:
@@ -163,10 +174,10 @@ class FMU(Block):
             for name in self.outputs:
                 self._variable(name, "output")
         for name in self.inputs + self.outputs:
-            if self.variables[name].type not in _PORT_TYPE:
+            if self._access(name) is None:
                 raise BlockError(f"{name!r} has type {self.variables[name].type}, not a port type")
         self.sample_time = sample_time
-        self.instance_name = instance_name or md.coSimulation.modelIdentifier
+        self.instance_name = instance_name or self._description().modelIdentifier
         self.log = bool(log)
         self.parameters = self._checked(parameters or {}, "parameter")
         self.start_values = self._checked(start_values or {}, "start value")
@@ -174,8 +185,9 @@ class FMU(Block):
         self._feedthrough = self._read_feedthrough()
         ft_inputs = {i for deps in self._feedthrough.values() for i in deps}
         self._ft_mask = [name in ft_inputs for name in self.inputs]
-        self._slave = None
-        self._callbacks = None
+        self._fmi = None  # the running instance (fmi_access)
+        self._me = None  # its Model Exchange integration
+        self._statistics = {}  # the integration's statistics at the last release
         self._unzip_dir = None
         self._cleanup = None
         self._states: weakref.WeakSet = weakref.WeakSet()
@@ -184,6 +196,39 @@ class FMU(Block):
         self._initialized = False
 
     # ---- description ------------------------------------------------------------------------
+
+    def _interface(self, interface) -> str:
+        """The interface the block runs ('cs' or 'me'), checked against what the FMU declares."""
+        md = self.model_description
+        declared = {"cs": md.coSimulation is not None, "me": md.modelExchange is not None}
+        names = {"cs": "Co-Simulation", "me": "Model Exchange"}
+        if not any(declared.values()):
+            raise BlockError(f"{self.path.name} declares neither Co-Simulation nor Model Exchange")
+        if interface is None:
+            return "cs" if declared["cs"] else "me"
+        if not isinstance(interface, str) or interface not in INTERFACES:
+            raise BlockError(f"interface {interface!r} is not an FMI interface of the FMU block; choose "
+                             "'cs' (Co-Simulation) or 'me' (Model Exchange)")
+        if not declared[interface]:
+            other = next(k for k in declared if declared[k])
+            raise BlockError(f"{self.path.name} does not declare {names[interface]} (only "
+                             f"{names[other]}): interface={interface!r} needs an FMU built with "
+                             f"interface='{interface}' or 'both'")
+        return interface
+
+    def _description(self):
+        """The model description's element of the interface the block runs."""
+        md = self.model_description
+        return md.coSimulation if self.interface == "cs" else md.modelExchange
+
+    def _access(self, name):
+        return access(self.fmi_version, self.variables[name].type)
+
+    def value_type(self, name) -> str | None:
+        """The type of the FMU variable ``name`` as the block reads and sets it: Real, Integer,
+        Boolean or String (None: a type the block does not handle, e.g. FMI 3.0's Binary)."""
+        acc = self._access(name)
+        return None if acc is None else acc.port
 
     def _variable(self, name, role):
         v = self.variables.get(name)
@@ -209,8 +254,12 @@ class FMU(Block):
                                  f"initial {v.initial})")
             if v.variability == "constant":
                 raise BlockError(f"{name!r} of {self.path.name} is a constant")
-            checked[name] = _check_value(name, v.type, value)
-            _check_range(v, checked[name], f"{role} {name!r} of {self.path.name}")
+            kind = self._access(name)
+            if kind is None:
+                raise BlockError(f"{name!r} of {self.path.name} has type {v.type}, which the block does "
+                                 "not set")
+            checked[name] = _check_value(name, kind.port, value)
+            _check_range(v, kind.port, checked[name], f"{role} {name!r} of {self.path.name}")
         return checked
 
     def _read_feedthrough(self):
@@ -235,14 +284,20 @@ class FMU(Block):
         if v is None or (port not in self.inputs and port not in self.outputs):
             raise BlockError(f"{self.path.name} has no port {port!r}"
                              + _close_names(port, self.inputs + self.outputs))
-        return _PORT_TYPE[v.type]
+        return self._access(port).port
 
     def feedthrough(self):
         return dict(self._feedthrough)
 
     @property
     def can_get_state(self) -> bool:
-        return bool(self.model_description.coSimulation.canGetAndSetFMUstate)
+        return bool(self._description().canGetAndSetFMUstate)
+
+    def statistics(self) -> dict:
+        """Model Exchange: the integrator's work since the last start, also after the stop
+        (``steps``, ``rhs_calls``, ``events``: see :class:`~.me_integration.MeIntegration`);
+        Co-Simulation or not started: {}."""
+        return self._me.statistics() if self._me is not None else dict(self._statistics)
 
     # ---- life cycle -------------------------------------------------------------------------
 
@@ -257,73 +312,56 @@ class FMU(Block):
         return self._unzip_dir
 
     def start(self, t0, dt):
-        from fmpy.fmi2 import FMU2Slave
-
         self._release()
-        md = self.model_description
+        self._statistics = {}
         self.dt = float(dt)
         self.messages.clear()
         try:
-            slave = FMU2Slave(guid=md.guid, unzipDirectory=self._extract(),
-                              modelIdentifier=md.coSimulation.modelIdentifier,
-                              instanceName=self.instance_name)
+            fmi = open_instance(self.model_description, self._extract(), self.interface,
+                                self.instance_name, self._call)
         except Exception as exc:
             raise BlockError(f"cannot load {self.path.name}: {exc}") from exc
-        self._callbacks = recording_callbacks(self.messages)
         try:
-            slave.instantiate(callbacks=self._callbacks, loggingOn=self.log)
+            fmi.instantiate(self.messages, self.log)
         except Exception as exc:
-            slave.freeLibrary()
-            raise BlockError(f"fmi2Instantiate of {self.path.name} failed" + self._log_text()) from exc
-        self._slave = slave
+            fmi.fmu.freeLibrary()
+            raise BlockError(f"{fmi.prefix}Instantiate of {self.path.name} failed"
+                             + self._log_text()) from exc
+        self._fmi = fmi
         self._failed = self._fatal = self._initialized = False
-        f = slave._functions
-        self._c = slave.component
-        self._f_get = {"Real": f["fmi2GetReal"], "Integer": f["fmi2GetInteger"],
-                       "Boolean": f["fmi2GetBoolean"], "String": f["fmi2GetString"]}
-        self._f_set = {"Real": f["fmi2SetReal"], "Integer": f["fmi2SetInteger"],
-                       "Boolean": f["fmi2SetBoolean"], "String": f["fmi2SetString"]}
-        self._f_step = f["fmi2DoStep"]
         self._make_groups()
-        self._call("fmi2SetupExperiment", f["fmi2SetupExperiment"](self._c, 0, 0.0, float(t0), 0, 0.0))
+        fmi.setup(float(t0))
         for name, value in {**self.start_values, **self.parameters}.items():
             self._set_one(name, value)
-        self._call("fmi2EnterInitializationMode", f["fmi2EnterInitializationMode"](self._c))
-        self._call("fmi2ExitInitializationMode", f["fmi2ExitInitializationMode"](self._c))
+        fmi.enter_initialization(float(t0))
+        fmi.call("ExitInitializationMode")
         self._initialized = True
+        if self.interface == "me":
+            self._me = MeIntegration(fmi, self.model_description.numberOfContinuousStates, self.integrator)
+            self._me.start(float(t0))
 
     def _make_groups(self):
         def groups(names):
-            by_kind: dict[str, tuple[list, list]] = {}
+            by_access: dict = {}
             for i, name in names:
-                v = self.variables[name]
-                pos, vrs = by_kind.setdefault(_PORT_TYPE[v.type], ([], []))
+                pos, vrs = by_access.setdefault(self._access(name), ([], []))
                 pos.append(i)
-                vrs.append(v.valueReference)
-            return [_Group(kind, pos, vrs) for kind, (pos, vrs) in by_kind.items()]
+                vrs.append(self.variables[name].valueReference)
+            return [self._fmi.group(acc, pos, vrs) for acc, (pos, vrs) in by_access.items()]
 
         indexed = list(enumerate(self.inputs))
         self._in_ft = groups([(i, n) for i, n in indexed if self._ft_mask[i]])
         self._in_rest = groups([(i, n) for i, n in indexed if not self._ft_mask[i]])
         self._out = groups(list(enumerate(self.outputs)))
         # the common case, only Real outputs in port order: the buffer is the result
-        self._out_plain = (len(self._out) == 1 and self._out[0].kind == "Real"
+        self._out_plain = (len(self._out) == 1 and self._out[0].access.port == "Real"
                            and self._out[0].positions == list(range(len(self.outputs))))
 
     def _set_one(self, name, value):
-        v = self.variables[name]
-        slave = self._slave
-        kind = _PORT_TYPE[v.type]
-        if kind == "Real":
-            fn, arr = "fmi2SetReal", (ctypes.c_double * 1)(value)
-        elif kind == "Integer":
-            fn, arr = "fmi2SetInteger", (ctypes.c_int * 1)(value)
-        elif kind == "Boolean":
-            fn, arr = "fmi2SetBoolean", (ctypes.c_int * 1)(value)
-        else:
-            fn, arr = "fmi2SetString", (ctypes.c_char_p * 1)(value.encode())
-        vr = (ctypes.c_uint * 1)(v.valueReference)
-        self._call(f"{fn} of {name!r} = {value!r}", slave._functions[fn](slave.component, vr, 1, arr))
+        acc = self._access(name)
+        g = self._fmi.group(acc, [0], [self.variables[name].valueReference])
+        g.buffer[0] = value.encode() if acc.port == "String" else value
+        self._call(f"{self._fmi.prefix}Set{acc.name} of {name!r} = {value!r}", self._fmi.set(g))
 
     def stop(self):
         self._release()
@@ -333,18 +371,16 @@ class FMU(Block):
             self._unzip_dir = None
 
     def _release(self):
-        slave, self._slave = self._slave, None
-        if slave is None:
+        if self._me is not None:
+            self._statistics = self._me.statistics()
+        fmi, self._fmi, self._me = self._fmi, None, None
+        if fmi is None:
             return
         for state in list(self._states):
             state.free()
-        if not self._fatal:  # after fmi2Fatal no function of the FMU may be called
+        if not self._fatal:  # after a Fatal status no function of the FMU may be called
             try:
-                f = slave._functions
-                if self._initialized and not self._failed:
-                    f["fmi2Terminate"](slave.component)
-                f["fmi2FreeInstance"](slave.component)
-                slave.freeLibrary()
+                fmi.release(terminate=self._initialized and not self._failed)
             except Exception as exc:  # stop must not fail; keep what the FMU said
                 _log.warning("releasing %s: %s", self.instance_name, exc)
         self._initialized = False
@@ -360,12 +396,12 @@ class FMU(Block):
     def _log_text(self):
         if not self.messages:
             return ""
-        lines = [f"  [{_status_name(s)}] {text}" for s, _, text in self.messages]
+        lines = [f"  [{status_name(s)}] {text}" for s, _, text in self.messages]
         self.messages.clear()
         return "; the FMU logged:\n" + "\n".join(lines)
 
     def _call(self, what, status):
-        """Raise BlockError for a status worse than fmi2Warning."""
+        """Raise BlockError for a status worse than Warning."""
         if status > _WARNING:
             self._fail(what, status)
 
@@ -374,7 +410,8 @@ class FMU(Block):
             self._failed = True
         if status == _FATAL:
             self._fatal = True
-        raise BlockError(f"{what} of {self.path.name} returned fmi2{_status_name(status)}{extra}"
+        prefix = f"fmi{self.fmi_version}"
+        raise BlockError(f"{what} of {self.path.name} returned {prefix}{status_name(status)}{extra}"
                          + self._log_text())
 
     # ---- stepping (the hot path) ------------------------------------------------------------
@@ -384,15 +421,16 @@ class FMU(Block):
             values = [u[i] for i in g.positions]
             if values == g.last:  # NaN != NaN: a NaN is passed on every time
                 continue
+            kind = g.access.port
             try:
-                if g.kind == "String":
+                if kind == "String":
                     g.buffer[:] = [s.encode() for s in values]
                 else:
                     g.buffer[:] = values
             except TypeError as exc:
                 names = [self.inputs[i] for i in g.positions]
-                raise BlockError(f"inputs {names} of type {g.kind}: cannot take {values!r}") from exc
-            status = self._f_set[g.kind](self._c, g.vrs, g.n, g.buffer)
+                raise BlockError(f"inputs {names} of type {kind}: cannot take {values!r}") from exc
+            status = self._fmi.set(g)
             if status > _WARNING:
                 g.last = None
                 bad = [f"{self.inputs[i]} = {u[i]!r}" for i in g.positions
@@ -403,96 +441,97 @@ class FMU(Block):
             g.last = values
 
     def output(self, t, u):
-        if self._slave is None:
+        if self._fmi is None:
             raise BlockError(f"{self.instance_name}: output() before start()")
         if self._in_ft:
             self._set_inputs(self._in_ft, u)
         if self._out_plain:
             g = self._out[0]
-            status = self._f_get["Real"](self._c, g.vrs, g.n, g.buffer)
+            status = self._fmi.get(g)
             if status > _WARNING:
                 self._fail("reading the outputs", status)
             return g.buffer[:]
         y = [None] * len(self.outputs)
         for g in self._out:
-            status = self._f_get[g.kind](self._c, g.vrs, g.n, g.buffer)
+            status = self._fmi.get(g)
+            kind = g.access.port
             if status > _WARNING:
-                self._fail(f"reading the {g.kind} outputs", status)
+                self._fail(f"reading the {kind} outputs", status)
             values = g.buffer[:]
-            if g.kind == "Boolean":
+            if kind == "Boolean":
                 values = [v != 0 for v in values]
-            elif g.kind == "String":
+            elif kind == "String":
                 values = [v.decode() for v in values]
             for i, v in zip(g.positions, values):
                 y[i] = v
         return y
 
     def update(self, t, u):
-        if self._slave is None:
+        if self._fmi is None:
             raise BlockError(f"{self.instance_name}: update() before start()")
         if self._in_ft:
             self._set_inputs(self._in_ft, u)
         if self._in_rest:
             self._set_inputs(self._in_rest, u)
-        status = self._f_step(self._c, t, self.dt, 1)
+        if self._me is not None:
+            self._me.advance(t, t + self.dt)
+            return
+        status = self._fmi.do_step(t, self.dt)
         if status != _OK and status != _WARNING:
             extra = ""
             if status == _DISCARD:
-                try:
-                    extra = f" (last successful time {self._slave.getRealStatus(2):.17g})"
-                except Exception:
-                    pass
-            self._fail(f"fmi2DoStep(t={t!r}, h={self.dt!r})", status, extra)
+                last = self._fmi.last_successful_time()
+                extra = "" if last is None else f" (last successful time {last:.17g})"
+            self._fail(f"fmi{self.fmi_version}DoStep(t={t!r}, h={self.dt!r})", status, extra)
 
     # ---- state snapshots --------------------------------------------------------------------
 
     def get_state(self):
         if not self.can_get_state:
             return None
-        if self._slave is None:
+        if self._fmi is None:
             raise BlockError(f"{self.instance_name}: get_state() before start()")
-        from fmpy.fmi2 import fmi2FMUstate
-
-        ptr = fmi2FMUstate()
-        self._call("fmi2GetFMUstate",
-                   self._slave._functions["fmi2GetFMUstate"](self._c, ctypes.byref(ptr)))
-        state = _FMUState(self, ptr)
+        state = _FMUState(self, self._fmi.get_fmu_state())
         self._states.add(state)
         return state
 
     def set_state(self, state):
         if state is None:
             raise BlockError(f"{self.instance_name}: no state to restore (get_state returned None)")
-        if not isinstance(state, _FMUState) or state.owner() is not self or state.slave is not self._slave \
+        if not isinstance(state, _FMUState) or state.owner() is not self or state.fmi is not self._fmi \
                 or state.ptr is None:
             raise BlockError(f"{self.instance_name}: the state was not taken from this running instance "
                              "(or the block was restarted or stopped since)")
-        self._call("fmi2SetFMUstate", self._slave._functions["fmi2SetFMUstate"](self._c, state.ptr))
+        self._fmi.set_fmu_state(state.ptr)
+        if self._me is not None:
+            self._me.first_step = state.first_step  # the integrator continues as it did then
         for g in self._in_ft + self._in_rest:
             g.last = None  # the restored FMU holds the inputs of the snapshot
 
 
 class _FMUState:
-    """An ``fmi2FMUstate`` owned by one FMU instance; freed when collected or when the block
-    stops (whichever comes first)."""
+    """An FMU state owned by one FMU instance (with Model Exchange also the step size the block's
+    integrator had reached); freed when collected or when the block stops (whichever comes
+    first)."""
 
-    __slots__ = ("owner", "slave", "ptr", "__weakref__")
+    __slots__ = ("owner", "fmi", "ptr", "first_step", "__weakref__")
 
     def __init__(self, block: FMU, ptr):
         self.owner = weakref.ref(block)
-        self.slave = block._slave
+        self.fmi = block._fmi
         self.ptr = ptr
+        self.first_step = None if block._me is None else block._me.first_step
 
     def free(self):
         ptr, self.ptr = self.ptr, None
-        if ptr is not None and self.slave is not None:
-            self.slave._functions["fmi2FreeFMUstate"](self.slave.component, ctypes.byref(ptr))
-        self.slave = None
+        if ptr is not None and self.fmi is not None:
+            self.fmi.free_fmu_state(ptr)
+        self.fmi = None
 
     def __del__(self):
         try:
             block = self.owner()
-            if block is not None and block._slave is self.slave and not block._fatal:
+            if block is not None and block._fmi is self.fmi and not block._fatal:
                 self.free()
         except Exception:
             pass

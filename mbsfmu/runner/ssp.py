@@ -4,8 +4,9 @@ An ``.ssp`` is a zip with ``SystemStructure.ssd`` and ``resources/``.  :func:`ex
 
 * one ``ssd:Component`` per FMU block (:class:`~mbsfmu.runner.fmu_block.FMU`, the block type
   registered as ``'FMU'``), ``source="resources/<block>.fmu"``
-  (a copy of the block's FMU file), with a ``ssd:Connector`` per port (``kind`` input/output and
-  the port type);
+  (a copy of the block's FMU file, FMI 2.0 or 3.0), ``implementation`` the interface the block
+  runs (``CoSimulation`` or ``ModelExchange``: SSP's own attribute for the choice), with a
+  ``ssd:Connector`` per port (``kind`` input/output and the port type);
 * the values given to the FMU block (``parameters=`` and ``start_values=``) as one inline
   ``ssd:ParameterBinding`` per component (an ``ssv:ParameterSet`` with the bare variable names;
   Real values written with ``repr`` so that they read back bit-identically);
@@ -13,7 +14,8 @@ An ``.ssp`` is a zip with ``SystemStructure.ssd`` and ``resources/``.  :func:`ex
 * ``ssd:DefaultExperiment startTime=<t0>`` with an annotation of type ``org.mbsfmu.runner`` that
   holds the communication step (SSP 1.0 has no standard place for it), and per component an
   annotation with what the FMU block needs besides the SSP content (``sample_time``,
-  ``instance_name``).
+  ``instance_name`` and, with Model Exchange, the block's integrator: ``method``, ``rtol``,
+  ``atol``, ``max_step``).
 
 :func:`import_ssp` reads such a file (or any flat SSP 1.0 system of FMU components) back into a
 :class:`~mbsfmu.runner.diagram.Diagram`: each component an FMU block (parameters and start values
@@ -52,6 +54,7 @@ from . import fmu_block  # noqa: F401  (defines and registers the block type FMU
 from .block import BlockError, block_type
 from .block_fmu import export_block_fmu
 from .diagram import Diagram, DiagramError
+from .fmi_access import INTERFACES
 
 NS = {
     "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
@@ -66,6 +69,10 @@ ANNOTATION = "org.mbsfmu.runner"
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 #: the registered block type that runs an FMU component (the runner's own, :mod:`.fmu_block`)
 FMU_BLOCK = "FMU"
+#: SSP's implementation attribute of a component -> the FMU block's interface (any: the block's default)
+IMPLEMENTATIONS = {"any": None, **{v: k for k, v in INTERFACES.items()}}
+#: the options of a Model Exchange FMU block kept in the component's annotation, with their types
+INTEGRATOR_OPTIONS = {"method": str, "rtol": float, "atol": float, "max_step": float}
 #: the parameter set with hierarchical names written beside the SSD (for fmpy's parameter_set)
 PARAMETERS_SSV = "resources/parameters.ssv"
 
@@ -143,8 +150,7 @@ def _bound_values(b, FMU) -> list[tuple[str, str, str]]:
         return []
     out = []
     for var, value in {**b.start_values, **b.parameters}.items():
-        kind = b.variables[var].type
-        kind = "Integer" if kind == "Enumeration" else kind
+        kind = b.value_type(var)
         out.append((var, kind, _value_text(kind, value)))
     return out
 
@@ -166,6 +172,8 @@ def _ssd(diagram, FMU) -> ET.Element:
     for name, b in diagram.blocks.items():
         comp = ET.SubElement(elements, _q("ssd", "Component"), name=name, type=FMU_TYPE,
                              source=f"resources/{name}.fmu")
+        if isinstance(b, FMU):
+            comp.set("implementation", INTERFACES[b.interface])
         ports = [(p, "input") for p in b.inputs] + [(p, "output") for p in b.outputs]
         if ports:
             connectors = ET.SubElement(comp, _q("ssd", "Connectors"))
@@ -183,6 +191,9 @@ def _ssd(diagram, FMU) -> ET.Element:
             if b.sample_time is not None:
                 extra["sample_time"] = repr(float(b.sample_time))
             extra["instance_name"] = b.instance_name
+            if b.integrator is not None:
+                extra.update({k: str(v) if isinstance(v, str) else repr(float(v))
+                              for k, v in b.integrator.as_dict().items()})
         elif b.sample_time is not None:
             extra["sample_time"] = repr(float(b.sample_time))
         if extra:
@@ -329,8 +340,17 @@ def import_ssp(path, *, step: float | None = None, unpack_dir=None):
                     opts["sample_time"] = float(extra.get("sample_time"))
                 if extra.get("instance_name") is not None:
                     opts["instance_name"] = extra.get("instance_name")
+                for key, kind in INTEGRATOR_OPTIONS.items():
+                    if extra.get(key) is not None:
+                        opts[key] = _parse_value("Real" if kind is float else "String", extra.get(key),
+                                                 f"{where}, annotation {key!r}")
+            implementation = comp.get("implementation", "any")
+            if implementation not in IMPLEMENTATIONS:
+                raise SSPError(f"{where}: implementation {implementation!r} is not supported (the FMU "
+                               f"block runs {', '.join(map(repr, IMPLEMENTATIONS))})")
+            opts["interface"] = IMPLEMENTATIONS[implementation]
             try:
-                probe = FMU(target)
+                probe = FMU(target, interface=opts["interface"])
                 unknown = [n for n in values if n not in probe.variables]
                 if unknown:
                     close = difflib.get_close_matches(unknown[0], list(probe.variables), n=3)

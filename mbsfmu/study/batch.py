@@ -36,7 +36,7 @@ import time
 import uuid
 
 from ..core.errors import ParameterError, SweepError
-from ..fmu.fmpy_callbacks import recorded_messages
+from ..fmu.fmpy_callbacks import fmi3_recorder, recorded_messages
 from ..model import Model
 from ..model.initial_values import settable_names as initial_names
 from ..model.loader import load_model
@@ -255,13 +255,21 @@ def _simulate(target, loaded, values: dict, settings: dict):
 
 def _simulate_fmu(loaded, values: dict, options: dict):
     """fmpy's simulate_fmu with the FMU's log recorded: an error carries what the FMU logged
-    (``fmu_log``, quoted in the failed row); a ``logger`` of the caller still gets every message."""
+    (``fmu_log``, quoted in the failed row); a ``logger`` of the caller still gets every message.
+    FMI 2.0 messages come through fmpy's logger proxy (:func:`recorded_messages`), FMI 3.0 ones
+    through a ``logMessage`` of the run's own (fmpy hands it to the FMU directly)."""
     from fmpy import simulate_fmu
 
     folder, md = loaded
     opts = dict(options)
     messages = []
-    with recorded_messages(messages, also=opts.pop("logger", None)):
+    also = opts.pop("logger", None)
+    if md.fmiVersion.startswith("3"):
+        opts["logger"] = fmi3_recorder(messages, also)
+        recording = contextlib.nullcontext()
+    else:
+        recording = recorded_messages(messages, also=also)
+    with recording:
         try:
             return simulate_fmu(folder, model_description=md, start_values=dict(values), **opts)
         except Exception as exc:

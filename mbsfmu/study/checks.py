@@ -8,7 +8,10 @@ failed row per run.
   tolerances, step limit, the output grid of t_end and dt; the formulation and its options; the
   fixed coordinates of consistent initialization); for an FMU, every keyword is one of
   ``fmpy.simulate_fmu``'s and t_end, dt and rtol are checked as for simulate
-  (:func:`simulate_settings`, :func:`fmu_settings`);
+  (:func:`simulate_settings`, :func:`fmu_settings`); the interface fmpy runs (``fmi_type``
+  'CoSimulation' or 'ModelExchange') is one the FMU declares, and fmpy's Model Exchange
+  integrator (``solver`` 'CVode' or 'Euler') is chosen only for Model Exchange
+  (:func:`fmu_interface`);
 - fixed values given to the sweep (``params``, ``initial``, ``inputs``; for an FMU
   ``start_values``) name what they set, are numbers (an input may be a function of t), and
   do not set a design column too: they are merged with every run's values;
@@ -35,7 +38,12 @@ from . import definition
 SWEEP_OWNED = {"model": "the target", "progress": "the sweep's own progress=", "progress_every": None}
 #: fmpy.simulate_fmu keywords the sweep sets: name -> the sweep's keyword to use instead
 FMU_OWNED = {"filename": "the target", "model_description": "the target", "stop_time": "t_end",
-             "output_interval": "dt", "relative_tolerance": "rtol"}
+             "output_interval": "dt", "relative_tolerance": "rtol",
+             "step_size": "dt (fmpy's Euler takes one step per output interval, whatever step_size says)"}
+#: fmpy's fmi_type values -> the model description's element of that interface
+FMI_TYPES = {"CoSimulation": "coSimulation", "ModelExchange": "modelExchange"}
+#: fmpy's Model Exchange integrators (simulate_fmu's solver=)
+ME_SOLVERS = ("CVode", "Euler")
 
 
 def design_names(columns, settable: set) -> None:
@@ -148,6 +156,34 @@ def _formulation_options(system, formulation, options, params) -> None:
     make_formulation(formulation, numeric, None, **options)
 
 
+def fmu_interface(md, options: dict) -> str:
+    """The interface fmpy runs the FMU ``md`` with under ``options`` ('CoSimulation' or
+    'ModelExchange'; fmpy's default: Co-Simulation where declared); a ParameterError for an
+    ``fmi_type`` that is not one or that the FMU does not declare, and for a ``solver`` that is
+    not one of fmpy's Model Exchange integrators or is given for a Co-Simulation run."""
+    declared = [t for t, element in FMI_TYPES.items() if getattr(md, element) is not None]
+    fmi_type = options.get("fmi_type")
+    if fmi_type is None:
+        fmi_type = "CoSimulation" if "CoSimulation" in declared else "ModelExchange"
+    elif not isinstance(fmi_type, str) or fmi_type not in FMI_TYPES:
+        raise ParameterError(f"sweep: fmi_type {fmi_type!r} is not an interface fmpy runs; choose "
+                             f"{' or '.join(map(repr, FMI_TYPES))}")
+    elif fmi_type not in declared:
+        raise ParameterError(f"sweep: the FMU does not declare {fmi_type} (it declares "
+                             f"{' and '.join(declared) or 'neither interface'}): build it with "
+                             "interface='me' or 'both' for Model Exchange, 'cs' or 'both' for Co-Simulation")
+    if "solver" in options:
+        solver = options["solver"]
+        if fmi_type != "ModelExchange":
+            raise ParameterError(f"sweep: solver={solver!r} chooses fmpy's Model Exchange integrator, but "
+                                 "the FMU runs as Co-Simulation (its own integrator): add "
+                                 "fmi_type='ModelExchange'")
+        if not isinstance(solver, str) or solver not in ME_SOLVERS:
+            raise ParameterError(f"sweep: solver {solver!r} is not an integrator of fmpy's Model Exchange; "
+                                 f"choose {' or '.join(map(repr, ME_SOLVERS))}")
+    return fmi_type
+
+
 def fmu_settings(md, t_end, dt, rtol, options: dict, columns, settable: set, signals: list,
                  only_signals: bool) -> tuple[dict, dict, dict]:
     """(fmpy.simulate_fmu's options for every run, the fixed start values merged into each run's
@@ -156,6 +192,7 @@ def fmu_settings(md, t_end, dt, rtol, options: dict, columns, settable: set, sig
     from fmpy import simulate_fmu
 
     _unknown_keywords(options, inspect.signature(simulate_fmu), FMU_OWNED, "fmpy.simulate_fmu()")
+    fmu_interface(md, options)
     output_grid(t_end, t_end if dt is None else dt, len(signals) + 1)  # t_end and dt as simulate checks them
     if rtol is not None:
         check_setting("rtol", rtol, api=True)

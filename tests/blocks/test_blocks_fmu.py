@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from fmu_support import MODELS, TOL
+from fmu_support import MODELS, TOL, stepped_rows
 
 from mbsfmu.runner.block import BlockError
 
@@ -120,19 +120,11 @@ def test_state_round_trip_is_bit_identical(cart):
     for k in range(30):
         b.update(k * H, [force(k * H)])
 
-    def run_on():
-        rows = []
-        for k in range(30, 60):
-            t = k * H
-            rows.append(list(b.output(t, [force(t)])))
-            b.update(t, [force(t)])
-        return rows
-
     snap = b.get_state()
-    first = run_on()
+    first = stepped_rows(b, 30, 60, H, force)
     other = b.get_state()  # a second snapshot does not disturb the first
     b.set_state(snap)
-    assert run_on() == first
+    assert stepped_rows(b, 30, 60, H, force) == first
     b.set_state(other)
     b.stop()
     with pytest.raises(BlockError, match="not taken from this running instance"):

@@ -86,6 +86,7 @@ def test_model_exchange_under_euler(built_fmu, cs2, model):
 
 
 def test_fmi3_time_is_readable(built_fmu, tmp_path):
+    """FMI 3.0's independent variable ``time`` (value reference nvars+2+f) reads the FMU's time."""
     from fmpy import extract
     from fmpy.fmi3 import FMU3Slave
 

@@ -170,6 +170,47 @@ FMU_CASES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def kinds(built_fmu):
+    """The cart as FMI 3.0 with both interfaces, and with Model Exchange only."""
+    return {interface: built_fmu(MODELS / "cart_pendulum.py", fmi_version=3, interface=interface)
+            for interface in ("both", "me")}
+
+
+#: bad interface and integrator options of the FMU block (FMI 3.0 and Model Exchange)
+KIND_CASES = [
+    ("ME of a CS-only FMU", lambda k, cs: FMU(cs, interface="me"),
+     r"cart_pendulum.fmu does not declare Model Exchange \(only Co-Simulation\): interface='me' needs "
+     r"an FMU built with interface='me' or 'both'"),
+    ("CS of an ME-only FMU", lambda k, cs: FMU(k["me"], interface="cs"),
+     r"does not declare Co-Simulation \(only Model Exchange\)"),
+    ("unknown interface", lambda k, cs: FMU(k["both"], interface="ModelExchange"),
+     r"interface 'ModelExchange' is not an FMI interface of the FMU block; choose 'cs' \(Co-Simulation\) "
+     r"or 'me' \(Model Exchange\)"),
+    ("unknown method", lambda k, cs: FMU(k["both"], interface="me", method="euler"),
+     r"method 'euler' is not an integration method of the Model Exchange FMU block; choose one of "
+     r"RK45, DOP853, Radau, BDF"),
+    ("method of a number", lambda k, cs: FMU(k["me"], method=2), r"method 2 is not an integration method"),
+    ("integrator options with CS", lambda k, cs: FMU(k["both"], method="RK45", rtol=1e-6),
+     r"method, rtol set the integrator of Model Exchange; this block runs the FMU's Co-Simulation"),
+    ("rtol too large", lambda k, cs: FMU(k["me"], rtol=0.5), r"rtol must be in \[1e-13, 0.1\], got 0.5"),
+    ("rtol nan", lambda k, cs: FMU(k["me"], rtol=math.nan), r"rtol must be in \[1e-13, 0.1\], got nan"),
+    ("atol zero", lambda k, cs: FMU(k["me"], atol=0.0), r"atol must be > 0 and finite, got 0.0"),
+    ("atol text", lambda k, cs: FMU(k["me"], atol="small"), r"atol must be a number, got 'small'"),
+    ("max_step negative", lambda k, cs: FMU(k["me"], max_step=-1.0), r"max_step must be > 0, got -1.0"),
+    ("FMI 3.0 parameter type", lambda k, cs: FMU(k["both"], parameters={"method": 1.5}),
+     r"'method' is an Integer variable; got 1.5 of type float"),
+    ("FMI 3.0 range", lambda k, cs: FMU(k["both"], parameters={"method": 7}),
+     r"parameter 'method' of cart_pendulum.fmu = 7 is outside its declared range"),
+]
+
+
+@pytest.mark.parametrize("make, pattern", [c[1:] for c in KIND_CASES], ids=[c[0] for c in KIND_CASES])
+def test_fmu_kinds(kinds, cart, make, pattern):
+    with pytest.raises(BlockError, match=pattern):
+        make(kinds, cart)
+
+
 def _fmu_diagram(path, **kw):
     d = Diagram(0.01)
     d.add("plant", FMU(path, **kw))
@@ -219,4 +260,4 @@ def test_ssp_that_is_not_a_zip(tmp_path):
 
 def test_catalogue_size():
     """The number of bad inputs catalogued here (reported in the issue note)."""
-    assert len(BLOCK_CASES) + len(DIAGRAM_CASES) + len(FMU_CASES) + 3 + 1 >= 60
+    assert len(BLOCK_CASES) + len(DIAGRAM_CASES) + len(FMU_CASES) + len(KIND_CASES) + 3 + 1 >= 73

@@ -308,7 +308,36 @@ FMU_CASES = [
     ("another FMU's rows", lambda t, f: then(lambda t: sweep(t, f, plot=None), edit(
         "o.csv.definition.json", lambda s: s.replace('"FMU GUID {', '"FMU GUID {0000-', 1)))(t),
      lambda t, f: sweep(t, f), ParameterError, r"target: FMU GUID \{0000-.*\} in o.csv, FMU GUID \{.*\} now"),
+    ("Model Exchange of a CS-only FMU", None, lambda t, f: sweep(t, f, fmi_type="ModelExchange"),
+     ParameterError, r"the FMU does not declare ModelExchange \(it declares CoSimulation\): build it with "
+     r"interface='me' or 'both'"),
+    ("fmi_type unknown", None, lambda t, f: sweep(t, f, fmi_type="ME"), ParameterError,
+     r"fmi_type 'ME' is not an interface fmpy runs; choose 'CoSimulation' or 'ModelExchange'"),
+    ("solver of a CS run", None, lambda t, f: sweep(t, f, solver="Euler"), ParameterError,
+     r"solver='Euler' chooses fmpy's Model Exchange integrator, but the FMU runs as Co-Simulation"),
+    ("step_size", None, lambda t, f: sweep(t, f, step_size=1e-4), ParameterError,
+     r"keyword 'step_size' of fmpy.simulate_fmu\(\) is set by the sweep itself; use dt \(fmpy's Euler "
+     r"takes one step per output interval"),
 ]
+
+#: bad Model Exchange options on an FMU with both interfaces (FMI 3.0)
+ME_CASES = [
+    ("solver unknown", lambda t, f: sweep(t, f, fmi_type="ModelExchange", solver="RK45"),
+     r"solver 'RK45' is not an integrator of fmpy's Model Exchange; choose 'CVode' or 'Euler'"),
+    ("solver with fmpy's default interface", lambda t, f: sweep(t, f, solver="CVode"),
+     r"but the FMU runs as Co-Simulation \(its own integrator\): add fmi_type='ModelExchange'"),
+    ("fmi_type not a string", lambda t, f: sweep(t, f, fmi_type=2), r"fmi_type 2 is not an interface"),
+]
+
+
+@pytest.fixture(scope="module")
+def both(built_fmu):
+    return built_fmu(CART, fmi_version=3, interface="both")
+
+
+@pytest.mark.parametrize("call, pattern", [c[1:] for c in ME_CASES], ids=[c[0] for c in ME_CASES])
+def test_model_exchange_options(tmp_path, both, call, pattern):
+    _refused(tmp_path, lambda: call(tmp_path, both), ParameterError, pattern)
 
 
 # ---------------------------------------------------------------- CLI
@@ -410,8 +439,8 @@ def test_cli(tmp_path, capsys, setup, argv, pattern):
 
 def test_catalogue_size():
     """The number of bad inputs catalogued here (reported in the issue note)."""
-    n = len(API_CASES) + len(RESUME_CASES) + len(FMU_CASES) + len(CLI_CASES)
-    assert n >= 100, n
+    n = len(API_CASES) + len(RESUME_CASES) + len(FMU_CASES) + len(ME_CASES) + len(CLI_CASES)
+    assert n >= 107, n
 
 
 def test_a_refused_resume_leaves_the_rows_as_they_were(tmp_path):

@@ -104,6 +104,43 @@ def test_round_trip(fmus, tmp_path):
                                         "resources/parameters.ssv", "resources/plant.fmu"]
 
 
+def test_fmi3_and_model_exchange_components(fmus, built_fmu, tmp_path):
+    """An FMI 3.0 FMU run as Model Exchange (RK45, its tolerances) and the same FMU run as
+    Co-Simulation, around the FMI 2.0 controller: the SSP records each component's interface in
+    SSP's ``implementation`` attribute and the ME integrator in the block annotation; imported
+    back, every block runs as it did and the diagram gives the same numbers to the last bit."""
+    both = built_fmu(MODELS / "cart_pendulum.py", fmi_version=3, interface="both")
+    d = Diagram(H)
+    d.add("me", FMU(both, interface="me", method="RK45", rtol=1e-9, atol=1e-11, **PLANT))
+    d.add("cs", FMU(both, **PLANT))
+    d.add("ctrl", FMU(fmus["ctrl"], sample_time=H))
+    d.connect("me.x", "ctrl.u")
+    d.connect("ctrl.y", "me.F")
+    d.connect("ctrl.y", "cs.F")
+    path = export_ssp(d, tmp_path / "kinds.ssp")
+    with zipfile.ZipFile(path) as z:
+        ssd = z.read("SystemStructure.ssd").decode()
+    assert ssd.count('implementation="ModelExchange"') == 1
+    assert ssd.count('implementation="CoSimulation"') == 2
+    assert 'method="RK45" rtol="1e-09" atol="1e-11" max_step="inf"' in ssd
+    back = import_ssp(path, unpack_dir=tmp_path / "unpacked")
+    for name, b in d.blocks.items():
+        c = back.blocks[name]
+        assert (c.fmi_version, c.interface, c.integrator) == (b.fmi_version, b.interface, b.integrator)
+        assert c.parameters == b.parameters and c.start_values == b.start_values
+    ours = d.run(T_END)
+    assert np.array_equal(back.run(T_END).values, ours.values)
+    assert np.max(np.abs(ours["me.x"] - ours["cs.x"])) < 1e-7  # the two interfaces agree
+    assert np.ptp(ours["me.x"]) > 1e-3
+    assert back.blocks["me"].statistics()["steps"] >= round(T_END / H)
+    other = rewrite(path, tmp_path / "scheduled.ssp",
+                    lambda s: s.replace('"ModelExchange"', '"ScheduledExecution"'))
+    pattern = (r"component 'me': implementation 'ScheduledExecution' is not supported "
+               r"\(the FMU block runs 'any', 'CoSimulation', 'ModelExchange'\)")
+    with pytest.raises(SSPError, match=pattern):
+        import_ssp(other)
+
+
 def test_non_fmu_block_error_names_it(fmus, tmp_path):
     d = diagram(fmus)
     d.add("k", Gain(2.0))

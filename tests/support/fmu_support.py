@@ -153,3 +153,14 @@ class Slave:
 
     def free(self):
         self.fmu.freeInstance()
+
+
+def stepped_rows(block, k0: int, k1: int, h: float, F) -> list[list]:
+    """A started block stepped by hand from communication point k0 to k1 (input F(t)): the rows
+    of outputs at t_k0, ..., t_(k1-1), each before its step."""
+    rows = []
+    for k in range(k0, k1):
+        t = k * h
+        rows.append(list(block.output(t, [F(t)])))
+        block.update(t, [F(t)])
+    return rows
