@@ -68,6 +68,7 @@ from .fmi_options import (
 )
 from .model_description import fmu_path, model_description_xml, model_identifier
 from .model_description_fmi3 import build_description
+from .reference_results import documentation_files
 
 #: the name of FMI 3.0's build description in sources/
 BUILD_DESCRIPTION = "buildDescription.xml"
@@ -191,15 +192,18 @@ def write_sources(parts: NativeFmuParts, folder: pathlib.Path) -> None:
 
 
 def write_fmu(out_path: pathlib.Path, parts: NativeFmuParts, binary: pathlib.Path,
-              sources: pathlib.Path) -> None:
+              sources: pathlib.Path, documentation: dict | None = None) -> None:
     """Write the FMU archive at ``out_path`` (replaced whole, never left half written): the model
-    description, the ``binary`` and the files of the folder ``sources``."""
+    description, the ``binary``, the files of the folder ``sources`` and ``documentation``
+    (archive name -> bytes: the model's reference result, :func:`.documentation_files`)."""
     tmp_fmu = out_path.with_name(out_path.name + ".tmp")
     with zipfile.ZipFile(tmp_fmu, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("modelDescription.xml", parts.model_description)
         zf.write(binary, parts.binary)
         for f in sorted(sources.iterdir()):
             zf.write(f, f"sources/{f.name}")
+        for name, data in (documentation or {}).items():
+            zf.writestr(name, data)
     tmp_fmu.replace(out_path)
 
 
@@ -220,6 +224,7 @@ def build_native_fmu(model, out_path, formulation: str | None = None, method: st
     parts = native_fmu_parts(model, formulation, method, fmi_version, interface)
     _check_platform()
     out_path = fmu_path(out_path, parts.ident)
+    documentation = documentation_files(model)  # the model file's reference result, if it has one
     cc = find_compiler()
     with tempfile.TemporaryDirectory(prefix="mbsfmu_native_") as tmp:
         tmp = pathlib.Path(tmp)
@@ -236,5 +241,5 @@ def build_native_fmu(model, out_path, formulation: str | None = None, method: st
                                    f"-I{fmi_include_dir(parts.fmi_version)}", f"-I{src}"],
                                   [src / f for f in parts.compiled], tmp / "objects", what)
         run_compiler([cc, "-shared", "-fPIC", "-o", str(so), *map(str, objects), "-lm"], what)
-        write_fmu(out_path, parts, so, src)
+        write_fmu(out_path, parts, so, src, documentation)
     return out_path

@@ -858,8 +858,12 @@ int mbs_fmu_adjoint(mbs_fmu *c, const char *fn, const unsigned *unknown, size_t 
         return mbs_fmu_fail(c, "%s: out of memory for %lu unknowns", fn, (unsigned long)nu);
     {
         /* one directional derivative per known: the column of the outputs' Jacobian by that input,
-         * then its product with the seed of the unknowns */
+         * then its product with the seed of the unknowns (without knowns, one with a zero seed
+         * checks the unknowns) */
         double du[n_inputs > 0 ? n_inputs : 1];
+        memset(du, 0, sizeof du);
+        if (nk == 0 && mbs_inst_output_derivatives(c->I, du, nu, unknown, col) != MBS_OK)
+            rc = mbs_fmu_fail(c, "%s: %s", fn, mbs_inst_message(c->I));
         for (k = 0; k < nk && rc == MBS_OK; k++) {
             memset(du, 0, sizeof du);
             du[known[k] - (unsigned)vr_u] = 1.0;

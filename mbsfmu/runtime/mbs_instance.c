@@ -1407,6 +1407,10 @@ int mbs_inst_me_derivatives(mbs_instance *I, size_t n, double *xdot)
                         "(a singular configuration)", I->d.t, mbs_names[pivot - 1]);
         return fail(I, "the derivatives at t=%.17g: %.900s", I->d.t, I->form.message);
     }
+    /* the coordinates' derivatives are the velocity states der(x) themselves, as the model
+     * description declares (a formulation's x' may hold the velocity projected onto the velocity
+     * constraints, eq. 30, which differs off the constraints: the projection event mends that) */
+    memcpy(xdot, I->d.x + F, sizeof(double) * F);
     for (j = 0; j < NX; j++)
         if (!isfinite(xdot[j]))
             return fail(I, "the derivative of '%s' at t=%.17g is %g, not a finite number (a singular "

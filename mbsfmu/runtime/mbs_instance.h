@@ -219,7 +219,8 @@ int mbs_inst_start_method(const mbs_instance *inst, double *rtol, double *atol, 
  * Non-finite times and states are refused. */
 int mbs_inst_me_set_time(mbs_instance *inst, double t);
 int mbs_inst_me_set_states(mbs_instance *inst, size_t n, const double *x);
-/* x' at the current time and state (n = 2 f); a non-finite derivative is an error naming it. */
+/* x' = [y', y''] at the current time and state (n = 2 f): the velocity states themselves, and the
+ * formulation's accelerations; a non-finite derivative is an error naming it. */
 int mbs_inst_me_derivatives(mbs_instance *inst, size_t n, double *xdot);
 /* The drift of the state from the constraints: the larger of max |c| and max |C y' + b'| (0
  * without constraints). */

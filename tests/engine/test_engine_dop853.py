@@ -80,13 +80,13 @@ def test_native_fmu_with_method_dop853_equals_simulate(tmp_path):
     from mbsfmu.fmu.native import build_native_fmu
 
     fmu = build_native_fmu("models/slider_crank.py", tmp_path / "crank.fmu", method="dop853")
-    messages = []
+    from mbsfmu.fmu.fmpy_callbacks import recorded_messages
 
-    def logger(env, instance, status, category, message):
-        messages.append((category.decode(), message.decode()))
-
-    r = fmpy.simulate_fmu(str(fmu), stop_time=2.0, output_interval=0.01, debug_logging=True, logger=logger,
-                          start_values={"solver_rtol": 1e-9, "solver_atol": 1e-10})
+    recorded = []
+    with recorded_messages(recorded):  # not fmpy's logger=, whose C proxy dangles after the call
+        r = fmpy.simulate_fmu(str(fmu), stop_time=2.0, output_interval=0.01, debug_logging=True,
+                              start_values={"solver_rtol": 1e-9, "solver_atol": 1e-10})
+    messages = [(category, message) for _, category, message in recorded]
     ref = mbsfmu.simulate("models/slider_crank.py", 2.0, 0.01, rtol=1e-9, atol=1e-10, method="dop853",
                           backend="c")
     assert np.array_equal(r["time"], ref.t)

@@ -28,6 +28,7 @@ from fmpy.fmi1 import FMICallException  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
 
 from mbsfmu.codegen.fmu_variables import fmu_variables  # noqa: E402
+from mbsfmu.fmu.fmpy_callbacks import recorded_messages  # noqa: E402
 from mbsfmu.fmu.native import build_native_fmu  # noqa: E402
 from mbsfmu.fmu.pythonfmu_export import build_pythonfmu  # noqa: E402
 
@@ -72,13 +73,12 @@ def statistics(messages):
 def run(path, **kw):
     """fmpy.simulate_fmu over 1 s at 0.01 s with debug logging; (result, log messages)."""
     messages = []
-
-    def logger(env, instance, status, category, message):
-        messages.append((status, category.decode(), message.decode()))
-
     values = {**SETTINGS, **kw.pop("start_values", {})}
-    r = fmpy.simulate_fmu(str(path), stop_time=T_END, output_interval=H, start_values=values,
-                          debug_logging=True, logger=logger, **kw)
+    # not fmpy's logger=: its C proxy would keep pointing at that logger after the call (the
+    # next message of any FMU then crashes the process); recorded_messages says more
+    with recorded_messages(messages):
+        r = fmpy.simulate_fmu(str(path), stop_time=T_END, output_interval=H, start_values=values,
+                              debug_logging=True, **kw)
     return r, messages
 
 

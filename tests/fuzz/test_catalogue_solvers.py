@@ -14,6 +14,7 @@ from fmu_support import MODELS
 
 import mbsfmu
 from mbsfmu import ParameterError
+from mbsfmu.fmu.fmpy_callbacks import recorded_messages
 from mbsfmu.reference.integrators import integrate, integrate_projected, make_stepper
 
 CART = MODELS / "cart_pendulum.py"
@@ -188,8 +189,9 @@ def test_the_importers_tolerance_is_solver_rtol(cart_fmu):
     r = fmpy.simulate_fmu(str(cart_fmu), stop_time=0.5, output_interval=0.01, relative_tolerance=1e-4,
                           start_values={"solver_rtol": 1e-10})
     assert np.array_equal(np.array([r["x"], r["theta"]]), ref.y)
-    logged = []
-    fmpy.simulate_fmu(str(cart_fmu), stop_time=0.5, output_interval=0.01, relative_tolerance=0.5,
-                      logger=lambda *args: logged.append(args[-1].decode()))
+    recorded = []
+    with recorded_messages(recorded):  # not fmpy's logger=, whose C proxy dangles after the call
+        fmpy.simulate_fmu(str(cart_fmu), stop_time=0.5, output_interval=0.01, relative_tolerance=0.5)
+    logged = [message for _, _, message in recorded]
     assert any("the tolerance is not taken (solver_rtol = 0.5 is outside its range [1e-14, 0.1])" in m
                for m in logged), logged
