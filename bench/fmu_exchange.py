@@ -155,7 +155,27 @@ def euler_extrapolation(runs: list[Run], target: float, span: float, steps: tupl
             f"~{seconds:.3g} s at its measured {r2.wall / (span / h2) * 1e6:.1f} us per step")
 
 
-def compare(name: str, fmus: dict[int, tuple], span: float, grid: float, repeat: int, quick: bool) -> dict:
+def check_reference(ex: Exchange, model_file) -> str:
+    """Our reference against the model's shipped reference result (models/reference_results/: a
+    tight run of the engine written with 12 digits) on their common grid points, as one line."""
+    from mbsfmu.fmu.reference_results import reference_of
+
+    ref = reference_of(model_file)
+    if ref is None:
+        return "no reference result shipped with the model"
+    k = np.rint(ref.time / ex.grid).astype(int)
+    common = (np.abs(k * ex.grid - ref.time) < 1e-9) & (k < len(ex.reference))
+    if not common.any():
+        return f"{ref.csv.name}: no grid point in common"
+    shipped = np.column_stack([ref[c] for c in ex.coordinates])[common]
+    diff = np.abs(ex.reference[k[common]] - shipped).max()
+    s = ref.settings
+    return (f"against {ref.csv.name} ({s['method']} at rtol {s['rtol']:g}, 12 digits) on "
+            f"t <= {ref.time[common][-1]:g} s: max |diff| of the coordinates {diff:.1e}")
+
+
+def compare(name: str, model_file, fmus: dict[int, tuple], span: float, grid: float, repeat: int,
+            quick: bool) -> dict:
     """Run the comparison of one model (see the module docstring), print its tables and return
     the numbers of the matched runs."""
     ex = Exchange(name, fmus, span, grid)
@@ -165,6 +185,7 @@ def compare(name: str, fmus: dict[int, tuple], span: float, grid: float, repeat:
     ex.reference = ref.rows
     print(f"reference: CS FMI {ex.cs_version}.0 at solver_rtol {REFERENCE_RTOL:g} ({ref.calls} right-hand "
           f"sides, {ref.wall:.3f} s); largest |q| {np.abs(ref.rows).max():.3g}")
+    print(f"  reference checked {check_reference(ex, model_file)}")
 
     cs = {rtol: ex.cs(rtol, repeat) for rtol in CS_RTOLS}
     print(f"Co-Simulation (the FMU's own integrator; calls = its right-hand sides; best of {repeat}):")

@@ -34,7 +34,7 @@ def unzip(path: pathlib.Path) -> tuple[pathlib.Path, object]:
     """``path`` extracted beside it (into ``unzipped_<stem>``) and its model description."""
     from fmpy import extract, read_model_description
 
-    folder = path.parent / f"unzipped_{path.stem}"
+    folder = path.resolve().parent / f"unzipped_{path.stem}"
     extract(str(path), str(folder))
     return folder, read_model_description(str(folder))
 

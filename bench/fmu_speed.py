@@ -1,38 +1,54 @@
-"""Native C FMU against pythonfmu FMU: cost of a communication step of the slider-crank.
+"""Our FMUs as an importer drives them: cost per communication step of the Co-Simulation kinds
+(native FMI 2.0, native FMI 3.0, pythonfmu), and Model Exchange against Co-Simulation at equal
+accuracy.
 
-Both kinds of ``models/slider_crank.py`` (``mbsfmu.build_fmu(..., kind="native")`` and
-``kind="pythonfmu"``, default formulation ``'qr'`` with projection in both) are built into
-``bench/out/fmu_speed/`` and driven in this one process through fmpy's ``FMU2Slave``, as a
-co-simulation master would: ``--t-end`` seconds (default 40) at ``--step`` communication steps
-(default 1 ms, i.e. 40 000 ``doStep`` calls), ``solver_rtol`` = ``--rtol`` (default 1e-8) and
-``solver_atol`` = ``--atol`` (default 1e-9, the FMUs' own default; the slider-crank's states are
-of order 0.1 to 10, so the relative tolerance dominates).
+**Part 1, Co-Simulation.** Three FMUs of ``models/slider_crank.py`` (default formulation ``'qr'``
+with projection in all): ``mbsfmu.build_fmu(..., fmi_version=2, interface="both")`` and
+``fmi_version=3`` (native; they carry Model Exchange too, for part 2: their Co-Simulation is the
+same code as a CS-only FMU's) and ``kind="pythonfmu"`` (FMI 2.0 CS), built into
+``bench/out/fmu_speed/`` and driven in this one process through fmpy's ``FMU2Slave`` /
+``FMU3Slave``, as a co-simulation master would: ``--t-end`` seconds (default 40) at ``--step``
+communication steps (default 1 ms, i.e. 40 000 ``doStep`` calls), ``solver_rtol`` = ``--rtol``
+(default 1e-8, the FMUs' default) and ``solver_atol`` = ``--atol`` (default 1e-9; the
+slider-crank's states are of order 0.1 to 300, so the relative tolerance dominates).
 
 What is timed:
 
-* ``doStep``: ``time.perf_counter()`` read immediately before and after every
-  ``FMU2Slave.doStep`` call, differences summed.  This is the cost seen by a Python master: it
-  includes fmpy's ctypes call and status check (about 1 µs) and one pair of timer reads, whose
-  cost is measured on an empty pair and printed as "timer overhead" (not subtracted).
-* ``getReal``: after every step all outputs of the FMU are read in one ``getReal`` call, timed
-  the same way and reported separately (not part of the ``doStep`` time).  The native FMU
-  computes its outputs (constraint residual, user outputs) inside ``doStep``, so that work is
-  in ``doStep`` time for both kinds (pythonfmu computes them in its ``do_step`` too).
-* the native FMU's own cost: its ``fmi2DoStep`` measures its wall time with CLOCK_MONOTONIC and
-  logs it with the integrator's counters under ``logEvents`` at ``fmi2Terminate``; the message is
-  parsed from the logger callback ("C-internal" below).
+* ``doStep``: ``time.perf_counter()`` read immediately before and after every ``doStep`` call,
+  differences summed.  This is the cost seen by a Python master: it includes fmpy's ctypes call
+  and status check (FMI 3.0's ``doStep`` also builds four output arguments and a tuple) and one
+  pair of timer reads, whose cost is measured on an empty pair and printed as "timer overhead"
+  (not subtracted).
+* ``get``: after every step all outputs of the FMU are read in one ``getReal`` (FMI 2.0) /
+  ``getFloat64`` (FMI 3.0) call, timed the same way and reported separately.  The FMUs compute
+  their outputs (constraint residual, user outputs) inside ``doStep``.
+* the native FMUs' own cost: their do-step measures its wall time with CLOCK_MONOTONIC and logs
+  it with the integrator's counters under ``logEvents`` at terminate, the same message in both
+  FMI versions; it is parsed from the logger callback ("C-internal" below).
 
 Target (issue 11): ≤ 1 µs of C-internal cost per 1 ms communication step (a real-time factor
-≥ 1000 at 1 kHz).  The older target "native ``doStep`` ≥ 100× faster than pythonfmu's" is gone:
-since issue 11 both kinds step with the same C engine, and their ratio only shows the cost of
-pythonfmu's Python layer per call.
+≥ 1000 at 1 kHz).  pythonfmu steps with the same C engine; its ratio to the native FMU shows the
+cost of its Python layer per call.
 
-Cross-check: the coordinates of the two kinds (the same engine, driven through the same
-calls, so they agree bit for bit) and the largest ``constraint_residual`` output over the run.
+Cross-checks: FMI 3.0 against FMI 2.0, every output at every communication point, bit for bit
+(the same engine, the same calls); the coordinates of native and pythonfmu (bit for bit too);
+the largest ``constraint_residual`` output over the run.
+
+**Part 2, Model Exchange** (``bench/fmu_exchange.py``, skipped with ``--no-me``): the slider-crank
+(constraints: the FMU projects the state through a step event when the drift passes its
+``constraint_tolerance``) and the double pendulum of ``models/double_pendulum.py`` (a tree: no
+projection), each as FMI 2.0 and FMI 3.0 Model Exchange under ``fmpy.simulate_fmu`` with CVode (a
+ladder of tolerances) and with Euler, over ``--me-t-end`` seconds (default 10) with outputs every
+``--me-grid`` seconds (default 0.01), against our own CS FMU at ``solver_rtol`` 1e-6 and 1e-8:
+the error against the CS FMU at 1e-12, the wall time, the importer's derivative calls (counted by
+the FMU) against the CS FMU's right-hand sides, projections and drift, and the ratios at equal
+accuracy.  ``--repeat`` (default 3) runs of each matched setting, the best time kept.
 
 Run from the repository root: ``.venv/bin/python bench/fmu_speed.py [--quick] [--t-end 40]
-[--step 1e-3] [--rtol 1e-8] [--atol 1e-9]``.  The pythonfmu run takes a few minutes at the
-defaults.
+[--step 1e-3] [--rtol 1e-8] [--atol 1e-9] [--me-t-end 10] [--me-grid 0.01] [--repeat 3]
+[--no-me]``.  ``--quick``: 2 s in both parts (the span of the models' reference results, which
+the reference run is checked against), CVode tolerances in decades, the double pendulum as FMI
+3.0 only.
 """
 
 from __future__ import annotations
@@ -239,10 +255,11 @@ def model_exchange(args, paths: dict, span: float) -> None:
         print(f"build double pendulum FMI {version}.0 (both interfaces): {sec:6.2f} s -> "
               f"{tree[version].relative_to(ROOT)}")
     summary = {}
-    for name, fmus in (("slider-crank", {2: paths["native-2.0"], 3: paths["native-3.0"]}),
-                       ("double pendulum", tree)):
+    for name, model, fmus in (("slider-crank", MODEL, {2: paths["native-2.0"], 3: paths["native-3.0"]}),
+                              ("double pendulum", TREE, tree)):
         unzipped = {v: unzip(p) for v, p in fmus.items()}
-        summary[name] = fmu_exchange.compare(name, unzipped, span, args.me_grid, args.repeat, args.quick)
+        summary[name] = fmu_exchange.compare(name, model, unzipped, span, args.me_grid, args.repeat,
+                                             args.quick)
     print("\n=== Summary: Model Exchange (FMI 3.0, fmpy's CVode) against our CS FMU at equal accuracy")
     print(f"{'model':16s} {'CS rtol':>8s} {'error':>9s} {'CS [s]':>8s} {'CS rhs':>7s} {'CVode rtol':>10s} "
           f"{'ME [s]':>8s} {'ME der.':>8s} {'proj.':>6s} {'time x':>7s} {'calls x':>8s}")
@@ -272,14 +289,13 @@ def main(argv=None) -> int:
                     help="runs per matched setting in the Model Exchange part, best time kept (default 3)")
     ap.add_argument("--no-me", action="store_true", help="only the Co-Simulation part")
     ap.add_argument("--quick", action="store_true",
-                    help="smoke run: --t-end 2 --me-t-end 2 --repeat 1, CVode tolerances in decades")
+                    help="smoke run: --t-end 2 --me-t-end 2, CVode tolerances in decades, the double "
+                    "pendulum as FMI 3.0 only")
     ap.add_argument("--progress", type=float, default=10.0,
                     help="print progress every this many simulated seconds (0: never; default 10)")
     args = ap.parse_args(argv)
     t_end = 2.0 if args.quick else args.t_end
     me_span = 2.0 if args.quick else args.me_t_end
-    if args.quick:
-        args.repeat = 1
     h = args.step
     n = int(round(t_end / h))
     if n < 1 or abs(n * h - t_end) > 1e-9 * max(1.0, t_end):
