@@ -5,7 +5,9 @@ outputs on a grid of ``grid`` seconds, all through ``fmpy.simulate_fmu`` (so imp
 recorder overheads are the same for every run; ``record_events=False``: one row per grid point,
 after a projection event):
 
-* reference: the FMI 2.0 Co-Simulation FMU at ``solver_rtol`` 1e-12 (its own integrator);
+* reference: the FMI 2.0 Co-Simulation FMU at ``solver_rtol`` 1e-12 (its own integrator),
+  checked against the model's shipped reference result (``models/reference_results/``, 2 s) on
+  their common grid points;
 * Co-Simulation at ``solver_rtol`` 1e-6 and 1e-8 (the FMU's default): the error
   e = max over the grid and the coordinates of |q - q_ref| (the accuracy to match), the right-hand
   sides of the FMU's own integrator and its C-measured time in doStep (its logEvents statistics);

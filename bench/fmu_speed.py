@@ -40,9 +40,10 @@ the largest ``constraint_residual`` output over the run.
 projection), each as FMI 2.0 and FMI 3.0 Model Exchange under ``fmpy.simulate_fmu`` with CVode (a
 ladder of tolerances) and with Euler, over ``--me-t-end`` seconds (default 10) with outputs every
 ``--me-grid`` seconds (default 0.01), against our own CS FMU at ``solver_rtol`` 1e-6 and 1e-8:
-the error against the CS FMU at 1e-12, the wall time, the importer's derivative calls (counted by
-the FMU) against the CS FMU's right-hand sides, projections and drift, and the ratios at equal
-accuracy.  ``--repeat`` (default 3) runs of each matched setting, the best time kept.
+the error against the CS FMU at 1e-12 (checked against the model's reference result), the wall
+time, the importer's derivative calls (counted by the FMU) against the CS FMU's right-hand sides,
+projections and drift, and the ratios at equal accuracy.  ``--repeat`` (default 3) runs of each
+matched setting, the best time kept.
 
 Run from the repository root: ``.venv/bin/python bench/fmu_speed.py [--quick] [--t-end 40]
 [--step 1e-3] [--rtol 1e-8] [--atol 1e-9] [--me-t-end 10] [--me-grid 0.01] [--repeat 3]
