@@ -39,6 +39,7 @@ import pathlib
 import platform
 import tempfile
 import uuid
+import weakref
 import zipfile
 from dataclasses import dataclass
 
@@ -171,7 +172,7 @@ def native_fmu_parts(model, formulation: str | None = None, method: str = DEFAUL
     # the model's files are the same in every kind (so a build of another kind takes their
     # objects from the compile cache); the FMU's GUID is in fmu_interfaces.h: the first kind
     # keeps the model's, every other one has its own (an FMU state is of one kind)
-    model_files = model_sources(system, formulation, variables, tag=f"native:{ident}")
+    model_files = dict(_model_sources(system, formulation, method, variables, ident))
     guid = model_files.pop("guid")
     if (fmi_version, interface) != (2, "cs"):
         guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"{guid}:fmi{fmi_version}:{interface}")) + "}"
@@ -185,6 +186,25 @@ def native_fmu_parts(model, formulation: str | None = None, method: str = DEFAUL
         generated[BUILD_DESCRIPTION] = build_description(ident, compiled)
     return NativeFmuParts(system.name, ident, guid, fmi_version, interface, description, generated,
                           runtime_files(fmi_version), compiled)
+
+
+#: the generated C of a model's equations per build options, while the equations live: the FMUs
+#: of one System in several kinds generate it once (a large model's C takes seconds to print)
+#: (by the equations' id, the entry dropped with them)
+_GENERATED: dict[int, dict] = {}
+
+
+def _model_sources(system, formulation: str, method: str, variables, ident: str) -> dict[str, str]:
+    """:func:`~mbsfmu.codegen.c_model.model_sources` of ``system``, kept with its equations."""
+    eqs = derive(system)
+    if id(eqs) not in _GENERATED:
+        _GENERATED[id(eqs)] = {}
+        weakref.finalize(eqs, _GENERATED.pop, id(eqs), None)
+    kept = _GENERATED[id(eqs)]
+    key = (formulation, method, ident)
+    if key not in kept:
+        kept[key] = model_sources(system, formulation, variables, tag=f"native:{ident}")
+    return kept[key]
 
 
 def write_sources(parts: NativeFmuParts, folder: pathlib.Path) -> None:
