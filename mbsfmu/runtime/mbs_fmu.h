@@ -22,7 +22,7 @@
  * Model Exchange only (in either interface); with FMI 3.0 the independent variable 'time' at
  * nvars + 2 + f.
  *
- * Model Exchange (docs/guide/fmus.md, "Model Exchange"): the continuous states are the
+ * Model Exchange (docs/guide/fmus.md, "Model Exchange and the constraints"): the continuous states are the
  * coordinates and their velocities, their derivatives the velocities and the accelerations of the
  * formulation chosen at the build.  With constraints, the importer's integrator lets the state
  * drift from them; after each completed integrator step whose drift exceeds constraint_tolerance the FMU
