@@ -239,11 +239,7 @@ fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReferenc
     (void)vr;
     (void)order;
     (void)value;
-    if (c == NULL)
-        return fmi2Error;
-    if (nvr == 0)
-        return fmi2OK;
-    return STATUS(mbs_fmu_fail(FMU(c), "fmi2GetRealOutputDerivatives: not supported (maxOutputDerivativeOrder=0)"));
+    return STATUS(mbs_fmu_no_output_derivatives(FMU(c), "fmi2GetRealOutputDerivatives", nvr));
 }
 
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint, fmi2Real communicationStepSize,

@@ -592,11 +592,7 @@ fmi3Status fmi3GetOutputDerivatives(fmi3Instance instance, const fmi3ValueRefere
     (void)orders;
     (void)values;
     (void)nValues;
-    if (instance == NULL)
-        return fmi3Error;
-    if (nValueReferences == 0)
-        return fmi3OK;
-    return STATUS(mbs_fmu_fail(FMU(instance), "fmi3GetOutputDerivatives: not supported (maxOutputDerivativeOrder=0)"));
+    return STATUS(mbs_fmu_no_output_derivatives(FMU(instance), "fmi3GetOutputDerivatives", nValueReferences));
 }
 
 fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint, fmi3Float64 communicationStepSize,

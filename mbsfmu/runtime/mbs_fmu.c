@@ -259,12 +259,12 @@ int mbs_fmu_setup(mbs_fmu *c, const char *fn, int tolerance_defined, double tole
     return MBS_OK;
 }
 
+/* Go to `mode` if c is in one of `allowed` (and, for me != 0, a Model Exchange instance). */
+static int switch_mode(mbs_fmu *c, const char *fn, unsigned allowed, mbs_fmu_mode mode, int me);
+
 int mbs_fmu_enter_init(mbs_fmu *c, const char *fn)
 {
-    if (!mbs_fmu_check_mode(c, fn, MBS_IN(MBS_FMU_INSTANTIATED)))
-        return MBS_ERROR;
-    c->mode = MBS_FMU_INIT;
-    return MBS_OK;
+    return switch_mode(c, fn, MBS_IN(MBS_FMU_INSTANTIATED), MBS_FMU_INIT, 0);
 }
 
 int mbs_fmu_exit_init(mbs_fmu *c, const char *fn)
@@ -641,6 +641,20 @@ static int payload_ok(mbs_fmu *c, const char *fn, const unsigned char *p)
     return 1;
 }
 
+/* The state *state names (one of this model's), or a new one stored there; NULL after logging
+ * why not. */
+static fmu_state *state_to_fill(mbs_fmu *c, const char *fn, void **state)
+{
+    fmu_state *s;
+    if (*state != NULL)
+        return as_state(c, *state, fn);
+    s = alloc_state(c);
+    if (s == NULL)
+        mbs_fmu_fail(c, "%s: out of memory", fn);
+    *state = s;
+    return s;
+}
+
 int mbs_fmu_get_state(mbs_fmu *c, const char *fn, void **state)
 {
     fmu_state *s;
@@ -649,16 +663,9 @@ int mbs_fmu_get_state(mbs_fmu *c, const char *fn, void **state)
         return MBS_ERROR;
     if (state == NULL)
         return mbs_fmu_fail(c, "%s: NULL argument", fn);
-    if (*state != NULL) {
-        s = as_state(c, *state, fn);
-        if (s == NULL)
-            return MBS_ERROR;
-    } else {
-        s = alloc_state(c);
-        if (s == NULL)
-            return mbs_fmu_fail(c, "%s: out of memory", fn);
-        *state = s;
-    }
+    s = state_to_fill(c, fn, state);
+    if (s == NULL)
+        return MBS_ERROR;
     s->mode = (int32_t)c->mode;
     s->interface = (int32_t)c->interface;
     s->constraint_tol = c->constraint_tol;
@@ -777,16 +784,9 @@ int mbs_fmu_deserialize(mbs_fmu *c, const char *fn, const unsigned char *bytes, 
         return mbs_fmu_fail(c, "%s: the serialized state is corrupt (checksum mismatch)", fn);
     if (!payload_ok(c, fn, bytes + SER_HEAD))
         return MBS_ERROR;
-    if (*state != NULL) {
-        s = as_state(c, *state, fn);
-        if (s == NULL)
-            return MBS_ERROR;
-    } else {
-        s = alloc_state(c);
-        if (s == NULL)
-            return mbs_fmu_fail(c, "%s: out of memory", fn);
-        *state = s;
-    }
+    s = state_to_fill(c, fn, state);
+    if (s == NULL)
+        return MBS_ERROR;
     memcpy(payload(s), bytes + SER_HEAD, PAYLOAD_SIZE);
     s->checksum = sum;
     return MBS_OK;
@@ -884,6 +884,15 @@ int mbs_fmu_adjoint(mbs_fmu *c, const char *fn, const unsigned *unknown, size_t 
 
 /* ---------------------------------------------------------------- Co-Simulation */
 
+int mbs_fmu_no_output_derivatives(mbs_fmu *c, const char *fn, size_t n)
+{
+    if (c == NULL)
+        return MBS_ERROR;
+    if (n == 0)
+        return MBS_OK;
+    return mbs_fmu_fail(c, "%s: not supported (maxOutputDerivativeOrder=0)", fn);
+}
+
 int mbs_fmu_do_step(mbs_fmu *c, const char *fn, double t, double h)
 {
     double t_wall;
@@ -924,20 +933,22 @@ static int me_count(mbs_fmu *c, const char *fn, const void *p, size_t n, size_t 
     return MBS_OK;
 }
 
+static int switch_mode(mbs_fmu *c, const char *fn, unsigned allowed, mbs_fmu_mode mode, int me)
+{
+    if (!(me ? me_call(c, fn, allowed) : mbs_fmu_check_mode(c, fn, allowed)))
+        return MBS_ERROR;
+    c->mode = mode;
+    return MBS_OK;
+}
+
 int mbs_fmu_enter_event_mode(mbs_fmu *c, const char *fn)
 {
-    if (!me_call(c, fn, MBS_IN(MBS_FMU_EVENT) | MBS_IN(MBS_FMU_CONTINUOUS)))
-        return MBS_ERROR;
-    c->mode = MBS_FMU_EVENT;
-    return MBS_OK;
+    return switch_mode(c, fn, MBS_IN(MBS_FMU_EVENT) | MBS_IN(MBS_FMU_CONTINUOUS), MBS_FMU_EVENT, 1);
 }
 
 int mbs_fmu_enter_continuous_mode(mbs_fmu *c, const char *fn)
 {
-    if (!me_call(c, fn, MBS_IN(MBS_FMU_EVENT)))
-        return MBS_ERROR;
-    c->mode = MBS_FMU_CONTINUOUS;
-    return MBS_OK;
+    return switch_mode(c, fn, MBS_IN(MBS_FMU_EVENT), MBS_FMU_CONTINUOUS, 1);
 }
 
 int mbs_fmu_update_discrete_states(mbs_fmu *c, const char *fn, int *states_changed)

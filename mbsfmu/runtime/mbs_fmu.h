@@ -149,6 +149,8 @@ int mbs_fmu_adjoint(mbs_fmu *c, const char *fn, const unsigned *unknown, size_t 
                     size_t nk, const double *seed, double *out);
 
 /* ---- Co-Simulation */
+/* Output derivatives (maxOutputDerivativeOrder=0): an empty call is fine, any other refused. */
+int mbs_fmu_no_output_derivatives(mbs_fmu *c, const char *fn, size_t n);
 int mbs_fmu_do_step(mbs_fmu *c, const char *fn, double t, double h);
 double mbs_fmu_time(const mbs_fmu *c);
 
