@@ -231,11 +231,13 @@ def test_documentation_files_of_a_model_file_and_of_a_system(tmp_path):
     assert reference_of(tmp_path / "four_bar.py").current is False
 
 
-def test_the_native_fmu_carries_the_reference(built_fmu):
+@pytest.mark.parametrize("fmi_version,interface", [(2, "cs"), (3, "both")])
+def test_the_native_fmu_carries_the_reference(built_fmu, fmi_version, interface):
+    """Every native kind ships it: FMI 2.0 Co-Simulation, FMI 3.0 with both interfaces."""
     pytest.importorskip("fmpy")
     from fmpy.validation import validate_fmu
 
-    fmu = built_fmu(MODELS / "slider_crank.py")
+    fmu = built_fmu(MODELS / "slider_crank.py", fmi_version=fmi_version, interface=interface)
     with zipfile.ZipFile(fmu) as z:
         names = set(z.namelist())
         assert set(DOCUMENTATION.values()) <= names
