@@ -304,9 +304,12 @@ def compile_objects(base: list[str], sources: list[pathlib.Path], out_dir: pathl
     object in the cache, keyed by the texts of those files, the command and the processor-
     independent flags: the FMUs of one model for another FMI version or interface compile only
     their glue (which includes the FMI headers from elsewhere) and link."""
-    objects, jobs = [], []
+    objects, jobs, folders = [], [], {}
     for src in sources:
-        obj = _cached_object(base, src) or out_dir / f"{src.stem}.o"
+        if src.parent not in folders:  # the texts of each folder's C files, read once
+            folders[src.parent] = {p.name: p.read_text() for p in src.parent.iterdir()
+                                   if p.suffix in (".c", ".h")}
+        obj = _cached_object(base, src, folders[src.parent]) or out_dir / f"{src.stem}.o"
         objects.append(obj)
         if not obj.exists():
             jobs.append((src, obj))
@@ -319,10 +322,9 @@ def compile_objects(base: list[str], sources: list[pathlib.Path], out_dir: pathl
     return objects
 
 
-def _cached_object(base: list[str], src: pathlib.Path) -> pathlib.Path | None:
+def _cached_object(base: list[str], src: pathlib.Path, files: dict[str, str]) -> pathlib.Path | None:
     """The object cache's path for ``src`` compiled with ``base``, or None if it includes a file
-    from outside its folder."""
-    files = {p.name: p.read_text() for p in src.parent.iterdir() if p.suffix in (".c", ".h")}
+    from outside its folder (``files``: the texts of the folder's C files by name)."""
     closure = _include_closure(src.name, files)
     if closure is None:
         return None
