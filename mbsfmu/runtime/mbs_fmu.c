@@ -54,6 +54,12 @@ static unsigned vr_method(void) { return (unsigned)model_size(13); }
 static unsigned vr_solver(void) { return (unsigned)mbs_model_nvars(); }
 static unsigned vr_acceleration(int j) { return (unsigned)mbs_model_nvars() + 1u + (unsigned)j; }
 
+/* FMI 2.0's 'solver', the deprecated name of 'method' */
+static int is_deprecated_solver(const mbs_fmu *c, unsigned vr)
+{
+    return c->version->deprecated_solver && vr == vr_solver();
+}
+
 /* the accelerations are variables of FMUs that declare Model Exchange, and so is, for a model
  * with constraints, the tolerance of the drift that asks for a projection */
 static int is_acceleration(unsigned vr)
@@ -369,14 +375,14 @@ int mbs_fmu_reset(mbs_fmu *c, const char *fn)
 
 static int var_type(const mbs_fmu *c, unsigned vr)
 {
-    if (vr == vr_solver() && c->version->deprecated_solver)
+    if (is_deprecated_solver(c, vr))
         return MBS_TYPE_INTEGER;
     return is_own(c, vr) ? MBS_TYPE_REAL : mbs_var_type(vr);
 }
 
 static const char *var_name(mbs_fmu *c, unsigned vr)
 {
-    if (vr == vr_solver() && c->version->deprecated_solver)
+    if (is_deprecated_solver(c, vr))
         return "solver";
     if (is_acceleration(vr)) {
         snprintf(c->var_name, sizeof c->var_name, "der(%s,2)", mbs_var_name(vr - vr_acceleration(0)));
@@ -434,7 +440,7 @@ static int access_values(mbs_fmu *c, const char *fn, int type, const unsigned *v
     for (i = 0; i < n; i++) {
         if (in != NULL && c->mode == MBS_FMU_CONTINUOUS &&
             (mbs_var_kind(vr[i]) == MBS_VAR_TUNABLE || is_constraint_tolerance(vr[i]) ||
-             (vr[i] == vr_solver() && c->version->deprecated_solver)))
+             is_deprecated_solver(c, vr[i])))
             return mbs_fmu_fail(c, "%s: '%s' (value reference %u) is a tunable parameter: set it in event "
                                 "mode, not in continuous-time mode", fn, var_name(c, vr[i]), vr[i]);
         if (is_constraint_tolerance(vr[i]) && in != NULL) {
@@ -468,7 +474,7 @@ static int access_values(mbs_fmu *c, const char *fn, int type, const unsigned *v
         if (is_own(c, vr[i]))
             continue;
         refs[k] = vr[i];
-        if (vr[i] == vr_solver() && c->version->deprecated_solver) {
+        if (is_deprecated_solver(c, vr[i])) {
             refs[k] = vr_method();
             renamed = 1;
         }

@@ -1436,9 +1436,9 @@ int mbs_inst_me_project(mbs_instance *I, double tol, int *changed)
     *changed = 0;
     if (!I->d.started)
         return fail(I, "the instance has not been started");
-    if (!mbs_inst_me_drifted(I, tol))
-        return MBS_OK;
     drift = mbs_inst_me_drift(I);
+    if (drift <= tol) /* (NaN: on, to the message) */
+        return MBS_OK;
     memcpy(x, I->d.x, sizeof x);
     if (!isfinite(drift) || inputs_at(I, I->d.t) != 0 || mbs_form_project_state(&I->form, I->d.t, x) != 0)
         return fail(I, "the projection onto the constraints failed at t=%.17g (constraint residual %g): "
