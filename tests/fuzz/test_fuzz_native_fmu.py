@@ -30,8 +30,9 @@ fmpy = pytest.importorskip("fmpy")
 
 from mbsfmu.codegen.c_source import sizes  # noqa: E402
 from mbsfmu.codegen.compile import compile_objects, run_compiler  # noqa: E402
-from mbsfmu.codegen.fmu_variables import engine_variables, fmu_variables  # noqa: E402
+from mbsfmu.codegen.fmu_variables import fmu_variables  # noqa: E402
 from mbsfmu.equations.derive import derive  # noqa: E402
+from mbsfmu.fmu.declared_variables import declaration  # noqa: E402
 from mbsfmu.fmu.native import COMPILED_SOURCES, INTERFACES_HEADER, fmi_include_dir, interfaces_header  # noqa: E402
 from mbsfmu.model.loader import load_model  # noqa: E402
 from mbsfmu.runtime import source  # noqa: E402
@@ -53,20 +54,19 @@ SEED = 20261204
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 
 _KINDS = {"coordinate": "state", "velocity": "state", "residual": "calc", "output": "calc",
-          "reaction": "calc", "input": "input", "initial_condition": "fixed"}
+          "reaction": "calc", "input": "input", "initial_condition": "fixed", "acceleration": "accel",
+          "constraint_tolerance": "ctol",
+          "time": "calc"}  # the independent variable: read like a calculated output, never set
 
 
 def description(model_file: pathlib.Path, guid: str, fmi_version: int) -> str:
     """The driver's description file: GUID, sizes f and m, and each variable's vr, kind and name
-    (those of an FMU that declares Model Exchange, of the FMI version)."""
+    (those an FMU of the FMI version that declares both interfaces declares:
+    :func:`mbsfmu.fmu.declared_variables.declaration`)."""
     system = load_model(model_file)
-    variables = fmu_variables(system)
     n = sizes(derive(system))
-    nvars = len(engine_variables(variables))
     lines = [f"guid {guid}", f"sizes {n['F']} {n['M']}"]
-    for v in variables:
-        if v.kind == "deprecated" and fmi_version == 3:
-            continue  # FMI 3.0 FMUs do not declare 'solver'
+    for v in declaration(fmu_variables(system), fmi_version, "both").variables:
         if v.kind in ("solver", "deprecated"):
             kind = "method" if v.type == "Integer" else "solver"
         elif v.kind == "constant":
@@ -74,13 +74,6 @@ def description(model_file: pathlib.Path, guid: str, fmi_version: int) -> str:
         else:
             kind = _KINDS[v.kind]
         lines.append(f"{v.value_reference} {kind} {v.name}")
-    coordinates = list(system.coordinates_)
-    for j, name in enumerate(coordinates):
-        lines.append(f"{nvars + 1 + j} accel der({name},2)")
-    if n["M"] > 0:
-        lines.append(f"{nvars + 1 + len(coordinates)} ctol constraint_tolerance")
-    if fmi_version == 3:  # the independent variable: read like a calculated output, never set
-        lines.append(f"{nvars + 2 + len(coordinates)} calc time")
     assert all(" " not in line.split(" ", 2)[2] for line in lines[2:])
     return "\n".join(lines) + "\n"
 
