@@ -41,7 +41,7 @@ from ..model import Model
 from ..model.initial_values import settable_names as initial_names
 from ..model.loader import load_model
 from ..simulation import simulate
-from . import failures
+from . import failures, quiet_workers
 from .trajectories import of_result
 
 #: per worker process: target key -> loaded target (System, or FMU folder and description)
@@ -516,7 +516,9 @@ def connect(scheduler, workers=None, timeout: float = CONNECT_TIMEOUT):
 
         n = worker_count(None, workers)
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
-        return Client(cluster), True
+        client = Client(cluster)
+        quiet_workers.register(client)
+        return client, True
     if isinstance(scheduler, str):
         try:
             return Client(scheduler, timeout=timeout), False

@@ -77,6 +77,19 @@ def killed_row(run: int, values: dict, metrics: list, how: str) -> dict:
                        f"({CRASH_CAUSES}; the worker's log says which)", "wall_s": None}
 
 
+def scheduler_call(operation: str, **arguments):
+    """Call the scheduler's ``operation`` from a task, over its worker's own connection.
+
+    Not through ``distributed.get_client()``: that opens a second client in the worker process,
+    which a worker stopped mid-task (the sweep's own cluster closing after Ctrl-C or SIGTERM)
+    leaves open at exit, and Python then prints its failed clean-up to the user's terminal."""
+    from distributed import get_worker
+    from distributed.utils import sync
+
+    worker = get_worker()
+    return sync(worker.loop, getattr(worker.scheduler, operation), **arguments)
+
+
 class Journal:
     """A task's notes on the scheduler: how often it was started, and in a retry the run it is
     at (``'load'`` while the target loads), so that the next attempt knows what the last dead
@@ -88,19 +101,14 @@ class Journal:
     def begin(self) -> dict:
         """Count this attempt; ``{'attempt': n, 'killed': [run or 'load', ...]}``, where killed
         lists what a retry before this one was at when its worker died."""
-        from distributed import get_client
-
-        client = get_client()
-        before = client.get_metadata(self.keys, None)
+        before = scheduler_call("get_metadata", keys=self.keys, default=None)
         state = {"attempt": before["attempt"] + 1 if before else 1, "killed": killed_runs(before), "at": None}
-        client.set_metadata(self.keys, state)
+        scheduler_call("set_metadata", keys=self.keys, value=state)
         return state
 
     def at(self, what) -> None:
         """Note what this attempt starts now (a run number, 'load'; None when done)."""
-        from distributed import get_client
-
-        get_client().set_metadata(self.keys + ["at"], what)
+        scheduler_call("set_metadata", keys=self.keys + ["at"], value=what)
 
     @staticmethod
     def read(client, token: str) -> dict:

@@ -131,3 +131,40 @@ def test_a_crash_under_the_processes_scheduler_ends_with_the_rows(tmp_path):
     assert rows["run"].tolist() == [0, 1] and (rows["status"] == "ok").all()
     assert info.value.result is rows
     assert read_rows(out)["run"].tolist() == [0, 1]
+
+
+def worker_state(dask_worker):
+    """(whether the worker process opened a client of its own, its 'distributed' log level)."""
+    import logging
+
+    return dask_worker._client is not None, logging.getLogger("distributed").getEffectiveLevel()
+
+
+def test_the_journal_opens_no_client_in_the_workers(impatient):
+    """The tasks' journals reach the scheduler over their workers' own connections: a second
+    client in a worker process, left open when a stop cuts the worker's closing short, prints
+    its failed clean-up into the user's terminal (the SIGTERM test of tests/fuzz saw it)."""
+    df = mbsfmu.sweep(CART, {"theta": THETAS[:4]}, t_end=0.2, dt=0.01, metrics={"x_end": "final(x)"},
+                      scheduler=impatient, batch=2)
+    assert (df["status"] == "ok").all() and len(df) == 4
+    states = impatient.run(worker_state)
+    assert len(states) == 2 and not any(opened for opened, _ in states.values()), states
+
+
+def test_the_own_cluster_quiets_only_its_workers_logs():
+    """The sweep's own local cluster: its worker processes log only CRITICAL records (their
+    teardown races are not the user's business); this process keeps its logging."""
+    import logging
+
+    from mbsfmu.study.batch import connect
+
+    level = logging.getLogger("distributed").getEffectiveLevel()
+    client, owned = connect(None, 1)
+    try:
+        assert owned
+        assert [lv for _, lv in client.run(worker_state).values()] == [logging.CRITICAL]
+        assert logging.getLogger("distributed").getEffectiveLevel() == level < logging.CRITICAL
+    finally:
+        cluster = client.cluster
+        client.close()
+        cluster.close()
