@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.errors import ParameterError
 from ..core.output_files import check_output_path
-from . import render
+from . import render, viewer
 from .scene import Scene, build_scene
 
 #: frames per second of the default playback speed are kept in this range
@@ -22,6 +22,9 @@ FPS_MAX = 100.0
 MAX_FRAMES = 10_000
 #: the largest image side in pixels (dpi x size)
 MAX_PIXELS = 4000
+#: what an .html file holds: the interactive three.js viewer of the poses (:mod:`.viewer`) or
+#: matplotlib's player of pre-rendered images (:mod:`.render`)
+PLAYERS = ("3d", "images")
 
 
 class Animation:
@@ -46,10 +49,14 @@ class Animation:
     def __len__(self) -> int:
         return self.scene.samples
 
-    def write(self, path, dpi: float = 80, size: float = 5.0) -> pathlib.Path:
-        """Write the animation: ``.html`` (a self-contained page with a player) or ``.gif``;
-        ``dpi`` and ``size`` (inches, the figure is square) set the image size."""
-        check_options(path, dpi=dpi, size=size)
+    def write(self, path, dpi: float = 80, size: float = 5.0, player: str = "3d") -> pathlib.Path:
+        """Write the animation: ``.html`` (a self-contained page: with ``player='3d'`` the
+        interactive three.js viewer, with ``'images'`` a player of matplotlib images) or
+        ``.gif``; ``dpi`` and ``size`` (inches, the figure is square) set the image size of the
+        images and the GIF."""
+        check_options(path, dpi=dpi, size=size, player=player)
+        if player == "3d" and render.animation_format(path) == "html":
+            return viewer.write_viewer(self.scene, path, self.fps)
         return render.write(self.scene, path, self.fps, dpi, size)
 
     def __repr__(self) -> str:
@@ -58,14 +65,14 @@ class Animation:
 
 
 def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
-            size: float = 5.0) -> Animation:
+            size: float = 5.0, player: str = "3d") -> Animation:
     """The animation of ``result`` (see :mod:`mbsfmu.animation.scene` for what is drawn),
     written to ``path`` (.html or .gif) when given.
 
     ``every``: keep every n-th output sample (default all: one animation frame per sample).
     ``fps``: playback frames per second; the default plays in real time, 1 / (dt every), kept
-    within 1-30 frames per second."""
-    check_options(path, fps, every, dpi, size, samples=len(result.t))  # before any work
+    within 1-30 frames per second.  ``player``: what an .html file holds (:data:`PLAYERS`)."""
+    check_options(path, fps, every, dpi, size, samples=len(result.t), player=player)  # before any work
     keep = slice(None, None, int(every))
     t = np.asarray(result.t)[keep]
     if fps is None:
@@ -77,17 +84,19 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
     scene = build_scene(result.system, result.numeric, t, np.asarray(result.y)[:, keep], U)
     anim = Animation(scene, float(fps))
     if path is not None:
-        anim.write(path, dpi=dpi, size=size)
+        anim.write(path, dpi=dpi, size=size, player=player)
     return anim
 
 
 def check_options(path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
-                  size: float = 5.0, samples: int | None = None) -> None:
+                  size: float = 5.0, samples: int | None = None, player: str = "3d") -> None:
     """A ParameterError for options of :func:`animate` that cannot work, checked before any
     simulation or drawing: the file (a writable file name with a known suffix), ``every`` (a
     positive integer), ``fps`` (None or in (0, FPS_MAX]), ``dpi`` and ``size`` (positive, at most
     MAX_PIXELS pixels a side) and, given the number of output ``samples``, that there is one to
-    draw and at most MAX_FRAMES frames."""
+    draw and at most MAX_FRAMES frames; ``player`` one of PLAYERS."""
+    if player not in PLAYERS:
+        raise ParameterError(f"animate: player must be one of {', '.join(map(repr, PLAYERS))}, got {player!r}")
     if not isinstance(every, numbers.Integral) or isinstance(every, bool) or every < 1:
         raise ParameterError(f"animate: every must be a positive integer, got {every!r}")
     if path is not None:

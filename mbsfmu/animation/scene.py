@@ -47,12 +47,16 @@ class Polyline:
 @dataclass(frozen=True)
 class Wire:
     """The edges of a shape in ISYS components at every sample: ``points`` (samples, m, 3),
-    consecutive points joined, rows of NaN separating the edges."""
+    consecutive points joined, rows of NaN separating the edges; ``frame`` (index into
+    ``Scene.frame_names``) is the frame the shape sits at and ``size`` its visual's size values,
+    so a viewer can draw the solid shape at the frame's pose instead."""
 
     name: str
     shape: str
     points: np.ndarray
     color: str
+    frame: int = -1
+    size: tuple = ()
 
 
 @dataclass
@@ -173,7 +177,7 @@ def _wire(system, visual, index, points, rotations, colors) -> Wire:
     local = SHAPES[visual.shape](*visual.size)
     world = points[:, k, None, :] + np.einsum("nij,mj->nmi", rotations[:, k], local)
     color = visual.color or colors.get(visual.name) or colors.get(_owner(system, frame), GROUND_COLOR)
-    return Wire(visual.name, visual.shape, world, color)
+    return Wire(visual.name, visual.shape, world, color, k, tuple(float(x) for x in visual.size))
 
 
 _BREAK = np.full((1, 3), np.nan)

@@ -119,7 +119,7 @@ def test_a_model_without_frames_is_refused(tmp_path, capsys):
 
 def test_html_is_self_contained_with_one_frame_per_sample(dp_result, tmp_path):
     path = tmp_path / "dp.html"
-    anim = dp_result.animate(path, **SMALL)
+    anim = dp_result.animate(path, player="images", **SMALL)
     text = path.read_text()
     assert text.startswith("<!DOCTYPE html>") and "</html>" in text
     assert "http://" not in text and "https://" not in text and "<link" not in text
@@ -246,7 +246,8 @@ def test_cli_animates_a_model_file_and_a_result_csv(tmp_path, capsys):
     assert main(["simulate", DP, "--t-end", "0.3", "--dt", "0.1", "--backend", "numpy",
                  "--out", str(csv)]) == 0
     html = tmp_path / "dp.html"
-    assert main(["animate", str(csv), "--model", DP, "--out", str(html), "--dpi", "30"]) == 0
+    assert main(["animate", str(csv), "--model", DP, "--out", str(html), "--dpi", "30",
+                 "--player", "images"]) == 0
     assert "4 frames" in capsys.readouterr().out
     assert len(re.findall(r"data:image/png;base64,", html.read_text())) == 4
     # the CSV's motion, drawn: the result read back animates to the closed form
