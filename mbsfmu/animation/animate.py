@@ -96,7 +96,8 @@ def check_options(path=None, fps: float | None = None, every: int = 1, dpi: floa
     MAX_PIXELS pixels a side) and, given the number of output ``samples``, that there is one to
     draw and at most MAX_FRAMES frames; ``player`` one of PLAYERS."""
     if player not in PLAYERS:
-        raise ParameterError(f"animate: player must be one of {', '.join(map(repr, PLAYERS))}, got {player!r}")
+        raise ParameterError(f"animate: player must be one of {', '.join(map(repr, PLAYERS))}, "
+                             f"got {player!r}")
     if not isinstance(every, numbers.Integral) or isinstance(every, bool) or every < 1:
         raise ParameterError(f"animate: every must be a positive integer, got {every!r}")
     if path is not None:

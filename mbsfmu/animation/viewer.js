@@ -161,7 +161,7 @@
   window.addEventListener("resize", resize);
 
   window.mbsViewer = {
-    setSample: setSample, play: play, pause: pause, camera: camera, renderer: renderer,
+    setSample: setSample, play: play, pause: pause, camera: camera, renderer: renderer, controls: controls,
     get sample() { return sample; }, get time() { return times[sample]; },
     get playing() { return playing; }, samples: n, frames: D.frames,
     markFrame: function (name, color, radius) {

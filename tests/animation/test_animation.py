@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import sympy as sp
+from double_pendulum_kinematics import closed_form
 from PIL import Image
 
 import mbsfmu
@@ -31,16 +32,6 @@ def rot_x(a):
 def dp_result():
     """Seed 002's double pendulum (L1 = L2 = 1) over 0.5 s, 11 output samples."""
     return mbsfmu.simulate(DP, t_end=0.5, dt=0.05, backend="numpy")
-
-
-def closed_form(alpha, phi, L1=1.0, L2=1.0):
-    """Frame origins of models/double_pendulum.py: P1 rotates by alpha about x at ISYS, its cg
-    L1 down along its -z; P2 hinged there rotates by phi relative to P1, its cg L2 further."""
-    e1 = np.stack([np.zeros_like(alpha), np.sin(alpha), -np.cos(alpha)], axis=-1)
-    e2 = np.stack([np.zeros_like(alpha), np.sin(alpha + phi), -np.cos(alpha + phi)], axis=-1)
-    zero = np.zeros_like(e1)
-    elbow = L1 * e1
-    return np.stack([zero, zero, elbow, elbow, elbow + L2 * e2], axis=1)
 
 
 def test_points_are_the_closed_form_kinematics_per_sample(dp_result):
