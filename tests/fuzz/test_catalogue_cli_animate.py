@@ -184,6 +184,8 @@ ANIMATE_CASES = [
      r"12500001 frames \(one in 2 of 25000001 samples\) are more than 10000"),
     ("dt zero", [DP, "--dt", "0"], r"dt must be a positive number, got 0\.0"),
     ("method unknown", [DP, "--method", "nope"], r"unknown method 'nope'"),
+    ("player unknown", ["{tmp}/dp.csv", "--model", DP, "--player", "vr"],
+     r"argument --player: invalid choice: 'vr' \(choose from '?3d'?, '?images'?\)"),
 ]
 
 #: result CSVs that animate refuses, named by line and column (the bytes after the header)
@@ -299,6 +301,10 @@ API_CASES = [
     ("path a number", lambda: _dp_result().animate(3), ParameterError,
      r"animate: path must be a file name, got 3"),
     ("path mp4", lambda: _dp_result().animate("x.mp4"), ParameterError, r"unknown suffix '\.mp4'"),
+    ("player unknown", lambda: _dp_result().animate("x.html", player="vr"), ParameterError,
+     r"animate: player must be one of '3d', 'images', got 'vr'"),
+    ("player None", lambda: _dp_result().animate(player=None), ParameterError,
+     r"animate: player must be one of '3d', 'images', got None"),
     ("read_csv None", lambda: Result.read_csv(None, mbsfmu.load_model(DP)), ParameterError,
      r"result CSV: a file name is needed, got None"),
     ("read_csv folder", lambda: Result.read_csv("/tmp", mbsfmu.load_model(DP)), ParameterError,
