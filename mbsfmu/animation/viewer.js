@@ -45,16 +45,19 @@
   const axes = new THREE.AxesHelper(0.3 * half);  // ISYS: x red, y green, z blue
   scene.add(axes);
 
-  // stick lines and flexible bodies: polylines through frame origins
+  // stick lines and flexible bodies: rods (cylinders) from frame origin to frame origin
+  const rodRadius = 0.012 * half;
+  const rodGeom = new THREE.CylinderGeometry(1, 1, 1, 12);  // unit radius and length along y
   const lines = D.lines.map(function (ln) {
-    const geom = new THREE.BufferGeometry();
-    geom.setAttribute("position", new THREE.BufferAttribute(new Float32Array(3 * ln.frames.length), 3));
-    const obj = new THREE.Line(geom, new THREE.LineBasicMaterial({ color: ln.color }));
-    obj.frustumCulled = false;
-    scene.add(obj);
-    return { frames: ln.frames, geom: geom };
+    const material = new THREE.MeshStandardMaterial({ color: ln.color, roughness: 0.5 });
+    const rods = [];
+    for (let j = 0; j + 1 < ln.frames.length; j++) {
+      const rod = new THREE.Mesh(rodGeom, material);
+      scene.add(rod);
+      rods.push(rod);
+    }
+    return { frames: ln.frames, rods: rods };
   });
-
   // frame origins: small dark points
   const originGeom = new THREE.BufferGeometry();
   originGeom.setAttribute("position", new THREE.BufferAttribute(new Float32Array(3 * nf), 3));
@@ -88,12 +91,21 @@
     return out.set(positions[o], positions[o + 1], positions[o + 2]);
   }
 
-  const tmp = new THREE.Vector3();
+  const tmp = new THREE.Vector3(), a = new THREE.Vector3(), b = new THREE.Vector3();
+  const yAxis = new THREE.Vector3(0, 1, 0);
+  function placeRod(rod, a, b) {  // the unit cylinder stretched from a to b
+    const length = tmp.subVectors(b, a).length();
+    rod.visible = length > 0;
+    if (!rod.visible) return;
+    rod.quaternion.setFromUnitVectors(yAxis, tmp.divideScalar(length));
+    rod.position.addVectors(a, b).multiplyScalar(0.5);
+    rod.scale.set(rodRadius, length, rodRadius);
+  }
   function pose(i) {
     for (const ln of lines) {
-      const a = ln.geom.attributes.position;
-      ln.frames.forEach(function (k, j) { origin(i, k, tmp); a.setXYZ(j, tmp.x, tmp.y, tmp.z); });
-      a.needsUpdate = true;
+      ln.rods.forEach(function (rod, j) {
+        placeRod(rod, origin(i, ln.frames[j], a), origin(i, ln.frames[j + 1], b));
+      });
     }
     const oa = originGeom.attributes.position;
     for (let k = 0; k < nf; k++) { origin(i, k, tmp); oa.setXYZ(k, tmp.x, tmp.y, tmp.z); }
@@ -168,7 +180,8 @@
       const k = D.frames.indexOf(name);
       if (k < 0) throw new Error("no frame " + name);
       const mesh = new THREE.Mesh(new THREE.SphereGeometry(radius || 0.04 * half, 16, 12),
-                                  new THREE.MeshBasicMaterial({ color: color }));
+                                  new THREE.MeshBasicMaterial({ color: color, depthTest: false }));
+      mesh.renderOrder = 1;  // a marker shows in front of everything
       markers.push({ frame: k, mesh: mesh });
       scene.add(mesh);
       pose(sample); render();

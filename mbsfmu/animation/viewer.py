@@ -4,14 +4,16 @@
 The page holds the poses, not images: the sample times, every frame origin r_K (ISYS
 components) and, for each frame carrying a shape, the rotation S_K (row-major 3 x 3), all as
 little-endian float32 arrays in base64.  The browser places each shape at world = r_K + S_K p
-(the same map as :mod:`.scene`'s wires), joins the stick lines and flexible bodies through
-their frames' origins, and marks every frame origin.  three.js (MIT, vendored under
+(the same map as :mod:`.scene`'s wires), draws the stick lines and flexible bodies as rods
+from frame origin to frame origin (a flexible body deformed through its nodes), and marks
+every frame origin.  three.js (MIT, vendored under
 ``vendor/``, refreshed by ``ci/vendor_three``) and the page's script (``viewer.js``) are
 inlined, so the page opens with no network.
 
 The page exposes ``window.mbsViewer`` (used by the browser test and scriptable by users):
 ``setSample(i)``, ``play()``, ``pause()``, ``sample``, ``time``, ``playing``, ``camera`` and
-``markFrame(name, color, radius)`` (a sphere that follows a frame's origin).
+``markFrame(name, color, radius)`` (a sphere that follows a frame's origin, drawn in front of
+everything).
 """
 
 from __future__ import annotations
