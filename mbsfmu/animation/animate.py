@@ -59,6 +59,10 @@ class Animation:
             return viewer.write_viewer(self.scene, path, self.fps)
         return render.write(self.scene, path, self.fps, dpi, size)
 
+    def _repr_html_(self) -> str:
+        """The 3D viewer inline in a Jupyter notebook (the page in an iframe's srcdoc)."""
+        return viewer.iframe(self.scene, self.fps)
+
     def __repr__(self) -> str:
         return (f"<Animation {self.scene.title!r}: {len(self)} frames, t = {self.times[0]:g}.."
                 f"{self.times[-1]:g} s, {len(self.frame_names)} frame origins, {len(self.lines)} lines>")

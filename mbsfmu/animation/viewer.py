@@ -109,6 +109,13 @@ html, body {{ margin: 0; height: 100%; overflow: hidden; font: 13px sans-serif; 
 """
 
 
+def iframe(scene, fps: float, height: int = 480) -> str:
+    """The viewer page as an HTML ``<iframe>`` (its ``srcdoc``), for a notebook's output."""
+    doc = html.escape(viewer_page(scene, fps), quote=True)
+    return (f'<iframe srcdoc="{doc}" style="width: 100%; height: {int(height)}px; border: 0" '
+            f'title="{html.escape(scene.title)}"></iframe>')
+
+
 def write_viewer(scene, path, fps: float) -> pathlib.Path:
     """Write the 3D viewer page of ``scene`` to ``path``."""
     path = pathlib.Path(path)

@@ -4,6 +4,7 @@ three.js it inlines is the vendored one with its licence named.  (What a browser
 page: test_viewer_browser.py.)"""
 
 import base64
+import html
 import json
 import pathlib
 import re
@@ -70,3 +71,12 @@ def test_page_inlines_the_vendored_three_js(shaped, tmp_path):
     assert re.fullmatch(r"three@0\.\d+\.\d+", version)
     assert f"(npm {version}) with OrbitControls; MIT License" in text
     assert "MIT License" in (viewer.THREE_JS.parent / "LICENSE-three.txt").read_text()
+
+
+def test_notebook_shows_the_page_inline(shaped):
+    """An Animation in a notebook is the same page, inline in an iframe (srcdoc, HTML-escaped)."""
+    anim = shaped.animate()
+    out = anim._repr_html_()
+    m = re.fullmatch(r'<iframe srcdoc="([^"]*)" style="[^"]*" title="Double Pendulum"></iframe>', out)
+    assert m is not None
+    assert html.unescape(m.group(1)) == viewer.viewer_page(anim.scene, anim.fps)
