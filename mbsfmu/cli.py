@@ -603,7 +603,8 @@ def cmd_animate(args) -> int:
     (a result CSV: ``mbsfmu animate`` draws it with ``--model``); nothing is drawn from a
     simulation that did not finish."""
     out = check_output_path(args.out, "--out")
-    check_options(out, args.fps, args.every, args.dpi, player=args.player)
+    check_options(out, args.fps, args.every, args.dpi, player=args.player,
+                  viewer_extras=bool(args.trace or args.axes))
     source = pathlib.Path(args.source)
     kind = source.suffix.lower()
     keep = partial_path(out.with_suffix(".csv"))
@@ -639,7 +640,8 @@ def cmd_animate(args) -> int:
         if kind == ".py":
             print(f"mbsfmu: {system.name}: simulated {len(res.t)} samples to t={res.t[-1]:g} s; drawing "
                   f"{out}", file=sys.stderr, flush=True)
-        anim = res.animate(out, fps=args.fps, every=args.every, dpi=args.dpi, player=args.player)
+        anim = res.animate(out, fps=args.fps, every=args.every, dpi=args.dpi, player=args.player,
+                           traces=args.trace, axes=args.axes)
     except OSError as exc:
         _keep_samples(res, kind, keep, "the animation was not written")
         raise ParameterError(f"--out {args.out!r}: writing the animation failed "
@@ -925,6 +927,10 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--player", choices=("3d", "images"), default="3d",
                     help="what an .html file holds: the interactive 3D viewer (default) or "
                          "pre-rendered matplotlib images")
+    pa.add_argument("--trace", action="append", default=[], metavar="FRAME",
+                    help="the 3D viewer draws this frame's path (repeatable)")
+    pa.add_argument("--axes", action="append", default=[], metavar="FRAME",
+                    help="the 3D viewer draws this frame's x, y, z axes (repeatable)")
     pa.set_defaults(func=cmd_animate)
     return p
 

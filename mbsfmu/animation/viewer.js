@@ -83,6 +83,24 @@
     return { frame: s.frame, slot: s.slot, mesh: mesh };
   });
 
+  // frames' axes (x red, y green, z blue) at the frame's pose, and paths of frame origins
+  const frameAxes = D.axes.map(function (ax) {
+    const helper = new THREE.AxesHelper(0.15 * half);
+    helper.matrixAutoUpdate = false;
+    scene.add(helper);
+    return { frame: ax.frame, slot: ax.slot, mesh: helper };
+  });
+  const traces = D.traces.map(function (k) {
+    const geom = new THREE.BufferGeometry();
+    geom.setAttribute("position", new THREE.BufferAttribute(positions.filter(function (_, j) {
+      return Math.floor(j / 3) % nf === k;
+    }), 3));
+    const line = new THREE.Line(geom, new THREE.LineBasicMaterial({ color: 0x555555 }));
+    line.frustumCulled = false;
+    scene.add(line);
+    return geom;
+  });
+
   const markers = [];
   let sample = 0;
 
@@ -110,7 +128,7 @@
     const oa = originGeom.attributes.position;
     for (let k = 0; k < nf; k++) { origin(i, k, tmp); oa.setXYZ(k, tmp.x, tmp.y, tmp.z); }
     oa.needsUpdate = true;
-    for (const s of shapes) {  // world = r_K + S_K p
+    for (const s of shapes.concat(frameAxes)) {  // world = r_K + S_K p
       const R = 9 * (i * nshaped + s.slot);
       origin(i, s.frame, tmp);
       s.mesh.matrix.set(rotations[R], rotations[R + 1], rotations[R + 2], tmp.x,
@@ -120,6 +138,7 @@
       s.mesh.matrixWorldNeedsUpdate = true;
     }
     for (const m of markers) origin(i, m.frame, m.mesh.position);
+    for (const g of traces) g.setDrawRange(0, i + 1);  // the path up to this sample
   }
 
   const slider = document.getElementById("slider");

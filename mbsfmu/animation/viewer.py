@@ -25,6 +25,8 @@ import pathlib
 
 import numpy as np
 
+from ..core.errors import ParameterError
+
 _HERE = pathlib.Path(__file__).resolve().parent
 #: the vendored three.js bundle (global THREE, THREE.OrbitControls)
 THREE_JS = _HERE / "vendor" / "three.min.js"
@@ -43,11 +45,32 @@ def _hex(color) -> str:
     return to_hex(color)
 
 
-def scene_data(scene, fps: float) -> dict:
+def frame_indices(frame_names, names, what: str) -> list[int]:
+    """Indices of the frames ``names`` (one name or several) in ``frame_names``; a
+    ParameterError names an unknown one."""
+    if isinstance(names, str):
+        names = [names]
+    try:
+        names = list(names)
+    except TypeError:
+        raise ParameterError(f"animate: {what} must be frame names, got {names!r}") from None
+    out = []
+    for n in names:
+        if n not in frame_names:
+            raise ParameterError(f"animate: {what}: unknown frame {n!r} (frames: {', '.join(frame_names)})")
+        out.append(frame_names.index(n))
+    return out
+
+
+def scene_data(scene, fps: float, traces=(), axes=()) -> dict:
     """What the page needs of a :class:`~mbsfmu.animation.scene.Scene`, JSON-ready: the
     arrays base64-encoded float32 (``times`` (n,), ``positions`` (n, frames, 3), ``rotations``
-    (n, shaped frames, 3, 3)); ``shapes`` refer to a row of ``rotations`` by ``slot``."""
-    shaped = sorted({w.frame for w in scene.wires})
+    (n, posed frames, 3, 3) of the frames carrying a shape or axes); ``shapes`` and ``axes``
+    refer to a row of ``rotations`` by ``slot``; ``traces`` are the frames whose origin's path
+    is drawn up to the current sample."""
+    traced = frame_indices(scene.frame_names, traces, "traces")
+    with_axes = frame_indices(scene.frame_names, axes, "axes")
+    shaped = sorted({w.frame for w in scene.wires} | set(with_axes))
     slot = {k: i for i, k in enumerate(shaped)}
     centre, half = scene.bounds()
     return {
@@ -62,15 +85,18 @@ def scene_data(scene, fps: float) -> dict:
                   for ln in scene.lines],
         "shapes": [{"name": w.name, "shape": w.shape, "size": list(w.size), "color": _hex(w.color),
                     "frame": int(w.frame), "slot": slot[w.frame]} for w in scene.wires],
+        "traces": traced,
+        "axes": [{"frame": k, "slot": slot[k]} for k in with_axes],
         "centre": [float(c) for c in centre],
         "half": float(half),
     }
 
 
-def viewer_page(scene, fps: float) -> str:
+def viewer_page(scene, fps: float, traces=(), axes=()) -> str:
     """The complete HTML page of the 3D viewer of ``scene`` played at ``fps`` samples per
-    second (speed 1)."""
-    data = json.dumps(scene_data(scene, fps), separators=(",", ":"))
+    second (speed 1), with the paths of the frames ``traces`` and the axes of the frames
+    ``axes`` (names)."""
+    data = json.dumps(scene_data(scene, fps, traces, axes), separators=(",", ":"))
     three = THREE_JS.read_text(encoding="utf-8")
     script = VIEWER_JS.read_text(encoding="utf-8")
     # nothing in the inlined text may close its <script> element early
@@ -109,15 +135,16 @@ html, body {{ margin: 0; height: 100%; overflow: hidden; font: 13px sans-serif; 
 """
 
 
-def iframe(scene, fps: float, height: int = 480) -> str:
+def iframe(scene, fps: float, traces=(), axes=(), height: int = 480) -> str:
     """The viewer page as an HTML ``<iframe>`` (its ``srcdoc``), for a notebook's output."""
-    doc = html.escape(viewer_page(scene, fps), quote=True)
+    doc = html.escape(viewer_page(scene, fps, traces, axes), quote=True)
     return (f'<iframe srcdoc="{doc}" style="width: 100%; height: {int(height)}px; border: 0" '
             f'title="{html.escape(scene.title)}"></iframe>')
 
 
-def write_viewer(scene, path, fps: float) -> pathlib.Path:
-    """Write the 3D viewer page of ``scene`` to ``path``."""
+def write_viewer(scene, path, fps: float, traces=(), axes=()) -> pathlib.Path:
+    """Write the 3D viewer page of ``scene`` to ``path`` (see :func:`viewer_page`)."""
     path = pathlib.Path(path)
-    path.write_text(viewer_page(scene, fps), encoding="utf-8")
+    page = viewer_page(scene, fps, traces, axes)  # a refused option writes nothing
+    path.write_text(page, encoding="utf-8")
     return path

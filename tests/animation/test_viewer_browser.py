@@ -44,10 +44,11 @@ def dp():
 
 @pytest.fixture
 def page(dp, tmp_path):
-    """The viewer page of ``dp`` opened offline in headless Chromium; yields the page, the console
-    messages and page errors seen, and every request that was not for the file itself."""
+    """The viewer page of ``dp`` (with the tip's path and the links' axes) opened offline in
+    headless Chromium; yields the page, the console messages and page errors seen, and every
+    request that was not for the file itself."""
     path = tmp_path / "dp.html"
-    dp.animate(path)
+    dp.animate(path, traces=["P2_cg"], axes=["P1", "P2"])
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM,
                                     args=["--use-angle=swiftshader", "--enable-unsafe-swiftshader"])

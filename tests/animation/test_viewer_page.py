@@ -14,6 +14,7 @@ import pytest
 
 import mbsfmu
 from mbsfmu.animation import viewer
+from mbsfmu.core.errors import ParameterError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DP = str(ROOT / "models" / "double_pendulum.py")
@@ -80,3 +81,37 @@ def test_notebook_shows_the_page_inline(shaped):
     m = re.fullmatch(r'<iframe srcdoc="([^"]*)" style="[^"]*" title="Double Pendulum"></iframe>', out)
     assert m is not None
     assert html.unescape(m.group(1)) == viewer.viewer_page(anim.scene, anim.fps)
+
+
+def test_traces_and_axes_are_named_frames(shaped, tmp_path):
+    """traces= and axes= name frames: the page lists their indices, an axes frame's rotation
+    joins the posed frames (P1 between P1_cg's shapes and P2_cg's), and an unknown name is
+    refused naming the known ones, with no file written."""
+    path = tmp_path / "t.html"
+    anim = shaped.animate(path, traces="P2_cg", axes=["P1"])
+    names = anim.frame_names
+    data, a = page_data(path.read_text())
+    assert data["traces"] == [names.index("P2_cg")]
+    posed = sorted({names.index(n) for n in ("P1", "P1_cg", "P2_cg")})
+    assert data["axes"] == [{"frame": names.index("P1"), "slot": posed.index(names.index("P1"))}]
+    np.testing.assert_allclose(a["rotations"].reshape(len(shaped.t), 3, 3, 3), anim.rotations[:, posed],
+                               rtol=2**-24, atol=1e-7)
+    bad = tmp_path / "bad.html"
+    with pytest.raises(ParameterError, match=r"animate: axes: unknown frame 'P3' \(frames: ISYS, P1, P1_cg, "
+                                             r"P2, P2_cg\)"):
+        shaped.animate(bad, axes=["P1", "P3"])
+    assert not bad.exists()
+
+
+def test_cli_writes_the_viewer_with_traces_and_axes(tmp_path, capsys):
+    """mbsfmu animate writes the 3D viewer by default, --trace and --axes name frames."""
+    from mbsfmu.cli import main
+
+    out = tmp_path / "dp.html"
+    assert main(["animate", DP, "--t-end", "0.2", "--dt", "0.05", "--backend", "numpy", "--out", str(out),
+                 "--trace", "P2_cg", "--axes", "P1", "--axes", "P2"]) == 0
+    assert "5 frames" in capsys.readouterr().out
+    data, a = page_data(out.read_text())
+    names = data["frames"]
+    assert data["samples"] == 5 and data["traces"] == [names.index("P2_cg")]
+    assert [ax["frame"] for ax in data["axes"]] == [names.index("P1"), names.index("P2")]
