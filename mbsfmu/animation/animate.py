@@ -90,8 +90,7 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
     _positive("fps", fps)
     U = None if result.u is None else np.asarray(result.u)[..., keep]
     scene = build_scene(result.system, result.numeric, t, np.asarray(result.y)[:, keep], U)
-    viewer.frame_indices(scene.frame_names, traces, "traces")
-    viewer.frame_indices(scene.frame_names, axes, "axes")
+    check_viewer_frames(scene.frame_names, traces, axes)
     anim = Animation(scene, float(fps), traces, axes)
     if path is not None:
         anim.write(path, dpi=dpi, size=size, player=player)
@@ -135,6 +134,13 @@ def check_options(path=None, fps: float | None = None, every: int = 1, dpi: floa
             of = f" (one in {every} of {samples} samples)" if every > 1 else ""
             raise ParameterError(f"animate: {frames} frames{of} are more than {MAX_FRAMES}; keep every n-th "
                                  f"sample with n >= {n} (every=, --every) or use a longer output interval")
+
+
+def check_viewer_frames(frame_names, traces=(), axes=()) -> None:
+    """A ParameterError for ``traces`` or ``axes`` that are not names of ``frame_names``
+    (checked by the command line before it simulates)."""
+    viewer.frame_indices(list(frame_names), traces, "traces")
+    viewer.frame_indices(list(frame_names), axes, "axes")
 
 
 def _positive(name, v) -> None:

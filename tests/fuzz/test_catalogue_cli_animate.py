@@ -186,6 +186,8 @@ ANIMATE_CASES = [
     ("method unknown", [DP, "--method", "nope"], r"unknown method 'nope'"),
     ("trace unknown", ["{tmp}/dp.csv", "--model", DP, "--out", "{tmp}/a.html", "--trace", "tip"],
      r"animate: traces: unknown frame 'tip' \(frames: ISYS, P1, P1_cg, P2, P2_cg\)"),
+    ("axes unknown before simulating", [DP, "--out", "{tmp}/a.html", "--axes", "P9"],
+     r"animate: axes: unknown frame 'P9' \(frames: ISYS, P1, P1_cg, P2, P2_cg\)"),
     ("trace in a GIF", [DP, "--trace", "P2_cg"],
      r"animate: traces and axes are drawn by the 3D viewer only \(an \.html file with player '3d'\), "
      r"not in '.*a\.gif' with player '3d'"),
