@@ -63,7 +63,7 @@ import sympy as sp
 from .analysis import linearize
 from .animation import check_options
 from .animation.animate import check_viewer_frames
-from .animation.scene import check_drawable
+from .animation.scene import check_drawable, drawn_frame_names
 from .core.errors import (
     MbsError,
     ParameterError,
@@ -628,7 +628,7 @@ def cmd_animate(args) -> int:
         check_options(samples=len(output_grid(t_end, args.dt)), every=args.every)
         system = load_model(args.source)
         check_drawable(system)
-        check_viewer_frames(system.frames, args.trace, args.axes)  # before simulating
+        check_viewer_frames(drawn_frame_names(system), args.trace, args.axes)  # before simulating
         params, initial, inputs = _parse_sets(args.set, system)
         hint = (f"draw it with: mbsfmu animate {keep} --model {args.source} --out "
                 f"{partial_path(out)}")

@@ -32,15 +32,17 @@
   const centre = new THREE.Vector3().fromArray(D.centre);
   const half = D.half;
   const camera = new THREE.PerspectiveCamera(35, 1, half * 0.01, half * 100);
-  camera.up.set(0, 0, 1);  // the model's z axis points up
-  camera.position.copy(centre).add(new THREE.Vector3(3.2, 1.2, 1.0).multiplyScalar(half));
+  const up = new THREE.Vector3().fromArray(D.up);  // the model's upward axis: z, or y (planar)
+  camera.up.copy(up);
+  const offset = up.z ? new THREE.Vector3(3.2, 1.2, 1.0) : new THREE.Vector3(0.6, 1.0, 3.4);
+  camera.position.copy(centre).add(offset.multiplyScalar(half));
   const controls = new THREE.OrbitControls(camera, renderer.domElement);
   controls.target.copy(centre);
   controls.update();
 
   const grid = new THREE.GridHelper(4 * half, 8, 0xbbbbbb, 0xdddddd);
-  grid.rotation.x = Math.PI / 2;  // in the x-y plane
-  grid.position.set(centre.x, centre.y, centre.z - 1.05 * half);
+  if (up.z) grid.rotation.x = Math.PI / 2;  // three's grid lies in x-z: turn it into x-y
+  grid.position.copy(centre).addScaledVector(up, -1.05 * half);
   scene.add(grid);
   const axes = new THREE.AxesHelper(0.3 * half);  // ISYS: x red, y green, z blue
   scene.add(axes);

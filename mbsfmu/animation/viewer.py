@@ -87,6 +87,7 @@ def scene_data(scene, fps: float, traces=(), axes=()) -> dict:
                     "frame": int(w.frame), "slot": slot[w.frame]} for w in scene.wires],
         "traces": traced,
         "axes": [{"frame": k, "slot": slot[k]} for k in with_axes],
+        "up": [float(c) for c in scene.up],
         "centre": [float(c) for c in centre],
         "half": float(half),
     }

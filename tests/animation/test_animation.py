@@ -102,10 +102,33 @@ def test_a_closed_loop_is_drawn_closed():
         np.testing.assert_allclose(np.linalg.norm(d, axis=1), length, rtol=1e-12)
 
 
-def test_a_model_without_frames_is_refused(tmp_path, capsys):
+def test_a_natural_coordinate_model_is_drawn_from_its_points(tmp_path, capsys):
+    """Issue 27 item 2: the N = 2 four-bar chain in natural coordinates (seed 003 sec. 5.1) is
+    drawn from its points: the moving points A_j equal their coordinates (A_j_x, A_j_y) at every
+    sample, the ground pivots stay at (j l, 0), the five rods are lines of length l = 1 joining
+    them (cranks O_j A_j, couplers A_(i-1) A_i), in the x-y plane with y up; the command line
+    animates the model file."""
     path = str(ROOT / "models" / "four_bar_natural.py")
-    assert main(["animate", path, "--t-end", "0.1", "--out", str(tmp_path / "fb.html")]) == 2
-    assert "has no frames besides ISYS, so there is nothing to draw" in capsys.readouterr().err
+    res = mbsfmu.simulate(path, t_end=1.0, dt=0.05, backend="numpy")
+    anim = res.animate()
+    names = anim.frame_names
+    assert sorted(names) == ["A0", "A1", "A2", "crank0[0]", "crank1[0]", "crank2[0]"]
+    assert anim.scene.up == (0.0, 1.0, 0.0)
+    for j in range(3):
+        np.testing.assert_array_equal(anim.points[:, names.index(f"A{j}")],
+                                      np.stack([res[f"A{j}_x"], res[f"A{j}_y"], 0 * res.t], axis=1))
+        np.testing.assert_array_equal(anim.points[:, names.index(f"crank{j}[0]")],
+                                      np.broadcast_to([j, 0.0, 0.0], (len(res.t), 3)))
+    assert np.ptp(res["A0_x"]) > 0.5  # it moves
+    drawn = {ln.name: [names[k] for k in ln.frames] for ln in anim.lines}
+    assert drawn == {"crank0": ["crank0[0]", "A0"], "crank1": ["crank1[0]", "A1"],
+                     "crank2": ["crank2[0]", "A2"], "coupler1": ["A0", "A1"], "coupler2": ["A1", "A2"]}
+    for ln in anim.lines:
+        a, b = anim.points[:, ln.frames[0]], anim.points[:, ln.frames[1]]
+        np.testing.assert_allclose(np.linalg.norm(b - a, axis=1), 1.0, rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(anim.rotations, np.broadcast_to(np.eye(3), anim.rotations.shape))
+    assert main(["animate", path, "--t-end", "0.1", "--out", str(tmp_path / "fb.html")]) == 0
+    assert "fb.html" in capsys.readouterr().out
 
 
 def test_html_is_self_contained_with_one_frame_per_sample(dp_result, tmp_path):

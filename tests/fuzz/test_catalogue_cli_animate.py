@@ -30,6 +30,7 @@ from stiff_pendulum import STIFF_MODEL
 
 import mbsfmu
 from blocks import UdpReceive, UdpSend
+from mbsfmu.animation.scene import check_drawable
 from mbsfmu.cli import ANIMATE_T_END, EXIT_INTERRUPTED, EXIT_TERMINATED, main
 from mbsfmu.core.errors import ModelError, ParameterError
 from mbsfmu.runner import BlockError
@@ -175,8 +176,6 @@ ANIMATE_CASES = [
     ("CSV with --t-end", ["{tmp}/dp.csv", "--model", DP, "--t-end", "1"], r"--t-end is for a model file"),
     ("model with --model", [DP, "--model", DP], r"--model is for a result CSV"),
     ("neither model nor CSV", ["{tmp}/x.txt"], r"'.*x\.txt' is neither a model \(\.py\) nor a result CSV"),
-    ("natural coordinates", [str(MODELS / "four_bar_natural.py")],
-     r"model 'four_bar_natural' has no frames besides ISYS.*not animated yet"),
     ("t-end negative", [DP, "--t-end", "-1"], r"t_end must be a positive number, got -1\.0"),
     ("too many frames", [DP, "--t-end", "1e6"],
      r"25000001 frames are more than 10000; keep every n-th sample with n >= 2501"),
@@ -277,6 +276,12 @@ def _long_result():
     return Result(r.numeric, np.arange(n) * 1e-3, z, z)
 
 
+def _bare_natural():
+    s = mbsfmu.LagrangianSystem("bare", dim=2)
+    s.point("A", initial=(0.0, 1.0))
+    return s
+
+
 def _visual(**kw):
     return lambda: mbsfmu.load_model(DP).visual(**{"name": "P1", "shape": "sphere", "size": 0.1, **kw})
 
@@ -310,6 +315,9 @@ API_CASES = [
     ("path mp4", lambda: _dp_result().animate("x.mp4"), ParameterError, r"unknown suffix '\.mp4'"),
     ("player unknown", lambda: _dp_result().animate("x.html", player="vr"), ParameterError,
      r"animate: player must be one of '3d', 'images', got 'vr'"),
+    ("natural model without elements", lambda: check_drawable(_bare_natural()), ModelError,
+     r"animate: model 'bare' has no rod, point mass, rigid body or distance constraint, so there is "
+     r"nothing to draw"),
     ("trace unknown frame", lambda: _dp_result().animate(traces=["tip"]), ParameterError,
      r"animate: traces: unknown frame 'tip' \(frames: ISYS, P1, P1_cg, P2, P2_cg\)"),
     ("axes with images", lambda: _dp_result().animate("x.html", player="images", axes=["P1"]), ParameterError,
