@@ -2,8 +2,10 @@
 by Playwright's Python client) opens the page with the network off; it loads without console
 errors or requests leaving the file, a marked frame sits in the screenshot where the pendulum's
 closed-form kinematics, projected through the page's camera in numpy, puts it at two time-slider
-positions, and playing advances the time.  Screenshots stay in the test's tmp_path."""
+positions (also a natural-coordinate model's point where its coordinates put it), and playing
+advances the time.  Screenshots stay in the test's tmp_path."""
 
+import contextlib
 import os
 import pathlib
 import shutil
@@ -49,6 +51,13 @@ def page(dp, tmp_path):
     request that was not for the file itself."""
     path = tmp_path / "dp.html"
     dp.animate(path, traces=["P2_cg"], axes=["P1", "P2"])
+    with opened(path) as seen:
+        yield seen
+
+
+@contextlib.contextmanager
+def opened(path):
+    """The page at ``path`` in headless Chromium, offline (see :func:`page`)."""
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM,
                                     args=["--use-angle=swiftshader", "--enable-unsafe-swiftshader"])
@@ -107,6 +116,42 @@ def marker_centre(png) -> np.ndarray:
     return np.array([cols.mean(), rows.mean()]) + 0.5
 
 
+def set_slider(pg, i):
+    """Move the time slider to sample i as a user's drag does (an 'input' event)."""
+    pg.eval_on_selector("#slider", "(e, v) => { e.value = v; e.dispatchEvent(new Event('input')); }", str(i))
+
+
+def check_marker(pg, frame, where, samples, tmp_path, stem):
+    """Mark ``frame``; at each slider position i of ``samples`` the marker's centre in a
+    screenshot is within PIXEL_TOL px of ``where[i]`` projected through the page's camera.
+    Returns the centres seen."""
+    pg.evaluate(f"mbsViewer.markFrame('{frame}', '#ff00ff', 0.06)")
+    seen = []
+    for i in samples:
+        set_slider(pg, i)
+        assert pg.evaluate("mbsViewer.sample") == i
+        png = tmp_path / f"{stem}_sample{i}.png"
+        pg.screenshot(path=str(png))
+        got = marker_centre(png)
+        want = project(pg.evaluate(CAMERA_JS), where[i])
+        assert np.linalg.norm(got - want) <= PIXEL_TOL, (i, got, want)
+        seen.append(got)
+    return seen
+
+
+def test_a_natural_coordinate_model_sits_where_its_coordinates_put_it(tmp_path):
+    """The four-bar chain in natural coordinates (y up, seen from +z): the marker on the point
+    A1 sits at its coordinates (A1_x, A1_y, 0) at slider positions 5 and 15, within PIXEL_TOL."""
+    res = mbsfmu.simulate(str(ROOT / "models" / "four_bar_natural.py"), t_end=1.0, dt=0.05, backend="numpy")
+    path = tmp_path / "fb.html"
+    res.animate(path)
+    where = np.stack([res["A1_x"], res["A1_y"], 0 * res.t], axis=1)
+    with opened(path) as (pg, messages, outside):
+        seen = check_marker(pg, "A1", where, (5, 15), tmp_path, "fb")
+        assert np.linalg.norm(seen[1] - seen[0]) > 30
+        assert messages == [] and outside == []
+
+
 def test_page_loads_offline_without_errors_and_draws_the_pendulum_where_it_is(dp, page, tmp_path):
     """At slider positions 25 and 80 the marker on P2_cg (the lower link's tip) is within
     PIXEL_TOL px of the closed-form tip L1 (0, sin a, -cos a) + L2 (0, sin(a+p), -cos(a+p))
@@ -114,20 +159,11 @@ def test_page_loads_offline_without_errors_and_draws_the_pendulum_where_it_is(dp
     page reports the slider's time, and no console message, page error or request leaves it."""
     pg, messages, outside = page
     tip = closed_form(dp["alpha"], dp["phi"])[:, 4]
-    pg.evaluate("mbsViewer.markFrame('P2_cg', '#ff00ff', 0.06)")
-    seen = []
+    seen = check_marker(pg, "P2_cg", tip, (25, 80), tmp_path, "dp")
     for i in (25, 80):
-        pg.eval_on_selector("#slider", "(e, v) => { e.value = v; e.dispatchEvent(new Event('input')); }",
-                            str(i))
-        assert pg.evaluate("mbsViewer.sample") == i
+        set_slider(pg, i)
         assert pg.evaluate("mbsViewer.time") == pytest.approx(dp.t[i], abs=1e-6)
         assert pg.inner_text("#time") == f"t = {dp.t[i]:.3f} s"
-        png = tmp_path / f"dp_sample{i}.png"
-        pg.screenshot(path=str(png))
-        got = marker_centre(png)
-        want = project(pg.evaluate(CAMERA_JS), tip[i])
-        assert np.linalg.norm(got - want) <= PIXEL_TOL, (i, got, want)
-        seen.append(got)
     assert np.linalg.norm(seen[1] - seen[0]) > 30  # the tip moved on screen
     assert messages == [] and outside == []
 
