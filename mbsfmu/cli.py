@@ -62,7 +62,8 @@ import sympy as sp
 
 from .analysis import linearize
 from .animation import check_options
-from .animation.scene import check_drawable
+from .animation.animate import check_viewer_frames
+from .animation.scene import check_drawable, drawn_frame_names
 from .core.errors import (
     MbsError,
     ParameterError,
@@ -603,7 +604,8 @@ def cmd_animate(args) -> int:
     (a result CSV: ``mbsfmu animate`` draws it with ``--model``); nothing is drawn from a
     simulation that did not finish."""
     out = check_output_path(args.out, "--out")
-    check_options(out, args.fps, args.every, args.dpi)
+    check_options(out, args.fps, args.every, args.dpi, player=args.player,
+                  viewer_extras=bool(args.trace or args.axes))
     source = pathlib.Path(args.source)
     kind = source.suffix.lower()
     keep = partial_path(out.with_suffix(".csv"))
@@ -626,6 +628,7 @@ def cmd_animate(args) -> int:
         check_options(samples=len(output_grid(t_end, args.dt)), every=args.every)
         system = load_model(args.source)
         check_drawable(system)
+        check_viewer_frames(drawn_frame_names(system), args.trace, args.axes)  # before simulating
         params, initial, inputs = _parse_sets(args.set, system)
         hint = (f"draw it with: mbsfmu animate {keep} --model {args.source} --out "
                 f"{partial_path(out)}")
@@ -639,7 +642,8 @@ def cmd_animate(args) -> int:
         if kind == ".py":
             print(f"mbsfmu: {system.name}: simulated {len(res.t)} samples to t={res.t[-1]:g} s; drawing "
                   f"{out}", file=sys.stderr, flush=True)
-        anim = res.animate(out, fps=args.fps, every=args.every, dpi=args.dpi)
+        anim = res.animate(out, fps=args.fps, every=args.every, dpi=args.dpi, player=args.player,
+                           traces=args.trace, axes=args.axes)
     except OSError as exc:
         _keep_samples(res, kind, keep, "the animation was not written")
         raise ParameterError(f"--out {args.out!r}: writing the animation failed "
@@ -922,6 +926,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="playback frames per second (default: real time, within 1-30)")
     pa.add_argument("--every", type=int, default=1, help="draw every n-th output sample (default 1)")
     pa.add_argument("--dpi", type=float, default=80, help="image resolution (5 x 5 inch figure; default 80)")
+    pa.add_argument("--player", choices=("3d", "images"), default="3d",
+                    help="what an .html file holds: the interactive 3D viewer (default) or "
+                         "pre-rendered matplotlib images")
+    pa.add_argument("--trace", action="append", default=[], metavar="FRAME",
+                    help="the 3D viewer draws this frame's path (repeatable)")
+    pa.add_argument("--axes", action="append", default=[], metavar="FRAME",
+                    help="the 3D viewer draws this frame's x, y, z axes (repeatable)")
     pa.set_defaults(func=cmd_animate)
     return p
 

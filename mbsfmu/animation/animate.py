@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.errors import ParameterError
 from ..core.output_files import check_output_path
-from . import render
+from . import render, viewer
 from .scene import Scene, build_scene
 
 #: frames per second of the default playback speed are kept in this range
@@ -22,6 +22,9 @@ FPS_MAX = 100.0
 MAX_FRAMES = 10_000
 #: the largest image side in pixels (dpi x size)
 MAX_PIXELS = 4000
+#: what an .html file holds: the interactive three.js viewer of the poses (:mod:`.viewer`) or
+#: matplotlib's player of pre-rendered images (:mod:`.render`)
+PLAYERS = ("3d", "images")
 
 
 class Animation:
@@ -32,9 +35,10 @@ class Animation:
     and flexible bodies, :class:`~mbsfmu.animation.scene.Polyline`) come from the
     :class:`~mbsfmu.animation.scene.Scene`; ``fps`` is the playback speed of written files."""
 
-    def __init__(self, scene: Scene, fps: float):
+    def __init__(self, scene: Scene, fps: float, traces=(), axes=()):
         self.scene = scene
         self.fps = fps
+        self.traces, self.axes = traces, axes  # what the 3D viewer adds (frame names)
 
     times = property(lambda self: self.scene.times)
     frame_names = property(lambda self: self.scene.frame_names)
@@ -46,11 +50,19 @@ class Animation:
     def __len__(self) -> int:
         return self.scene.samples
 
-    def write(self, path, dpi: float = 80, size: float = 5.0) -> pathlib.Path:
-        """Write the animation: ``.html`` (a self-contained page with a player) or ``.gif``;
-        ``dpi`` and ``size`` (inches, the figure is square) set the image size."""
-        check_options(path, dpi=dpi, size=size)
+    def write(self, path, dpi: float = 80, size: float = 5.0, player: str = "3d") -> pathlib.Path:
+        """Write the animation: ``.html`` (a self-contained page: with ``player='3d'`` the
+        interactive three.js viewer, with ``'images'`` a player of matplotlib images) or
+        ``.gif``; ``dpi`` and ``size`` (inches, the figure is square) set the image size of the
+        images and the GIF."""
+        check_options(path, dpi=dpi, size=size, player=player, viewer_extras=bool(self.traces or self.axes))
+        if player == "3d" and render.animation_format(path) == "html":
+            return viewer.write_viewer(self.scene, path, self.fps, self.traces, self.axes)
         return render.write(self.scene, path, self.fps, dpi, size)
+
+    def _repr_html_(self) -> str:
+        """The 3D viewer inline in a Jupyter notebook (the page in an iframe's srcdoc)."""
+        return viewer.iframe(self.scene, self.fps, self.traces, self.axes)
 
     def __repr__(self) -> str:
         return (f"<Animation {self.scene.title!r}: {len(self)} frames, t = {self.times[0]:g}.."
@@ -58,14 +70,17 @@ class Animation:
 
 
 def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
-            size: float = 5.0) -> Animation:
+            size: float = 5.0, player: str = "3d", traces=(), axes=()) -> Animation:
     """The animation of ``result`` (see :mod:`mbsfmu.animation.scene` for what is drawn),
     written to ``path`` (.html or .gif) when given.
 
     ``every``: keep every n-th output sample (default all: one animation frame per sample).
     ``fps``: playback frames per second; the default plays in real time, 1 / (dt every), kept
-    within 1-30 frames per second."""
-    check_options(path, fps, every, dpi, size, samples=len(result.t))  # before any work
+    within 1-30 frames per second.  ``player``: what an .html file holds (:data:`PLAYERS`);
+    ``traces`` and ``axes``: frame names whose origin's path, or whose x, y, z axes, the 3D
+    viewer draws."""
+    check_options(path, fps, every, dpi, size, samples=len(result.t), player=player,
+                  viewer_extras=bool(traces or axes))  # before any work
     keep = slice(None, None, int(every))
     t = np.asarray(result.t)[keep]
     if fps is None:
@@ -75,19 +90,28 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
     _positive("fps", fps)
     U = None if result.u is None else np.asarray(result.u)[..., keep]
     scene = build_scene(result.system, result.numeric, t, np.asarray(result.y)[:, keep], U)
-    anim = Animation(scene, float(fps))
+    check_viewer_frames(scene.frame_names, traces, axes)
+    anim = Animation(scene, float(fps), traces, axes)
     if path is not None:
-        anim.write(path, dpi=dpi, size=size)
+        anim.write(path, dpi=dpi, size=size, player=player)
     return anim
 
 
 def check_options(path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
-                  size: float = 5.0, samples: int | None = None) -> None:
+                  size: float = 5.0, samples: int | None = None, player: str = "3d",
+                  viewer_extras: bool = False) -> None:
     """A ParameterError for options of :func:`animate` that cannot work, checked before any
     simulation or drawing: the file (a writable file name with a known suffix), ``every`` (a
     positive integer), ``fps`` (None or in (0, FPS_MAX]), ``dpi`` and ``size`` (positive, at most
     MAX_PIXELS pixels a side) and, given the number of output ``samples``, that there is one to
-    draw and at most MAX_FRAMES frames."""
+    draw and at most MAX_FRAMES frames; ``player`` one of PLAYERS, and ``viewer_extras`` (traces or
+    axes asked for) only with a file the 3D viewer writes."""
+    if player not in PLAYERS:
+        raise ParameterError(f"animate: player must be one of {', '.join(map(repr, PLAYERS))}, "
+                             f"got {player!r}")
+    if viewer_extras and path is not None and (player != "3d" or render.animation_format(path) != "html"):
+        raise ParameterError(f"animate: traces and axes are drawn by the 3D viewer only (an .html file "
+                             f"with player '3d'), not in {str(path)!r} with player {player!r}")
     if not isinstance(every, numbers.Integral) or isinstance(every, bool) or every < 1:
         raise ParameterError(f"animate: every must be a positive integer, got {every!r}")
     if path is not None:
@@ -110,6 +134,13 @@ def check_options(path=None, fps: float | None = None, every: int = 1, dpi: floa
             of = f" (one in {every} of {samples} samples)" if every > 1 else ""
             raise ParameterError(f"animate: {frames} frames{of} are more than {MAX_FRAMES}; keep every n-th "
                                  f"sample with n >= {n} (every=, --every) or use a longer output interval")
+
+
+def check_viewer_frames(frame_names, traces=(), axes=()) -> None:
+    """A ParameterError for ``traces`` or ``axes`` that are not names of ``frame_names``
+    (checked by the command line before it simulates)."""
+    viewer.frame_indices(list(frame_names), traces, "traces")
+    viewer.frame_indices(list(frame_names), axes, "axes")
 
 
 def _positive(name, v) -> None:

@@ -16,6 +16,15 @@ sample,
 * the wire frame of every shape given with :meth:`System.visual` (``wires``), placed at the
   frame's pose: world points r_K + S_K p for the shape's local edge points p.
 
+A natural-coordinate model (:class:`~mbsfmu.model.LagrangianSystem`, seed 003) has no frames:
+its scene's "frames" are the points of its elements and distance constraints (``system.drawn``:
+a rod's two ends, a point mass, a rigid element's global points, a distance's two ends; a
+distance is drawn as a line, so a loop closed by one shows closed), each evaluated from the
+coordinates, named by its declared point (``A1``) or as ``<element>[i]``, with no rotation
+(identity); each element with two or more points is a polyline through them (closed for three
+or more).  A planar
+model (dim 2) lies in the x-y plane with y up (``Scene.up``), a spatial one has z up.
+
 Nothing here plots; :mod:`.render` draws a scene.
 """
 
@@ -26,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import ModelError
+from ..model.lagrangian import LagrangianSystem
 from ..model.multibody import System
 
 #: colour of the segments fixed to the ground (ISYS)
@@ -47,12 +57,16 @@ class Polyline:
 @dataclass(frozen=True)
 class Wire:
     """The edges of a shape in ISYS components at every sample: ``points`` (samples, m, 3),
-    consecutive points joined, rows of NaN separating the edges."""
+    consecutive points joined, rows of NaN separating the edges; ``frame`` (index into
+    ``Scene.frame_names``) is the frame the shape sits at and ``size`` its visual's size values,
+    so a viewer can draw the solid shape at the frame's pose instead."""
 
     name: str
     shape: str
     points: np.ndarray
     color: str
+    frame: int = -1
+    size: tuple = ()
 
 
 @dataclass
@@ -66,6 +80,7 @@ class Scene:
     rotations: np.ndarray          # (samples, frames, 3, 3) frame rotations S_K
     lines: list[Polyline]
     wires: list[Wire]
+    up: tuple = (0.0, 0.0, 1.0)    # the direction shown upwards
 
     @property
     def samples(self) -> int:
@@ -90,6 +105,8 @@ def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scen
     """The scene of ``system`` along the trajectory Y (f, samples) at times t, with the parameter
     values bound in ``numeric`` (a :class:`NumericModel`) and inputs U (default its inputs)."""
     check_drawable(system)
+    if isinstance(system, LagrangianSystem):
+        return _natural_scene(system, numeric, t, Y, U, title)
     names = list(system.frames)
     t = np.atleast_1d(np.asarray(t, dtype=float))
     points, rotations = numeric.pose_series(names, t, Y, U)
@@ -103,12 +120,60 @@ def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scen
 
 
 def check_drawable(system) -> None:
-    """A ModelError for a model with nothing to draw: no frame besides ISYS (a
-    natural-coordinate LagrangianSystem places points, not frames, and is not drawn yet)."""
-    if not isinstance(system, System) or len(system.frames) < 2:
+    """A ModelError for a model with nothing to draw: a System with no frame besides ISYS, a
+    LagrangianSystem with no element (rod, point mass, rigid body) or distance constraint."""
+    if isinstance(system, LagrangianSystem):
+        if not system.drawn:
+            raise ModelError(f"animate: model {system.name!r} has no rod, point mass, rigid body or "
+                             "distance constraint, so there is nothing to draw")
+    elif not isinstance(system, System) or len(system.frames) < 2:
         raise ModelError(f"animate: model {system.name!r} has no frames besides ISYS, so there is "
-                         "nothing to draw (natural-coordinate models, LagrangianSystem, are not "
-                         "animated yet)")
+                         "nothing to draw")
+
+
+def drawn_frame_names(system) -> list[str]:
+    """The names of the scene's frames (a natural-coordinate model's: its points) before any
+    simulation, for checking names a user gives."""
+    check_drawable(system)
+    if isinstance(system, LagrangianSystem):
+        return _natural_points(system)[1]
+    return list(system.frames)
+
+
+def _natural_points(system):
+    """A natural-coordinate model's drawn points: their expressions (tuples), names, and the
+    elements' polylines through them."""
+    index, exprs, names = {}, [], []
+    by_value = {tuple(p): n for n, p in system.pvs.items()}
+    lines = []
+    for i, (element, pts) in enumerate(system.drawn):
+        ks = []
+        for j, p in enumerate(pts):
+            key = tuple(p)
+            if key not in index:
+                index[key] = len(exprs)
+                exprs.append(key)
+                names.append(by_value.get(key, f"{element}[{j}]"))
+            ks.append(index[key])
+        if len(ks) >= 3:
+            ks.append(ks[0])
+        if len(ks) >= 2:
+            lines.append(Polyline(element, tuple(ks), f"C{i % 10}"))
+    return exprs, names, lines
+
+
+def _natural_scene(system, numeric, t, Y, U, title) -> Scene:
+    """The scene of a natural-coordinate model (see the module docstring)."""
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    exprs, names, lines = _natural_points(system)
+    dim = system.dim
+    vals = numeric.configuration_series("natural_points", lambda: [c for p in exprs for c in p], t, Y, U)
+    n = len(t)
+    points = np.zeros((n, len(exprs), 3))
+    points[:, :, :dim] = np.moveaxis(vals.reshape(len(exprs), dim, n), -1, 0)
+    rotations = np.broadcast_to(np.eye(3), (n, len(exprs), 3, 3)).copy()
+    up = (0.0, 1.0, 0.0) if dim == 2 else (0.0, 0.0, 1.0)
+    return Scene(title or system.title, t, names, points, rotations, lines, [], up)
 
 
 def _body_colors(system) -> dict[str, str]:
@@ -173,7 +238,7 @@ def _wire(system, visual, index, points, rotations, colors) -> Wire:
     local = SHAPES[visual.shape](*visual.size)
     world = points[:, k, None, :] + np.einsum("nij,mj->nmi", rotations[:, k], local)
     color = visual.color or colors.get(visual.name) or colors.get(_owner(system, frame), GROUND_COLOR)
-    return Wire(visual.name, visual.shape, world, color)
+    return Wire(visual.name, visual.shape, world, color, k, tuple(float(x) for x in visual.size))
 
 
 _BREAK = np.full((1, 3), np.nan)

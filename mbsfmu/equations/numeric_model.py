@@ -272,13 +272,20 @@ class NumericModel:
         def outputs():  # one function for all frames of the model, compiled once
             return [x for n in every for x in (*kin[n].r, *kin[n].S)]
 
-        fn = self._fn("poses", outputs, True)
+        vals = self.configuration_series("poses", outputs, t, Y, U)
+        n = vals.shape[1]
+        vals = np.moveaxis(vals.reshape(len(every), 12, n), -1, 0)[:, index]
+        return vals[:, :, :3].copy(), vals[:, :, 3:].reshape(n, len(index), 3, 3)
+
+    def configuration_series(self, key, outputs_fn, t, Y, U=None) -> np.ndarray:
+        """Expressions of the configuration (coordinates, time, time parameters, inputs and
+        constants; ``outputs_fn()`` lists them, compiled once under ``key``) over a time
+        series: shape (expressions, n)."""
+        fn = self._fn(key, outputs_fn, True)
         Y = np.asarray(Y, dtype=float).reshape(self.f, -1)
         args = self._series_args(t, Y, np.zeros_like(Y), U)
         n = len(args[0])
-        vals = np.stack([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args)])
-        vals = np.moveaxis(vals.reshape(len(every), 12, n), -1, 0)[:, index]
-        return vals[:, :, :3].copy(), vals[:, :, 3:].reshape(n, len(index), 3, 3)
+        return np.stack([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in fn(*args)])
 
     def frame_series(self, name, t, Y, YD, YDD, U=None) -> dict[str, np.ndarray]:
         """Position, rotation, velocity, angular velocity, acceleration and angular

@@ -93,6 +93,7 @@ class LagrangianSystem(Energies, NaturalElements, NaturalConstraints, StartValue
         self.gravity_field = sp.zeros(dim, 1)
         self.pvs: dict[str, sp.Matrix] = {}            # declared points and vectors by name
         self.elements: dict[str, tuple] = {}           # rigid elements: (RigidElement, P0, e)
+        self.drawn: list[tuple[str, tuple]] = []       # (element or distance, its points): the animation's
         self._gradients: dict = {}                     # constraint -> parts of dc/dy
         self.nonzero_parameters: dict[str, str] = {}   # constant -> why it must not be 0
 

@@ -67,6 +67,7 @@ class NaturalConstraints:
         ell = self._length(length, where)
         self._product(name, pa - pb, pa - pb, ell**2)
         self._length_parameters(ell, where)
+        self.drawn.append((name, (pa, pb)))
         return name
 
     def _product(self, name: str, u, v, r) -> str:

@@ -32,6 +32,7 @@ class NaturalElements:
         self._claim(name, where, FRAMES)
         pd = self.velocity(p)
         self._element(name, m * dot(pd, pd) / 2, Mass(name, m, p), point_mass_form(m, p))
+        self.drawn.append((name, (p,)))
         return name
 
     def rod(self, name: str, a, b, mass, length=None, inertia=None) -> str:
@@ -59,6 +60,7 @@ class NaturalElements:
         self._element(name, form_kinetic_energy(form, [self.velocity(pa), self.velocity(pb)]),
                       Mass(name, m, (pa + pb) / 2, sp.diag(0, J, J) if J is not None else sp.zeros(3, 3)),
                       form)
+        self.drawn.append((name, (pa, pb)))
         if ell is not None:
             self._rigidity(name, "length", pa - pb, pa - pb, ell**2)
             self._length_parameters(ell, where)
@@ -122,6 +124,7 @@ class NaturalElements:
         ed = [self.velocity(v) for v in e]
         self._claim(name, where, FRAMES)
         self.elements[name] = (elem, glob[0], e)
+        self.drawn.append((name, tuple(glob[:n_pts])))
         tensor = sp.diag(J / 2, J / 2, J) if self.dim == 2 else J
         self._element(name, elem.kinetic_energy(self.velocity(glob[0]), e, ed),
                       Mass(name, m, elem.cg_position(glob[0], e), tensor), elem.kinetic_form(glob[0], e))

@@ -269,13 +269,16 @@ class Result:
         return cls(numeric, col["time"], y, yd, stats={"source": str(path)})
 
     def animate(self, path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
-                size: float = 5.0):
+                size: float = 5.0, player: str = "3d", traces=(), axes=()):
         """An :class:`~mbsfmu.animation.Animation` of the motion, written to ``path`` (.html: a
-        self-contained page with a player; .gif) when given: every frame origin as a marker,
+        self-contained page, by default the interactive 3D viewer, ``player='images'`` a player
+        of matplotlib images; .gif) when given: every frame origin as a marker,
         each frame joined to its reference frame (coloured per body), flexible bodies as lines
         through their nodes, the shapes of ``System.visual``; one animation frame per output
-        sample (``every``: every n-th), played in real time by default (``fps``)."""
-        return animate(self, path, fps=fps, every=every, dpi=dpi, size=size)
+        sample (``every``: every n-th), played in real time by default (``fps``); the 3D viewer
+        draws the paths of the frames ``traces`` and the axes of the frames ``axes``."""
+        return animate(self, path, fps=fps, every=every, dpi=dpi, size=size, player=player,
+                       traces=traces, axes=axes)
 
     def plot(self, path, signals=None, title=None):
         """Plot coordinates (or the named signals) over time into a PNG file."""

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import sympy as sp
+from double_pendulum_kinematics import closed_form
 from PIL import Image
 
 import mbsfmu
@@ -31,16 +32,6 @@ def rot_x(a):
 def dp_result():
     """Seed 002's double pendulum (L1 = L2 = 1) over 0.5 s, 11 output samples."""
     return mbsfmu.simulate(DP, t_end=0.5, dt=0.05, backend="numpy")
-
-
-def closed_form(alpha, phi, L1=1.0, L2=1.0):
-    """Frame origins of models/double_pendulum.py: P1 rotates by alpha about x at ISYS, its cg
-    L1 down along its -z; P2 hinged there rotates by phi relative to P1, its cg L2 further."""
-    e1 = np.stack([np.zeros_like(alpha), np.sin(alpha), -np.cos(alpha)], axis=-1)
-    e2 = np.stack([np.zeros_like(alpha), np.sin(alpha + phi), -np.cos(alpha + phi)], axis=-1)
-    zero = np.zeros_like(e1)
-    elbow = L1 * e1
-    return np.stack([zero, zero, elbow, elbow, elbow + L2 * e2], axis=1)
 
 
 def test_points_are_the_closed_form_kinematics_per_sample(dp_result):
@@ -111,15 +102,38 @@ def test_a_closed_loop_is_drawn_closed():
         np.testing.assert_allclose(np.linalg.norm(d, axis=1), length, rtol=1e-12)
 
 
-def test_a_model_without_frames_is_refused(tmp_path, capsys):
+def test_a_natural_coordinate_model_is_drawn_from_its_points(tmp_path, capsys):
+    """Issue 27 item 2: the N = 2 four-bar chain in natural coordinates (seed 003 sec. 5.1) is
+    drawn from its points: the moving points A_j equal their coordinates (A_j_x, A_j_y) at every
+    sample, the ground pivots stay at (j l, 0), the five rods are lines of length l = 1 joining
+    them (cranks O_j A_j, couplers A_(i-1) A_i), in the x-y plane with y up; the command line
+    animates the model file."""
     path = str(ROOT / "models" / "four_bar_natural.py")
-    assert main(["animate", path, "--t-end", "0.1", "--out", str(tmp_path / "fb.html")]) == 2
-    assert "has no frames besides ISYS, so there is nothing to draw" in capsys.readouterr().err
+    res = mbsfmu.simulate(path, t_end=1.0, dt=0.05, backend="numpy")
+    anim = res.animate()
+    names = anim.frame_names
+    assert sorted(names) == ["A0", "A1", "A2", "crank0[0]", "crank1[0]", "crank2[0]"]
+    assert anim.scene.up == (0.0, 1.0, 0.0)
+    for j in range(3):
+        np.testing.assert_array_equal(anim.points[:, names.index(f"A{j}")],
+                                      np.stack([res[f"A{j}_x"], res[f"A{j}_y"], 0 * res.t], axis=1))
+        np.testing.assert_array_equal(anim.points[:, names.index(f"crank{j}[0]")],
+                                      np.broadcast_to([j, 0.0, 0.0], (len(res.t), 3)))
+    assert np.ptp(res["A0_x"]) > 0.5  # it moves
+    drawn = {ln.name: [names[k] for k in ln.frames] for ln in anim.lines}
+    assert drawn == {"crank0": ["crank0[0]", "A0"], "crank1": ["crank1[0]", "A1"],
+                     "crank2": ["crank2[0]", "A2"], "coupler1": ["A0", "A1"], "coupler2": ["A1", "A2"]}
+    for ln in anim.lines:
+        a, b = anim.points[:, ln.frames[0]], anim.points[:, ln.frames[1]]
+        np.testing.assert_allclose(np.linalg.norm(b - a, axis=1), 1.0, rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(anim.rotations, np.broadcast_to(np.eye(3), anim.rotations.shape))
+    assert main(["animate", path, "--t-end", "0.1", "--out", str(tmp_path / "fb.html")]) == 0
+    assert "fb.html" in capsys.readouterr().out
 
 
 def test_html_is_self_contained_with_one_frame_per_sample(dp_result, tmp_path):
     path = tmp_path / "dp.html"
-    anim = dp_result.animate(path, **SMALL)
+    anim = dp_result.animate(path, player="images", **SMALL)
     text = path.read_text()
     assert text.startswith("<!DOCTYPE html>") and "</html>" in text
     assert "http://" not in text and "https://" not in text and "<link" not in text
@@ -246,7 +260,8 @@ def test_cli_animates_a_model_file_and_a_result_csv(tmp_path, capsys):
     assert main(["simulate", DP, "--t-end", "0.3", "--dt", "0.1", "--backend", "numpy",
                  "--out", str(csv)]) == 0
     html = tmp_path / "dp.html"
-    assert main(["animate", str(csv), "--model", DP, "--out", str(html), "--dpi", "30"]) == 0
+    assert main(["animate", str(csv), "--model", DP, "--out", str(html), "--dpi", "30",
+                 "--player", "images"]) == 0
     assert "4 frames" in capsys.readouterr().out
     assert len(re.findall(r"data:image/png;base64,", html.read_text())) == 4
     # the CSV's motion, drawn: the result read back animates to the closed form

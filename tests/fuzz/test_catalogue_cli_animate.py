@@ -30,6 +30,7 @@ from stiff_pendulum import STIFF_MODEL
 
 import mbsfmu
 from blocks import UdpReceive, UdpSend
+from mbsfmu.animation.scene import check_drawable
 from mbsfmu.cli import ANIMATE_T_END, EXIT_INTERRUPTED, EXIT_TERMINATED, main
 from mbsfmu.core.errors import ModelError, ParameterError
 from mbsfmu.runner import BlockError
@@ -175,8 +176,6 @@ ANIMATE_CASES = [
     ("CSV with --t-end", ["{tmp}/dp.csv", "--model", DP, "--t-end", "1"], r"--t-end is for a model file"),
     ("model with --model", [DP, "--model", DP], r"--model is for a result CSV"),
     ("neither model nor CSV", ["{tmp}/x.txt"], r"'.*x\.txt' is neither a model \(\.py\) nor a result CSV"),
-    ("natural coordinates", [str(MODELS / "four_bar_natural.py")],
-     r"model 'four_bar_natural' has no frames besides ISYS.*not animated yet"),
     ("t-end negative", [DP, "--t-end", "-1"], r"t_end must be a positive number, got -1\.0"),
     ("too many frames", [DP, "--t-end", "1e6"],
      r"25000001 frames are more than 10000; keep every n-th sample with n >= 2501"),
@@ -184,6 +183,15 @@ ANIMATE_CASES = [
      r"12500001 frames \(one in 2 of 25000001 samples\) are more than 10000"),
     ("dt zero", [DP, "--dt", "0"], r"dt must be a positive number, got 0\.0"),
     ("method unknown", [DP, "--method", "nope"], r"unknown method 'nope'"),
+    ("trace unknown", ["{tmp}/dp.csv", "--model", DP, "--out", "{tmp}/a.html", "--trace", "tip"],
+     r"animate: traces: unknown frame 'tip' \(frames: ISYS, P1, P1_cg, P2, P2_cg\)"),
+    ("axes unknown before simulating", [DP, "--out", "{tmp}/a.html", "--axes", "P9"],
+     r"animate: axes: unknown frame 'P9' \(frames: ISYS, P1, P1_cg, P2, P2_cg\)"),
+    ("trace in a GIF", [DP, "--trace", "P2_cg"],
+     r"animate: traces and axes are drawn by the 3D viewer only \(an \.html file with player '3d'\), "
+     r"not in '.*a\.gif' with player '3d'"),
+    ("player unknown", ["{tmp}/dp.csv", "--model", DP, "--player", "vr"],
+     r"argument --player: invalid choice: 'vr' \(choose from '?3d'?, '?images'?\)"),
 ]
 
 #: result CSVs that animate refuses, named by line and column (the bytes after the header)
@@ -268,6 +276,12 @@ def _long_result():
     return Result(r.numeric, np.arange(n) * 1e-3, z, z)
 
 
+def _bare_natural():
+    s = mbsfmu.LagrangianSystem("bare", dim=2)
+    s.point("A", initial=(0.0, 1.0))
+    return s
+
+
 def _visual(**kw):
     return lambda: mbsfmu.load_model(DP).visual(**{"name": "P1", "shape": "sphere", "size": 0.1, **kw})
 
@@ -299,6 +313,19 @@ API_CASES = [
     ("path a number", lambda: _dp_result().animate(3), ParameterError,
      r"animate: path must be a file name, got 3"),
     ("path mp4", lambda: _dp_result().animate("x.mp4"), ParameterError, r"unknown suffix '\.mp4'"),
+    ("player unknown", lambda: _dp_result().animate("x.html", player="vr"), ParameterError,
+     r"animate: player must be one of '3d', 'images', got 'vr'"),
+    ("natural model without elements", lambda: check_drawable(_bare_natural()), ModelError,
+     r"animate: model 'bare' has no rod, point mass, rigid body or distance constraint, so there is "
+     r"nothing to draw"),
+    ("trace unknown frame", lambda: _dp_result().animate(traces=["tip"]), ParameterError,
+     r"animate: traces: unknown frame 'tip' \(frames: ISYS, P1, P1_cg, P2, P2_cg\)"),
+    ("axes with images", lambda: _dp_result().animate("x.html", player="images", axes=["P1"]), ParameterError,
+     r"traces and axes are drawn by the 3D viewer only .*not in 'x\.html' with player 'images'"),
+    ("axes a number", lambda: _dp_result().animate(axes=3), ParameterError,
+     r"animate: axes must be frame names, got 3"),
+    ("player None", lambda: _dp_result().animate(player=None), ParameterError,
+     r"animate: player must be one of '3d', 'images', got None"),
     ("read_csv None", lambda: Result.read_csv(None, mbsfmu.load_model(DP)), ParameterError,
      r"result CSV: a file name is needed, got None"),
     ("read_csv folder", lambda: Result.read_csv("/tmp", mbsfmu.load_model(DP)), ParameterError,

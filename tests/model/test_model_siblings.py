@@ -132,8 +132,13 @@ def test_load_model_takes_either_front_end_and_names_anything_else(tmp_path):
         mbsfmu.load_model(bad)
 
 
-def test_animation_refuses_a_lagrangian_system_before_simulating():
-    from mbsfmu.animation.scene import check_drawable
+def test_animation_draws_a_lagrangian_system_from_its_points():
+    """The pendulum's points (the bob A and the string's fixed end) are what the animation
+    draws, named before any simulation; a model with no element or distance is refused."""
+    from mbsfmu.animation.scene import drawn_frame_names
 
-    with pytest.raises(ModelError, match=r"model 'pend' has no frames besides ISYS"):
-        check_drawable(planar_pendulum())
+    assert drawn_frame_names(planar_pendulum()) == ["A", "string[1]"]
+    bare = LagrangianSystem("bare", dim=2)
+    bare.point("A", initial=(1.0, 0.0))
+    with pytest.raises(ModelError, match=r"model 'bare' has no rod, point mass, rigid body or distance"):
+        drawn_frame_names(bare)

@@ -1,0 +1,59 @@
+"""Size and write time of the 3D viewer page (issue 27) against the page of matplotlib images.
+
+The flexible double pendulum (``models/flexible_double_pendulum.py``, seed 002 §4.2) simulated
+10 s with output every 0.01 s (1001 samples, 100 frames per second), then:
+
+* the 3D viewer page (``result.animate(path)``): its size, the part that is the model's data
+  (the page less the inlined three.js), and the write time after the simulation (scene from the
+  poses + page), the first call and the best of two more;
+* today's images page as ``ci/demo`` writes it (2 s at 0.02 s, 101 frames, dpi 50,
+  ``player='images'``): size and time, once.
+
+Run from the repository root: ``.venv/bin/python bench/viewer_page.py``.
+"""
+
+import pathlib
+import tempfile
+import time
+
+import mbsfmu
+from mbsfmu.animation import viewer
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MODEL = ROOT / "models" / "flexible_double_pendulum.py"
+
+
+def timed(fn, repeat=1):
+    """fn's result and its wall-clock times [s], first call first."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return out, times
+
+
+def main():
+    system = mbsfmu.load_model(MODEL)
+    tmp = pathlib.Path(tempfile.mkdtemp())
+    library = len(viewer.THREE_JS.read_bytes()) + len(viewer.VIEWER_JS.read_bytes())
+    res = mbsfmu.simulate(system, t_end=10.0, dt=0.01, rtol=1e-8)
+    page = tmp / "viewer.html"
+    anim, seconds = timed(lambda: res.animate(page), repeat=3)
+    size = page.stat().st_size
+    print(f"3D viewer, {len(anim)} frames, {len(anim.frame_names)} frames' origins, "
+          f"{len(anim.wires)} shapes: {size / 1e6:.3f} MB page = {(size - library) / 1e6:.3f} MB data "
+          f"+ {library / 1e6:.3f} MB three.js and viewer script; written in {seconds[0]:.3f} s "
+          f"(first, with compiling the pose function), then {min(seconds[1:]):.3f} s")
+    res2 = mbsfmu.simulate(system, t_end=2.0, dt=0.02, rtol=1e-8)
+    images = tmp / "images.html"
+    anim2, seconds2 = timed(lambda: res2.animate(images, dpi=50, player="images"))
+    print(f"images page (ci/demo), {len(anim2)} frames: {images.stat().st_size / 1e6:.3f} MB, "
+          f"written in {seconds2[0]:.1f} s")
+    page2 = tmp / "viewer2.html"
+    _, seconds3 = timed(lambda: res2.animate(page2), repeat=3)
+    print(f"3D viewer of the same 2 s: {page2.stat().st_size / 1e6:.3f} MB, written in {min(seconds3):.3f} s")
+
+
+if __name__ == "__main__":
+    main()
