@@ -38,13 +38,14 @@ import pathlib
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Sequence
 
 import numpy as np
 
 from .scheduling import DiagramError
 
-__all__ = ["LiveView"]
+__all__ = ["LiveView", "read_events"]
 
 PAGE = pathlib.Path(__file__).with_name("live_page.html")
 #: seconds a blocked write to a client may take before the client is dropped
@@ -116,9 +117,10 @@ class LiveView:
                 continue
             close = difflib.get_close_matches(name, recorded, n=3)
             raise DiagramError(f"LiveView signal {name!r} is not recorded"
-                               + (f" (did you mean {', '.join(close)}?)" if close else
-                                  f" (recorded: {', '.join(recorded[:20]) or 'none'}); "
-                                  "add it to record="))
+                               + (f" (did you mean {', '.join(close)}?)" if close else "")
+                               + f"; recorded: {', '.join(recorded[:20]) or 'none'}"
+                               + (", ..." if len(recorded) > 20 else "")
+                               + "; a live signal must be one of record=")
         if not cols:
             raise DiagramError("LiveView: the run records no signal to plot")
         self.cols = list(dict.fromkeys(cols))
@@ -189,6 +191,22 @@ class LiveView:
                "hi": _finite(np.concatenate(hi).T), "last_t": self.t0 + (stop - 1) * self.step,
                "last": _finite(last), "rows": stop}
         return msg, stop
+
+
+def read_events(url: str, timeout: float = 10.0):
+    """Read a live view's stream from Python: yields ``(event, data)`` (``"meta"``, ``"data"``,
+    ``"end"``; ``data`` decoded from JSON) until the stream ends.  ``url``: the page's address
+    (:attr:`LiveView.url`) or its ``/events``."""
+    if not url.rstrip("/").endswith("/events"):
+        url = url.rstrip("/") + "/events"
+    with urllib.request.urlopen(url, timeout=timeout) as stream:
+        event = None
+        for raw in stream:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                yield event, json.loads(line[6:])
 
 
 def _finite(a: np.ndarray) -> list:
