@@ -136,7 +136,8 @@ DIAGRAM_CASES = [
      r"LiveView signal 'g.yy' is not recorded \(did you mean g.y\?\); recorded: c.y, g.y"),
     ("live signal not recorded", lambda: wired().run(1.0, record=["c.y"],
                                                      live=LiveView(signals=["g.y"])),
-     DiagramError, r"LiveView signal 'g.y' is not recorded .*; recorded: c.y; a live signal must be one of record="),
+     DiagramError,
+     r"LiveView signal .g.y. is not recorded .*; recorded: c.y; a live signal must be one of record="),
     ("live port in use", lambda: _port_in_use(), DiagramError,
      r"LiveView cannot listen on 127.0.0.1:\d+: Address already in use"),
 ]
