@@ -75,6 +75,7 @@ def test_the_page_follows_a_5_s_run_and_ends_with_the_runners_last_values(tmp_pa
             state = page.evaluate("({last: window.scope.last, lastT: window.scope.lastT, "
                                   "status: window.scope.status, signals: window.scope.meta.signals})")
             shown = page.locator("#values td.last").all_inner_texts()
+            end_cursor = page.locator("#values tr >> nth=0").locator("td.cursor").inner_text()
             page.screenshot(path=tmp_path / "live_ended.png")
         finally:
             browser.close()
@@ -83,6 +84,11 @@ def test_the_page_follows_a_5_s_run_and_ends_with_the_runners_last_values(tmp_pa
     assert "(t = " in cursor_text  # the values at the cursor
     assert zoomed[0] is True and zoomed[1][1] - zoomed[1][0] < 2.0  # zoomed in: < the window
     assert followed == [False, None]  # double-click: follow the run again
+    # the cursor stays at its place on the screen: at the end it reads the time of that pixel
+    # column of the last window [3, 5] s (plot area: 70 px left margin, 10 px right), within a
+    # group of the decimation (2 ms) and a pixel (2 s / 920 px)
+    frac = (box["width"] / 2 - 70) / (box["width"] - 80)
+    assert float(end_cursor.split("t = ")[1].split()[0]) == pytest.approx(3.0 + 2.0 * frac, abs=0.005)
     assert state["signals"] == ["plant.x", "plant.v", "ramp.y"]
     assert state["last"] == res.values[-1].tolist()  # exactly
     assert state["lastT"] == pytest.approx(5.0, abs=1e-12)
