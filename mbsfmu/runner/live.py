@@ -128,6 +128,7 @@ class LiveView:
         self.t0, self.step, self.N = float(t0), float(step), int(n_steps)
         self.group = max(1, int(self.window / (self.columns * self.step)))
         self.rows, self.ended, self.status = 0, False, "running"
+        self._end = threading.Event()  # wakes the clients' threads at the end of the run
         self.counts = {"clients": 0, "messages": 0, "rows_skipped": 0, "clients_dropped": 0}
         try:
             server = _Server(("127.0.0.1", self.port), _Handler)
@@ -154,6 +155,7 @@ class LiveView:
         if server is None:
             return {}
         self.status, self.ended = status, True
+        self._end.set()
         deadline = time.perf_counter() + END_LINGER
         for t in list(server.handlers):
             t.join(max(0.0, deadline - time.perf_counter()))
@@ -286,7 +288,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     self.send_event("end", {"status": view.status, "rows": rows,
                                             "rows_skipped": view.counts["rows_skipped"]})
                     return
-                time.sleep(period)
+                view._end.wait(period)
         except OSError:  # the page went away or stopped reading: the run goes on without it
             with view._lock:
                 view.counts["clients_dropped"] += 1

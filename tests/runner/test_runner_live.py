@@ -208,3 +208,24 @@ def test_a_view_serves_one_run_at_a_time():
             diagram().run(0.1, live=view)
     finally:
         view.close()
+
+
+def test_live_true_serves_every_recorded_signal_and_says_where(capsys):
+    res = diagram().run(0.05, live=True)
+    live = res.stats["live"]
+    assert live["signals"] == ["w.sin", "w.spike", "w.t2"] and live["group"] == 10
+    assert capsys.readouterr().err == f"live view of the run: {live['url']}\n"
+    assert diagram().run(0.05, live=LiveView(["w.t2", "w"], announce=False)).stats["live"][
+        "signals"] == ["w.t2", "w.sin", "w.spike"]  # a block name: its recorded outputs
+
+
+def test_the_end_of_the_run_wakes_a_client_that_waits_for_its_next_update():
+    view = LiveView(rate=0.1, announce=False)  # one update every 10 s
+    got = []
+    th = collect(view, got)
+    wall = time.perf_counter()
+    res = diagram().run(0.3, realtime=True, live=view)
+    wall = time.perf_counter() - wall
+    th.join(10)
+    assert wall < 1.5 and got[-1][0] == "end"
+    assert [d for k, d in got if k == "data"][-1]["last"] == res.values[-1].tolist()
