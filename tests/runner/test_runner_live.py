@@ -67,7 +67,7 @@ def collect(view: LiveView, out: list, delay: float = 0.0) -> threading.Thread:
 
 
 def test_the_stream_is_the_record_decimated_and_ends_with_its_last_row():
-    view = LiveView(window=0.2, columns=20, announce=False)  # groups of 10 rows at 1 ms
+    view = LiveView(window=1.0, columns=100, announce=False)  # groups of 10 rows at 1 ms
     got = []
     th = collect(view, got)
     res = diagram().run(1.0, realtime=True, live=view)
