@@ -21,10 +21,14 @@ Real time: the diagram paced at 1 kHz for ``--rt-seconds`` (default 60; ``--quic
 ``overrun="catch_up"``: jitter (actual start of a step minus its deadline) p50 / p99 / max,
 overruns, achieved real-time factor.
 
+With ``--live``, the same real-time run three times in a row: without a live view, with a live
+view (:mod:`mbsfmu.runner.live`) that no page reads, and with one read by a client (a Python
+process reading the event stream, as a page would): what serving the scope costs the pacing.
+
 Targets (issue 5): runner overhead ≤ 20 µs per step; p99 jitter ≤ 100 µs, no overruns.
 
 Run from the repository root: ``.venv/bin/python bench/runner_overhead.py [--quick]
-[--t-end 20] [--repeat 3] [--rt-seconds 60]``.
+[--t-end 20] [--repeat 3] [--rt-seconds 60] [--live]``.
 """
 
 from __future__ import annotations
@@ -163,6 +167,62 @@ def platform_gaps(seconds: float, threshold: float = 0.5e-3) -> list[float]:
     return gaps
 
 
+CLIENT = """
+import json, sys, time
+from mbsfmu.runner.live import read_events
+n, last = 0, None
+url = sys.stdin.readline().strip()  # the process is started (and has imported) before the run
+for event, data in read_events(url, timeout=60):
+    if event == "data":
+        n, last = n + 1, data["last"]
+print(json.dumps({"messages": n, "last": last}))
+"""
+
+
+def stream_client():
+    """A client of the live view in its own process (as a browser would be), started before
+    the run: reads the page's address from stdin, the stream to its end, and prints how many
+    data messages came and the last row."""
+    import subprocess
+
+    return subprocess.Popen([sys.executable, "-c", CLIENT], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def connect(view, client) -> None:
+    """Give the client the page's address as soon as the run serves it."""
+    while view.url is None:
+        time.sleep(0.001)
+    client.stdin.write(view.url + "\n")
+    client.stdin.flush()
+
+
+def realtime_runs(d: Diagram, seconds: float, live: bool) -> list[tuple[str, dict]]:
+    """The real-time run, and with ``live`` the same run with a live view unread and read."""
+    import threading
+
+    from mbsfmu.runner.live import LiveView
+
+    runs = [("no live view", d.run(seconds, realtime=True).stats)]
+    if live:
+        runs.append(("live view, no client", d.run(
+            seconds, realtime=True, live=LiveView(announce=False)).stats))
+        view = LiveView(announce=False)
+        client = stream_client()
+        time.sleep(3.0)  # its imports, before the run
+        starter = threading.Thread(target=connect, args=(view, client))
+        starter.start()
+        res = d.run(seconds, realtime=True, live=view)
+        starter.join()
+        import json
+
+        got = json.loads(client.communicate(timeout=30)[0])
+        assert got["last"] == res.values[-1].tolist(), "the stream's last row is the runner's"
+        runs.append((f"live view, 1 client ({got['messages']} messages)", res.stats))
+    return runs
+
+
 def best_run(d: Diagram, t_end: float, repeat: int, **kw):
     res, best = None, np.inf
     for _ in range(repeat):
@@ -178,6 +238,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timing runs, the best counts (default 3)")
     ap.add_argument("--rt-seconds", type=float, default=60.0,
                     help="length of the real-time run [s] (default 60)")
+    ap.add_argument("--live", action="store_true",
+                    help="also run it with a live view, unread and read by a client")
     ap.add_argument("--quick", action="store_true", help="--t-end 5, --rt-seconds 5")
     args = ap.parse_args(argv)
     t_end = 5.0 if args.quick else args.t_end
@@ -217,12 +279,14 @@ def main(argv=None) -> int:
     print(f"  max |x_runner - x_fmpy| = {dx:.3g} m")
 
     print(f"\nreal time: {rt_seconds:g} s at 1 kHz (overrun='catch_up') ...", flush=True)
-    rt = d.run(rt_seconds, realtime=True).stats
-    ok = rt["jitter_p99_us"] <= TARGET_P99_US and rt["overruns"] == 0
-    print(f"  jitter p50 {rt['jitter_p50_us']:.1f} µs, p99 {rt['jitter_p99_us']:.1f} µs, max "
-          f"{rt['jitter_max_us']:.1f} µs; overruns {rt['overruns']}; achieved rtf "
-          f"{rt['rtf_achieved']:.5f}")
-    print(f"  target p99 ≤ {TARGET_P99_US:g} µs and no overruns: {'met' if ok else 'NOT met'}")
+    for label, rt in realtime_runs(d, rt_seconds, args.live):
+        ok = rt["jitter_p99_us"] <= TARGET_P99_US and rt["overruns"] == 0
+        print(f"  {label}: jitter p50 {rt['jitter_p50_us']:.1f} µs, p99 "
+              f"{rt['jitter_p99_us']:.1f} µs, max {rt['jitter_max_us']:.1f} µs; overruns "
+              f"{rt['overruns']}; achieved rtf {rt['rtf_achieved']:.5f}"
+              + (f"; stream: {rt['live']['messages']} messages, {rt['live']['rows_skipped']} "
+                 f"rows skipped" if "live" in rt else ""))
+        print(f"    target p99 ≤ {TARGET_P99_US:g} µs and no overruns: {'met' if ok else 'NOT met'}")
     print(f"  load average after the run {os.getloadavg()[0]:.2f}")
     gaps = platform_gaps(rt_seconds / 3)
     print(f"platform baseline: a bare Python busy loop for {rt_seconds / 3:g} s was interrupted "

@@ -51,6 +51,7 @@ import numpy as np
 from ..core.errors import SimulationError
 from .algebraic_loops import LoopSolver
 from .block import PORT_TYPES, Block, BlockError
+from .live import LiveView
 from .realtime import Pacer, RealtimeError
 from .result import Result
 from .scheduling import (
@@ -415,7 +416,8 @@ class Diagram:
     def run(self, t_end: float, *, algebraic_loops: str = "error", loop_tol: float = 1e-10,
             loop_max_iter: int = 100, realtime: bool = False, rtf: float = 1.0,
             overrun: str = "catch_up", record: Sequence[str] | None = None,
-            check_finite: bool = True, rollback: bool = True) -> Result:
+            check_finite: bool = True, rollback: bool = True,
+            live: bool | LiveView = False) -> Result:
         """Run from ``t0`` to ``t_end``; see the module docstring.
 
         ``algebraic_loops``: ``"error"`` (refuse them) or ``"iterate"`` (solve each at every
@@ -424,7 +426,9 @@ class Diagram:
         ``"catch_up"``, ``"skip"`` or ``"fail"``.  ``record``: the ``"block.port"`` names to
         record (an input records the signal driving it; a bare block name records all its
         outputs); default every output that is not a String.  ``check_finite``: raise on a
-        non-finite Real output.  ``rollback``: see the module docstring.
+        non-finite Real output.  ``rollback``: see the module docstring.  ``live``: ``True`` or a
+        :class:`~mbsfmu.runner.live.LiveView` serves a live scope of the recorded signals on
+        127.0.0.1 during the run (its counts in ``stats["live"]``).
         """
         if isinstance(t_end, bool) or not isinstance(t_end, (int, float)) or not (
                 math.isfinite(t_end) and t_end > self.t0):
@@ -448,8 +452,16 @@ class Diagram:
             except ValueError as exc:
                 raise DiagramError(str(exc)) from None
         names, cols = self._recorded(plan, record)
+        if live is True:
+            live = LiveView()
+        elif live is False or live is None:
+            live = None
+        elif not isinstance(live, LiveView):
+            raise DiagramError(f"live must be True, False or a LiveView(...), not {live!r}")
+        if live is not None:
+            live.open(names, self.t0, self.step, n_steps)
         return self._execute(plan, n_steps, names, cols, pacer, bool(check_finite),
-                             bool(rollback))
+                             bool(rollback), live)
 
     def _recorded(self, plan: _Plan, record) -> tuple[list[str], tuple[int, ...]]:
         """Names and signal slots of the recorded signals."""
@@ -487,23 +499,35 @@ class Diagram:
         return names, tuple(cols)
 
     def _execute(self, plan: _Plan, N: int, rec_names, rec_cols, pacer, check_finite: bool,
-                 rollback: bool) -> Result:
+                 rollback: bool, live: LiveView | None = None) -> Result:
         """Start the blocks, step them over the grid, stop them (also after an error, which is
-        raised with the signals so far and, where it can, the blocks rolled back)."""
-        run = _Run(plan, N, self.t0, self.step, rec_cols, pacer, check_finite)
+        raised with the signals so far and, where it can, the blocks rolled back); a live view
+        is served from before the blocks start until they have stopped."""
         pending = None
-        if pacer is not None:
-            pacer.prepare()
         try:
+            run = _Run(plan, N, self.t0, self.step, rec_cols, pacer, check_finite, live)
+            if live is not None:
+                live.start(run.rec)
+            if pacer is not None:
+                pacer.prepare()
             try:
-                run.start_blocks(rollback)
-                run.steps()
-            except Exception as exc:
-                pending = run.failure(exc, rec_names)
-                raise pending from (None if isinstance(exc, (_Fault, RealtimeError)) else exc)
+                try:
+                    run.start_blocks(rollback)
+                    run.steps()
+                except Exception as exc:
+                    pending = run.failure(exc, rec_names)
+                    raise pending from (None if isinstance(exc, (_Fault, RealtimeError)) else exc)
+            finally:
+                run.stop_blocks(pending)
         finally:
-            run.stop_blocks(pending)
+            if live is not None:
+                status = "finished" if pending is None else f"failed: {pending}"
+                counts = live.close(status)
+                if pending is not None and pending.result is not None:
+                    pending.result.stats["live"] = counts
         run.finish_stats()
+        if live is not None:
+            run.stats["live"] = counts
         return Result(self.t0 + self.step * np.arange(N + 1), rec_names, run.rec, run.stats)
 
     @staticmethod
@@ -554,8 +578,10 @@ class _Run:
     blocks started, where the run is (``phase``: start, snapshot, output, pacing or update;
     ``cur``: the block or loop solver at work; ``n``: the step) and the rollback checkpoint."""
 
-    def __init__(self, plan: _Plan, N: int, t0: float, step: float, rec_cols, pacer, check_finite: bool):
+    def __init__(self, plan: _Plan, N: int, t0: float, step: float, rec_cols, pacer,
+                 check_finite: bool, live=None):
         self.plan, self.N, self.t0, self.step, self.pacer = plan, N, t0, step, pacer
+        self.live = live
         blocks = plan.blocks
         gets = [_gather(idx) for idx in plan.inputs]
         chks = [check_finite and all(b.port_type(p) != "String" for p in b.outputs)
@@ -607,6 +633,7 @@ class _Run:
         Local names throughout (the hot loop); where it is goes back to the run at the end."""
         plan, plans, L, N, pacer = self.plan, self.plans, self.plan.hyper, self.N, self.pacer
         blocks, sig, rec, rget, hist = plan.blocks, self.sig, self.rec, self.rget, self.hist
+        live = self.live
         t0, step, ck_state, ck_n, cur, n = self.t0, self.step, self.ck_state, self.ck_n, self.cur, self.n
         phase = "output"
         try:
@@ -643,6 +670,8 @@ class _Run:
                     rec[n] = sig
                 elif rget:
                     rec[n] = rget(sig)
+                if live is not None:
+                    live.rows = n + 1  # the live view's only cost in the loop
                 if n == N:
                     break
                 phase = "update"

@@ -18,6 +18,7 @@ from blocks.sources import Constant, Ramp, Sine, Step, Table
 from blocks.udp import UdpReceive, UdpSend
 from mbsfmu.runner import BlockError, BlockRunError, Diagram, DiagramError, SSPError, import_ssp
 from mbsfmu.runner.diagram import AlgebraicLoopError
+from mbsfmu.runner.live import LiveView
 
 MODELS = pathlib.Path(__file__).resolve().parents[2] / "models"
 
@@ -113,7 +114,42 @@ DIAGRAM_CASES = [
     ("block fails during the run", lambda: _failing().run(1.0), BlockRunError,
      r"f at t=0.3.*ValueError: sensor disconnected"),
     ("non-finite output", lambda: _non_finite().run(1.0), BlockRunError, r"f at t=0.5.*y"),
+    ("live option", lambda: wired().run(1.0, live="yes"), DiagramError,
+     r"live must be True, False or a LiveView\(...\), not 'yes'"),
+    ("live port negative", lambda: LiveView(port=-1), DiagramError,
+     r"LiveView port must be an integer in \[0, 65535\], not -1"),
+    ("live port text", lambda: LiveView(port="8080"), DiagramError,
+     r"LiveView port must be an integer .* not '8080'"),
+    ("live port fraction", lambda: LiveView(port=80.5), DiagramError,
+     r"LiveView port must be an integer .* not 80.5"),
+    ("live window zero", lambda: LiveView(window=0), DiagramError,
+     r"LiveView window must be a number in \[1e-06, 1e\+09\], not 0"),
+    ("live rate too high", lambda: LiveView(rate=1000), DiagramError,
+     r"LiveView rate must be a number in \[0.1, 120\], not 1000"),
+    ("live columns nan", lambda: LiveView(columns=math.nan), DiagramError,
+     r"LiveView columns must be an integer .* not nan"),
+    ("live signals empty", lambda: LiveView(signals=[]), DiagramError,
+     r"LiveView signals must be a non-empty list of 'block.port' names, not \[\]"),
+    ("live signals not names", lambda: LiveView(signals=[1]), DiagramError,
+     r"LiveView signals must be .* not \[1\]"),
+    ("live signal unknown", lambda: wired().run(1.0, live=LiveView(signals=["g.yy"])), DiagramError,
+     r"LiveView signal 'g.yy' is not recorded \(did you mean g.y\?\); recorded: c.y, g.y"),
+    ("live signal not recorded", lambda: wired().run(1.0, record=["c.y"],
+                                                     live=LiveView(signals=["g.y"])),
+     DiagramError,
+     r"LiveView signal .g.y. is not recorded .*; recorded: c.y; a live signal must be one of record="),
+    ("live port in use", lambda: _port_in_use(), DiagramError,
+     r"LiveView cannot listen on 127.0.0.1:\d+: Address already in use"),
 ]
+
+
+def _port_in_use():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        wired().run(1.0, live=LiveView(port=s.getsockname()[1]))
 
 
 def _algebraic_loop():
