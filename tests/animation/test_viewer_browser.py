@@ -6,12 +6,11 @@ positions (also a natural-coordinate model's point where its coordinates put it)
 advances the time.  Screenshots stay in the test's tmp_path."""
 
 import contextlib
-import os
 import pathlib
-import shutil
 
 import numpy as np
 import pytest
+from browser_support import launch, playwright_client, skip_without_browser
 from double_pendulum_kinematics import closed_form
 from PIL import Image
 
@@ -19,7 +18,6 @@ import mbsfmu
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DP = str(ROOT / "models" / "double_pendulum.py")
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 #: the marker's colour (a colour the page draws nowhere else) and how close a pixel must be to it
 MARK_RGB, MARK_TOL = np.array([255, 0, 255]), 40
 #: how far the marker's centre may lie from the projected point [px]: antialiased edges and a
@@ -27,14 +25,8 @@ MARK_RGB, MARK_TOL = np.array([255, 0, 255]), 40
 PIXEL_TOL = 0.3
 VIEWPORT = {"width": 800, "height": 600}
 
-#: MBSFMU_REQUIRE_BROWSER=1 (CI with the browser installed by ci/browser_deps): a missing browser
-#: or client fails these tests instead of skipping them
-REQUIRED = os.environ.get("MBSFMU_REQUIRE_BROWSER") == "1"
-if not REQUIRED:
-    pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (test extra)")
-    pytestmark = pytest.mark.skipif(not pathlib.Path(CHROMIUM).exists(),
-                                    reason="the browser test needs Debian's chromium (ci/browser_deps)")
-from playwright import sync_api as playwright_api  # noqa: E402
+pytestmark = skip_without_browser()
+playwright_api = playwright_client()
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +51,7 @@ def page(dp, tmp_path):
 def opened(path):
     """The page at ``path`` in headless Chromium, offline (see :func:`page`)."""
     with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM,
-                                    args=["--use-angle=swiftshader", "--enable-unsafe-swiftshader"])
+        browser = launch(p)
         try:
             ctx = browser.new_context(offline=True, viewport=VIEWPORT, device_scale_factor=1)
             outside = []

@@ -6,21 +6,17 @@ numbers its table shows) equal the runner's last recorded row exactly.  Cursor, 
 on the page.  Screenshots stay in the test's tmp_path."""
 
 import math
-import pathlib
-import shutil
 import threading
 import time
 
 import pytest
+from browser_support import launch, playwright_client, skip_without_browser
 
 from mbsfmu.runner import Block, Diagram
 from mbsfmu.runner.live import LiveView
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-playwright_api = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright")
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not pathlib.Path(CHROMIUM).exists(),
-    reason="the browser test needs Debian's chromium (apt-get install chromium)")]
+pytestmark = [pytest.mark.slow, *skip_without_browser()]
+playwright_api = playwright_client()
 
 
 class Plant(Block):
@@ -47,8 +43,7 @@ def test_the_page_follows_a_5_s_run_and_ends_with_the_runners_last_values(tmp_pa
     out = {}
     run = threading.Thread(target=lambda: out.update(res=d.run(5.0, realtime=True, live=view)))
     with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM,
-                                    args=["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        browser = launch(p, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
         try:
             page = browser.new_page(viewport={"width": 1000, "height": 700})
             messages, requests = [], []

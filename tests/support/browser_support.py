@@ -1,0 +1,45 @@
+"""The real browser of the browser tests (3D viewer, live scope): Debian's Chromium, headless,
+driven by Playwright's Python client (the test extra) at /usr/bin/chromium; Playwright's own
+browser download is never used.
+
+``ci/test`` installs the browser (``ci/browser_deps``); in CI it also sets
+MBSFMU_REQUIRE_BROWSER=1, and then a missing browser or client fails these tests instead of
+skipping them, so that they cannot silently vanish.
+"""
+
+import os
+import pathlib
+import shutil
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+#: a missing browser fails instead of skipping (CI)
+REQUIRED = os.environ.get("MBSFMU_REQUIRE_BROWSER") == "1"
+#: software WebGL (no GPU here), and none of Chromium's own background connections
+FLAGS = ["--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def skip_without_browser() -> list:
+    """The marks of a browser test module: skip with the reason when Chromium is missing,
+    unless REQUIRED."""
+    if REQUIRED:
+        return []
+    return [pytest.mark.skipif(not pathlib.Path(CHROMIUM).exists(),
+                               reason="the browser test needs Debian's chromium (ci/browser_deps)")]
+
+
+def playwright_client():
+    """``playwright.sync_api``; where it is missing the calling test module is skipped with the
+    reason, unless REQUIRED (then the ImportError fails it)."""
+    if REQUIRED:
+        import playwright.sync_api
+
+        return playwright.sync_api
+    return pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (test extra)")
+
+
+def launch(playwright, *args: str):
+    """Headless Chromium started by ``playwright`` (a sync_playwright() context)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=[*FLAGS, *args])
