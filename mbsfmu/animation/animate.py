@@ -97,6 +97,21 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
     return anim
 
 
+def frame_samples(t, fps: float) -> np.ndarray:
+    """The indices of the samples of ``t`` (increasing, evenly spaced as a diagram's grid) drawn at
+    ``fps`` frames per second: every k-th sample with k = max(1, round(1 / (fps dt))) for the
+    median spacing dt, so the frames are dt k apart, and the last sample too (the end of the
+    run is always shown)."""
+    t = np.asarray(t, dtype=float)
+    n = len(t)
+    if n < 2:
+        return np.arange(n)
+    dt = float(np.median(np.diff(t)))
+    k = max(1, round(1.0 / (fps * dt))) if dt > 0 else 1
+    idx = np.arange(0, n, k)
+    return idx if idx[-1] == n - 1 else np.append(idx, n - 1)
+
+
 def check_options(path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
                   size: float = 5.0, samples: int | None = None, player: str = "3d",
                   viewer_extras: bool = False) -> None:

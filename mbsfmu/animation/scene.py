@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import ModelError
+from ..equations.derive import derive
 from ..model.lagrangian import LagrangianSystem
 from ..model.multibody import System
 
@@ -101,22 +102,122 @@ class Scene:
         return (lo + hi) / 2, half if half > 0 else 1.0
 
 
+@dataclass(frozen=True)
+class Shape:
+    """A shape of :meth:`System.visual` as drawn: at the frame ``frame`` (index into the
+    layout's frame names), its visual's ``size`` values and ``color``."""
+
+    name: str
+    shape: str
+    size: tuple
+    color: str
+    frame: int
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a model draws, before any motion: the frames (a natural-coordinate model's points),
+    the candidate stick segments (a frame's origin joined to its reference frame's; those that
+    keep zero length over a motion are left out by :func:`scene_of`), the lines always drawn
+    (flexible bodies, natural elements), the shapes and the direction shown upwards.  A model's
+    layout is :func:`layout_of`; it travels with an FMU as JSON (:mod:`.model_view`)."""
+
+    title: str
+    frame_names: list
+    segments: list          # Polyline (ref, frame) pairs
+    lines: list             # Polyline
+    shapes: list            # Shape
+    up: tuple = (0.0, 0.0, 1.0)
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "frames": list(self.frame_names),
+                "segments": [[p.name, list(p.frames), p.color] for p in self.segments],
+                "lines": [[p.name, list(p.frames), p.color] for p in self.lines],
+                "shapes": [[s.name, s.shape, list(s.size), s.color, s.frame] for s in self.shapes],
+                "up": list(self.up)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Layout:
+        """The layout of :meth:`to_dict`; a KeyError, TypeError or ValueError where ``d`` is
+        malformed (the caller names the file)."""
+        frames = [str(n) for n in d["frames"]]
+
+        def lines(rows):
+            out = []
+            for name, idx, color in rows:
+                idx = tuple(int(i) for i in idx)
+                if any(not 0 <= i < len(frames) for i in idx):
+                    raise ValueError(f"line {name!r} refers to a frame that does not exist")
+                out.append(Polyline(str(name), idx, str(color)))
+            return out
+
+        shapes = [Shape(str(n), str(sh), tuple(float(x) for x in size), str(c), int(k))
+                  for n, sh, size, c, k in d["shapes"]]
+        for s in shapes:
+            if s.shape not in SHAPES or not 0 <= s.frame < len(frames):
+                raise ValueError(f"shape {s.name!r}: unknown shape {s.shape!r} or frame {s.frame}")
+        return cls(str(d["title"]), frames, lines(d["segments"]), lines(d["lines"]), shapes,
+                   tuple(float(c) for c in d["up"]))
+
+
+def layout_of(system) -> Layout:
+    """The :class:`Layout` of ``system`` (see the module docstring)."""
+    check_drawable(system)
+    if isinstance(system, LagrangianSystem):
+        _, names, lines = _natural_points(system)
+        up = (0.0, 1.0, 0.0) if system.dim == 2 else (0.0, 0.0, 1.0)
+        return Layout(system.title, names, [], lines, [], up)
+    names = list(system.frames)
+    index = {n: i for i, n in enumerate(names)}
+    colors = _body_colors(system)
+    shapes = [_shape(system, v, index, colors) for v in system.visuals.values() if v.shape != "line"]
+    return Layout(system.title, names, _stick_segments(system, names, index, colors),
+                  _flexible_lines(system, index, colors), shapes)
+
+
+def pose_expressions(system) -> list:
+    """The symbolic pose of every frame of :func:`layout_of`'s ``frame_names``, 12 expressions a
+    frame: the origin r_K (ISYS components, seed 002 eq. 3) and the rotation S_K row by row (a
+    natural-coordinate model's point: its coordinates, 0 for z of a planar one, and the
+    identity), in the coordinates, time, time parameters, inputs and constants."""
+    if isinstance(system, LagrangianSystem):
+        exprs = _natural_points(system)[0]
+        eye = (1, 0, 0, 0, 1, 0, 0, 0, 1)
+        return [x for p in exprs for x in (*p, *([0] * (3 - len(p))), *eye)]
+    kin = derive(system).kinematics
+    return [x for n in system.frames for x in (*kin[n].r, *kin[n].S)]
+
+
 def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scene:
     """The scene of ``system`` along the trajectory Y (f, samples) at times t, with the parameter
     values bound in ``numeric`` (a :class:`NumericModel`) and inputs U (default its inputs)."""
-    check_drawable(system)
-    if isinstance(system, LagrangianSystem):
-        return _natural_scene(system, numeric, t, Y, U, title)
-    names = list(system.frames)
+    layout = layout_of(system)
     t = np.atleast_1d(np.asarray(t, dtype=float))
-    points, rotations = numeric.pose_series(names, t, Y, U)
-    index = {n: i for i, n in enumerate(names)}
-    colors = _body_colors(system)
-    lines = _stick_lines(system, names, index, points, colors)
-    lines += _flexible_lines(system, index, colors)
-    wires = [_wire(system, v, index, points, rotations, colors) for v in system.visuals.values()
-             if v.shape != "line"]
-    return Scene(title or system.title, t, names, points, rotations, lines, wires)
+    if isinstance(system, LagrangianSystem):
+        exprs = _natural_points(system)[0]
+        dim = system.dim
+        vals = numeric.configuration_series("natural_points", lambda: [c for p in exprs for c in p],
+                                            t, Y, U)
+        n = len(t)
+        points = np.zeros((n, len(exprs), 3))
+        points[:, :, :dim] = np.moveaxis(vals.reshape(len(exprs), dim, n), -1, 0)
+        rotations = np.broadcast_to(np.eye(3), (n, len(exprs), 3, 3)).copy()
+    else:
+        points, rotations = numeric.pose_series(layout.frame_names, t, Y, U)
+    return scene_of(layout, t, points, rotations, title)
+
+
+def scene_of(layout: Layout, t, points, rotations, title: str | None = None) -> Scene:
+    """The :class:`Scene` of ``layout`` with the frames' origins ``points`` (samples, frames, 3)
+    and rotations (samples, frames, 3, 3) at the times ``t``: the stick segments that move
+    apart at some sample, the lines, each shape's wire at its frame's pose."""
+    scale = max(float(np.max(np.abs(points))), 1.0) if points.size else 1.0
+    lines = [seg for seg in layout.segments
+             if np.max(np.linalg.norm(points[:, seg.frames[1]] - points[:, seg.frames[0]], axis=-1))
+             > 1e-12 * scale]  # a zero-length segment (two frames at one point) is left out
+    wires = [_wire(s, points, rotations) for s in layout.shapes]
+    return Scene(title or layout.title, np.asarray(t, dtype=float), list(layout.frame_names), points,
+                 rotations, lines + list(layout.lines), wires, tuple(layout.up))
 
 
 def check_drawable(system) -> None:
@@ -162,20 +263,6 @@ def _natural_points(system):
     return exprs, names, lines
 
 
-def _natural_scene(system, numeric, t, Y, U, title) -> Scene:
-    """The scene of a natural-coordinate model (see the module docstring)."""
-    t = np.atleast_1d(np.asarray(t, dtype=float))
-    exprs, names, lines = _natural_points(system)
-    dim = system.dim
-    vals = numeric.configuration_series("natural_points", lambda: [c for p in exprs for c in p], t, Y, U)
-    n = len(t)
-    points = np.zeros((n, len(exprs), 3))
-    points[:, :, :dim] = np.moveaxis(vals.reshape(len(exprs), dim, n), -1, 0)
-    rotations = np.broadcast_to(np.eye(3), (n, len(exprs), 3, 3)).copy()
-    up = (0.0, 1.0, 0.0) if dim == 2 else (0.0, 0.0, 1.0)
-    return Scene(title or system.title, t, names, points, rotations, lines, [], up)
-
-
 def _body_colors(system) -> dict[str, str]:
     """Each body's and flexible body's colour: its visual's, else the next of matplotlib's
     default cycle C0, C1, ..."""
@@ -198,20 +285,16 @@ def _owner(system, frame: str) -> str:
     return ""
 
 
-def _stick_lines(system, names, index, points, colors) -> list[Polyline]:
+def _stick_segments(system, names, index, colors) -> list[Polyline]:
     primary = {b.frame for b in system.bodies.values()}
-    scale = max(float(np.max(np.abs(points))), 1.0)
-    lines = []
+    segments = []
     for name in names:
         ref = system.frames[name].ref
         if ref is None:
             continue
-        i, j = index[ref], index[name]
-        if np.max(np.linalg.norm(points[:, j] - points[:, i], axis=-1)) <= 1e-12 * scale:
-            continue  # a zero-length segment: two frames at one point
         owner = _owner(system, ref if name in primary else name)
-        lines.append(Polyline(owner, (i, j), colors.get(owner, GROUND_COLOR)))
-    return lines
+        segments.append(Polyline(owner, (index[ref], index[name]), colors.get(owner, GROUND_COLOR)))
+    return segments
 
 
 def _flexible_lines(system, index, colors) -> list[Polyline]:
@@ -229,16 +312,21 @@ def _flexible_lines(system, index, colors) -> list[Polyline]:
     return lines
 
 
-def _wire(system, visual, index, points, rotations, colors) -> Wire:
-    """A shape's local edge points p (NaN rows between edges) mapped to r_K + S_K p at every
-    sample; a body's shape sits at its cg frame."""
+def _shape(system, visual, index, colors) -> Shape:
+    """A visual's shape; a body's shape sits at its cg frame."""
     body = system.bodies.get(visual.name)
     frame = body.cg_frame if body is not None else visual.name
-    k = index[frame]
-    local = SHAPES[visual.shape](*visual.size)
-    world = points[:, k, None, :] + np.einsum("nij,mj->nmi", rotations[:, k], local)
     color = visual.color or colors.get(visual.name) or colors.get(_owner(system, frame), GROUND_COLOR)
-    return Wire(visual.name, visual.shape, world, color, k, tuple(float(x) for x in visual.size))
+    return Shape(visual.name, visual.shape, tuple(float(x) for x in visual.size), color, index[frame])
+
+
+def _wire(shape: Shape, points, rotations) -> Wire:
+    """A shape's local edge points p (NaN rows between edges) mapped to r_K + S_K p at every
+    sample."""
+    k = shape.frame
+    local = SHAPES[shape.shape](*shape.size)
+    world = points[:, k, None, :] + np.einsum("nij,mj->nmi", rotations[:, k], local)
+    return Wire(shape.name, shape.shape, world, shape.color, k, shape.size)
 
 
 _BREAK = np.full((1, 3), np.nan)

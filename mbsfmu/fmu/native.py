@@ -9,7 +9,9 @@ formulations, integrators, parameter rules, linear algebra), the version-free FM
 ``sources/`` folder with the generated header ``fmu_interfaces.h`` (which interfaces the FMU
 declares; :mod:`.fmi_options`) and, in FMI 3.0, ``buildDescription.xml``; it compiles them into
 ``binaries/linux64/<modelIdentifier>.so`` (FMI 2.0) or ``binaries/x86_64-linux/`` (FMI 3.0), no
-libpython, and writes ``modelDescription.xml`` (:mod:`.model_description`).  The FMU's variables
+libpython, and writes ``modelDescription.xml`` (:mod:`.model_description`) and, for a model
+with something to draw, ``resources/mbsfmu_viewer.json``: its frames, shapes and the program of
+its poses, which the runner's results draw (:mod:`mbsfmu.animation.model_view`).  The FMU's variables
 and value references are those of :func:`~mbsfmu.codegen.fmu_variables.fmu_variables`, with what
 each version and interface adds (:mod:`.declared_variables`).  :func:`native_fmu_parts` makes
 everything but the binary, :func:`write_fmu` is the one place that writes an FMU archive.
@@ -41,8 +43,9 @@ import tempfile
 import uuid
 import weakref
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..animation.model_view import view_resources
 from ..codegen.c_model import MODEL_FILES, MODEL_HEADER, model_sources
 from ..codegen.c_source import sizes
 from ..codegen.compile import CompileError, compile_objects, find_compiler, run_compiler
@@ -126,6 +129,7 @@ class NativeFmuParts:
     generated: dict              # files of sources/ written for this model: name -> text
     runtime: tuple               # files of sources/ copied from mbsfmu/runtime
     compiled: tuple              # the files of sources/ compiled into the binary
+    resources: dict = field(default_factory=dict)  # files of resources/: archive name -> text
 
     @property
     def binary(self) -> str:
@@ -185,7 +189,7 @@ def native_fmu_parts(model, formulation: str | None = None, method: str = DEFAUL
     if fmi_version == 3:
         generated[BUILD_DESCRIPTION] = build_description(ident, compiled)
     return NativeFmuParts(system.name, ident, guid, fmi_version, interface, description, generated,
-                          runtime_files(fmi_version), compiled)
+                          runtime_files(fmi_version), compiled, view_resources(system))
 
 
 #: the generated C of a model's equations per build options, while the equations live: the FMUs
@@ -218,7 +222,8 @@ def write_sources(parts: NativeFmuParts, folder: pathlib.Path) -> None:
 def write_fmu(out_path: pathlib.Path, parts: NativeFmuParts, binary: pathlib.Path,
               sources: pathlib.Path, documentation: dict | None = None) -> None:
     """Write the FMU archive at ``out_path`` (replaced whole, never left half written): the model
-    description, the ``binary``, the files of the folder ``sources`` and ``documentation``
+    description, the ``binary``, the files of the folder ``sources``, the parts' resources (the
+    model's view, :mod:`mbsfmu.animation.model_view`) and ``documentation``
     (archive name -> bytes: the model's reference result, :func:`.documentation_files`)."""
     tmp_fmu = out_path.with_name(out_path.name + ".tmp")
     with zipfile.ZipFile(tmp_fmu, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -226,7 +231,7 @@ def write_fmu(out_path: pathlib.Path, parts: NativeFmuParts, binary: pathlib.Pat
         zf.write(binary, parts.binary)
         for f in sorted(sources.iterdir()):
             zf.write(f, f"sources/{f.name}")
-        for name, data in (documentation or {}).items():
+        for name, data in {**parts.resources, **(documentation or {})}.items():
             zf.writestr(name, data)
     tmp_fmu.replace(out_path)
 

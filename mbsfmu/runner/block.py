@@ -117,6 +117,13 @@ class Block:
         """Restore a snapshot taken by :meth:`get_state`."""
         vars(self).update(copy.deepcopy(state))
 
+    def view(self):
+        """What the 3D viewer can draw of this block: None (nothing: every block but the FMU
+        block), a :class:`~mbsfmu.animation.model_view.ModelView` and the values of the model's
+        constants the block sets (name -> value), or a text saying why a model block has none.
+        A run's result keeps them (:meth:`mbsfmu.runner.result.Result.animate`)."""
+        return None
+
 
 class SISO(Block):
     """A single-input single-output block: input ``u``, output ``y``."""

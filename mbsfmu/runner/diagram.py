@@ -506,6 +506,8 @@ class Diagram:
         pending = None
         try:
             run = _Run(plan, N, self.t0, self.step, rec_cols, pacer, check_finite, live)
+            run.views = {name: v for name, b in zip(plan.names, plan.blocks)
+                         if (v := b.view()) is not None}  # what the result can draw
             if live is not None:
                 live.start(run.rec)
             if pacer is not None:
@@ -528,7 +530,7 @@ class Diagram:
         run.finish_stats()
         if live is not None:
             run.stats["live"] = counts
-        return Result(self.t0 + self.step * np.arange(N + 1), rec_names, run.rec, run.stats)
+        return Result(self.t0 + self.step * np.arange(N + 1), rec_names, run.rec, run.stats, run.views)
 
     @staticmethod
     def _error(exc: Exception, phase: str, cur, n: int, t: float, plan: _Plan) -> Exception:
@@ -603,6 +605,7 @@ class _Run:
         self.stats = {"steps": N, "points": N + 1, "wall_time": float("nan"), "loop_iterations": 0,
                       "rollback": False, "realtime": pacer is not None}
         self.started: list[Block] = []
+        self.views: dict = {}
         self.phase, self.cur, self.n = "start", 0, 0
         self.ck_state = self.hist = None
         self.ck_n = 0
@@ -703,7 +706,7 @@ class _Run:
         self.finish_stats()
         phase, n, step = self.phase, self.n, self.step
         rows = 0 if phase == "start" else n + 1 if phase in ("update", "snapshot") else n
-        res = Result(self.t0 + step * np.arange(rows), rec_names, self.rec[:rows], self.stats)
+        res = Result(self.t0 + step * np.arange(rows), rec_names, self.rec[:rows], self.stats, self.views)
         err = Diagram._error(exc, phase, self.cur, n, self.t0 + n * step, self.plan)
         err.result = res
         if phase == "update" and self.ck_state is not None:

@@ -48,6 +48,8 @@ import shutil
 import tempfile
 import weakref
 
+from ..animation.model_view import read_view
+from ..core.errors import ModelError
 from .block import Block, BlockError
 from .fmi_access import INTERFACES, VERSIONS, access, open_instance, status_name
 from .me_integration import MeIntegration, integrator_settings
@@ -194,6 +196,7 @@ class FMU(Block):
         self._failed = False
         self._fatal = False
         self._initialized = False
+        self._view = None  # the model's view, read on the first view()
 
     # ---- description ------------------------------------------------------------------------
 
@@ -288,6 +291,19 @@ class FMU(Block):
 
     def feedthrough(self):
         return dict(self._feedthrough)
+
+    def view(self):
+        """The view the FMU carries (``resources/mbsfmu_viewer.json``, written by
+        ``mbsfmu.build_fmu`` for a model with something to draw) and the block's parameters that
+        are the model's constants; or why there is none (see :meth:`Block.view`)."""
+        if self._view is None:
+            try:
+                view = read_view(self.path)
+            except ModelError as exc:
+                self._view = str(exc)
+            else:
+                self._view = (view, {k: v for k, v in self.parameters.items() if k in view.constants})
+        return self._view
 
     @property
     def can_get_state(self) -> bool:

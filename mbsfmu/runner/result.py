@@ -15,7 +15,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..animation.animate import Animation, check_options, check_viewer_frames, frame_samples
 from ..core.errors import deprecated
+from .scheduling import DiagramError
+
+#: frames per second :meth:`Result.animate` draws by default (a 1 kHz run: every 10th row)
+ANIMATION_FPS = 100.0
 
 
 class Result:
@@ -25,12 +30,15 @@ class Result:
     points (``res["time"]`` is ``t``); ``columns``: ``time`` and the recorded signals in column
     order; ``values``: the ``(len(t), len(columns) - 1)`` array of the signals; ``stats``: run
     statistics (``steps``, ``wall_time`` [s], ``loop_iterations``, ``rollback``, and with
-    ``realtime=True`` the real-time statistics of :mod:`mbsfmu.runner.realtime`).
+    ``realtime=True`` the real-time statistics of :mod:`mbsfmu.runner.realtime`); ``views``:
+    what the blocks of the run can draw (block name -> :meth:`~mbsfmu.runner.block.Block.view`),
+    which :meth:`animate` draws.
     """
 
     def __init__(self, t: np.ndarray, signals: Sequence[str], values: np.ndarray,
-                 stats: dict | None = None):
+                 stats: dict | None = None, views: dict | None = None):
         self.t = np.asarray(t, dtype=float)
+        self.views = dict(views or {})
         self._signals = tuple(signals)
         self.values = np.asarray(values, dtype=float).reshape(len(self.t), len(self._signals))
         self.stats = dict(stats or {})
@@ -118,3 +126,71 @@ class Result:
         if path is not None:
             fig.savefig(path, format="png", dpi=100)
         return fig
+
+    def animate(self, path=None, block: str | None = None, fps: float = ANIMATION_FPS, traces=(),
+                axes=()) -> Animation:
+        """The 3D animation of the model inside the FMU block ``block`` (default: the one block of
+        the run whose FMU carries its view, ``resources/mbsfmu_viewer.json``, which
+        ``mbsfmu.build_fmu`` writes for a model), drawn from the recorded coordinates
+        ``<block>.<coordinate>`` with the model's constants as the block set them; written to
+        ``path`` (``.html``: the interactive 3D viewer, or ``.gif``) when given.
+
+        ``fps``: frames per second drawn (default :data:`ANIMATION_FPS`): every k-th row with
+        k = round(1 / (fps step)), and the last row (:func:`~mbsfmu.animation.animate.
+        frame_samples`); the page plays in real time.  ``traces``, ``axes``: frame names whose
+        origin's path, or whose x, y, z axes, the 3D viewer draws.  A DiagramError names a block
+        that does not exist or has no view, several candidates, or a signal the run did not
+        record (and how to record it)."""
+        check_options(path, fps, viewer_extras=bool(traces or axes))
+        name, view, params = self._view(block)
+        Y = np.array([self._view_signal(name, c, "coordinate") for c in view.coordinates])
+        U = None
+        if view.uses_inputs:
+            U = np.array([self._view_signal(name, u, "input") if u in view.uses_inputs
+                          else np.full(len(self.t), d) for u, d in view.inputs.items()])
+        keep = frame_samples(self.t, fps)
+        check_options(path, fps, samples=len(keep))
+        t = self.t[keep]
+        scene = view.scene(t, Y[:, keep], params, None if U is None else U[:, keep],
+                           title=f"{name}: {view.layout.title}")
+        check_viewer_frames(scene.frame_names, traces, axes)
+        playback = (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else float(fps)
+        anim = Animation(scene, min(playback, float(fps)), traces, axes)
+        if path is not None:
+            anim.write(path)
+        return anim
+
+    def _view(self, block):
+        """(name, ModelView, constants) of the block to draw (see :meth:`animate`)."""
+        drawable = {n: v for n, v in self.views.items() if not isinstance(v, str)}
+        missing = {n: v for n, v in self.views.items() if isinstance(v, str)}
+        if block is None:
+            if len(drawable) == 1:
+                block = next(iter(drawable))
+            elif drawable:
+                raise DiagramError(f"animate: {len(drawable)} blocks of this run carry a 3D view "
+                                   f"({', '.join(drawable)}); choose one with block=")
+            else:
+                why = "; ".join(f"{n}: {v}" for n, v in missing.items())
+                raise DiagramError("animate: no block of this run carries a 3D view (an FMU block of "
+                                   "a native FMU built by mbsfmu.build_fmu from a model does)"
+                                   + (f"; {why}" if why else ""))
+        if block in missing:
+            raise DiagramError(f"animate: block {block!r} has no 3D view: {missing[block]}")
+        if block not in drawable:
+            known = ", ".join(drawable) or "none"
+            raise DiagramError(f"animate: no block {block!r} with a 3D view in this run (blocks with "
+                               f"one: {known})")
+        view, params = drawable[block]
+        return block, view, params
+
+    def _view_signal(self, block, name, what):
+        signal = f"{block}.{name}"
+        if signal not in self._column:
+            raise DiagramError(
+                f"animate: the run did not record {signal!r}, the {what} {name!r} of the model in "
+                f"{block!r}; record it: Diagram.run(..., record=[..., {signal!r}]) (or "
+                f"record=[{block!r}] for all of the block's outputs)"
+                + ("; a coordinate is an output of the FMU block unless its outputs= leaves it out"
+                   if what == "coordinate" else ""))
+        return self[signal]

@@ -1,0 +1,184 @@
+"""The view a model carries into its FMU: what the 3D viewer needs to draw the model from
+recorded coordinates alone, without the model file, sympy's derivation or the C engine.
+
+A native FMU built from a model (:func:`mbsfmu.fmu.native.build_native_fmu`) holds
+:data:`RESOURCE`, one JSON document (:data:`FORMAT`, version :data:`VERSION`) with
+
+* ``layout``: the frames (a natural-coordinate model's points), stick segments, lines and
+  shapes of ``System.visual`` (:class:`~mbsfmu.animation.scene.Layout`);
+* ``coordinates``, ``constants`` (name -> the model's value), ``inputs`` (name -> default):
+  the names the pose depends on; the coordinates and constants are the FMU's variables of the
+  same names;
+* ``program``: the pose of every frame, 12 values a frame (r_K, S_K row by row; seed 002
+  eq. 3), as an expression program (:mod:`mbsfmu.codegen.expression_program`) over the
+  intermediate variables of the model's kinematics, with the time parameters computed from t
+  first; or ``unavailable``: why the model's pose could not be written (a time parameter given
+  as a Python function, an operation the program does not know).
+
+Why the pose is carried as expressions and not the model: an FMU is often built from a
+``System`` made in Python, which has no file to carry; re-deriving a model costs seconds of
+sympy; and running a model file found in an archive would run whatever code it holds.  The
+program is data: read without ``eval``, checked before use, evaluated by numpy over a whole
+time series at once.  It is the same symbolic kinematics that ``NumericModel.pose_series``
+evaluates (the tests compare both).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import zipfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..codegen.expression_program import ProgramError, check_program, evaluate, program
+from ..core.checks import finite_number
+from ..core.errors import ModelError, ParameterError
+from ..equations.derive import derive
+from ..equations.python_source import argument_symbols
+from .scene import Layout, Scene, layout_of, pose_expressions, scene_of
+
+#: where an FMU carries its view (a path inside the archive)
+RESOURCE = "resources/mbsfmu_viewer.json"
+FORMAT = "mbsfmu-viewer"
+VERSION = 1
+
+
+@dataclass
+class ModelView:
+    """A model's :class:`Layout` and the program of its frames' poses (module docstring)."""
+
+    model: str
+    layout: Layout
+    coordinates: list
+    constants: dict                 # name -> the model's value (None: none given)
+    inputs: dict                    # name -> default
+    program: dict | None = None
+    unavailable: str | None = None  # why there is no program
+    uses_inputs: list = field(default_factory=list)
+
+    @classmethod
+    def from_model(cls, system) -> ModelView:
+        """The view of ``system`` (a ModelError if it has nothing to draw)."""
+        layout = layout_of(system)
+        args = dict(argument_symbols(system))
+        constants = {c.name: (None if c.value is None else float(c.value))
+                     for c in system.constants_.values()}
+        inputs = {u.name: float(u.default) for u in system.inputs.values()}
+        view = cls(system.name, layout, list(system.coordinates_), constants, inputs)
+        lines = []
+        for p in system.time_parameters.values():
+            if p.expressions is None:
+                view.unavailable = (f"time parameter {p.name!r} of model {system.name!r} is a Python "
+                                    "function, which the FMU cannot carry")
+                return view
+            lines += list(zip((p.symbol, p.velocity, p.acceleration), p.expressions))
+        try:
+            view.program = program(derive(system).intermediates, pose_expressions(system),
+                                   {"t": [system.t], "y": args["y"], "prm": args["prm"], "u": args["u"]},
+                                   tuple(lines))
+        except ProgramError as exc:
+            view.program, view.unavailable = None, f"the pose of model {system.name!r}: {exc}"
+        view.uses_inputs = _inputs_read(view.program, list(inputs)) if view.program else []
+        return view
+
+    def to_json(self) -> str:
+        return json.dumps({"format": FORMAT, "version": VERSION, "model": self.model,
+                           "layout": self.layout.to_dict(), "coordinates": self.coordinates,
+                           "constants": self.constants, "inputs": self.inputs,
+                           "program": self.program, "unavailable": self.unavailable},
+                          separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text, where: str = "the view") -> ModelView:
+        """The view written by :meth:`to_json`; a ModelError names ``where`` and what is wrong."""
+        try:
+            d = json.loads(text)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ModelError(f"{where} is not JSON: {exc}") from None
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise ModelError(f"{where} is not an mbsfmu viewer file (format {FORMAT!r})")
+        if d.get("version") != VERSION:
+            raise ModelError(f"{where} has version {d.get('version')!r}; this mbsfmu reads version "
+                             f"{VERSION} (rebuild the FMU with this mbsfmu)")
+        try:
+            layout = Layout.from_dict(d["layout"])
+            view = cls(str(d["model"]), layout, [str(c) for c in d["coordinates"]],
+                       {str(k): (None if v is None else float(v)) for k, v in d["constants"].items()},
+                       {str(k): float(v) for k, v in d["inputs"].items()}, d["program"],
+                       d.get("unavailable"))
+            if view.program is not None:
+                check_program(view.program)
+                arguments = view.program["arguments"]
+                if [len(arguments[a]) for a in ("y", "prm", "u")] != \
+                        [len(view.coordinates), len(view.constants), len(view.inputs)]:
+                    raise ValueError("the program's arguments do not match the coordinates, "
+                                     "constants and inputs")
+                if len(view.program["outputs"]) != 12 * len(layout.frame_names):
+                    raise ValueError("the program does not give 12 values for every frame")
+                view.uses_inputs = _inputs_read(view.program, list(view.inputs))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # ProgramError is a ValueError
+            raise ModelError(f"{where} is malformed: {type(exc).__name__}: {exc}") from None
+        return view
+
+    def poses(self, t, Y, params=None, U=None) -> tuple[np.ndarray, np.ndarray]:
+        """Origins (n, frames, 3) and rotations (n, frames, 3, 3) of the layout's frames at the
+        times t (n,) and coordinates Y (coordinates, n), with the model's constant values
+        updated by ``params`` (name -> value) and the inputs U (inputs, n; default their
+        defaults)."""
+        if self.program is None:
+            raise ModelError(f"the view of {self.model!r} holds no pose: {self.unavailable}")
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        n = len(t)
+        Y = np.asarray(Y, dtype=float).reshape(len(self.coordinates), n)
+        values = dict(self.constants)
+        for k, v in (params or {}).items():
+            if k not in values:
+                raise ParameterError(f"{self.model}: unknown constant {k!r} (constants: "
+                                     f"{', '.join(self.constants) or 'none'})")
+            values[k] = finite_number(v, f"constant {k!r}")
+        unset = [k for k, v in values.items() if v is None]
+        if unset:
+            raise ParameterError(f"{self.model}: constant(s) {', '.join(unset)} have no value; give them")
+        if U is None:
+            U = [np.full(n, v) for v in self.inputs.values()]
+        out = evaluate(self.program, {"t": t, "y": list(Y), "prm": list(values.values()), "u": list(U)}, n)
+        vals = np.stack(out, axis=-1).reshape(n, -1, 12)
+        return vals[:, :, :3].copy(), vals[:, :, 3:].reshape(n, -1, 3, 3)
+
+    def scene(self, t, Y, params=None, U=None, title: str | None = None) -> Scene:
+        """The :class:`~mbsfmu.animation.scene.Scene` at the times t and coordinates Y."""
+        points, rotations = self.poses(t, Y, params, U)
+        return scene_of(self.layout, t, points, rotations, title)
+
+
+def _inputs_read(prog, names) -> list:
+    """The inputs (names) that the pose program reads."""
+    text = json.dumps(prog["outputs"]) + json.dumps(prog["lines"])
+    return [n for i, n in enumerate(names) if f'"u{i}"' in text]
+
+
+def view_resources(system) -> dict[str, str]:
+    """The FMU archive's files that carry ``system``'s view: {RESOURCE: JSON}; none for a model
+    with nothing to draw."""
+    try:
+        view = ModelView.from_model(system)
+    except ModelError:
+        return {}
+    return {RESOURCE: view.to_json()}
+
+
+def read_view(fmu_path) -> ModelView:
+    """The view an FMU carries; a ModelError says why there is none (no such resource: an FMU
+    not built by mbsfmu from a model, or by an mbsfmu before the viewer; unreadable; malformed)."""
+    name = pathlib.Path(fmu_path).name
+    try:
+        with zipfile.ZipFile(fmu_path) as z:
+            if RESOURCE not in z.namelist():
+                raise ModelError(f"{name} carries no {RESOURCE} (only a native FMU built by "
+                                 "mbsfmu.build_fmu from a model carries its view)")
+            text = z.read(RESOURCE)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ModelError(f"cannot read the view of {name}: {exc}") from None
+    return ModelView.from_json(text, f"{RESOURCE} of {name}")
