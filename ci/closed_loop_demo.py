@@ -43,7 +43,8 @@ def lqr_gain(system, period: float):
     return gain.K[0], lin
 
 
-def build_diagram(fmu: pathlib.Path, K):
+def build_diagram(fmu: pathlib.Path, K, parameters=None):
+    """The loop of the module docstring; ``parameters``: of the plant's FMU block."""
     from blocks import FMU, Function, Saturation, Step
     from mbsfmu.runner import Diagram
 
@@ -54,7 +55,7 @@ def build_diagram(fmu: pathlib.Path, K):
 
     d = Diagram(step=STEP)
     d.add("ref", Step(time=REF_TIME, before=0.0, after=REF))
-    d.add("plant", FMU(fmu))
+    d.add("plant", FMU(fmu, parameters=parameters))
     d.add("ctrl", Function(state_feedback, inputs=("r", "x", "theta", "dx", "dtheta"),
                            outputs=("F",), sample_time=CONTROL_PERIOD))
     d.add("sat", Saturation(-F_MAX, F_MAX))

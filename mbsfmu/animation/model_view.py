@@ -6,9 +6,9 @@ A native FMU built from a model (:func:`mbsfmu.fmu.native.build_native_fmu`) hol
 
 * ``layout``: the frames (a natural-coordinate model's points), stick segments, lines and
   shapes of ``System.visual`` (:class:`~mbsfmu.animation.scene.Layout`);
-* ``coordinates``, ``constants`` (name -> the model's value), ``inputs`` (name -> default):
-  the names the pose depends on; the coordinates and constants are the FMU's variables of the
-  same names;
+* ``coordinates`` and ``constants`` (name -> the model's value): the names the pose depends on,
+  which are the FMU's variables of the same names (a frame's placement depends on coordinates,
+  time, time parameters and constants only, never on inputs or velocities);
 * ``program``: the pose of every frame, 12 values a frame (r_K, S_K row by row; seed 002
   eq. 3), as an expression program (:mod:`mbsfmu.codegen.expression_program`) over the
   intermediate variables of the model's kinematics, with the time parameters computed from t
@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import pathlib
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -53,10 +53,8 @@ class ModelView:
     layout: Layout
     coordinates: list
     constants: dict                 # name -> the model's value (None: none given)
-    inputs: dict                    # name -> default
     program: dict | None = None
     unavailable: str | None = None  # why there is no program
-    uses_inputs: list = field(default_factory=list)
 
     @classmethod
     def from_model(cls, system) -> ModelView:
@@ -65,8 +63,7 @@ class ModelView:
         args = dict(argument_symbols(system))
         constants = {c.name: (None if c.value is None else float(c.value))
                      for c in system.constants_.values()}
-        inputs = {u.name: float(u.default) for u in system.inputs.values()}
-        view = cls(system.name, layout, list(system.coordinates_), constants, inputs)
+        view = cls(system.name, layout, list(system.coordinates_), constants)
         lines = []
         for p in system.time_parameters.values():
             if p.expressions is None:
@@ -76,18 +73,16 @@ class ModelView:
             lines += list(zip((p.symbol, p.velocity, p.acceleration), p.expressions))
         try:
             view.program = program(derive(system).intermediates, pose_expressions(system),
-                                   {"t": [system.t], "y": args["y"], "prm": args["prm"], "u": args["u"]},
-                                   tuple(lines))
+                                   {"t": [system.t], "y": args["y"], "prm": args["prm"]}, tuple(lines))
         except ProgramError as exc:
             view.program, view.unavailable = None, f"the pose of model {system.name!r}: {exc}"
-        view.uses_inputs = _inputs_read(view.program, list(inputs)) if view.program else []
         return view
 
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT, "version": VERSION, "model": self.model,
                            "layout": self.layout.to_dict(), "coordinates": self.coordinates,
-                           "constants": self.constants, "inputs": self.inputs,
-                           "program": self.program, "unavailable": self.unavailable},
+                           "constants": self.constants, "program": self.program,
+                           "unavailable": self.unavailable},
                           separators=(",", ":"))
 
     @classmethod
@@ -106,27 +101,22 @@ class ModelView:
             layout = Layout.from_dict(d["layout"])
             view = cls(str(d["model"]), layout, [str(c) for c in d["coordinates"]],
                        {str(k): (None if v is None else float(v)) for k, v in d["constants"].items()},
-                       {str(k): float(v) for k, v in d["inputs"].items()}, d["program"],
-                       d.get("unavailable"))
+                       d["program"], d.get("unavailable"))
             if view.program is not None:
                 check_program(view.program)
                 arguments = view.program["arguments"]
-                if [len(arguments[a]) for a in ("y", "prm", "u")] != \
-                        [len(view.coordinates), len(view.constants), len(view.inputs)]:
-                    raise ValueError("the program's arguments do not match the coordinates, "
-                                     "constants and inputs")
+                if [len(arguments[a]) for a in ("y", "prm")] != [len(view.coordinates), len(view.constants)]:
+                    raise ValueError("the program's arguments do not match the coordinates and constants")
                 if len(view.program["outputs"]) != 12 * len(layout.frame_names):
                     raise ValueError("the program does not give 12 values for every frame")
-                view.uses_inputs = _inputs_read(view.program, list(view.inputs))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:  # ProgramError is a ValueError
             raise ModelError(f"{where} is malformed: {type(exc).__name__}: {exc}") from None
         return view
 
-    def poses(self, t, Y, params=None, U=None) -> tuple[np.ndarray, np.ndarray]:
+    def poses(self, t, Y, params=None) -> tuple[np.ndarray, np.ndarray]:
         """Origins (n, frames, 3) and rotations (n, frames, 3, 3) of the layout's frames at the
         times t (n,) and coordinates Y (coordinates, n), with the model's constant values
-        updated by ``params`` (name -> value) and the inputs U (inputs, n; default their
-        defaults)."""
+        updated by ``params`` (name -> value)."""
         if self.program is None:
             raise ModelError(f"the view of {self.model!r} holds no pose: {self.unavailable}")
         t = np.atleast_1d(np.asarray(t, dtype=float))
@@ -141,22 +131,14 @@ class ModelView:
         unset = [k for k, v in values.items() if v is None]
         if unset:
             raise ParameterError(f"{self.model}: constant(s) {', '.join(unset)} have no value; give them")
-        if U is None:
-            U = [np.full(n, v) for v in self.inputs.values()]
-        out = evaluate(self.program, {"t": t, "y": list(Y), "prm": list(values.values()), "u": list(U)}, n)
+        out = evaluate(self.program, {"t": t, "y": list(Y), "prm": list(values.values())}, n)
         vals = np.stack(out, axis=-1).reshape(n, -1, 12)
         return vals[:, :, :3].copy(), vals[:, :, 3:].reshape(n, -1, 3, 3)
 
-    def scene(self, t, Y, params=None, U=None, title: str | None = None) -> Scene:
+    def scene(self, t, Y, params=None, title: str | None = None) -> Scene:
         """The :class:`~mbsfmu.animation.scene.Scene` at the times t and coordinates Y."""
-        points, rotations = self.poses(t, Y, params, U)
+        points, rotations = self.poses(t, Y, params)
         return scene_of(self.layout, t, points, rotations, title)
-
-
-def _inputs_read(prog, names) -> list:
-    """The inputs (names) that the pose program reads."""
-    text = json.dumps(prog["outputs"]) + json.dumps(prog["lines"])
-    return [n for i, n in enumerate(names) if f'"u{i}"' in text]
 
 
 def view_resources(system) -> dict[str, str]:

@@ -104,6 +104,8 @@ def _encode(e, names):
         return v
     if e is sp.true or e is sp.false:
         return 1 if e is sp.true else 0
+    if isinstance(e, sp.Piecewise):
+        return ["piecewise", *[[_encode(x, names), _encode(c, names)] for x, c in e.args]]
     args = [_encode(a, names) for a in e.args]
     if e.is_Add:
         return ["+", *args]
@@ -111,8 +113,6 @@ def _encode(e, names):
         return ["*", *args]
     if e.is_Pow:
         return ["sqrt", args[0]] if e.exp == sp.S.Half else ["^", *args]
-    if isinstance(e, sp.Piecewise):
-        return ["piecewise", *[[_encode(x, names), _encode(c, names)] for x, c in e.args]]
     for table in (_SYMPY_FUNCTIONS, _RELATIONS, _LOGIC):
         op = table.get(e.func)
         if op is not None:

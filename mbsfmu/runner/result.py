@@ -143,16 +143,11 @@ class Result:
         record (and how to record it)."""
         check_options(path, fps, viewer_extras=bool(traces or axes))
         name, view, params = self._view(block)
-        Y = np.array([self._view_signal(name, c, "coordinate") for c in view.coordinates])
-        U = None
-        if view.uses_inputs:
-            U = np.array([self._view_signal(name, u, "input") if u in view.uses_inputs
-                          else np.full(len(self.t), d) for u, d in view.inputs.items()])
+        Y = np.array([self._view_signal(name, c) for c in view.coordinates]).reshape(-1, len(self.t))
         keep = frame_samples(self.t, fps)
         check_options(path, fps, samples=len(keep))
         t = self.t[keep]
-        scene = view.scene(t, Y[:, keep], params, None if U is None else U[:, keep],
-                           title=f"{name}: {view.layout.title}")
+        scene = view.scene(t, Y[:, keep], params, title=f"{name}: {view.layout.title}")
         check_viewer_frames(scene.frame_names, traces, axes)
         playback = (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else float(fps)
         anim = Animation(scene, min(playback, float(fps)), traces, axes)
@@ -184,13 +179,12 @@ class Result:
         view, params = drawable[block]
         return block, view, params
 
-    def _view_signal(self, block, name, what):
-        signal = f"{block}.{name}"
+    def _view_signal(self, block, coordinate):
+        signal = f"{block}.{coordinate}"
         if signal not in self._column:
             raise DiagramError(
-                f"animate: the run did not record {signal!r}, the {what} {name!r} of the model in "
-                f"{block!r}; record it: Diagram.run(..., record=[..., {signal!r}]) (or "
-                f"record=[{block!r}] for all of the block's outputs)"
-                + ("; a coordinate is an output of the FMU block unless its outputs= leaves it out"
-                   if what == "coordinate" else ""))
+                f"animate: the run did not record {signal!r}, the coordinate {coordinate!r} of the "
+                f"model in {block!r}; record it: Diagram.run(..., record=[..., {signal!r}]) (or "
+                f"record=[{block!r}] for all of the block's outputs; a coordinate is an output of "
+                "the FMU block unless its outputs= leaves it out)")
         return self[signal]

@@ -16,6 +16,7 @@ from blocks.math_blocks import Function, Gain, RateLimiter, Saturation, Sum
 from blocks.sinks import Recorder
 from blocks.sources import Constant, Ramp, Sine, Step, Table
 from blocks.udp import UdpReceive, UdpSend
+from mbsfmu.core.errors import ParameterError
 from mbsfmu.runner import BlockError, BlockRunError, Diagram, DiagramError, SSPError, import_ssp
 from mbsfmu.runner.diagram import AlgebraicLoopError
 from mbsfmu.runner.live import LiveView
@@ -288,6 +289,86 @@ def test_fmu_block_start_names_the_bad_parameter(cart, values, pattern):
         d.run(0.1)
 
 
+def _without(cart, folder, name, text=None):
+    """A copy of the cart FMU named ``name`` whose view resource is left out (or replaced by
+    ``text``)."""
+    import zipfile
+
+    from mbsfmu.animation.model_view import RESOURCE
+
+    out = folder / name
+    with zipfile.ZipFile(cart) as src, zipfile.ZipFile(out, "w") as dst:
+        for item in src.infolist():
+            if item.filename != RESOURCE:
+                dst.writestr(item, src.read(item.filename))
+        if text is not None:
+            dst.writestr(RESOURCE, text)
+    return out
+
+
+@pytest.fixture(scope="module")
+def viewed(cart, tmp_path_factory):
+    """Results of short runs of the cart FMU: with its view, without it, with a broken one, two
+    plants with views, the cart's x recorded alone, and a diagram without any FMU."""
+    folder = tmp_path_factory.mktemp("views")
+
+    def run(*fmus, **kw):
+        d = Diagram(0.01)
+        d.add("c", Constant(0.0))
+        for name, path in fmus:
+            d.add(name, FMU(path))
+            d.connect("c.y", f"{name}.F")
+        return d.run(0.05, **kw)
+
+    return {"cart": run(("plant", cart)),
+            "bare": run(("plant", _without(cart, folder, "bare.fmu"))),
+            "broken": run(("plant", _without(cart, folder, "broken.fmu", "{not json"))),
+            "two": run(("plant", cart), ("twin", cart)),
+            "x only": run(("plant", cart), record=["plant.x"]),
+            "no FMU": wired().run(0.3)}
+
+
+#: bad calls of the runner's Result.animate (issue 27 item 4)
+VIEW_CASES = [
+    ("no FMU in the run", "no FMU", {}, DiagramError,
+     r"^animate: no block of this run carries a 3D view \(an FMU block of a native FMU built by "
+     r"mbsfmu.build_fmu from a model does\)$"),
+    ("FMU without the view", "bare", {}, DiagramError,
+     r"no block of this run carries a 3D view .*; plant: bare.fmu carries no "
+     r"resources/mbsfmu_viewer.json \(only a native FMU built by mbsfmu.build_fmu from a model carries its "
+     r"view\)"),
+    ("block= without the view", "bare", {"block": "plant"}, DiagramError,
+     r"animate: block 'plant' has no 3D view: bare.fmu carries no resources/mbsfmu_viewer.json"),
+    ("broken view", "broken", {}, DiagramError,
+     r"plant: resources/mbsfmu_viewer.json of broken.fmu is not JSON: Expecting property name"),
+    ("unknown block", "cart", {"block": "plnt"}, DiagramError,
+     r"animate: no block 'plnt' with a 3D view in this run \(blocks with one: plant\)"),
+    ("block not a name", "cart", {"block": 3}, DiagramError, r"no block 3 with a 3D view"),
+    ("two views", "two", {}, DiagramError,
+     r"animate: 2 blocks of this run carry a 3D view \(plant, twin\); choose one with block="),
+    ("coordinate not recorded", "x only", {}, DiagramError,
+     r"animate: the run did not record 'plant.theta', the coordinate 'theta' of the model in 'plant'; "
+     r"record it: Diagram.run\(..., record=\[..., 'plant.theta'\]\) \(or record=\['plant'\] for all "
+     r"of the block's outputs; a coordinate is an output of the FMU block unless its outputs= leaves "
+     r"it out\)"),
+    ("fps zero", "cart", {"fps": 0}, ParameterError, r"animate: fps must be a positive number, got 0"),
+    ("fps too high", "cart", {"fps": 1000}, ParameterError,
+     r"animate: fps must be at most 100 frames per second, got 1000"),
+    ("unknown trace", "cart", {"traces": ["tip"]}, ParameterError,
+     r"animate: traces: unknown frame 'tip' \(frames: ISYS, cart, cart_cg, rod, rod_cg\)"),
+    ("unknown suffix", "cart", {"path": "loop.mp4"}, ParameterError, r"\.mp4"),
+]
+
+
+@pytest.mark.parametrize("which, kw, exc, pattern", [c[1:] for c in VIEW_CASES],
+                         ids=[c[0] for c in VIEW_CASES])
+def test_result_animate(viewed, which, kw, exc, pattern, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(exc, match=pattern):
+        viewed[which].animate(**kw)
+    assert not list(tmp_path.iterdir())  # a refused call writes nothing
+
+
 def test_ssp_that_is_not_a_zip(tmp_path):
     (tmp_path / "x.ssp").write_text("hello")
     with pytest.raises(SSPError, match=r"not a zip archive"):
@@ -296,4 +377,5 @@ def test_ssp_that_is_not_a_zip(tmp_path):
 
 def test_catalogue_size():
     """The number of bad inputs catalogued here (reported in the issue note)."""
-    assert len(BLOCK_CASES) + len(DIAGRAM_CASES) + len(FMU_CASES) + len(KIND_CASES) + 3 + 1 >= 73
+    assert len(BLOCK_CASES) + len(DIAGRAM_CASES) + len(FMU_CASES) + len(KIND_CASES) + len(VIEW_CASES) \
+        + 3 + 1 >= 85
