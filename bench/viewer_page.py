@@ -12,8 +12,9 @@ The flexible double pendulum (``models/flexible_double_pendulum.py``, seed 002 Â
   cart-pendulum FMU balanced by a discrete LQR), 10 s at 1 kHz (10 001 rows), drawn by the
   runner's ``Result.animate(path)`` from the recorded coordinates through the view the FMU carries,
   at the default 100 frames per second (1001 frames): page size, its data, write time (first
-  call, which includes importing matplotlib for the colours, and best of two more).  Before: renaming the result's columns by hand for
-  ``mbsfmu.Result`` gave a 14.7 MB images page in 18 s (the issue's account).
+  call, which includes importing matplotlib for the colours, and best of two more).  Before:
+  renaming the result's columns by hand for ``mbsfmu.Result`` gave a 14.7 MB images page in 18 s
+  (the issue's account).
 
 Run from the repository root: ``.venv/bin/python bench/viewer_page.py``.
 """
@@ -49,10 +50,8 @@ def main():
     res = mbsfmu.simulate(system, t_end=10.0, dt=0.01, rtol=1e-8)
     page = tmp / "viewer.html"
     anim, seconds = timed(lambda: res.animate(page), repeat=3)
-    size = page.stat().st_size
     print(f"3D viewer, {len(anim)} frames, {len(anim.frame_names)} frames' origins, "
-          f"{len(anim.wires)} shapes: {size / 1e6:.3f} MB page = {(size - library) / 1e6:.3f} MB data "
-          f"+ {library / 1e6:.3f} MB three.js and viewer script; written in {seconds[0]:.3f} s "
+          f"{len(anim.wires)} shapes: {page_sizes(page, library)}; written in {seconds[0]:.3f} s "
           f"(first, with compiling the pose function), then {min(seconds[1:]):.3f} s")
     res2 = mbsfmu.simulate(system, t_end=2.0, dt=0.02, rtol=1e-8)
     images = tmp / "images.html"
@@ -73,11 +72,16 @@ def closed_loop(tmp, library):
     res = build_diagram(fmu, lqr_gain(system, CONTROL_PERIOD)[0]).run(10.0)
     page = tmp / "loop.html"
     anim, seconds = timed(lambda: res.animate(page), repeat=3)
-    size = page.stat().st_size
     print(f"closed loop (runner, {len(res.t)} rows at 1 kHz) -> Result.animate at 100 fps, {len(anim)} "
-          f"frames: {size / 1e6:.3f} MB page = {(size - library) / 1e6:.3f} MB data + "
-          f"{library / 1e6:.3f} MB three.js and viewer script; written in {seconds[0]:.3f} s (first), "
+          f"frames: {page_sizes(page, library)}; written in {seconds[0]:.3f} s (first), "
           f"then {min(seconds[1:]):.3f} s")
+
+
+def page_sizes(page, library) -> str:
+    """The page's size split into the model's data and the inlined library."""
+    size = page.stat().st_size
+    return (f"{size / 1e6:.3f} MB page = {(size - library) / 1e6:.3f} MB data + {library / 1e6:.3f} MB "
+            "three.js and viewer script")
 
 
 if __name__ == "__main__":
