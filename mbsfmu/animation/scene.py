@@ -207,13 +207,15 @@ def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scen
     return scene_of(layout, t, points, rotations, title)
 
 
-def scene_of(layout: Layout, t, points, rotations, title: str | None = None) -> Scene:
+def scene_of(layout: Layout, t, points, rotations, title: str | None = None,
+             drop_still: bool = True) -> Scene:
     """The :class:`Scene` of ``layout`` with the frames' origins ``points`` (samples, frames, 3)
     and rotations (samples, frames, 3, 3) at the times ``t``: the stick segments that move
-    apart at some sample, the lines, each shape's wire at its frame's pose."""
+    apart at some sample (every one if not ``drop_still``), the lines, each shape's wire at its
+    frame's pose."""
     scale = max(float(np.max(np.abs(points))), 1.0) if points.size else 1.0
-    lines = [seg for seg in layout.segments
-             if np.max(np.linalg.norm(points[:, seg.frames[1]] - points[:, seg.frames[0]], axis=-1))
+    lines = [seg for seg in layout.segments if not drop_still or
+             np.max(np.linalg.norm(points[:, seg.frames[1]] - points[:, seg.frames[0]], axis=-1))
              > 1e-12 * scale]  # a zero-length segment (two frames at one point) is left out
     wires = [_wire(s, points, rotations) for s in layout.shapes]
     return Scene(title or layout.title, np.asarray(t, dtype=float), list(layout.frame_names), points,

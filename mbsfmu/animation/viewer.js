@@ -197,6 +197,10 @@
     setSample: setSample, play: play, pause: pause, camera: camera, renderer: renderer, controls: controls,
     get sample() { return sample; }, get time() { return times[sample]; },
     get playing() { return playing; }, samples: n, frames: D.frames,
+    // a live page (mbsfmu/runner/live.py) replaces the pose of a one-sample scene as a run goes
+    setPose: function (t, pos, rot) {
+      times[0] = t; positions.set(pos, 0); rotations.set(rot, 0); setSample(0);
+    },
     markFrame: function (name, color, radius) {
       const k = D.frames.indexOf(name);
       if (k < 0) throw new Error("no frame " + name);

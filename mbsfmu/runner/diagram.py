@@ -458,10 +458,12 @@ class Diagram:
             live = None
         elif not isinstance(live, LiveView):
             raise DiagramError(f"live must be True, False or a LiveView(...), not {live!r}")
+        views = {name: v for name, b in zip(plan.names, plan.blocks)
+                 if (v := b.view()) is not None}  # what the result (and a live page) can draw
         if live is not None:
-            live.open(names, self.t0, self.step, n_steps)
+            live.open(names, self.t0, self.step, n_steps, views)
         return self._execute(plan, n_steps, names, cols, pacer, bool(check_finite),
-                             bool(rollback), live)
+                             bool(rollback), live, views)
 
     def _recorded(self, plan: _Plan, record) -> tuple[list[str], tuple[int, ...]]:
         """Names and signal slots of the recorded signals."""
@@ -499,15 +501,14 @@ class Diagram:
         return names, tuple(cols)
 
     def _execute(self, plan: _Plan, N: int, rec_names, rec_cols, pacer, check_finite: bool,
-                 rollback: bool, live: LiveView | None = None) -> Result:
+                 rollback: bool, live: LiveView | None = None, views: dict | None = None) -> Result:
         """Start the blocks, step them over the grid, stop them (also after an error, which is
         raised with the signals so far and, where it can, the blocks rolled back); a live view
         is served from before the blocks start until they have stopped."""
         pending = None
         try:
             run = _Run(plan, N, self.t0, self.step, rec_cols, pacer, check_finite, live)
-            run.views = {name: v for name, b in zip(plan.names, plan.blocks)
-                         if (v := b.view()) is not None}  # what the result can draw
+            run.views = dict(views or {})
             if live is not None:
                 live.start(run.rec)
             if pacer is not None:

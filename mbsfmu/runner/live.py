@@ -26,6 +26,15 @@ waited for.  A client that does not read for ``SEND_TIMEOUT`` seconds is dropped
 At the end of the run every connected client receives the remaining rows and an ``end`` event
 (with the last row, the status and the counts); the server then stops and its port is freed
 before ``run`` returns, also when the run fails.
+
+The 3D view of a model block: for every FMU block whose FMU carries the model's view
+(:mod:`mbsfmu.animation.model_view`) and whose coordinates are recorded, the scope page shows
+``/view/<block>``: the 3D viewer page (three.js from ``mbsfmu/animation/vendor``, inlined, so
+served by this server, no network) of the pose at the latest recorded row, which then follows
+the stream ``/poses/<block>``: at most ``rate`` times a second the latest recorded row's
+index, time, origins r_K (frames x 3) and the rotations S_K of the frames carrying a shape (9
+each, row-major), evaluated in the client's server thread from the record (never in the run
+loop), and ``end`` after the last row's pose.
 """
 
 from __future__ import annotations
@@ -38,11 +47,14 @@ import pathlib
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 
 import numpy as np
 
+from ..animation.scene import scene_of
+from ..animation.viewer import viewer_page
 from .scheduling import DiagramError
 
 __all__ = ["LiveView", "read_events"]
@@ -101,8 +113,11 @@ class LiveView:
                 f"rate={self.rate:g}, columns={self.columns})")
 
     # -- set-up before the run (a refusal here leaves nothing started) -------------------------
-    def open(self, recorded: Sequence[str], t0: float, step: float, n_steps: int) -> None:
-        """Resolve the signals against the recorded names and listen on the port."""
+    def open(self, recorded: Sequence[str], t0: float, step: float, n_steps: int,
+             views: dict | None = None) -> None:
+        """Resolve the signals against the recorded names and listen on the port; ``views``:
+        the blocks' :meth:`~mbsfmu.runner.block.Block.view` (name -> view and constants, or why
+        none): those whose coordinates are recorded get a 3D view."""
         if self._server is not None:
             raise DiagramError(f"this LiveView already serves a run at {self.url}")
         recorded = list(recorded)
@@ -125,11 +140,13 @@ class LiveView:
             raise DiagramError("LiveView: the run records no signal to plot")
         self.cols = list(dict.fromkeys(cols))
         self.names = [recorded[j] for j in self.cols]
+        self.models, self.models_missing = _live_models(views or {}, recorded)
         self.t0, self.step, self.N = float(t0), float(step), int(n_steps)
         self.group = max(1, int(self.window / (self.columns * self.step)))
         self.rows, self.ended, self.status = 0, False, "running"
         self._end = threading.Event()  # wakes the clients' threads at the end of the run
-        self.counts = {"clients": 0, "messages": 0, "rows_skipped": 0, "clients_dropped": 0}
+        self.counts = {"clients": 0, "messages": 0, "rows_skipped": 0, "clients_dropped": 0,
+                       "pose_messages": 0}
         try:
             server = _Server(("127.0.0.1", self.port), _Handler)
         except OSError as exc:
@@ -165,13 +182,14 @@ class LiveView:
             self._thread = None
         server.server_close()
         return {"url": self.url, "signals": list(self.names), "group": self.group,
-                "status": status, **self.counts}
+                "status": status, "views": list(self.models), "views_missing": dict(self.models_missing),
+                **self.counts}
 
     # -- what a client's thread sends ---------------------------------------------------------
     def meta(self) -> dict:
         return {"signals": self.names, "t0": self.t0, "step": self.step,
                 "t_end": self.t0 + self.N * self.step, "window": self.window,
-                "group": self.group}
+                "group": self.group, "views": list(self.models)}
 
     def decimated(self, start: int, rows: int, final: bool) -> tuple[dict | None, int]:
         """The message for rows ``start .. rows - 1`` (whole groups, all rows if ``final``)
@@ -195,11 +213,83 @@ class LiveView:
         return msg, stop
 
 
+class _LiveModel:
+    """A model block's 3D view during a run: its ModelView, the block's constants and the record's
+    columns of its coordinates."""
+
+    def __init__(self, view, params, cols):
+        self.view, self.params, self.cols = view, params, cols
+        #: the frames whose rotation the viewer page takes (its shapes' frames, as scene_data)
+        self.posed = sorted({s.frame for s in view.layout.shapes})
+
+    def coordinates(self, record, row: int) -> np.ndarray:
+        """The block's coordinates in the record's ``row`` (a row < 0, before the first row of
+        the run: every coordinate 0)."""
+        return np.asarray(record[row, self.cols] if row >= 0 else np.zeros(len(self.cols)), dtype=float)
+
+    def pose(self, record, row: int, t: float) -> dict:
+        """The pose message of the record's ``row`` at time ``t``."""
+        y = self.coordinates(record, row)
+        r, S = self.view.poses([t], y[:, None], self.params)
+        return {"row": int(row), "t": float(t), "coordinates": _finite(y),
+                "positions": _finite(r[0].ravel()), "rotations": _finite(S[0, self.posed].ravel())}
+
+    def page(self, record, row: int, t: float, name: str) -> str:
+        """The 3D viewer page of the pose at ``row``, following ``/poses/<name>``; every stick
+        segment is kept (one of zero length now may open later; the page hides it meanwhile)."""
+        r, S = self.view.poses([t], self.coordinates(record, row)[:, None], self.params)
+        scene = scene_of(self.view.layout, [t], r, S, f"{name}: {self.view.layout.title} (live)",
+                         drop_still=False)
+        follow = LIVE_VIEW_SCRIPT.replace("POSES_URL", json.dumps(f"/poses/{urllib.parse.quote(name)}"))
+        return viewer_page(scene, 30.0).replace("</body>", follow + "</body>")
+
+
+#: the script the live 3D page adds to the viewer page: it follows the pose stream
+LIVE_VIEW_SCRIPT = """<script>
+(function () {
+  "use strict";
+  ["play", "slider", "speed"].forEach(function (id) {
+    const el = document.getElementById(id);
+    (el.closest("label") || el).style.display = "none";
+  });
+  const live = window.mbsLive = { pose: null, poses: 0, ended: false };
+  const es = new EventSource(POSES_URL);
+  es.addEventListener("pose", function (e) {
+    const m = JSON.parse(e.data);
+    live.pose = m; live.poses++;
+    window.mbsViewer.setPose(m.t, m.positions, m.rotations);
+  });
+  es.addEventListener("end", function (e) { live.ended = true; live.end = JSON.parse(e.data); es.close(); });
+  es.onerror = function () { es.close(); };
+})();
+</script>
+"""
+
+
+def _live_models(views: dict, recorded) -> tuple[dict, dict]:
+    """The blocks the live page draws (name -> _LiveModel) and why the others are not drawn."""
+    models, missing = {}, {}
+    for name, v in views.items():
+        if isinstance(v, str):
+            missing[name] = v
+            continue
+        view, params = v
+        signals = [f"{name}.{c}" for c in view.coordinates]
+        absent = [s for s in signals if s not in recorded]
+        if absent or view.program is None:
+            missing[name] = (f"not recorded: {', '.join(absent)}" if absent else
+                             f"the view holds no pose: {view.unavailable}")
+            continue
+        models[name] = _LiveModel(view, params, [list(recorded).index(s) for s in signals])
+    return models, missing
+
+
 def read_events(url: str, timeout: float = 10.0):
     """Read a live view's stream from Python: yields ``(event, data)`` (``"meta"``, ``"data"``,
-    ``"end"``; ``data`` decoded from JSON) until the stream ends.  ``url``: the page's address
-    (:attr:`LiveView.url`) or its ``/events``."""
-    if not url.rstrip("/").endswith("/events"):
+    ``"end"``; ``data`` decoded from JSON; a model block's ``/poses/<block>``: ``"pose"``,
+    ``"end"``) until the stream ends.  ``url``: the page's address (:attr:`LiveView.url`, then
+    ``/events`` is read) or a stream's."""
+    if urllib.parse.urlsplit(url).path.rstrip("/") in ("", "/index.html"):
         url = url.rstrip("/") + "/events"
     with urllib.request.urlopen(url, timeout=timeout) as stream:
         event = None
@@ -248,8 +338,54 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
         elif path == "/events":
             self.events()
+        elif path.startswith(("/view/", "/poses/")):
+            kind, _, name = path[1:].partition("/")
+            model = self.server.view.models.get(urllib.parse.unquote(name))
+            if model is None:
+                self.send_error(404, f"no 3D view of a block {urllib.parse.unquote(name)!r} in this run")
+            elif kind == "view":
+                self.view_page(model, urllib.parse.unquote(name))
+            else:
+                self.poses(model)
         else:
             self.send_error(404, f"no {path} here: the page is /, its stream /events")
+
+    def view_page(self, model: _LiveModel, name: str) -> None:
+        view: LiveView = self.server.view
+        row = view.rows - 1
+        body = model.page(view.record, row, view.t0 + max(row, 0) * view.step, name).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def poses(self, model: _LiveModel) -> None:
+        """A model block's pose stream: the latest recorded row's pose at most ``rate`` times a
+        second (only when a new row is there), then the last row's and ``end``."""
+        view: LiveView = self.server.view
+        self.connection.settimeout(SEND_TIMEOUT)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        sent = -1
+        try:
+            while True:
+                ended = view.ended
+                row = view.rows - 1
+                if row > sent:
+                    self.send_event("pose", model.pose(view.record, row, view.t0 + row * view.step))
+                    sent = row
+                    with view._lock:
+                        view.counts["pose_messages"] += 1
+                if ended:
+                    self.send_event("end", {"status": view.status, "rows": view.rows})
+                    return
+                view._end.wait(1.0 / view.rate)
+        except OSError:
+            with view._lock:
+                view.counts["clients_dropped"] += 1
 
     def send_event(self, kind: str, data: dict) -> None:
         self.wfile.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())

@@ -141,6 +141,7 @@ class Result:
         origin's path, or whose x, y, z axes, the 3D viewer draws.  A DiagramError names a block
         that does not exist or has no view, several candidates, or a signal the run did not
         record (and how to record it)."""
+        fps = ANIMATION_FPS if fps is None else fps
         check_options(path, fps, viewer_extras=bool(traces or axes))
         name, view, params = self._view(block)
         Y = np.array([self._view_signal(name, c) for c in view.coordinates]).reshape(-1, len(self.t))
