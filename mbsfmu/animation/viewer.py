@@ -62,17 +62,18 @@ def frame_indices(frame_names, names, what: str) -> list[int]:
     return out
 
 
-def scene_data(scene, fps: float, traces=(), axes=()) -> dict:
+def scene_data(scene, fps: float, traces=(), axes=(), bounds=None) -> dict:
     """What the page needs of a :class:`~mbsfmu.animation.scene.Scene`, JSON-ready: the
     arrays base64-encoded float32 (``times`` (n,), ``positions`` (n, frames, 3), ``rotations``
     (n, posed frames, 3, 3) of the frames carrying a shape or axes); ``shapes`` and ``axes``
     refer to a row of ``rotations`` by ``slot``; ``traces`` are the frames whose origin's path
-    is drawn up to the current sample."""
+    is drawn up to the current sample; ``bounds``: (centre, half width) the camera frames,
+    default the scene's (:meth:`~mbsfmu.animation.scene.Scene.bounds`)."""
     traced = frame_indices(scene.frame_names, traces, "traces")
     with_axes = frame_indices(scene.frame_names, axes, "axes")
     shaped = sorted({w.frame for w in scene.wires} | set(with_axes))
     slot = {k: i for i, k in enumerate(shaped)}
-    centre, half = scene.bounds()
+    centre, half = scene.bounds() if bounds is None else bounds
     return {
         "title": scene.title,
         "fps": float(fps),
@@ -93,11 +94,11 @@ def scene_data(scene, fps: float, traces=(), axes=()) -> dict:
     }
 
 
-def viewer_page(scene, fps: float, traces=(), axes=()) -> str:
+def viewer_page(scene, fps: float, traces=(), axes=(), bounds=None) -> str:
     """The complete HTML page of the 3D viewer of ``scene`` played at ``fps`` samples per
     second (speed 1), with the paths of the frames ``traces`` and the axes of the frames
-    ``axes`` (names)."""
-    data = json.dumps(scene_data(scene, fps, traces, axes), separators=(",", ":"))
+    ``axes`` (names), the camera framing ``bounds`` (default the scene's)."""
+    data = json.dumps(scene_data(scene, fps, traces, axes, bounds), separators=(",", ":"))
     three = THREE_JS.read_text(encoding="utf-8")
     script = VIEWER_JS.read_text(encoding="utf-8")
     # nothing in the inlined text may close its <script> element early

@@ -64,6 +64,9 @@ PAGE = pathlib.Path(__file__).with_name("live_page.html")
 SEND_TIMEOUT = 1.0
 #: seconds the end of a run waits for connected clients to receive the last rows
 END_LINGER = 2.0
+#: the live 3D view's camera frames this many times the extent of the pose it opens with (the
+#: motion to come is not known yet; orbit, pan and zoom as in any viewer page)
+LIVE_FRAMING = 2.5
 
 
 def _number(name: str, value, lo: float, hi: float, *, integer: bool = False):
@@ -241,7 +244,9 @@ class _LiveModel:
         scene = scene_of(self.view.layout, [t], r, S, f"{name}: {self.view.layout.title} (live)",
                          drop_still=False)
         follow = LIVE_VIEW_SCRIPT.replace("POSES_URL", json.dumps(f"/poses/{urllib.parse.quote(name)}"))
-        return viewer_page(scene, 30.0).replace("</body>", follow + "</body>")
+        centre, half = scene.bounds()  # of one pose: the camera frames LIVE_FRAMING times more
+        return viewer_page(scene, 30.0, bounds=(centre, LIVE_FRAMING * half)).replace(
+            "</body>", follow + "</body>")
 
 
 #: the script the live 3D page adds to the viewer page: it follows the pose stream

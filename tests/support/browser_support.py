@@ -11,6 +11,7 @@ import os
 import pathlib
 import shutil
 
+import numpy as np
 import pytest
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -43,3 +44,43 @@ def playwright_client():
 def launch(playwright, *args: str):
     """Headless Chromium started by ``playwright`` (a sync_playwright() context)."""
     return playwright.chromium.launch(executable_path=CHROMIUM, args=[*FLAGS, *args])
+
+
+#: the marker's colour (``mbsViewer.markFrame``; a colour the viewer draws nowhere else) and how
+#: close a pixel must be to it
+MARK_RGB, MARK_TOL = np.array([255, 0, 255]), 40
+
+
+def project(cam, x):
+    """Pixel (column, row) of the world point x seen by a perspective camera given by its
+    position, target, up vector, vertical field of view [deg], aspect and the canvas rectangle:
+    view = lookAt, clip = perspective projection, then the viewport map."""
+    eye, target, up = (np.array(cam[k], dtype=float) for k in ("position", "target", "up"))
+    back = eye - target
+    back /= np.linalg.norm(back)             # camera z axis (looks along -z)
+    right = np.cross(up, back)
+    right /= np.linalg.norm(right)
+    upc = np.cross(back, right)
+    d = x - eye
+    xc, yc, zc = d @ right, d @ upc, d @ back
+    f = 1.0 / np.tan(np.radians(cam["fov"]) / 2)
+    ndc = np.array([f / cam["aspect"] * xc / -zc, f * yc / -zc])
+    left, top, w, h = cam["rect"]
+    return np.array([left + (ndc[0] + 1) / 2 * w, top + (1 - ndc[1]) / 2 * h])
+
+
+CAMERA_JS = """() => { const v = mbsViewer, c = v.camera, r = v.renderer.domElement.getBoundingClientRect();
+  return {position: c.position.toArray(), target: v.controls.target.toArray(), up: c.up.toArray(),
+          fov: c.fov, aspect: c.aspect, rect: [r.left, r.top, r.width, r.height]}; }"""
+
+
+def marker_centre(png) -> np.ndarray:
+    """Centroid (column, row) of the pixels of the marker's colour in a screenshot, in the
+    coordinates of the projection (pixel (i, j) covers [i, i + 1] x [j, j + 1])."""
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(png).convert("RGB"), dtype=int)
+    hit = np.all(np.abs(rgb - MARK_RGB) <= MARK_TOL, axis=-1)
+    assert hit.sum() >= 20, f"the marker is not in {png} ({hit.sum()} pixels of its colour)"
+    rows, cols = np.nonzero(hit)
+    return np.array([cols.mean(), rows.mean()]) + 0.5
