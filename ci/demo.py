@@ -8,7 +8,7 @@ pendulum of seed 002 §4.2 for 2 s and animates it (out/flexible_double_pendulum
 Writes out/slider_crank.fmu (Python-free binary + sources), validates it with fmpy, runs it
 through fmpy for 2 s and compares it with mbsfmu.simulate of the same model.
 Then balances the inverted cart-pendulum FMU with a discrete LQR controller in the block-diagram
-runner after a reference step (ci/closed_loop_demo.py: out/cart_pendulum_loop.csv and .png,
+runner after a reference step (ci/closed_loop_demo.py: out/cart_pendulum_loop.csv, .png and .html,
 settling time, real-time factor, real-time jitter).
 Last, identifies the slider-crank's rod length l and slider mass m_slider from noisy
 measurements of the slider's position made at known values (mbsfmu.fit, the Jacobian from the
