@@ -285,7 +285,9 @@ def _live_models(views: dict, recorded) -> tuple[dict, dict]:
             missing[name] = (f"not recorded: {', '.join(absent)}" if absent else
                              f"the view holds no pose: {view.unavailable}")
             continue
-        models[name] = _LiveModel(view, params, [list(recorded).index(s) for s in signals])
+        model = _LiveModel(view, params, [list(recorded).index(s) for s in signals])
+        model.page(None, -1, 0.0, name)  # once before the run: what a page needs is imported
+        models[name] = model
     return models, missing
 
 

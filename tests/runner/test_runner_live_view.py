@@ -45,14 +45,21 @@ def test_streamed_poses_are_the_pose_function_at_the_streamed_rows(loop):
         while view.url is None:
             time.sleep(0.005)
         time.sleep(0.2)
-        meta.append(next(read_events(view.url)))
-        page["html"] = urllib.request.urlopen(view.url + "view/plant", timeout=10).read().decode()
         got.extend(read_events(view.url + "poses/plant"))
 
-    th = threading.Thread(target=read)
-    th.start()
+    def look():
+        while view.url is None:
+            time.sleep(0.005)
+        time.sleep(0.3)
+        meta.append(next(read_events(view.url)))
+        page["html"] = urllib.request.urlopen(view.url + "view/plant", timeout=10).read().decode()
+
+    threads = [threading.Thread(target=read), threading.Thread(target=look)]
+    for th in threads:
+        th.start()
     res = loop().run(1.5, realtime=True, live=view)
-    th.join(15)
+    for th in threads:
+        th.join(15)
     assert meta[0][0] == "meta" and meta[0][1]["views"] == ["plant"]
     live = res.stats["live"]
     assert live["views"] == ["plant"] and live["views_missing"] == {}
