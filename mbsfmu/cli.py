@@ -63,7 +63,7 @@ import sympy as sp
 from .analysis import linearize
 from .animation import check_options
 from .animation.animate import check_viewer_frames
-from .animation.scene import check_drawable, drawn_frame_names
+from .animation.scene import check_deformation_scale, check_drawable, drawn_frame_names
 from .core.errors import (
     MbsError,
     ParameterError,
@@ -616,6 +616,7 @@ def cmd_animate(args) -> int:
             raise ParameterError("animate: --t-end is for a model file; a result CSV has its own times")
         system = load_model(args.model)
         check_drawable(system)
+        check_deformation_scale(system, args.deformation_scale)
         params, initial, inputs = _parse_sets(args.set, system)
         if initial or inputs:
             raise ParameterError("animate: with a result CSV, --set takes constants only (the "
@@ -629,6 +630,7 @@ def cmd_animate(args) -> int:
         system = load_model(args.source)
         check_drawable(system)
         check_viewer_frames(drawn_frame_names(system), args.trace, args.axes)  # before simulating
+        check_deformation_scale(system, args.deformation_scale)
         params, initial, inputs = _parse_sets(args.set, system)
         hint = (f"draw it with: mbsfmu animate {keep} --model {args.source} --out "
                 f"{partial_path(out)}")
@@ -643,7 +645,7 @@ def cmd_animate(args) -> int:
             print(f"mbsfmu: {system.name}: simulated {len(res.t)} samples to t={res.t[-1]:g} s; drawing "
                   f"{out}", file=sys.stderr, flush=True)
         anim = res.animate(out, fps=args.fps, every=args.every, dpi=args.dpi, player=args.player,
-                           traces=args.trace, axes=args.axes)
+                           traces=args.trace, axes=args.axes, deformation_scale=args.deformation_scale)
     except OSError as exc:
         _keep_samples(res, kind, keep, "the animation was not written")
         raise ParameterError(f"--out {args.out!r}: writing the animation failed "
@@ -933,6 +935,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the 3D viewer draws this frame's path (repeatable)")
     pa.add_argument("--axes", action="append", default=[], metavar="FRAME",
                     help="the 3D viewer draws this frame's x, y, z axes (repeatable)")
+    pa.add_argument("--deformation-scale", type=float, default=1.0, metavar="S",
+                    help="draw flexible bodies with their elastic coordinates times S (default 1)")
     pa.set_defaults(func=cmd_animate)
     return p
 

@@ -14,7 +14,14 @@ sample,
 * each flexible body (``system.flexible_bodies``: name -> object with ``node_frames``) as one
   polyline through its node frames' origins, in node order;
 * the wire frame of every shape given with :meth:`System.visual` (``wires``), placed at the
-  frame's pose: world points r_K + S_K p for the shape's local edge points p.
+  frame's pose: world points r_K + S_K p for the shape's local edge points p (a mesh's: the
+  edges of its vertices' bounding box in the frame; the wire also carries the mesh itself,
+  which the 3D viewer draws).
+
+``deformation_scale`` s draws flexible bodies with their elastic coordinates q multiplied by s
+(the other coordinates as they are): the node frames are placed at c(s q), so where c is linear
+in q (a node's position in its body's frame of reference) the drawn deflection is s times the
+computed one; a body hanging from a node frame also follows that node's rotation at s q.
 
 A natural-coordinate model (:class:`~mbsfmu.model.LagrangianSystem`, seed 003) has no frames:
 its scene's "frames" are the points of its elements and distance constraints (``system.drawn``:
@@ -34,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import ModelError
+from ..core.errors import ModelError, ParameterError
 from ..model.lagrangian import LagrangianSystem
 from ..model.multibody import System
 
@@ -67,6 +74,7 @@ class Wire:
     color: str
     frame: int = -1
     size: tuple = ()
+    mesh: object = None  # a mesh shape's MeshShape (vertices in the frame, faces)
 
 
 @dataclass
@@ -101,14 +109,23 @@ class Scene:
         return (lo + hi) / 2, half if half > 0 else 1.0
 
 
-def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scene:
+def build_scene(system, numeric, t, Y, U=None, title: str | None = None,
+                deformation_scale: float = 1.0) -> Scene:
     """The scene of ``system`` along the trajectory Y (f, samples) at times t, with the parameter
-    values bound in ``numeric`` (a :class:`NumericModel`) and inputs U (default its inputs)."""
+    values bound in ``numeric`` (a :class:`NumericModel`) and inputs U (default its inputs);
+    ``deformation_scale`` multiplies the flexible bodies' elastic coordinates (module
+    docstring; the title says it when it is not 1)."""
     check_drawable(system)
+    check_deformation_scale(system, deformation_scale)
     if isinstance(system, LagrangianSystem):
         return _natural_scene(system, numeric, t, Y, U, title)
     names = list(system.frames)
     t = np.atleast_1d(np.asarray(t, dtype=float))
+    title = title or system.title
+    if deformation_scale != 1:
+        Y = np.array(Y, dtype=float).reshape(numeric.f, -1)
+        Y[elastic_rows(system, numeric)] *= deformation_scale
+        title = f"{title} (elastic deformation x{deformation_scale:g})"
     points, rotations = numeric.pose_series(names, t, Y, U)
     index = {n: i for i, n in enumerate(names)}
     colors = _body_colors(system)
@@ -116,7 +133,25 @@ def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scen
     lines += _flexible_lines(system, index, colors)
     wires = [_wire(system, v, index, points, rotations, colors) for v in system.visuals.values()
              if v.shape != "line"]
-    return Scene(title or system.title, t, names, points, rotations, lines, wires)
+    return Scene(title, t, names, points, rotations, lines, wires)
+
+
+def elastic_rows(system, numeric) -> list[int]:
+    """The rows of the flexible bodies' elastic coordinates in a trajectory Y."""
+    names = list(numeric.coordinate_names)
+    bodies = getattr(system, "flexible_bodies", {}).values()
+    return [names.index(c) for body in bodies for c in body.coordinates]
+
+
+def check_deformation_scale(system, scale) -> None:
+    """A ParameterError for a deformation scale that is not a finite number > 0, or not 1 for a
+    model with no flexible body."""
+    ok = isinstance(scale, (int, float, np.floating)) and not isinstance(scale, bool)
+    if not (ok and np.isfinite(scale) and scale > 0):
+        raise ParameterError(f"animate: deformation_scale must be a finite number > 0, got {scale!r}")
+    if scale != 1 and not getattr(system, "flexible_bodies", None):
+        raise ParameterError(f"animate: deformation_scale {scale:g} scales flexible bodies' elastic "
+                             f"coordinates, and model {system.name!r} has no flexible body; leave it at 1")
 
 
 def check_drawable(system) -> None:
@@ -235,10 +270,15 @@ def _wire(system, visual, index, points, rotations, colors) -> Wire:
     body = system.bodies.get(visual.name)
     frame = body.cg_frame if body is not None else visual.name
     k = index[frame]
-    local = SHAPES[visual.shape](*visual.size)
+    if visual.shape == "mesh":
+        vertices = visual.mesh.vertices
+        lo, hi = vertices.min(axis=0), vertices.max(axis=0)
+        local = box_edges(*(hi - lo)) + (lo + hi) / 2
+    else:
+        local = SHAPES[visual.shape](*visual.size)
     world = points[:, k, None, :] + np.einsum("nij,mj->nmi", rotations[:, k], local)
     color = visual.color or colors.get(visual.name) or colors.get(_owner(system, frame), GROUND_COLOR)
-    return Wire(visual.name, visual.shape, world, color, k, tuple(float(x) for x in visual.size))
+    return Wire(visual.name, visual.shape, world, color, k, tuple(float(x) for x in visual.size), visual.mesh)
 
 
 _BREAK = np.full((1, 3), np.nan)

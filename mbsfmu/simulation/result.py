@@ -269,16 +269,18 @@ class Result:
         return cls(numeric, col["time"], y, yd, stats={"source": str(path)})
 
     def animate(self, path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
-                size: float = 5.0, player: str = "3d", traces=(), axes=()):
+                size: float = 5.0, player: str = "3d", traces=(), axes=(), deformation_scale: float = 1.0):
         """An :class:`~mbsfmu.animation.Animation` of the motion, written to ``path`` (.html: a
         self-contained page, by default the interactive 3D viewer, ``player='images'`` a player
         of matplotlib images; .gif) when given: every frame origin as a marker,
         each frame joined to its reference frame (coloured per body), flexible bodies as lines
         through their nodes, the shapes of ``System.visual``; one animation frame per output
         sample (``every``: every n-th), played in real time by default (``fps``); the 3D viewer
-        draws the paths of the frames ``traces`` and the axes of the frames ``axes``."""
+        draws the paths of the frames ``traces`` and the axes of the frames ``axes``;
+        ``deformation_scale`` multiplies the flexible bodies' elastic coordinates in the
+        drawing (e.g. 100 shows a beam's millimetres as decimetres; the title says it)."""
         return animate(self, path, fps=fps, every=every, dpi=dpi, size=size, player=player,
-                       traces=traces, axes=axes)
+                       traces=traces, axes=axes, deformation_scale=deformation_scale)
 
     def plot(self, path, signals=None, title=None):
         """Plot coordinates (or the named signals) over time into a PNG file."""
