@@ -50,8 +50,8 @@ def read_mesh(name: str, file, scale=1.0, offset=None, rotation=None) -> MeshSha
     a constant :class:`~mbsfmu.model.rotations.Rotation` such as rot_x(0.3)) and moved by
     ``offset`` (3 numbers) in the frame (module docstring).  Duplicate vertices are merged (as
     trimesh.load does).  A ModelError, naming the body and the file, for a missing or unreadable
-    file, a suffix other than .stl/.obj, a mesh with no triangle, a vertex that is not finite, or
-    more than MAX_TRIANGLES triangles or MAX_VERTICES vertices."""
+    file, a suffix other than .stl/.obj, a mesh with no triangle or of no area, a vertex that is
+    not finite, or more than MAX_TRIANGLES triangles or MAX_VERTICES vertices."""
     where = f"visual of {name!r}"
     scale = _numbers(where, "scale", scale, (1, 3), positive=True)
     offset = np.zeros(3) if offset is None else _numbers(where, "offset", offset, (3,))
@@ -64,6 +64,8 @@ def read_mesh(name: str, file, scale=1.0, offset=None, rotation=None) -> MeshSha
     if kind is None:
         raise ModelError(f"{where}: unknown suffix {path.suffix or '(none)'!r}; mesh files are "
                          f"{', '.join(MESH_SUFFIXES)}")
+    if path.is_dir():
+        raise ModelError(f"{where}: is a directory, not a mesh file")
     if not path.is_file():
         raise ModelError(f"{where}: no such file (relative paths start at the working directory "
                          f"{str(pathlib.Path.cwd())!r})")
@@ -78,21 +80,21 @@ def read_mesh(name: str, file, scale=1.0, offset=None, rotation=None) -> MeshSha
         raise ModelError(f"{where}: not a readable {kind.upper()} mesh "
                          f"({type(exc).__name__}: {exc})") from None
     if len(faces) == 0:
-        raise ModelError(f"{where}: the mesh has no triangles ({len(vertices)} vertices)")
+        raise ModelError(f"{where}: no triangle read from it ({len(vertices)} vertices): an empty or "
+                         f"damaged file, or not {kind.upper()}")
     bad = ~np.all(np.isfinite(vertices), axis=1)
     if bad.any():
         raise ModelError(f"{where}: vertex {int(np.argmax(bad))} is not finite "
-                         f"({vertices[np.argmax(bad)].tolist()}); {int(bad.sum())} such vertices")
-    if faces.min() < 0 or faces.max() >= len(vertices):
-        raise ModelError(f"{where}: a triangle refers to a vertex that does not exist "
-                         f"(indices {faces.min()}..{faces.max()}, {len(vertices)} vertices)")
+                         f"({vertices[np.argmax(bad)].tolist()}; {int(bad.sum())} of {len(vertices)} "
+                         f"vertices are not)")
     mesh = trimesh.Trimesh(vertices, faces, process=True)  # duplicate vertices merged
     vertices, faces = np.asarray(mesh.vertices, dtype=float), np.asarray(mesh.faces, dtype=np.int64)
     if len(faces) > MAX_TRIANGLES or len(vertices) > MAX_VERTICES:
         raise ModelError(f"{where}: {len(faces)} triangles and {len(vertices)} vertices, more than "
                          f"{MAX_TRIANGLES} triangles or {MAX_VERTICES} vertices; simplify the mesh")
-    if len(faces) == 0:
-        raise ModelError(f"{where}: the mesh has no triangles with three distinct vertices")
+    if not mesh.area > 0:
+        raise ModelError(f"{where}: its {len(faces)} triangles have no area (all vertices on one "
+                         f"point or line)")
     placed = offset + (vertices * scale) @ R.T
     return MeshShape(str(file), placed, faces, tuple(float(x) for x in scale))
 
@@ -106,7 +108,7 @@ def _numbers(where, what, value, lengths, positive=False) -> np.ndarray:
     if not ok:
         kind = "positive numbers" if positive else "finite numbers"
         count = " or ".join(str(n) for n in lengths)
-        raise ModelError(f"{where}: the mesh's {what} must be {count} {kind}, got {value!r}")
+        raise ModelError(f"{where}: the mesh's {what} must be {count} {kind}, got {_shown(value)!r}")
     return np.array(values, dtype=float)
 
 
@@ -122,5 +124,10 @@ def _rotation(where, rotation) -> np.ndarray:
             or np.abs(R @ R.T - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0:
         raise ModelError(f"{where}: the mesh's rotation must be a 3x3 rotation matrix (orthonormal, "
                          f"determinant +1) or a rotation of constant angles (e.g. rot_z(0.3)), "
-                         f"got {rotation!r}")
+                         f"got {_shown(rotation)!r}")
     return R
+
+
+def _shown(value):
+    """A value as a message shows it: an array as its nested list (one line)."""
+    return value.tolist() if isinstance(value, np.ndarray) else value
