@@ -2,8 +2,9 @@
 by Playwright's Python client) opens the page with the network off; it loads without console
 errors or requests leaving the file, a marked frame sits in the screenshot where the pendulum's
 closed-form kinematics, projected through the page's camera in numpy, puts it at two time-slider
-positions (also a natural-coordinate model's point where its coordinates put it), and playing
-advances the time.  Screenshots stay in the test's tmp_path."""
+positions (also a natural-coordinate model's point where its coordinates put it, a mesh shape
+where its frame's pose puts its vertices, and a slider-crank's loop closed where both its
+branches meet), and playing advances the time.  Screenshots stay in the test's tmp_path."""
 
 import contextlib
 import pathlib
@@ -12,7 +13,9 @@ import numpy as np
 import pytest
 from browser_support import launch, playwright_client, skip_without_browser
 from double_pendulum_kinematics import closed_form
+from mesh_files import CONE_HEIGHT, write_cone
 from PIL import Image
+from scipy.spatial import ConvexHull
 
 import mbsfmu
 
@@ -97,11 +100,11 @@ CAMERA_JS = """() => { const v = mbsViewer, c = v.camera, r = v.renderer.domElem
           fov: c.fov, aspect: c.aspect, rect: [r.left, r.top, r.width, r.height]}; }"""
 
 
-def marker_centre(png) -> np.ndarray:
+def marker_centre(png, color=MARK_RGB) -> np.ndarray:
     """Centroid (column, row) of the pixels of the marker's colour in a screenshot, in the
     coordinates of the projection (pixel (i, j) covers [i, i + 1] x [j, j + 1])."""
     rgb = np.asarray(Image.open(png).convert("RGB"), dtype=int)
-    hit = np.all(np.abs(rgb - MARK_RGB) <= MARK_TOL, axis=-1)
+    hit = np.all(np.abs(rgb - np.asarray(color)) <= MARK_TOL, axis=-1)
     assert hit.sum() >= 20, f"the marker is not in {png} ({hit.sum()} pixels of its colour)"
     rows, cols = np.nonzero(hit)
     return np.array([cols.mean(), rows.mean()]) + 0.5
@@ -112,18 +115,18 @@ def set_slider(pg, i):
     pg.eval_on_selector("#slider", "(e, v) => { e.value = v; e.dispatchEvent(new Event('input')); }", str(i))
 
 
-def check_marker(pg, frame, where, samples, tmp_path, stem):
-    """Mark ``frame``; at each slider position i of ``samples`` the marker's centre in a
-    screenshot is within PIXEL_TOL px of ``where[i]`` projected through the page's camera.
-    Returns the centres seen."""
-    pg.evaluate(f"mbsViewer.markFrame('{frame}', '#ff00ff', 0.06)")
+def check_marker(pg, frame, where, samples, tmp_path, stem, color=MARK_RGB, radius=0.06):
+    """Mark ``frame`` (in ``color``, RGB); at each slider position i of ``samples`` the marker's
+    centre in a screenshot is within PIXEL_TOL px of ``where[i]`` projected through the page's
+    camera.  Returns the centres seen."""
+    pg.evaluate(f"mbsViewer.markFrame('{frame}', 'rgb({','.join(map(str, color))})', {radius})")
     seen = []
     for i in samples:
         set_slider(pg, i)
         assert pg.evaluate("mbsViewer.sample") == i
         png = tmp_path / f"{stem}_sample{i}.png"
         pg.screenshot(path=str(png))
-        got = marker_centre(png)
+        got = marker_centre(png, color)
         want = project(pg.evaluate(CAMERA_JS), where[i])
         assert np.linalg.norm(got - want) <= PIXEL_TOL, (i, got, want)
         seen.append(got)
@@ -175,3 +178,101 @@ def test_playing_advances_the_time(page, tmp_path):
     pg.wait_for_timeout(300)
     assert pg.evaluate("mbsViewer.time") == t_paused and not pg.evaluate("mbsViewer.playing")
     assert messages == []
+
+
+#: the mesh's colour (teal: no other drawn thing has it) and how a pixel of it is told, shaded
+#: by the lights: green and blue about equal, red well below them
+MESH_COLOR = "#00a0a0"
+#: how far outside the projected outline antialiased mesh pixels may lie, and how far inside the
+#: outline the mesh must cover the pixels [px]
+EDGE_PX = 2.0
+#: the part of the screenshot looked at around the mesh's outline [px]
+WINDOW_PX = 40
+
+
+def teal(rgb):
+    r, g, b = (rgb[..., i].astype(float) for i in range(3))
+    return (g > 50) & (r < 0.5 * g) & (np.abs(g - b) < 0.25 * g)
+
+
+def rot_x(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def test_a_mesh_shape_is_drawn_where_its_frame_puts_its_vertices(tmp_path):
+    """A cone (trimesh's primitive, written by the test as binary STL) on the double pendulum's
+    lower link, scaled (0.3, 0.3, 0.5), rotated by rot_x(0.5) and moved by (0, 0, 0.1) in P2's cg
+    frame.  At slider positions 25 and 80, with every vertex's world point r + S_x(a + p) p_v from
+    the closed form projected through the page's camera in numpy: the teal pixels of the
+    screenshot near it (WINDOW_PX) all lie within EDGE_PX of the projected vertices' convex hull
+    (the silhouette of a convex body), and cover at least 80 % of the pixels deeper than EDGE_PX
+    inside it; then a marker on a frame placed at the cone's apex is within PIXEL_TOL px of the
+    apex's projection."""
+    stl = write_cone(tmp_path, "stl")
+    s = mbsfmu.load_model(DP)
+    scale, offset, R = np.array([0.3, 0.3, 0.5]), np.array([0.0, 0.0, 0.1]), rot_x(0.5)
+    s.visual("P2_cg", "mesh", size=tuple(scale), file=stl, offset=tuple(offset), rotation=mbsfmu.rot_x(0.5),
+             color=MESH_COLOR)  # on the frame: the link keeps its own colour
+    apex_local = offset + R @ (scale * [0.0, 0.0, CONE_HEIGHT])
+    s.frame("apex", ref="P2_cg", pos=list(apex_local))
+    res = mbsfmu.simulate(s, t_end=1.0, dt=0.01, backend="numpy")
+    path = tmp_path / "mesh.html"
+    res.animate(path)
+    local = s.visuals["P2_cg"].mesh.vertices
+    tip = closed_form(res["alpha"], res["phi"])[:, 4]
+    S = [rot_x(a + p) for a, p in zip(res["alpha"], res["phi"])]
+    with opened(path) as (pg, messages, outside):
+        for i in (25, 80):
+            set_slider(pg, i)
+            png = tmp_path / f"mesh_sample{i}.png"
+            pg.screenshot(path=str(png))
+            cam = pg.evaluate(CAMERA_JS)
+            pix = np.array([project(cam, tip[i] + S[i] @ v) for v in local])
+            hull = ConvexHull(pix)
+            rgb = np.asarray(Image.open(png).convert("RGB"), dtype=int)
+            rows, cols = np.indices(rgb.shape[:2])
+            centres = np.stack([cols.ravel() + 0.5, rows.ravel() + 0.5], axis=1)
+            # signed distance to the hull (outside > 0), exact inside, a lower bound outside
+            dist = (centres @ hull.equations[:, :2].T + hull.equations[:, 2]).max(axis=1)
+            # the pixels within WINDOW_PX of the outline's bounding box (the ISYS z axis is bluish too)
+            lo, hi = pix.min(axis=0) - WINDOW_PX, pix.max(axis=0) + WINDOW_PX
+            near = np.all((centres >= lo) & (centres <= hi), axis=1)
+            hit = teal(rgb).ravel() & near
+            assert hit.sum() > 200, f"the mesh is not in {png} ({hit.sum()} teal pixels)"
+            assert not np.any(hit & (dist > EDGE_PX)), (i, np.sort(dist[hit])[-5:])
+            inner = dist < -EDGE_PX
+            assert hit[inner].mean() >= 0.8, (i, hit[inner].mean())
+        want = np.array([tip[i] + S[i] @ apex_local for i in range(len(res.t))])
+        check_marker(pg, "apex", want, (25, 80), tmp_path, "mesh", radius=0.03)
+        assert messages == [] and outside == []
+
+
+#: the second and third markers' colours (cyan, yellow: unlike the bodies' C0-C2 and the axes)
+MARK2_RGB, MARK3_RGB = np.array([0, 255, 255]), np.array([255, 255, 0])
+
+
+def test_a_constraint_loop_is_drawn_closed(tmp_path):
+    """The slider-crank (models/slider_crank.py): the loop closes where the crank's free end
+    (branch slider - rod - crank) meets the fixed pivot at ISYS's origin.  From the simulated
+    coordinates, the closed form crank_end = (x, 0, 0) + l (cos a, sin a, 0) + r (cos(a + b),
+    sin(a + b), 0) is within 1e-8 of the origin at slider positions 5 and 15 (the loop residual),
+    and there a marker on crank_end (magenta) and then one on ISYS (cyan, the other branch) are
+    each within PIXEL_TOL px of it projected; a marker on the rod's far end (the crank pin, yellow) sits
+    at (x + l cos a, l sin a, 0) and has moved > 10 px between the two positions."""
+    res = mbsfmu.simulate(str(ROOT / "models" / "slider_crank.py"), t_end=1.0, dt=0.05, backend="numpy")
+    path = tmp_path / "sc.html"
+    res.animate(path)
+    x, a, b, zero = res["x"], res["alpha"], res["beta"], 0 * res.t
+    r, l = 0.15, 0.5
+    pin = np.stack([x + l * np.cos(a), l * np.sin(a), zero], axis=1)
+    end = pin + r * np.stack([np.cos(a + b), np.sin(a + b), zero], axis=1)
+    samples = (5, 15)
+    assert np.abs(x[5] - x[15]) > 0.05  # the slider moved
+    assert np.linalg.norm(end[list(samples)], axis=1).max() < 1e-8
+    with opened(path) as (pg, messages, outside):
+        check_marker(pg, "crank_end", end, samples, tmp_path, "sc_end", radius=0.03)
+        check_marker(pg, "ISYS", 0 * end, samples, tmp_path, "sc_pivot", color=MARK2_RGB, radius=0.03)
+        seen = check_marker(pg, "rod_end", pin, samples, tmp_path, "sc_pin", color=MARK3_RGB, radius=0.03)
+        assert np.linalg.norm(seen[1] - seen[0]) > 10
+        assert messages == [] and outside == []
