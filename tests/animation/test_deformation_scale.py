@@ -93,3 +93,23 @@ def test_the_page_says_the_scale_and_scale_one_changes_nothing(drawn, tmp_path):
     assert sorted(elastic_rows(res.system, res.numeric)) == [2, 3, 4, 5, 6, 7]
     exact, _ = res.numeric.pose_series(one.frame_names, res.t, res.y)
     np.testing.assert_array_equal(one.points, exact)
+
+
+def test_cli_draws_with_the_deformation_scale(tmp_path, capsys):
+    """mbsfmu animate --deformation-scale 50 writes the page of animate(deformation_scale=50):
+    the same title and node positions (float32)."""
+    import base64
+    import json
+    import re
+
+    from mbsfmu.cli import main
+
+    out = tmp_path / "f.html"
+    assert main(["animate", FLEX, "--t-end", "0.2", "--dt", "0.1", "--out", str(out),
+                 "--deformation-scale", "50"]) == 0
+    data = json.loads(re.search(r'<script id="mbs-data" type="application/json">(.*?)</script>',
+                                out.read_text(), re.S).group(1))
+    assert data["title"] == "Flexible Double Pendulum (elastic deformation x50)"
+    want = mbsfmu.simulate(FLEX, t_end=0.2, dt=0.1).animate(deformation_scale=50).points
+    got = np.frombuffer(base64.b64decode(data["positions"]), dtype="<f4").reshape(want.shape)
+    np.testing.assert_allclose(got, want, rtol=2**-24, atol=1e-7)
