@@ -63,6 +63,7 @@ LATE_IMPORTS = {
     "scipy.signal": "heavy (about 1 s to import): LTI blocks, transfer functions, pole placement",
     "scipy.stats": "heavy (about 1 s to import): the random designs of sweeps and the CLI",
     "SALib": "optional (the sensitivity extra): the designs and estimators of global sensitivity",
+    "trimesh": "heavy (about 0.5 s to import): the mesh files of System.visual only",
 }
 
 #: the imports of mbsfmu or blocks inside a function, each pointing down (the graph and its checks
