@@ -31,7 +31,7 @@ MAX_TRIANGLES = 100_000
 MAX_VERTICES = 100_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed as one object: its fields are arrays
 class MeshShape:
     """A triangle mesh placed in its frame: ``vertices`` (V, 3) float, the points p of the module
     docstring (frame components, model length units), ``faces`` (F, 3) indices into them,
