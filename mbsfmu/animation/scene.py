@@ -7,7 +7,9 @@ sample,
   (samples, frames, 3)) and its rotation S_K (``rotations``), both from the symbolic kinematics
   of seed 002 eq. 3 (:meth:`NumericModel.pose_series`);
 * the stick figure (``lines``): each frame's origin joined to its reference frame's origin,
-  segments that keep zero length over the whole motion left out.  A segment belongs to the body
+  segments that keep zero length over the whole motion left out, and so are the segments from a
+  flexible body's frame of reference to its node frames (its polyline draws those; straight
+  chords from the root to each node would hide the bending).  A segment belongs to the body
   of the frame it leads to (a body's primary and cg frames are the body's, any other frame is
   its reference frame's body); a body's primary frame leads from a point of its parent, so that
   segment is drawn in the parent's colour; segments on ISYS are the ground's (grey);
@@ -235,12 +237,14 @@ def _owner(system, frame: str) -> str:
 
 def _stick_lines(system, names, index, points, colors) -> list[Polyline]:
     primary = {b.frame for b in system.bodies.values()}
+    nodes = {(n, getattr(b, "frame", None)) for b in getattr(system, "flexible_bodies", {}).values()
+             for n in b.node_frames}
     scale = max(float(np.max(np.abs(points))), 1.0)
     lines = []
     for name in names:
         ref = system.frames[name].ref
-        if ref is None:
-            continue
+        if ref is None or (name, ref) in nodes:  # a node placed in its body's frame: drawn by the
+            continue                             # body's polyline, not by a chord from that frame
         i, j = index[ref], index[name]
         if np.max(np.linalg.norm(points[:, j] - points[:, i], axis=-1)) <= 1e-12 * scale:
             continue  # a zero-length segment: two frames at one point

@@ -113,3 +113,13 @@ def test_cli_draws_with_the_deformation_scale(tmp_path, capsys):
     want = mbsfmu.simulate(FLEX, t_end=0.2, dt=0.1).animate(deformation_scale=50).points
     got = np.frombuffer(base64.b64decode(data["positions"]), dtype="<f4").reshape(want.shape)
     np.testing.assert_allclose(got, want, rtol=2**-24, atol=1e-7)
+
+
+def test_a_beam_is_drawn_through_its_nodes_only(drawn):
+    """The flexible double pendulum's lines are the two beams' polylines through their node
+    frames and nothing else: no straight chord from a beam's frame of reference to its nodes
+    (which would hide the bending the scale shows); the other segments have zero length (P1 at
+    ISYS's origin, P2 at P1's tip node)."""
+    _, one, _, _ = drawn
+    lines = [(ln.name, [one.frame_names[i] for i in ln.frames]) for ln in one.lines]
+    assert lines == [("P1", ["P1_1", "P1_4", "P1_8", "P1_11"]), ("P2", ["P2_1", "P2_4", "P2_8", "P2_11"])]
