@@ -9,12 +9,16 @@ colours."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .figure import Bars, Figure, Heatmap, Histogram, Line, Panel
 
 #: pixels per inch of the page (the figure's size in inches, as on a screen)
 PX_PER_INCH = 100
+#: the least height of a page's figure in pixels
+MIN_HEIGHT = 450
 #: pixels per matplotlib point (line widths, marker sizes)
 PX_PER_POINT = 4 / 3
 
@@ -28,11 +32,12 @@ def draw(figure: Figure):
     fig = make_subplots(rows=figure.rows, cols=figure.cols, shared_xaxes=shared,
                         row_heights=figure.height_ratios, subplot_titles=[p.title or "" for p in panels],
                         vertical_spacing=min(0.3 / figure.rows, 0.12) if figure.rows > 1 else 0.0)
+    shown: set[str] = set()
     for r, row in enumerate(figure.panels):
         for c, panel in enumerate(row):
-            _panel(fig, panel, r + 1, c + 1, r * figure.cols + c + 1)
+            _panel(fig, panel, r + 1, c + 1, r * figure.cols + c + 1, shown)
     fig.update_layout(template="plotly_white", barmode="group", hovermode="closest",
-                      height=figure.size[1] * PX_PER_INCH, title=figure.title,
+                      height=max(figure.size[1] * PX_PER_INCH, MIN_HEIGHT), title=figure.title,
                       margin=dict(t=90 if figure.title else 50))
     return fig
 
@@ -49,21 +54,26 @@ def _hex(color: str) -> str:
     return to_hex(color)
 
 
-def _panel(fig, panel: Panel, row: int, col: int, index: int) -> None:
+def _panel(fig, panel: Panel, row: int, col: int, index: int, shown: set[str]) -> None:
+    """Draw ``panel`` in the subplot (row, col), the ``index``-th; a label is in the legend once
+    (``shown``: the labels there already), and its entry hides and shows it in every panel."""
     at = dict(row=row, col=col)
-    cycle = iter(f"C{i % 10}" for i in range(10**6))  # matplotlib's colour cycle of the panel
+    # matplotlib's colour cycles of the panel: one for lines, one for bars (patches)
+    lines, patches = (itertools.cycle([f"C{i}" for i in range(10)]) for _ in range(2))
     for y, color, width in panel.hlines:
         fig.add_hline(y=y, line_color=_hex(color), line_width=width * PX_PER_POINT, **at)
-    legend = panel.legend is not None
     for item in panel.items:
-        if isinstance(item, Line):
-            fig.add_trace(_line(item, item.color or next(cycle), legend), **at)
-        elif isinstance(item, Bars):
-            fig.add_trace(_bars(item, item.color or next(cycle), legend), **at)
+        if isinstance(item, (Line, Bars)):
+            label = item.label if panel.legend is not None else None
+            trace = (_line(item, item.color or next(lines)) if isinstance(item, Line)
+                     else _bars(item, item.color or next(patches)))
+            trace.update(legendgroup=label, showlegend=bool(label) and label not in shown)
+            shown.add(label)
+            fig.add_trace(trace, **at)
         elif isinstance(item, Heatmap):
             fig.add_trace(_heatmap(item), **at)
         elif isinstance(item, Histogram):
-            fig.add_trace(_histogram(item, next(cycle)), **at)
+            fig.add_trace(_histogram(item, next(patches)), **at)
     axis = "x" if index == 1 else f"x{index}"
     fig.update_xaxes(title_text=panel.xlabel, type="log" if panel.xlog else None, **at)
     fig.update_yaxes(title_text=panel.ylabel, range=list(panel.ylim) if panel.ylim else None,
@@ -71,24 +81,24 @@ def _panel(fig, panel: Panel, row: int, col: int, index: int) -> None:
                      **at)
 
 
-def _line(line: Line, color: str, legend: bool):
+def _line(line: Line, color: str):
     import plotly.graph_objects as go
 
     mode = "+".join(m for m, on in (("lines", line.linestyle != ""), ("markers", line.marker)) if on)
-    size = (line.size or 6.0) * (0.6 if line.marker == "." else 1.0) * PX_PER_POINT
-    return go.Scatter(x=line.x, y=line.y, mode=mode, name=line.label, showlegend=legend and bool(line.label),
+    return go.Scatter(x=line.x, y=line.y, mode=mode, name=line.label or "",
                       line=dict(color=_hex(color), width=(line.width or 1.5) * PX_PER_POINT,
                                 dash="dash" if line.linestyle == "--" else "solid",
                                 shape="hv" if line.step else "linear"),
-                      marker=dict(color=_hex(color), size=size), connectgaps=False)
+                      marker=dict(color=_hex(color), size=(line.size or 6.0) * PX_PER_POINT),
+                      connectgaps=False)
 
 
-def _bars(bars: Bars, color: str, legend: bool):
+def _bars(bars: Bars, color: str):
     import plotly.graph_objects as go
 
     errors = None if bars.errors is None else dict(type="data", array=bars.errors, visible=True)
     return go.Bar(x=bars.categories, y=bars.heights, error_y=errors, name=bars.label,
-                  showlegend=legend and bool(bars.label), marker_color=_hex(color))
+                  marker_color=_hex(color))
 
 
 def _heatmap(heatmap: Heatmap):
