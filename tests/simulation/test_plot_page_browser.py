@@ -1,20 +1,21 @@
 """A result's plot page in a real browser (issue 27 item 5): headless Chromium (Debian's package,
 driven by Playwright) opens the page with the network off and only the file allowed; it loads
-without console errors or requests leaving the file, draws one trace per signal, and the mouse
-over a sample shows that sample's time and value.  The screenshot stays in the test's
+without console errors or requests leaving the file, draws one trace per signal, the mouse
+over a sample shows that sample's time and value, and a click on a legend entry hides its
+curve and a second click shows it.  The screenshot stays in the test's
 tmp_path."""
 
 import pathlib
 import re
 
 import pytest
-from browser_support import launch, playwright_client, skip_without_browser
+from browser_support import launch, offline_page, playwright_client, skip_without_browser
 
 import mbsfmu
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-pytestmark = skip_without_browser()
+pytestmark = [pytest.mark.slow, *skip_without_browser()]  # Chromium and a 4.8 MB page: about 9 s
 playwright_api = playwright_client()
 
 #: where sample k of trace i sits on the page (CSS pixels): plotly's axes map data to the plot area
@@ -32,19 +33,7 @@ def test_plot_page_loads_offline_draws_and_hovers(tmp_path):
     with playwright_api.sync_playwright() as p:
         browser = launch(p)
         try:
-            ctx = browser.new_context(offline=True, viewport={"width": 900, "height": 600})
-            outside, messages = [], []
-
-            def only_the_file(route):
-                if route.request.url == page.as_uri():
-                    return route.continue_()
-                outside.append(route.request.url)
-                return route.abort()
-
-            ctx.route("**/*", only_the_file)
-            pg = ctx.new_page()
-            pg.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
-            pg.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+            pg, messages, outside = offline_page(browser, page, viewport={"width": 900, "height": 600})
             pg.goto(page.as_uri())
             pg.wait_for_selector(".js-plotly-plot .scatterlayer .trace", timeout=20_000)
             assert pg.locator(".scatterlayer .trace").count() == 2  # x and theta
@@ -56,6 +45,11 @@ def test_plot_page_loads_offline_draws_and_hovers(tmp_path):
             pg.wait_for_selector(".hoverlayer .hovertext", timeout=5_000)
             label = pg.locator(".hoverlayer .hovertext").first.text_content()
             pg.screenshot(path=str(tmp_path / "plot_page_hover.png"))
+            pg.locator(".legend .traces").first.click()  # the legend hides x ...
+            pg.wait_for_function("document.querySelectorAll('.scatterlayer .trace').length === 1")
+            assert pg.evaluate("document.querySelector('.js-plotly-plot').data[0].visible") == "legendonly"
+            pg.locator(".legend .traces").first.click()  # ... and shows it again
+            pg.wait_for_function("document.querySelectorAll('.scatterlayer .trace').length === 2")
         finally:
             browser.close()
     assert not [m for m in messages if m.startswith(("error", "pageerror"))], messages
