@@ -11,12 +11,11 @@ display needed) or as an interactive page (a path ending in .html).
 
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
 import pandas as pd
 
 from ..core.errors import ParameterError
+from ..core.output_files import plot_path
 from ..plotting import (
     Bars,
     Figure,
@@ -38,11 +37,13 @@ def plot_study(df: pd.DataFrame, path=None, *, metric: str | None = None, params
                kind: str | None = None, bins: int | None = None):
     """Draw ``metric`` of the study ``df`` (the DataFrame of :func:`mbsfmu.sweep`) and return the Axes;
     with ``path`` also write the figure there: an image (PNG, ...) or, for a name ending in
-    .html, an interactive page.  The arguments are :func:`study_figure`'s."""
+    .html, an interactive page (checked first: :func:`~mbsfmu.core.output_files.plot_path`).  The
+    other arguments are :func:`study_figure`'s."""
+    path = plot_path(path, "plot_study: path") if path is not None else None
     figure = study_figure(df, metric=metric, params=params, kind=kind, bins=bins)
     fig = matplotlib_figure.draw(figure)
     if path is not None:
-        write(figure, pathlib.Path(path), fig)
+        write(figure, path, fig)
     return fig.axes[0]
 
 
@@ -112,10 +113,11 @@ def plot_indices(indices: pd.DataFrame, path=None, *, metric: str | None = None,
     """Bar chart of global sensitivity indices (:func:`indices_figure`), written to ``path`` if
     given (an image, or an interactive page for a name ending in .html).  Returns the
     matplotlib Figure."""
+    path = plot_path(path, "plot_indices: path") if path is not None else None
     figure = indices_figure(indices, metric=metric, conf_level=conf_level)
     fig = matplotlib_figure.draw(figure)
     if path is not None:
-        write(figure, pathlib.Path(path), fig)
+        write(figure, path, fig)
     return fig
 
 
