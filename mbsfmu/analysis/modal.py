@@ -24,6 +24,7 @@ from ..core.output_files import plot_path
 from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
 from ..model.multibody import System
+from ..plotting import Bars, Figure, Line, Panel, column, write
 from . import arguments
 
 
@@ -160,35 +161,29 @@ def _pairs(lin, pairs) -> list[tuple[str, str]]:
 
 
 def bode(lin, path, pairs=None, frequencies_hz=None):
-    """Magnitude (dB) and phase (deg) over frequency (Hz) for each (input, output) pair, PNG."""
+    """The Bode plot of :func:`bode_figure` written to ``path`` (an image, or an interactive page
+    for a name ending in .html)."""
     target = plot_path(path, "bode: path")
+    write(bode_figure(lin, pairs, frequencies_hz), target)
+    return path
+
+
+def bode_figure(lin, pairs=None, frequencies_hz=None) -> Figure:
+    """Magnitude (dB) and phase (deg, unwrapped) over frequency (Hz, logarithmic) for each
+    (input, output) pair, as a :class:`mbsfmu.plotting.Figure`."""
     pairs = _pairs(lin, pairs)
     for u, z in pairs or [(None, None)]:  # no pair at all: a model without inputs or outputs
         _pair(lin, u, z, "bode")
     f = (_default_frequencies(lin) if frequencies_hz is None
          else arguments.frequencies(frequencies_hz, "bode: frequencies_hz"))
     responses = [frequency_response(lin, u, z, f, where="bode") for u, z in pairs]
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax_m, ax_p) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
-    for (u, z), G in zip(pairs, responses):
-        mag = 20 * np.log10(np.maximum(np.abs(G), 1e-300))
-        ax_m.semilogx(f, mag, label=f"{u} → {z}")
-        ax_p.semilogx(f, np.degrees(np.unwrap(np.angle(G))))
-    ax_m.set_ylabel("magnitude [dB]")
-    ax_p.set_ylabel("phase [deg]")
-    ax_p.set_xlabel("frequency [Hz]")
-    ax_m.legend(fontsize="small")
-    ax_m.set_title(f"{lin.system_name}: Bode plot")
-    for ax in (ax_m, ax_p):
-        ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(target, dpi=100)
-    plt.close(fig)
-    return path
+    magnitude = Panel([Line(f, 20 * np.log10(np.maximum(np.abs(G), 1e-300)), label=f"{u} → {z}")
+                       for (u, z), G in zip(pairs, responses)],
+                      title=f"{lin.system_name}: Bode plot", ylabel="magnitude [dB]", xlog=True, grid=True,
+                      legend="small")
+    phase = Panel([Line(f, np.degrees(np.unwrap(np.angle(G)))) for G in responses],
+                  xlabel="frequency [Hz]", ylabel="phase [deg]", xlog=True, grid=True)
+    return column([magnitude, phase], size=(8, 6), sharex=True)
 
 
 def frame_positions(lin):
@@ -220,9 +215,10 @@ def frame_positions(lin):
     return positions, names, refs
 
 
-def _draw_mechanism(ax, lin, mode, geometry):
+def _mechanism(lin, mode, geometry) -> Panel:
     """The frames' origins joined to their reference frames, at the operating point (grey) and
-    displaced along the mode's real part (blue), in the plane of the largest spread."""
+    displaced along the mode's real part (blue), in the plane of the largest spread; each
+    configuration one line whose segments (frame to reference frame) are broken by NaN."""
     positions, names, refs = geometry
     y0 = np.array([float(lin.point[c]) for c in lin.coordinates])
     shape = np.array([mode.shape[c].real for c in lin.coordinates])
@@ -233,53 +229,52 @@ def _draw_mechanism(ax, lin, mode, geometry):
     p1 = positions(y0 + eps * shape)
     axes = np.sort(np.argsort(-(np.ptp(p0, axis=0) + np.ptp(p1, axis=0)))[:2])
     index = {n: i for i, n in enumerate(names)}
-    for p, style in ((p0, dict(color="0.6", lw=1.5)), (p1, dict(color="tab:blue", lw=2))):
-        for i, r in enumerate(refs):
-            if r is not None:
-                j = index[r]
-                ax.plot(p[[j, i], axes[0]], p[[j, i], axes[1]], "-o", ms=3, **style)
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.set_xlabel("xyz"[axes[0]])
-    ax.set_ylabel("xyz"[axes[1]])
+    links = [(index[r], i) for i, r in enumerate(refs) if r is not None]
+    gap = np.full(1, np.nan)
+
+    def segments(p, a):
+        return np.concatenate([np.concatenate([p[[j, i], a], gap]) for j, i in links])
+
+    lines = [Line(segments(p, axes[0]), segments(p, axes[1]), marker="o", size=3, color=color, width=width)
+             for p, color, width in ((p0, "0.6", 1.5), (p1, "tab:blue", 2))]
+    return Panel(lines, title=f"f_n = {mode.frequency_hz:.4g} Hz{_zeta(mode)}", title_size="small",
+                 xlabel="xyz"[axes[0]], ylabel="xyz"[axes[1]], equal=True)
+
+
+def _zeta(mode) -> str:
+    """', ζ = ...' of a mode's title (nothing where the damping ratio is undefined)."""
+    return "" if math.isnan(mode.damping_ratio) else f", ζ = {mode.damping_ratio:.3g}"
+
+
+def _shape_bars(mode) -> Panel:
+    """The real part of a mode's shape by coordinate, as bars."""
+    names = list(mode.shape)
+    return Panel([Bars(names, [mode.shape[c].real for c in names], color="tab:blue")],
+                 title=f"λ = {mode.eigenvalue:.4g}: f_n = {mode.frequency_hz:.4g} Hz{_zeta(mode)}",
+                 title_size="small", hlines=[(0.0, "k", 0.5)], ylim=(-1.1, 1.1))
 
 
 def plot_modes(lin, path, count: int = 6):
+    """The mode shapes of :func:`modes_figure` written to ``path`` (an image, or an interactive
+    page for a name ending in .html)."""
+    target = plot_path(path, "plot_modes: path")
+    write(modes_figure(lin, count), target)
+    return path
+
+
+def modes_figure(lin, count: int = 6) -> Figure:
     """One panel per mode (up to ``count``): for a model with frames the mechanism at the
     operating point (grey) and displaced along the mode (blue, scaled to a fifth of its size)
-    in the plane where it spreads most; otherwise the real part of the shape by coordinate."""
-    target = plot_path(path, "plot_modes: path")
+    in the plane where it spreads most; otherwise the real part of the shape by coordinate; as a
+    :class:`mbsfmu.plotting.Figure`."""
     count = arguments.count(count, "plot_modes: count")
     ms = modes(lin)[:count]
     if not ms:
         raise ParameterError(f"plot_modes: the linear model of {lin.system_name!r} has no modes "
                              "(no degrees of freedom)")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    title = f"{lin.system_name}: mode shapes"
     geometry = frame_positions(lin)
     if geometry is not None:
-        fig, axes = plt.subplots(1, len(ms), figsize=(3.2 * len(ms) + 0.4, 3.6), squeeze=False)
-        for ax, m in zip(axes[0], ms):
-            _draw_mechanism(ax, lin, m, geometry)
-            zeta = "" if math.isnan(m.damping_ratio) else f", ζ = {m.damping_ratio:.3g}"
-            ax.set_title(f"f_n = {m.frequency_hz:.4g} Hz{zeta}", fontsize="small")
-        fig.suptitle(f"{lin.system_name}: mode shapes")
-        fig.tight_layout()
-        fig.savefig(target, dpi=100)
-        plt.close(fig)
-        return path
-    fig, axes = plt.subplots(len(ms), 1, figsize=(7, 1.9 * len(ms) + 0.6), squeeze=False)
-    for ax, m in zip(axes[:, 0], ms):
-        names = list(m.shape)
-        ax.bar(names, [m.shape[c].real for c in names], color="tab:blue")
-        zeta = "" if math.isnan(m.damping_ratio) else f", ζ = {m.damping_ratio:.3g}"
-        ax.set_title(f"λ = {m.eigenvalue:.4g}: f_n = {m.frequency_hz:.4g} Hz{zeta}", fontsize="small")
-        ax.axhline(0, color="k", lw=0.5)
-        ax.set_ylim(-1.1, 1.1)
-    fig.suptitle(f"{lin.system_name}: mode shapes")
-    fig.tight_layout()
-    fig.savefig(target, dpi=100)
-    plt.close(fig)
-    return path
+        return Figure([[_mechanism(lin, m, geometry) for m in ms]], title=title,
+                      size=(3.2 * len(ms) + 0.4, 3.6))
+    return column([_shape_bars(m) for m in ms], title=title, size=(7, 1.9 * len(ms) + 0.6))

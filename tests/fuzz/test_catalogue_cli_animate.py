@@ -119,6 +119,14 @@ SIMULATE_CASES = [
      r"--plot '.*/p': no suffix says the image format"),
     ("plot in a missing folder", ["--t-end", "1", "--plot", "{tmp}/no/p.png"],
      r"--plot '.*/no/p\.png': the directory '.*/no' does not exist"),
+    # the interactive page of the plot (issue 27 item 5)
+    ("plot page misspelt", ["--t-end", "1", "--plot", "{tmp}/p.htm"],
+     r"--plot '.*p\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+     r"or \.html for an interactive page"),
+    ("plot page in a folder not writable", ["--t-end", "1", "--plot", "/proc/p.html"],
+     r"--plot '/proc/p\.html': cannot write in '/proc'"),
+    ("plot page a folder", ["--t-end", "1", "--plot", "{tmp}"],
+     r"--plot '.*' is a directory; give a file name"),
 ]
 MODEL_FILE_CASES = [
     ("model is a folder", "{tmp}", r"model file '.*' is a directory; give the model's \.py file"),
@@ -340,6 +348,18 @@ API_CASES = [
      r"animate: axes must be frame names, got 3"),
     ("player None", lambda: _dp_result().animate(player=None), ParameterError,
      r"animate: player must be one of '3d', 'images', got None"),
+    # Result.plot: an image or an interactive page (issue 27 item 5)
+    ("plot page misspelt", lambda: _dp_result().plot("/tmp/p.htm"), ParameterError,
+     r"plot '/tmp/p\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+     r"or \.html for an interactive page"),
+    ("plot page a folder", lambda: _dp_result().plot("/tmp"), ParameterError,
+     r"plot '/tmp' is a directory; give a file name"),
+    ("plot page in a folder not writable", lambda: _dp_result().plot("/proc/p.html"), ParameterError,
+     r"plot '/proc/p\.html': cannot write in '/proc'"),
+    ("plot page in a missing folder", lambda: _dp_result().plot("/nonexist/p.html"), ParameterError,
+     r"plot '/nonexist/p\.html': the directory '/nonexist' does not exist"),
+    ("plot page of an unknown signal", lambda: _dp_result().plot("/tmp/p.html", signals=["q"]), KeyError,
+     r"no signal 'q' in the result \(signals: time, alpha, phi, der\(alpha\), der\(phi\)\)"),
     ("read_csv None", lambda: Result.read_csv(None, mbsfmu.load_model(DP)), ParameterError,
      r"result CSV: a file name is needed, got None"),
     ("read_csv folder", lambda: Result.read_csv("/tmp", mbsfmu.load_model(DP)), ParameterError,

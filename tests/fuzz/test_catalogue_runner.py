@@ -16,6 +16,7 @@ from blocks.math_blocks import Function, Gain, RateLimiter, Saturation, Sum
 from blocks.sinks import Recorder
 from blocks.sources import Constant, Ramp, Sine, Step, Table
 from blocks.udp import UdpReceive, UdpSend
+from mbsfmu.core.errors import ParameterError
 from mbsfmu.runner import BlockError, BlockRunError, Diagram, DiagramError, SSPError, import_ssp
 from mbsfmu.runner.diagram import AlgebraicLoopError
 from mbsfmu.runner.live import LiveView
@@ -140,6 +141,16 @@ DIAGRAM_CASES = [
      r"LiveView signal .g.y. is not recorded .*; recorded: c.y; a live signal must be one of record="),
     ("live port in use", lambda: _port_in_use(), DiagramError,
      r"LiveView cannot listen on 127.0.0.1:\d+: Address already in use"),
+    # the result's plot: an image or an interactive page (issue 27 item 5)
+    ("plot page misspelt", lambda: wired().run(0.3).plot("/tmp/p.htm"), ParameterError,
+     r"plot '/tmp/p\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+     r"or \.html for an interactive page"),
+    ("plot page a folder", lambda: wired().run(0.3).plot("/tmp"), ParameterError,
+     r"plot '/tmp' is a directory; give a file name"),
+    ("plot page in a folder not writable", lambda: wired().run(0.3).plot("/proc/p.html"), ParameterError,
+     r"plot '/proc/p\.html': cannot write in '/proc'"),
+    ("plot page without suffix", lambda: wired().run(0.3).plot("/tmp/p"), ParameterError,
+     r"plot '/tmp/p': no suffix says the image format"),
 ]
 
 

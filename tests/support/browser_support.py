@@ -43,3 +43,24 @@ def playwright_client():
 def launch(playwright, *args: str):
     """Headless Chromium started by ``playwright`` (a sync_playwright() context)."""
     return playwright.chromium.launch(executable_path=CHROMIUM, args=[*FLAGS, *args])
+
+
+def offline_page(browser, path, **context):
+    """A page of ``browser`` for the file ``path``, offline: a request for anything but the file
+    is aborted and noted.  Returns (page, messages, outside): the console messages and page
+    errors ('type: text') and the URLs asked for outside the file, as they come.  ``context``:
+    options of the browser context (viewport, ...)."""
+    ctx = browser.new_context(offline=True, **context)
+    outside, messages = [], []
+
+    def only_the_file(route):
+        if route.request.url == path.as_uri():
+            return route.continue_()
+        outside.append(route.request.url)
+        return route.abort()
+
+    ctx.route("**/*", only_the_file)
+    pg = ctx.new_page()
+    pg.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+    pg.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+    return pg, messages, outside
