@@ -103,7 +103,8 @@ def flexible_demo(out: pathlib.Path) -> int:
     print(f"\nflexible double pendulum (seed 002 §4.2, {len(res.coordinate_names)} coordinates): 2 s "
           f"simulated, largest tip deflection of the second beam {1e3 * abs(tip).max():.2f} mm; "
           f"3D viewer of {len(anim.times)} samples (deformation x100) written to {html.relative_to(ROOT)} "
-          f"({html.stat().st_size / 1e6:.2f} MB) in {written:.2f} s; {time.perf_counter() - start:.1f} s in all")
+          f"({html.stat().st_size / 1e6:.2f} MB) in {written:.2f} s; "
+          f"{time.perf_counter() - start:.1f} s in all")
     return 0
 
 
