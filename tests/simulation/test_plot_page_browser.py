@@ -2,8 +2,8 @@
 driven by Playwright) opens the page with the network off and only the file allowed; it loads
 without console errors or requests leaving the file, draws one trace per signal, the mouse
 over a sample shows that sample's time and value, and a click on a legend entry hides its
-curve and a second click shows it.  The screenshot stays in the test's
-tmp_path."""
+curve and a second click shows it.  The page and its screenshot are kept
+in out/test-artifacts/ (the `artifacts` fixture)."""
 
 import pathlib
 import re
@@ -26,9 +26,9 @@ WHERE = """([i, k]) => {
 }"""
 
 
-def test_plot_page_loads_offline_draws_and_hovers(tmp_path):
+def test_plot_page_loads_offline_draws_and_hovers(artifacts):
     res = mbsfmu.simulate(mbsfmu.load_model(ROOT / "models" / "cart_pendulum.py"), t_end=1.0, dt=0.05)
-    page = tmp_path / "r.html"
+    page = artifacts / "r.html"
     res.plot(page)
     with playwright_api.sync_playwright() as p:
         browser = launch(p)
@@ -44,7 +44,7 @@ def test_plot_page_loads_offline_draws_and_hovers(tmp_path):
             pg.mouse.move(x, y)
             pg.wait_for_selector(".hoverlayer .hovertext", timeout=5_000)
             label = pg.locator(".hoverlayer .hovertext").first.text_content()
-            pg.screenshot(path=str(tmp_path / "plot_page_hover.png"))
+            pg.screenshot(path=str(artifacts / "plot_page_hover.png"))
             pg.locator(".legend .traces").first.click()  # the legend hides x ...
             pg.wait_for_function("document.querySelectorAll('.scatterlayer .trace').length === 1")
             assert pg.evaluate("document.querySelector('.js-plotly-plot').data[0].visible") == "legendonly"
