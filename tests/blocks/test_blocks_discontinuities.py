@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from runner_support import step_block
 
-from blocks import DeadZone, Function, Gain, Quantizer, Relay, UnitDelay
+from blocks import Constant, DeadZone, Function, Gain, Quantizer, Relay, Sum, UnitDelay
 from mbsfmu.runner import AlgebraicLoopError, BlockError, Diagram
 from mbsfmu.runner.block import block_type
 
@@ -118,3 +118,20 @@ def test_relay_oscillator_through_a_unit_delay():
 def test_bad_parameters(make, match):
     with pytest.raises(BlockError, match=match):
         make()
+
+
+def test_a_loop_through_a_dead_zone_is_solved_when_iterated():
+    """y = dz(u), u = 3 - y/2 with the zone [-1, 1]: y = u - 1 gives y = 4/3; the runner's loop
+    solver finds it with algebraic_loops='iterate'."""
+    d = Diagram(0.1)
+    d.add("b", Constant(3.0))
+    d.add("half", Gain(0.5))
+    d.add("sum", Sum("+-"))
+    d.add("nl", DeadZone(-1.0, 1.0))
+    d.connect("b.y", "sum.u1")
+    d.connect("half.y", "sum.u2")
+    d.connect("sum.y", "nl.u")
+    d.connect("nl.y", "half.u")
+    assert [loop.blocks for loop in d.check(algebraic_loops="iterate")] == [("half", "sum", "nl")]
+    res = d.run(0.5, algebraic_loops="iterate", record=["nl.y"])
+    np.testing.assert_allclose(res["nl.y"], 4.0 / 3.0, rtol=1e-9)
