@@ -441,7 +441,8 @@ CONTROL_CASES = [
      r"lqr: Q gives no weight to the mode with eigenvalue 0 \(in the states: state 'x'\), which is on the "
      r"stability boundary"),
     ("dlqr Q blind to a boundary mode", lambda: dlqr(lin(), [0, 1, 1, 1], [1], 0.01), ParameterError,
-     r"dlqr: Q gives no weight to the mode with eigenvalue 1 \(in the states: state 'x'\)"),
+     r"dlqr: Q gives no weight to the mode with eigenvalue z = 1 \(s = 0 1/s\) \(in the states: "
+     r"state 'x'\)"),
     ("dlqr Q indefinite", lambda: dlqr(lin(), [1, -1, 1, 1], [1], 0.01), ParameterError,
      r"dlqr: Q is not positive semidefinite"),
     # stabilizability
@@ -449,7 +450,8 @@ CONTROL_CASES = [
      r"lqr: the mode with eigenvalue 2.21472 \(in the states: a combined motion of 'b', 'der\(b\)'\) is not "
      r"stable and the inputs \['T'\] cannot move it"),
     ("dlqr unstable mode out of reach", lambda: dlqr(two_pendulums(), [1] * 4, [1], 0.01), ParameterError,
-     r"dlqr: the mode with eigenvalue 1.02239 .* is not stable and the inputs \['T'\] cannot move it"),
+     r"dlqr: the mode with eigenvalue z = 1.02239 \(s = 2.21\d* 1/s\) .* is not stable and the inputs "
+     r"\['T'\] cannot move it"),
     # the period
     ("dlqr period 0", lambda: dlqr(lin(), [1, 1, 1, 1], [1], 0), ParameterError,
      r"dlqr: period must be > 0, got 0"),
