@@ -291,12 +291,14 @@ def _report(lin, A, B, C, where: str, period=None) -> tuple[list, list]:
     return unreachable, unseen
 
 
-def _mode_text(lam, w, lin, period=None) -> str:
-    """The mode with eigenvalue ``lam`` (a z-plane one, labelled with its s, if ``period``) and
-    the states its left eigenvector ``w`` involves."""
-    value = (f"z = {_number(lam)} (s = {_number(_s_plane(lam, period))} 1/s)" if period
-             else _number(lam))
-    return (f"the mode with eigenvalue {value} (in the states: "
+def _mode_text(lam, w, lin, A, period=None) -> str:
+    """The mode with eigenvalue ``lam`` of A (a z-plane one, labelled with its s, if ``period``):
+    the coordinate with the largest share of its eigenvector and the states that ``w`` (a left
+    eigenvector or an eigenvector, found by a Hautus test) involves."""
+    value = (f"z = {_pair_text(lam)}, s = {_pair_text(_s_plane(lam, period))} 1/s" if period
+             else f"eigenvalue {_pair_text(lam)}")
+    coordinate = _coordinate(lin.states, _eigenvector(A, lam, w))
+    return (f"the mode of coordinate {coordinate!r} ({value}; in the states: "
             f"{moving_coordinates(lin.states, w, 'state')})")
 
 
@@ -306,7 +308,7 @@ def _check_stabilizable(lin, A, B, Q, where, unstable, on_boundary, period=None)
     no stabilizing solution exists, and the ParameterError names the mode (``period``: A is a
     discrete plant, its eigenvalues z-plane values)."""
     for lam, w in _unreachable_modes(A, B, unstable):
-        raise ParameterError(f"{where}: {_mode_text(lam, w, lin, period)} is not stable and the inputs "
+        raise ParameterError(f"{where}: {_mode_text(lam, w, lin, A, period)} is not stable and the inputs "
                              f"{list(lin.inputs)} cannot move it: no state feedback stabilizes it")
     n = A.shape[0]
     Q = _unit_columns(Q)
@@ -315,9 +317,9 @@ def _check_stabilizable(lin, A, B, Q, where, unstable, on_boundary, period=None)
             # rank [A - lambda I; Q] < n: a v with (A - lambda I) v = 0 and Q v = 0
             w = _rank_deficient(np.vstack([A - lam * np.eye(n), Q]).T)
             if w is not None:
-                raise ParameterError(f"{where}: Q gives no weight to "
-                                     f"{_mode_text(lam, w, lin, period)}, which is on the stability "
-                                     "boundary: weight those states in Q")
+                mode = _mode_text(lam, w.conj(), lin, A, period)
+                raise ParameterError(f"{where}: Q gives no weight to {mode}, which is on the "
+                                     "stability boundary: weight those states in Q")
 
 
 def _riccati(solve, where, *args):
@@ -411,7 +413,7 @@ def place(lin, poles) -> StateFeedbackGain:
     p = _poles(poles, lin, B)
     for lam, w in _unreachable_modes(A, B, lambda lam: True):
         raise ParameterError(f"place: the inputs {list(lin.inputs)} cannot move "
-                             f"{_mode_text(lam, w, lin)}: its pole stays where it is")
+                             f"{_mode_text(lam, w, lin, A)}: its pole stays where it is")
     try:
         res = place_poles(A, B, p)
     except (ValueError, np.linalg.LinAlgError) as exc:
