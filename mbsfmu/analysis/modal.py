@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import qr
 
 from ..core.errors import ParameterError
 from ..core.output_files import plot_path
@@ -81,8 +82,6 @@ def _shape(lin, v) -> dict:
 def rigid_body_motions(A) -> np.ndarray:
     """The null space of A (columns), each column 1 at its own pivot state and 0 at the other
     columns' pivots (see the module docstring)."""
-    from scipy.linalg import qr
-
     if A.size == 0:
         return np.zeros((0, 0))
     _, sv, Vh = np.linalg.svd(A)
