@@ -296,6 +296,15 @@ def _draw_mechanism(ax, lin, mode, geometry):
     ax.set_ylabel("xyz"[axes[1]])
 
 
+def _plot_title(m: Mode, with_eigenvalue: bool) -> str:
+    """A mode plot panel's title: f_n and ζ, or "rigid body"."""
+    if m.kind == RIGID_BODY:
+        return "rigid body (λ = 0)"
+    zeta = "" if math.isnan(m.damping_ratio) else f", ζ = {m.damping_ratio:.3g}"
+    head = f"λ = {m.eigenvalue:.4g}: " if with_eigenvalue else ""
+    return f"{head}f_n = {m.frequency_hz:.4g} Hz{zeta}"
+
+
 def plot_modes(lin, path, count: int = 6):
     """One panel per mode (up to ``count``): for a model with frames the mechanism at the
     operating point (grey) and displaced along the mode (blue, scaled to a fifth of its size)
@@ -316,8 +325,7 @@ def plot_modes(lin, path, count: int = 6):
         fig, axes = plt.subplots(1, len(ms), figsize=(3.2 * len(ms) + 0.4, 3.6), squeeze=False)
         for ax, m in zip(axes[0], ms):
             _draw_mechanism(ax, lin, m, geometry)
-            zeta = "" if math.isnan(m.damping_ratio) else f", ζ = {m.damping_ratio:.3g}"
-            ax.set_title(f"f_n = {m.frequency_hz:.4g} Hz{zeta}", fontsize="small")
+            ax.set_title(_plot_title(m, with_eigenvalue=False), fontsize="small")
         fig.suptitle(f"{lin.system_name}: mode shapes")
         fig.tight_layout()
         fig.savefig(target, dpi=100)
@@ -327,8 +335,7 @@ def plot_modes(lin, path, count: int = 6):
     for ax, m in zip(axes[:, 0], ms):
         names = list(m.shape)
         ax.bar(names, [m.shape[c].real for c in names], color="tab:blue")
-        zeta = "" if math.isnan(m.damping_ratio) else f", ζ = {m.damping_ratio:.3g}"
-        ax.set_title(f"λ = {m.eigenvalue:.4g}: f_n = {m.frequency_hz:.4g} Hz{zeta}", fontsize="small")
+        ax.set_title(_plot_title(m, with_eigenvalue=True), fontsize="small")
         ax.axhline(0, color="k", lw=0.5)
         ax.set_ylim(-1.1, 1.1)
     fig.suptitle(f"{lin.system_name}: mode shapes")
