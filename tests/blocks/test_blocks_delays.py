@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from runner_support import step_block
 
-from blocks import Constant, Delay, Gain, Ramp, Sine, Step, Sum, TransportDelay, UnitDelay
+from blocks import Constant, Delay, Function, Gain, Ramp, Sine, Step, Sum, TransportDelay, UnitDelay
 from mbsfmu.runner import BlockError, BlockRunError, Diagram
 from mbsfmu.runner.block import block_type
 
@@ -187,3 +187,27 @@ def test_the_ring_buffer_is_carried_in_fmu_states(tmp_path):
 def test_bad_parameters(make, match):
     with pytest.raises(BlockError, match=match):
         make()
+
+
+def _fails_late(t, u):
+    if t >= 0.15 - 1e-9:
+        raise ValueError("sensor lost")
+    return u
+
+
+@pytest.mark.parametrize("rollback, held", [(True, 0.1475), (False, 0.1485)])
+def test_the_runner_rolls_the_buffer_back_after_a_failed_update(rollback, held):
+    """A block after the delay fails in its update at t = 0.15 s (step 150, 50 steps past the
+    last checkpoint): with rollback the delay's buffer is restored to the start of that step, so
+    it outputs u(0.15 - 2.5 ms) = 0.1475 again; without rollback it has advanced one step."""
+    d = Diagram(1e-3)
+    d.add("src", Ramp(slope=1.0))
+    d.add("delay", TransportDelay(2.5e-3))
+    d.add("late", Function(_fails_late, feedthrough=False))
+    d.connect("src.y", "delay.u")
+    d.connect("delay.y", "late.u")
+    with pytest.raises(BlockRunError, match=r"late at t=0.15: update\(\) failed") as info:
+        d.run(1.0, rollback=rollback)
+    assert info.value.rolled_back is rollback
+    delay = d.blocks["delay"]
+    assert delay.output(0.15, (0.0,))[0] == pytest.approx(held, abs=1e-12)
