@@ -454,18 +454,20 @@ CONTROL_CASES = [
     ("lqr Q text", lambda: lqr(lin(), "a", [1]), ParameterError, r"lqr: Q must hold numbers, not text: 'a'"),
     ("lqr Q None", lambda: lqr(lin(), None, [1]), ParameterError, r"lqr: Q is missing"),
     ("lqr Q blind to a boundary mode", lambda: lqr(lin(), [0, 1, 1, 1], [1]), ParameterError,
-     r"lqr: Q gives no weight to the mode with eigenvalue 0 \(in the states: state 'x'\), which is on the "
-     r"stability boundary"),
+     r"lqr: Q gives no weight to the mode of coordinate 'x' \(eigenvalue 0; in the states: state 'x'\), "
+     r"which is on the stability boundary"),
     ("dlqr Q blind to a boundary mode", lambda: dlqr(lin(), [0, 1, 1, 1], [1], 0.01), ParameterError,
-     r"dlqr: Q gives no weight to the mode with eigenvalue 1 \(in the states: state 'x'\)"),
+     r"dlqr: Q gives no weight to the mode of coordinate 'x' \(z = 1, s = 0 1/s; in the states: "
+     r"state 'x'\)"),
     ("dlqr Q indefinite", lambda: dlqr(lin(), [1, -1, 1, 1], [1], 0.01), ParameterError,
      r"dlqr: Q is not positive semidefinite"),
     # stabilizability
     ("lqr unstable mode out of reach", lambda: lqr(two_pendulums(), [1] * 4, [1]), ParameterError,
-     r"lqr: the mode with eigenvalue 2.21472 \(in the states: a combined motion of 'b', 'der\(b\)'\) is not "
-     r"stable and the inputs \['T'\] cannot move it"),
+     r"lqr: the mode of coordinate 'b' \(eigenvalue 2.21472; in the states: a combined motion of 'b', "
+     r"'der\(b\)'\) is not stable and the inputs \['T'\] cannot move it"),
     ("dlqr unstable mode out of reach", lambda: dlqr(two_pendulums(), [1] * 4, [1], 0.01), ParameterError,
-     r"dlqr: the mode with eigenvalue 1.02239 .* is not stable and the inputs \['T'\] cannot move it"),
+     r"dlqr: the mode of coordinate 'b' \(z = 1.02239, s = 2.21472 1/s; .*\) is not stable and the "
+     r"inputs \['T'\] cannot move it"),
     # the period
     ("dlqr period 0", lambda: dlqr(lin(), [1, 1, 1, 1], [1], 0), ParameterError,
      r"dlqr: period must be > 0, got 0"),
@@ -503,8 +505,8 @@ CONTROL_CASES = [
      r"place: poles must be a list of numbers \(complex ones in conjugate pairs\)"),
     ("place None", lambda: place(lin(), None), ParameterError, r"place: poles is missing"),
     ("place a mode out of reach", lambda: place(two_pendulums(), [-1, -2, -3, -4]), ParameterError,
-     r"place: the inputs \['T'\] cannot move the mode with eigenvalue -2.21472 \(in the states: a combined "
-     r"motion of 'b', 'der\(b\)'\)"),
+     r"place: the inputs \['T'\] cannot move the mode of coordinate 'b' \(eigenvalue -2.21472; in the "
+     r"states: a combined motion of 'b', 'der\(b\)'\): its pole stays where it is"),
     # the gain as a block
     ("block references unknown", lambda: gain().block(references=("zz",)), ParameterError,
      r"block: references: unknown state\(s\) \['zz'\] \(known: x, theta, der\(x\), der\(theta\)\)"),
