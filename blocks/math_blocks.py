@@ -1,13 +1,14 @@
 """Math blocks: gain, sum, saturation, rate limiter, unit delay and a wrapped Python function.
 
 All ports are ``Real``.  The hot paths (``output`` / ``update``) use plain floats.  The parameter
-checks that the other block families share (:func:`real`, :func:`period`, :func:`port_names`)
-live here too.
+checks that the other block families share (:func:`real`, :func:`count`, :func:`period`,
+:func:`port_names`) live here too.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 
 from mbsfmu.runner.block import SISO, Block, BlockError
 
@@ -23,6 +24,17 @@ def real(name: str, value, *, finite: bool = True) -> float:
     if math.isnan(x) or (finite and math.isinf(x)):
         raise BlockError(f"{name} must be {'finite' if finite else 'a number'}, got {value!r}")
     return x
+
+
+def count(name: str, value, minimum: int, why: str = "") -> int:
+    """``value`` as an int ``>= minimum`` (an integral float such as ``3.0`` is accepted);
+    BlockError naming ``name`` otherwise, with ``why`` appended to the range message."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float)) or (
+            isinstance(value, float) and not value.is_integer()):
+        raise BlockError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise BlockError(f"{name} must be >= {minimum}{why}, got {value!r}")
+    return int(value)
 
 
 def period(value) -> float | None:
@@ -178,7 +190,7 @@ class UnitDelay(SISO):
     """
 
     def __init__(self, initial: float = 0.0, *, sample_time: float | None = None):
-        self.initial = real("UnitDelay initial", initial)
+        self.initial = real(f"{type(self).__name__} initial", initial)
         self.sample_time = period(sample_time)
         self._held = self.initial
 

@@ -29,6 +29,7 @@
                  [--set NAME=VALUE ...] [--history FILE.csv|FILE.jsonl] [--resume check|restart]
                  [--max-evaluations N] [--mode M] [--rtol R] [--method M] [--formulation F]
                  [--progress] [--plot FILE.png] [--json]
+    (every --plot, --bode, --modes FILE: an image, .png, .pdf, .svg, ..., or .html, an interactive page)
     mbsfmu animate MODEL.py --out FILE.html|FILE.gif [--t-end T] [--dt D] [--set NAME=VALUE ...]
     mbsfmu animate RESULT.csv --model MODEL.py --out FILE.html|FILE.gif [--set CONSTANT=VALUE ...]
                  [--fps F] [--every N] [--dpi D]
@@ -63,7 +64,7 @@ import sympy as sp
 from .analysis import linearize
 from .animation import check_options
 from .animation.animate import check_viewer_frames
-from .animation.scene import check_drawable, drawn_frame_names
+from .animation.scene import check_deformation_scale, check_drawable, drawn_frame_names
 from .core.errors import (
     MbsError,
     ParameterError,
@@ -144,6 +145,10 @@ class _SigtermAsInterrupt:
 
 
 _SIGTERM = _SigtermAsInterrupt()
+
+
+#: the metavar of a plot option: an image (.png, .pdf, .svg, ...) or an interactive page (.html)
+PLOT_FILE = "FILE.png|FILE.html"
 
 
 def stopped_status(exc: KeyboardInterrupt) -> tuple[str, int]:
@@ -616,6 +621,7 @@ def cmd_animate(args) -> int:
             raise ParameterError("animate: --t-end is for a model file; a result CSV has its own times")
         system = load_model(args.model)
         check_drawable(system)
+        check_deformation_scale(system, args.deformation_scale)
         params, initial, inputs = _parse_sets(args.set, system)
         if initial or inputs:
             raise ParameterError("animate: with a result CSV, --set takes constants only (the "
@@ -629,6 +635,7 @@ def cmd_animate(args) -> int:
         system = load_model(args.source)
         check_drawable(system)
         check_viewer_frames(drawn_frame_names(system), args.trace, args.axes)  # before simulating
+        check_deformation_scale(system, args.deformation_scale)
         params, initial, inputs = _parse_sets(args.set, system)
         hint = (f"draw it with: mbsfmu animate {keep} --model {args.source} --out "
                 f"{partial_path(out)}")
@@ -643,7 +650,7 @@ def cmd_animate(args) -> int:
             print(f"mbsfmu: {system.name}: simulated {len(res.t)} samples to t={res.t[-1]:g} s; drawing "
                   f"{out}", file=sys.stderr, flush=True)
         anim = res.animate(out, fps=args.fps, every=args.every, dpi=args.dpi, player=args.player,
-                           traces=args.trace, axes=args.axes)
+                           traces=args.trace, axes=args.axes, deformation_scale=args.deformation_scale)
     except OSError as exc:
         _keep_samples(res, kind, keep, "the animation was not written")
         raise ParameterError(f"--out {args.out!r}: writing the animation failed "
@@ -756,7 +763,7 @@ def _add_gradient_parsers(sub) -> None:
                     help="the most evaluations, those taken from --history included (default %(default)s)")
     po.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="a line per evaluation on stderr (default: when stderr is a terminal)")
-    po.add_argument("--plot", metavar="FILE.png", help="also plot the objective and the parameters per "
+    po.add_argument("--plot", metavar=PLOT_FILE, help="also plot the objective and the parameters per "
                     "evaluation")
     _add_run_options(po, optimize)
     po.set_defaults(func=cmd_optimize)
@@ -786,7 +793,7 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--set", action="append", metavar="NAME=VALUE",
                     help="constant, initial value or input; repeatable")
     ps.add_argument("--out", required=True, help="CSV file to write")
-    ps.add_argument("--plot", help="also write a PNG plot of the coordinates")
+    ps.add_argument("--plot", metavar=PLOT_FILE, help="also write a plot of the coordinates")
     ps.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: when stderr is a terminal)")
     ps.set_defaults(func=cmd_simulate)
@@ -831,8 +838,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also print M0, D, K, F with the constants as symbols")
     pl.add_argument("--json", action="store_true",
                     help="print one JSON object (A, B, C, D, names, second-order form, modes)")
-    pl.add_argument("--bode", metavar="FILE.png", help="write a Bode plot of every input/output pair")
-    pl.add_argument("--modes", metavar="FILE.png", help="write a plot of the mode shapes")
+    pl.add_argument("--bode", metavar=PLOT_FILE, help="write a Bode plot of every input/output pair")
+    pl.add_argument("--modes", metavar=PLOT_FILE, help="write a plot of the mode shapes")
     pl.set_defaults(func=cmd_linearize)
     pw = sub.add_parser("sweep", help="run a model or FMU over a design of parameter sets on Dask")
     pw.add_argument("target", help="model file (.py) or FMU (.fmu)")
@@ -846,7 +853,7 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--out", required=True,
                     help="CSV (or .parquet) of the rows; an existing one is resumed: its sound rows are "
                     "taken if they come from the same sweep definition (OUT.definition.json)")
-    pw.add_argument("--plot", metavar="FILE.png",
+    pw.add_argument("--plot", metavar=PLOT_FILE,
                     help="also plot the first metric: over one parameter, a heat map over two on a grid, "
                     "else a histogram")
     _add_study_options(pw)
@@ -875,7 +882,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="confidence level of the intervals (default %(default)s)")
         pg.add_argument("--out", default=None,
                         help="CSV (or .parquet) of the runs' rows, resumed as a sweep's (default: none kept)")
-        pg.add_argument("--plot", metavar="FILE.png", help="also write a bar chart of the indices")
+        pg.add_argument("--plot", metavar=PLOT_FILE, help="also write a bar chart of the indices")
         pg.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
         _add_study_options(pg)
         pg.set_defaults(func=cmd_global_sensitivity)
@@ -904,7 +911,7 @@ def build_parser() -> argparse.ArgumentParser:
     pf.add_argument("--method", default=_default(fit, "method"),
                     help="integration method: explicit (default), dop853 or stiff")
     pf.add_argument("--formulation", default=None, help=_FORMULATION_HELP)
-    pf.add_argument("--plot", metavar="FILE.png", help="also plot data, fitted model and residuals")
+    pf.add_argument("--plot", metavar=PLOT_FILE, help="also plot data, fitted model and residuals")
     pf.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     pf.set_defaults(func=cmd_fit)
     _add_gradient_parsers(sub)
@@ -933,6 +940,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the 3D viewer draws this frame's path (repeatable)")
     pa.add_argument("--axes", action="append", default=[], metavar="FRAME",
                     help="the 3D viewer draws this frame's x, y, z axes (repeatable)")
+    pa.add_argument("--deformation-scale", type=float, default=1.0, metavar="S",
+                    help="draw flexible bodies with their elastic coordinates times S (default 1)")
     pa.set_defaults(func=cmd_animate)
     return p
 

@@ -13,6 +13,23 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
+#: where tests keep what a person may want to look at after the run (the browser tests'
+#: screenshots and pages): out/test-artifacts/<test file>/<test>/, emptied when the test starts
+ARTIFACTS = ROOT / "out" / "test-artifacts"
+
+
+@pytest.fixture
+def artifacts(request) -> pathlib.Path:
+    """This test's folder of kept artifacts (see ARTIFACTS), empty."""
+    import shutil
+
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in request.node.name)
+    folder = ARTIFACTS / pathlib.Path(request.node.fspath).stem / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
 # ---------------------------------------------------------------- built once per test run
 @pytest.fixture(scope="session")
 def cache():

@@ -39,7 +39,8 @@ LAYERS = (
     ("codegen", ("codegen",)),
     ("engine", ("engine",     # the Python side of the C engine
                 "reference")),  # the Python formulations and integrators: the oracle, the fallback
-    ("uses", ("animation", "simulation", "fmu", "runner", "blocks", "analysis", "study",
+    ("uses", ("plotting",  # a plot's content said once, drawn as an image or an interactive page
+              "animation", "simulation", "fmu", "runner", "blocks", "analysis", "study",
               "identification",  # fit: runs simulate, takes the study's bounds
               "sensitivity")),   # gradients and optimization: least-squares metrics read measured data
     ("tools", ("natural", "mbsfmu", "cli", "__main__")),
@@ -54,6 +55,7 @@ LATE_IMPORTS = {
     "fmpy": "optional (the fmu extra): FMU blocks, FMU sweeps, the FMI headers of native builds",
     "pythonfmu": "optional (the fmu extra): the pythonfmu export",
     "matplotlib": "heavy: plots and animations only",
+    "plotly": "heavy: the interactive pages of plots (.html) only",
     "dask": "heavy: the sweeps' schedulers",
     "distributed": "heavy: the sweeps' clusters",
     "cloudpickle": "comes with distributed: a System sent to a sweep's workers",
@@ -63,6 +65,7 @@ LATE_IMPORTS = {
     "scipy.signal": "heavy (about 1 s to import): LTI blocks, transfer functions, pole placement",
     "scipy.stats": "heavy (about 1 s to import): the random designs of sweeps and the CLI",
     "SALib": "optional (the sensitivity extra): the designs and estimators of global sensitivity",
+    "trimesh": "heavy (about 0.5 s to import): the mesh files of System.visual only",
 }
 
 #: the imports of mbsfmu or blocks inside a function, each pointing down (the graph and its checks

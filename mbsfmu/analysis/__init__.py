@@ -8,10 +8,11 @@ modal analysis, transfer functions and control design (seed 002 §4.1).
     gain = lqr(lin, Q, R)                # u = -K x
 """
 
-from .control_design import StateFeedbackGain, dlqr, lqr, place
+from ..core.errors import ControlDesignWarning
+from .control_design import ModeReport, StateFeedbackGain, dlqr, lqr, place
 from .linear_model import Linearization, StateSpaceModel
 from .linearize import linearize
 from .modal import Mode
 
 __all__ = ["linearize", "Linearization", "StateSpaceModel", "Mode", "lqr", "dlqr", "place",
-           "StateFeedbackGain"]
+           "StateFeedbackGain", "ModeReport", "ControlDesignWarning"]

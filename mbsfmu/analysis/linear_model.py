@@ -252,13 +252,15 @@ class Linearization:
         return frequency_response(self.numeric(), input, output, frequencies_hz)
 
     def bode(self, path, pairs=None, frequencies_hz=None):
-        """Bode plot (PNG) of the (input, output) ``pairs`` (default: every pair)."""
+        """Bode plot of the (input, output) ``pairs`` (default: every pair): an image (PNG, ...) or,
+        for a ``path`` ending in .html, an interactive page."""
         return bode(self.numeric(), path, pairs, frequencies_hz)
 
     def plot_modes(self, path, count: int = 6):
-        """Mode shapes (PNG): one panel per mode -- for a model with frames the mechanism drawn in
-        its plane at the operating point and displaced along the mode, else the shape over the
-        model's coordinates as bars."""
+        """Mode shapes (an image, or an interactive page for a ``path`` ending in .html): one
+        panel per mode -- for a model with frames the mechanism drawn in its plane at the
+        operating point and displaced along the mode, else the shape over the model's
+        coordinates as bars."""
         return plot_modes(self.numeric(), path, count)
 
     def to_control(self):

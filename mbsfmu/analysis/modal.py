@@ -9,6 +9,15 @@ Eigenvalues λ of A; for each one with Im λ >= 0 (one of each conjugate pair):
 The mode shape is the coordinate part φ of the eigenvector (the first n entries; the rates are
 λ φ), mapped to all coordinates by δy = J φ and scaled so that its largest entry is 1 (real).
 
+Rigid-body modes: a motion δy = φ that no stiffness resists (K φ = 0) makes [φ; 0] a null vector
+of A, and λ = 0 an eigenvalue twice (``y = a + b t``: a Jordan block) or, when damping acts on it,
+once.  Each such motion is one entry of kind ``"rigid body"`` (``multiplicity``: the zero
+eigenvalues it stands for), not one row per zero eigenvalue with an undefined damping ratio.  The
+motions are the null space of A (relative tolerance :data:`RIGID_RTOL` on its singular values),
+in a basis that moves one coordinate each where it can (pivoted QR: each shape is 1 at its own
+coordinate and 0 at the others' ones); the eigenvalues within :data:`ZERO_RTOL` of 0 (relative to
+the largest |λ|, at most two per motion) are the ones they replace.
+
 Transfer function of input j to output i: G_ij(s) = C_i (sI - A)⁻¹ B_j + D_ij.
 """
 
@@ -18,13 +27,22 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import qr
 
 from ..core.errors import ParameterError
 from ..core.output_files import plot_path
 from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
 from ..model.multibody import System
+from ..plotting import Bars, Figure, Line, Panel, column, write
 from . import arguments
+
+#: relative tolerance of the singular values of A that make its null space (rigid-body motions)
+RIGID_RTOL = 1e-10
+#: eigenvalues within this fraction of the largest |λ| of 0 count as zero (a Jordan block's
+#: computed eigenvalues scatter by about sqrt(machine epsilon) around 0)
+ZERO_RTOL = 1e-6
+RIGID_BODY = "rigid body"
 
 
 @dataclass
@@ -32,8 +50,12 @@ class Mode:
     eigenvalue: complex
     frequency_hz: float          # undamped natural frequency |λ| / 2π
     damped_frequency_hz: float   # Im λ / 2π
-    damping_ratio: float         # -Re λ / |λ| (nan for λ = 0)
+    damping_ratio: float         # -Re λ / |λ| (nan for a rigid-body mode, λ = 0)
     shape: dict                  # coordinate name -> complex amplitude (largest 1)
+    #: "rigid body" (λ = 0), "oscillatory" (a conjugate pair) or "real" (a real λ ≠ 0)
+    kind: str = "oscillatory"
+    #: the eigenvalues this entry stands for (a rigid-body motion: 2, or 1 when damped)
+    multiplicity: int = 1
 
     @property
     def stable(self) -> bool:
@@ -43,48 +65,80 @@ class Mode:
         return {"eigenvalue": [self.eigenvalue.real, self.eigenvalue.imag],
                 "frequency_hz": self.frequency_hz, "damped_frequency_hz": self.damped_frequency_hz,
                 "damping_ratio": None if math.isnan(self.damping_ratio) else self.damping_ratio,
+                "kind": self.kind, "multiplicity": self.multiplicity,
                 "shape": {k: [v.real, v.imag] for k, v in self.shape.items()}}
 
 
-def modes(lin) -> list[Mode]:
-    """The modes of ``lin`` (numeric), sorted by natural frequency, then by real part."""
-    A = lin.A
+def _shape(lin, v) -> dict:
+    """The coordinate part of a state vector, on all coordinates (δy = J φ), largest entry 1."""
     n = lin.n
+    phi = np.asarray(lin.J, dtype=float) @ v[:n]
+    if not np.any(np.abs(phi) > 0):
+        phi = v[:n]
+    big = phi[int(np.argmax(np.abs(phi)))]
+    phi = phi / big if big != 0 else phi
+    return {c: complex(x) for c, x in zip(lin.coordinates, phi)}
+
+
+def rigid_body_motions(A) -> np.ndarray:
+    """The null space of A (columns), each column 1 at its own pivot state and 0 at the other
+    columns' pivots (see the module docstring)."""
+    if A.size == 0:
+        return np.zeros((0, 0))
+    _, sv, Vh = np.linalg.svd(A)
+    null = Vh[np.sum(sv > RIGID_RTOL * max(sv[0], 1e-300)):].conj().T
+    if null.shape[1] == 0:
+        return null
+    _, _, piv = qr(null.T, pivoting=True)
+    return np.real_if_close(null @ np.linalg.inv(null[piv[:null.shape[1]], :]))
+
+
+def modes(lin) -> list[Mode]:
+    """The modes of ``lin`` (numeric), sorted by natural frequency, then by real part; the
+    rigid-body motions first, one entry each (module docstring)."""
+    A = np.asarray(lin.A, dtype=float)
     w, V = np.linalg.eig(A)
-    out = []
     scale = max(1.0, float(np.max(np.abs(w)))) if w.size else 1.0
+    rigid = rigid_body_motions(A)
+    zero = [k for k in np.argsort(np.abs(w)) if abs(w[k]) <= ZERO_RTOL * scale][:2 * rigid.shape[1]]
+    out = []
+    for j in range(rigid.shape[1]):
+        share = len(zero) // rigid.shape[1] + (1 if j < len(zero) % rigid.shape[1] else 0)
+        out.append(Mode(0j, 0.0, 0.0, float("nan"), _shape(lin, rigid[:, j]), RIGID_BODY,
+                        max(share, 1)))
     for k in range(len(w)):
         lam = complex(w[k])
-        if lam.imag < -1e-12 * scale:
+        if k in zero or lam.imag < -1e-12 * scale:
             continue
         if abs(lam.imag) <= 1e-12 * scale:
             lam = complex(lam.real, 0.0)
-        phi = np.asarray(lin.J, dtype=float) @ V[:n, k]
-        if not np.any(np.abs(phi) > 0):
-            phi = V[:n, k]
-        big = phi[int(np.argmax(np.abs(phi)))]
-        phi = phi / big if big != 0 else phi
         r = abs(lam)
         out.append(Mode(lam, r / (2 * math.pi), lam.imag / (2 * math.pi),
-                        -lam.real / r if r > 0 else float("nan"),
-                        {c: complex(v) for c, v in zip(lin.coordinates, phi)}))
-    out.sort(key=lambda m: (round(m.frequency_hz, 12), m.eigenvalue.real))
+                        -lam.real / r if r > 0 else float("nan"), _shape(lin, V[:, k]),
+                        "oscillatory" if lam.imag else "real"))
+    out.sort(key=lambda m: (m.kind != RIGID_BODY, round(m.frequency_hz, 12), m.eigenvalue.real))
     return out
 
 
 def modal_table(lin) -> str:
-    """A text table of the modes (one row per mode, the shape's real part by coordinate)."""
+    """A text table of the modes (one row per mode, the shape's real part by coordinate); a
+    rigid-body motion is one row with ``rigid body`` in the damping column and its eigenvalue's
+    multiplicity, ``0 (double)`` for a free motion (y = a + b t)."""
     ms = modes(lin)
     coords = list(lin.coordinates)
-    head = f"{'mode':>4}  {'eigenvalue':>26}  {'f_n [Hz]':>10}  {'zeta':>8}  shape ({', '.join(coords)})"
+    head = f"{'mode':>4}  {'eigenvalue':>26}  {'f_n [Hz]':>10}  {'zeta':>10}  shape ({', '.join(coords)})"
     lines = [head]
     for i, m in enumerate(ms, 1):
         lam = m.eigenvalue
         re = lam.real + 0.0  # no "-0"
         ev = f"{re:.6g}" + (f" + {lam.imag:.6g}j" if lam.imag else "")
-        zeta = "nan" if math.isnan(m.damping_ratio) else f"{m.damping_ratio:.4f}"
+        if m.kind == RIGID_BODY:
+            ev += " (double)" if m.multiplicity == 2 else ""
+            zeta = RIGID_BODY
+        else:
+            zeta = "nan" if math.isnan(m.damping_ratio) else f"{m.damping_ratio:.4f}"
         shape = ", ".join(f"{m.shape[c].real:+.4f}" for c in coords)
-        lines.append(f"{i:>4}  {ev:>26}  {m.frequency_hz:>10.5g}  {zeta:>8}  [{shape}]")
+        lines.append(f"{i:>4}  {ev:>26}  {m.frequency_hz:>10.5g}  {zeta:>10}  [{shape}]")
     return "\n".join(lines)
 
 
@@ -160,35 +214,29 @@ def _pairs(lin, pairs) -> list[tuple[str, str]]:
 
 
 def bode(lin, path, pairs=None, frequencies_hz=None):
-    """Magnitude (dB) and phase (deg) over frequency (Hz) for each (input, output) pair, PNG."""
+    """The Bode plot of :func:`bode_figure` written to ``path`` (an image, or an interactive page
+    for a name ending in .html)."""
     target = plot_path(path, "bode: path")
+    write(bode_figure(lin, pairs, frequencies_hz), target)
+    return path
+
+
+def bode_figure(lin, pairs=None, frequencies_hz=None) -> Figure:
+    """Magnitude (dB) and phase (deg, unwrapped) over frequency (Hz, logarithmic) for each
+    (input, output) pair, as a :class:`mbsfmu.plotting.Figure`."""
     pairs = _pairs(lin, pairs)
     for u, z in pairs or [(None, None)]:  # no pair at all: a model without inputs or outputs
         _pair(lin, u, z, "bode")
     f = (_default_frequencies(lin) if frequencies_hz is None
          else arguments.frequencies(frequencies_hz, "bode: frequencies_hz"))
     responses = [frequency_response(lin, u, z, f, where="bode") for u, z in pairs]
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax_m, ax_p) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
-    for (u, z), G in zip(pairs, responses):
-        mag = 20 * np.log10(np.maximum(np.abs(G), 1e-300))
-        ax_m.semilogx(f, mag, label=f"{u} → {z}")
-        ax_p.semilogx(f, np.degrees(np.unwrap(np.angle(G))))
-    ax_m.set_ylabel("magnitude [dB]")
-    ax_p.set_ylabel("phase [deg]")
-    ax_p.set_xlabel("frequency [Hz]")
-    ax_m.legend(fontsize="small")
-    ax_m.set_title(f"{lin.system_name}: Bode plot")
-    for ax in (ax_m, ax_p):
-        ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(target, dpi=100)
-    plt.close(fig)
-    return path
+    magnitude = Panel([Line(f, 20 * np.log10(np.maximum(np.abs(G), 1e-300)), label=f"{u} → {z}")
+                       for (u, z), G in zip(pairs, responses)],
+                      title=f"{lin.system_name}: Bode plot", ylabel="magnitude [dB]", xlog=True, grid=True,
+                      legend="small")
+    phase = Panel([Line(f, np.degrees(np.unwrap(np.angle(G)))) for G in responses],
+                  xlabel="frequency [Hz]", ylabel="phase [deg]", xlog=True, grid=True)
+    return column([magnitude, phase], size=(8, 6), sharex=True)
 
 
 def frame_positions(lin):
@@ -220,9 +268,10 @@ def frame_positions(lin):
     return positions, names, refs
 
 
-def _draw_mechanism(ax, lin, mode, geometry):
+def _mechanism(lin, mode, geometry) -> Panel:
     """The frames' origins joined to their reference frames, at the operating point (grey) and
-    displaced along the mode's real part (blue), in the plane of the largest spread."""
+    displaced along the mode's real part (blue), in the plane of the largest spread; each
+    configuration one line whose segments (frame to reference frame) are broken by NaN."""
     positions, names, refs = geometry
     y0 = np.array([float(lin.point[c]) for c in lin.coordinates])
     shape = np.array([mode.shape[c].real for c in lin.coordinates])
@@ -233,53 +282,56 @@ def _draw_mechanism(ax, lin, mode, geometry):
     p1 = positions(y0 + eps * shape)
     axes = np.sort(np.argsort(-(np.ptp(p0, axis=0) + np.ptp(p1, axis=0)))[:2])
     index = {n: i for i, n in enumerate(names)}
-    for p, style in ((p0, dict(color="0.6", lw=1.5)), (p1, dict(color="tab:blue", lw=2))):
-        for i, r in enumerate(refs):
-            if r is not None:
-                j = index[r]
-                ax.plot(p[[j, i], axes[0]], p[[j, i], axes[1]], "-o", ms=3, **style)
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.set_xlabel("xyz"[axes[0]])
-    ax.set_ylabel("xyz"[axes[1]])
+    links = [(index[r], i) for i, r in enumerate(refs) if r is not None]
+    gap = np.full(1, np.nan)
+
+    def segments(p, a):
+        return np.concatenate([np.concatenate([p[[j, i], a], gap]) for j, i in links])
+
+    lines = [Line(segments(p, axes[0]), segments(p, axes[1]), marker="o", size=3, color=color, width=width)
+             for p, color, width in ((p0, "0.6", 1.5), (p1, "tab:blue", 2))]
+    return Panel(lines, title=_plot_title(mode, with_eigenvalue=False), title_size="small",
+                 xlabel="xyz"[axes[0]], ylabel="xyz"[axes[1]], equal=True)
+
+
+def _shape_bars(mode) -> Panel:
+    """The real part of a mode's shape by coordinate, as bars."""
+    names = list(mode.shape)
+    return Panel([Bars(names, [mode.shape[c].real for c in names], color="tab:blue")],
+                 title=_plot_title(mode, with_eigenvalue=True),
+                 title_size="small", hlines=[(0.0, "k", 0.5)], ylim=(-1.1, 1.1))
+
+
+def _plot_title(m: Mode, with_eigenvalue: bool) -> str:
+    """A mode plot panel's title: f_n and ζ, or "rigid body"."""
+    if m.kind == RIGID_BODY:
+        return "rigid body (λ = 0)"
+    zeta = "" if math.isnan(m.damping_ratio) else f", ζ = {m.damping_ratio:.3g}"  # undefined: none
+    head = f"λ = {m.eigenvalue:.4g}: " if with_eigenvalue else ""
+    return f"{head}f_n = {m.frequency_hz:.4g} Hz{zeta}"
 
 
 def plot_modes(lin, path, count: int = 6):
+    """The mode shapes of :func:`modes_figure` written to ``path`` (an image, or an interactive
+    page for a name ending in .html)."""
+    target = plot_path(path, "plot_modes: path")
+    write(modes_figure(lin, count), target)
+    return path
+
+
+def modes_figure(lin, count: int = 6) -> Figure:
     """One panel per mode (up to ``count``): for a model with frames the mechanism at the
     operating point (grey) and displaced along the mode (blue, scaled to a fifth of its size)
-    in the plane where it spreads most; otherwise the real part of the shape by coordinate."""
-    target = plot_path(path, "plot_modes: path")
+    in the plane where it spreads most; otherwise the real part of the shape by coordinate; as a
+    :class:`mbsfmu.plotting.Figure`."""
     count = arguments.count(count, "plot_modes: count")
     ms = modes(lin)[:count]
     if not ms:
         raise ParameterError(f"plot_modes: the linear model of {lin.system_name!r} has no modes "
                              "(no degrees of freedom)")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    title = f"{lin.system_name}: mode shapes"
     geometry = frame_positions(lin)
     if geometry is not None:
-        fig, axes = plt.subplots(1, len(ms), figsize=(3.2 * len(ms) + 0.4, 3.6), squeeze=False)
-        for ax, m in zip(axes[0], ms):
-            _draw_mechanism(ax, lin, m, geometry)
-            zeta = "" if math.isnan(m.damping_ratio) else f", ζ = {m.damping_ratio:.3g}"
-            ax.set_title(f"f_n = {m.frequency_hz:.4g} Hz{zeta}", fontsize="small")
-        fig.suptitle(f"{lin.system_name}: mode shapes")
-        fig.tight_layout()
-        fig.savefig(target, dpi=100)
-        plt.close(fig)
-        return path
-    fig, axes = plt.subplots(len(ms), 1, figsize=(7, 1.9 * len(ms) + 0.6), squeeze=False)
-    for ax, m in zip(axes[:, 0], ms):
-        names = list(m.shape)
-        ax.bar(names, [m.shape[c].real for c in names], color="tab:blue")
-        zeta = "" if math.isnan(m.damping_ratio) else f", ζ = {m.damping_ratio:.3g}"
-        ax.set_title(f"λ = {m.eigenvalue:.4g}: f_n = {m.frequency_hz:.4g} Hz{zeta}", fontsize="small")
-        ax.axhline(0, color="k", lw=0.5)
-        ax.set_ylim(-1.1, 1.1)
-    fig.suptitle(f"{lin.system_name}: mode shapes")
-    fig.tight_layout()
-    fig.savefig(target, dpi=100)
-    plt.close(fig)
-    return path
+        return Figure([[_mechanism(lin, m, geometry) for m in ms]], title=title,
+                      size=(3.2 * len(ms) + 0.4, 3.6))
+    return column([_shape_bars(m) for m in ms], title=title, size=(7, 1.9 * len(ms) + 0.6))

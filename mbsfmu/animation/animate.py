@@ -12,7 +12,7 @@ import numpy as np
 from ..core.errors import ParameterError
 from ..core.output_files import check_output_path
 from . import render, viewer
-from .scene import Scene, build_scene
+from .scene import Scene, build_scene, check_deformation_scale
 
 #: frames per second of the default playback speed are kept in this range
 FPS_RANGE = (1.0, 30.0)
@@ -70,7 +70,8 @@ class Animation:
 
 
 def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
-            size: float = 5.0, player: str = "3d", traces=(), axes=()) -> Animation:
+            size: float = 5.0, player: str = "3d", traces=(), axes=(),
+            deformation_scale: float = 1.0) -> Animation:
     """The animation of ``result`` (see :mod:`mbsfmu.animation.scene` for what is drawn),
     written to ``path`` (.html or .gif) when given.
 
@@ -78,9 +79,12 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
     ``fps``: playback frames per second; the default plays in real time, 1 / (dt every), kept
     within 1-30 frames per second.  ``player``: what an .html file holds (:data:`PLAYERS`);
     ``traces`` and ``axes``: frame names whose origin's path, or whose x, y, z axes, the 3D
-    viewer draws."""
+    viewer draws; ``deformation_scale``: the flexible bodies are drawn with their elastic
+    coordinates multiplied by it (a finite number > 0; not 1 only for a model with a flexible
+    body)."""
     check_options(path, fps, every, dpi, size, samples=len(result.t), player=player,
                   viewer_extras=bool(traces or axes))  # before any work
+    check_deformation_scale(result.system, deformation_scale)
     keep = slice(None, None, int(every))
     t = np.asarray(result.t)[keep]
     if fps is None:
@@ -89,7 +93,8 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
         fps = min(max(real_time, FPS_RANGE[0]), FPS_RANGE[1])
     _positive("fps", fps)
     U = None if result.u is None else np.asarray(result.u)[..., keep]
-    scene = build_scene(result.system, result.numeric, t, np.asarray(result.y)[:, keep], U)
+    scene = build_scene(result.system, result.numeric, t, np.asarray(result.y)[:, keep], U,
+                        deformation_scale=deformation_scale)
     check_viewer_frames(scene.frame_names, traces, axes)
     anim = Animation(scene, float(fps), traces, axes)
     if path is not None:

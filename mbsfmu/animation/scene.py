@@ -7,14 +7,23 @@ sample,
   (samples, frames, 3)) and its rotation S_K (``rotations``), both from the symbolic kinematics
   of seed 002 eq. 3 (:meth:`NumericModel.pose_series`);
 * the stick figure (``lines``): each frame's origin joined to its reference frame's origin,
-  segments that keep zero length over the whole motion left out.  A segment belongs to the body
+  segments that keep zero length over the whole motion left out, and so are the segments from a
+  flexible body's frame of reference to its node frames (its polyline draws those; straight
+  chords from the root to each node would hide the bending).  A segment belongs to the body
   of the frame it leads to (a body's primary and cg frames are the body's, any other frame is
   its reference frame's body); a body's primary frame leads from a point of its parent, so that
   segment is drawn in the parent's colour; segments on ISYS are the ground's (grey);
 * each flexible body (``system.flexible_bodies``: name -> object with ``node_frames``) as one
   polyline through its node frames' origins, in node order;
 * the wire frame of every shape given with :meth:`System.visual` (``wires``), placed at the
-  frame's pose: world points r_K + S_K p for the shape's local edge points p.
+  frame's pose: world points r_K + S_K p for the shape's local edge points p (a mesh's: the
+  edges of its vertices' bounding box in the frame; the wire also carries the mesh itself,
+  which the 3D viewer draws).
+
+``deformation_scale`` s draws flexible bodies with their elastic coordinates q multiplied by s
+(the other coordinates as they are): the node frames are placed at c(s q), so where c is linear
+in q (a node's position in its body's frame of reference) the drawn deflection is s times the
+computed one; a body hanging from a node frame also follows that node's rotation at s q.
 
 A natural-coordinate model (:class:`~mbsfmu.model.LagrangianSystem`, seed 003) has no frames:
 its scene's "frames" are the points of its elements and distance constraints (``system.drawn``:
@@ -34,9 +43,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import ModelError
+from ..core.errors import ModelError, ParameterError
 from ..equations.derive import derive
 from ..model.lagrangian import LagrangianSystem
+from ..model.meshes import MeshShape
 from ..model.multibody import System
 
 #: colour of the segments fixed to the ground (ISYS)
@@ -68,6 +78,7 @@ class Wire:
     color: str
     frame: int = -1
     size: tuple = ()
+    mesh: object = None  # a mesh shape's MeshShape (vertices in the frame, faces)
 
 
 @dataclass
@@ -105,13 +116,15 @@ class Scene:
 @dataclass(frozen=True)
 class Shape:
     """A shape of :meth:`System.visual` as drawn: at the frame ``frame`` (index into the
-    layout's frame names), its visual's ``size`` values and ``color``."""
+    layout's frame names), its visual's ``size`` values and ``color``; a mesh shape's
+    :class:`~mbsfmu.model.meshes.MeshShape` in ``mesh``."""
 
     name: str
     shape: str
     size: tuple
     color: str
     frame: int
+    mesh: object = None
 
 
 @dataclass(frozen=True)
@@ -133,7 +146,8 @@ class Layout:
         return {"title": self.title, "frames": list(self.frame_names),
                 "segments": [[p.name, list(p.frames), p.color] for p in self.segments],
                 "lines": [[p.name, list(p.frames), p.color] for p in self.lines],
-                "shapes": [[s.name, s.shape, list(s.size), s.color, s.frame] for s in self.shapes],
+                "shapes": [[s.name, s.shape, list(s.size), s.color, s.frame, _mesh_dict(s.mesh)]
+                           for s in self.shapes],
                 "up": list(self.up)}
 
     @classmethod
@@ -151,10 +165,11 @@ class Layout:
                 out.append(Polyline(str(name), idx, str(color)))
             return out
 
-        shapes = [Shape(str(n), str(sh), tuple(float(x) for x in size), str(c), int(k))
-                  for n, sh, size, c, k in d["shapes"]]
+        shapes = [Shape(str(n), str(sh), tuple(float(x) for x in size), str(c), int(k), _mesh_of(mesh))
+                  for n, sh, size, c, k, mesh in d["shapes"]]
         for s in shapes:
-            if s.shape not in SHAPES or not 0 <= s.frame < len(frames):
+            if not (s.shape in SHAPES or (s.shape == "mesh" and s.mesh is not None)) or \
+                    not 0 <= s.frame < len(frames):
                 raise ValueError(f"shape {s.name!r}: unknown shape {s.shape!r} or frame {s.frame}")
         return cls(str(d["title"]), frames, lines(d["segments"]), lines(d["lines"]), shapes,
                    tuple(float(c) for c in d["up"]))
@@ -188,10 +203,14 @@ def pose_expressions(system) -> list:
     return [x for n in system.frames for x in (*kin[n].r, *kin[n].S)]
 
 
-def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scene:
+def build_scene(system, numeric, t, Y, U=None, title: str | None = None,
+                deformation_scale: float = 1.0) -> Scene:
     """The scene of ``system`` along the trajectory Y (f, samples) at times t, with the parameter
-    values bound in ``numeric`` (a :class:`NumericModel`) and inputs U (default its inputs)."""
+    values bound in ``numeric`` (a :class:`NumericModel`) and inputs U (default its inputs);
+    ``deformation_scale`` multiplies the flexible bodies' elastic coordinates (module
+    docstring; the title says it when it is not 1)."""
     layout = layout_of(system)
+    check_deformation_scale(system, deformation_scale)
     t = np.atleast_1d(np.asarray(t, dtype=float))
     if isinstance(system, LagrangianSystem):
         exprs = _natural_points(system)[0]
@@ -202,8 +221,13 @@ def build_scene(system, numeric, t, Y, U=None, title: str | None = None) -> Scen
         points = np.zeros((n, len(exprs), 3))
         points[:, :, :dim] = np.moveaxis(vals.reshape(len(exprs), dim, n), -1, 0)
         rotations = np.broadcast_to(np.eye(3), (n, len(exprs), 3, 3)).copy()
-    else:
-        points, rotations = numeric.pose_series(layout.frame_names, t, Y, U)
+        return scene_of(layout, t, points, rotations, title)
+    title = title or system.title
+    if deformation_scale != 1:
+        Y = np.array(Y, dtype=float).reshape(numeric.f, -1)
+        Y[elastic_rows(system, numeric)] *= deformation_scale
+        title = f"{title} (elastic deformation x{deformation_scale:g})"
+    points, rotations = numeric.pose_series(layout.frame_names, t, Y, U)
     return scene_of(layout, t, points, rotations, title)
 
 
@@ -220,6 +244,24 @@ def scene_of(layout: Layout, t, points, rotations, title: str | None = None,
     wires = [_wire(s, points, rotations) for s in layout.shapes]
     return Scene(title or layout.title, np.asarray(t, dtype=float), list(layout.frame_names), points,
                  rotations, lines + list(layout.lines), wires, tuple(layout.up))
+
+
+def elastic_rows(system, numeric) -> list[int]:
+    """The rows of the flexible bodies' elastic coordinates in a trajectory Y."""
+    names = list(numeric.coordinate_names)
+    bodies = getattr(system, "flexible_bodies", {}).values()
+    return [names.index(c) for body in bodies for c in body.coordinates]
+
+
+def check_deformation_scale(system, scale) -> None:
+    """A ParameterError for a deformation scale that is not a finite number > 0, or not 1 for a
+    model with no flexible body."""
+    ok = isinstance(scale, (int, float, np.floating)) and not isinstance(scale, bool)
+    if not (ok and np.isfinite(scale) and scale > 0):
+        raise ParameterError(f"animate: deformation_scale must be a finite number > 0, got {scale!r}")
+    if scale != 1 and not getattr(system, "flexible_bodies", None):
+        raise ParameterError(f"animate: deformation_scale {scale:g} scales flexible bodies' elastic "
+                             f"coordinates, and model {system.name!r} has no flexible body; leave it at 1")
 
 
 def check_drawable(system) -> None:
@@ -289,11 +331,13 @@ def _owner(system, frame: str) -> str:
 
 def _stick_segments(system, names, index, colors) -> list[Polyline]:
     primary = {b.frame for b in system.bodies.values()}
+    nodes = {(n, getattr(b, "frame", None)) for b in getattr(system, "flexible_bodies", {}).values()
+             for n in b.node_frames}
     segments = []
     for name in names:
         ref = system.frames[name].ref
-        if ref is None:
-            continue
+        if ref is None or (name, ref) in nodes:  # a node placed in its body's frame: drawn by the
+            continue                             # body's polyline, not by a chord from that frame
         owner = _owner(system, ref if name in primary else name)
         segments.append(Polyline(owner, (index[ref], index[name]), colors.get(owner, GROUND_COLOR)))
     return segments
@@ -319,16 +363,44 @@ def _shape(system, visual, index, colors) -> Shape:
     body = system.bodies.get(visual.name)
     frame = body.cg_frame if body is not None else visual.name
     color = visual.color or colors.get(visual.name) or colors.get(_owner(system, frame), GROUND_COLOR)
-    return Shape(visual.name, visual.shape, tuple(float(x) for x in visual.size), color, index[frame])
+    return Shape(visual.name, visual.shape, tuple(float(x) for x in visual.size), color, index[frame],
+                 visual.mesh if visual.shape == "mesh" else None)
 
 
 def _wire(shape: Shape, points, rotations) -> Wire:
-    """A shape's local edge points p (NaN rows between edges) mapped to r_K + S_K p at every
-    sample."""
+    """A shape's local edge points p (NaN rows between edges; a mesh's: the edges of its
+    vertices' bounding box) mapped to r_K + S_K p at every sample."""
     k = shape.frame
-    local = SHAPES[shape.shape](*shape.size)
+    if shape.shape == "mesh":
+        vertices = shape.mesh.vertices
+        lo, hi = vertices.min(axis=0), vertices.max(axis=0)
+        local = box_edges(*(hi - lo)) + (lo + hi) / 2
+    else:
+        local = SHAPES[shape.shape](*shape.size)
     world = points[:, k, None, :] + np.einsum("nij,mj->nmi", rotations[:, k], local)
-    return Wire(shape.name, shape.shape, world, shape.color, k, shape.size)
+    return Wire(shape.name, shape.shape, world, shape.color, k, shape.size, shape.mesh)
+
+
+def _mesh_dict(mesh):
+    """A mesh shape as JSON-ready lists (None for other shapes)."""
+    if mesh is None:
+        return None
+    return {"file": str(mesh.file), "vertices": np.asarray(mesh.vertices, dtype=float).ravel().tolist(),
+            "faces": np.asarray(mesh.faces, dtype=int).ravel().tolist(),
+            "scale": [float(x) for x in mesh.scale]}
+
+
+def _mesh_of(d):
+    """The MeshShape of :func:`_mesh_dict`; a ValueError for vertices that are not finite
+    triples or faces that are not triples of their indices."""
+    if d is None:
+        return None
+    vertices = np.asarray(d["vertices"], dtype=float).reshape(-1, 3)
+    faces = np.asarray(d["faces"], dtype=np.int64).reshape(-1, 3)
+    if not np.all(np.isfinite(vertices)) or len(faces) == 0 or faces.min() < 0 or \
+            faces.max() >= len(vertices):
+        raise ValueError(f"mesh {d.get('file')!r}: vertices not finite or faces not indices of them")
+    return MeshShape(str(d["file"]), vertices, faces, tuple(float(x) for x in d["scale"]))
 
 
 _BREAK = np.full((1, 3), np.nan)

@@ -4,12 +4,13 @@
   "use strict";
   const D = JSON.parse(document.getElementById("mbs-data").textContent);
 
-  function floats(b64) {  // base64 of little-endian float32 -> Float32Array
+  function bytes(b64) {  // base64 -> the bytes' ArrayBuffer
     const bin = atob(b64);
-    const bytes = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    return new Float32Array(bytes.buffer);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out.buffer;
   }
+  function floats(b64) { return new Float32Array(bytes(b64)); }  // little-endian float32
 
   const times = floats(D.times);
   const positions = floats(D.positions);   // (n, frames, 3)
@@ -76,10 +77,19 @@
       g.rotateX(Math.PI / 2);
       return g;
     }
+    if (s.shape === "mesh") {  // vertices in the frame (float32), triangles (uint32 indices)
+      const g = new THREE.BufferGeometry();
+      g.setAttribute("position", new THREE.BufferAttribute(floats(s.vertices), 3));
+      g.setIndex(new THREE.BufferAttribute(new Uint32Array(bytes(s.faces)), 1));
+      return g;
+    }
     throw new Error("unknown shape " + s.shape);
   }
   const shapes = D.shapes.map(function (s) {
-    const mesh = new THREE.Mesh(geometry(s), new THREE.MeshStandardMaterial({ color: s.color, roughness: 0.6 }));
+    // a mesh's faces are shaded flat (normals from the triangles, none sent), seen from both sides
+    const look = s.shape === "mesh" ? { flatShading: true, side: THREE.DoubleSide } : {};
+    const mesh = new THREE.Mesh(geometry(s), new THREE.MeshStandardMaterial(
+      Object.assign({ color: s.color, roughness: 0.6 }, look)));
     mesh.matrixAutoUpdate = false;
     scene.add(mesh);
     return { frame: s.frame, slot: s.slot, mesh: mesh };

@@ -39,6 +39,21 @@ def _b64(a) -> str:
     return base64.b64encode(np.ascontiguousarray(a, dtype="<f4").tobytes()).decode("ascii")
 
 
+def _indices(a) -> str:
+    """An index array as base64 of its little-endian uint32 bytes (C order)."""
+    return base64.b64encode(np.ascontiguousarray(a, dtype="<u4").tobytes()).decode("ascii")
+
+
+def _shape(w, slot: int) -> dict:
+    """A shape of the page: a mesh also carries its vertices (V, 3) in its frame as float32 and
+    its triangles (F, 3) as uint32 indices, base64."""
+    out = {"name": w.name, "shape": w.shape, "size": list(w.size), "color": _hex(w.color),
+           "frame": int(w.frame), "slot": slot}
+    if w.mesh is not None:
+        out["vertices"], out["faces"] = _b64(w.mesh.vertices), _indices(w.mesh.faces)
+    return out
+
+
 def _hex(color) -> str:
     from matplotlib.colors import to_hex
 
@@ -65,7 +80,8 @@ def frame_indices(frame_names, names, what: str) -> list[int]:
 def scene_data(scene, fps: float, traces=(), axes=(), bounds=None) -> dict:
     """What the page needs of a :class:`~mbsfmu.animation.scene.Scene`, JSON-ready: the
     arrays base64-encoded float32 (``times`` (n,), ``positions`` (n, frames, 3), ``rotations``
-    (n, posed frames, 3, 3) of the frames carrying a shape or axes); ``shapes`` and ``axes``
+    (n, posed frames, 3, 3) of the frames carrying a shape or axes, a mesh's vertices and
+    triangles (see :func:`_shape`)); ``shapes`` and ``axes``
     refer to a row of ``rotations`` by ``slot``; ``traces`` are the frames whose origin's path
     is drawn up to the current sample; ``bounds``: (centre, half width) the camera frames,
     default the scene's (:meth:`~mbsfmu.animation.scene.Scene.bounds`)."""
@@ -84,8 +100,7 @@ def scene_data(scene, fps: float, traces=(), axes=(), bounds=None) -> dict:
         "rotations": _b64(scene.rotations[:, shaped]),
         "lines": [{"name": ln.name, "color": _hex(ln.color), "frames": list(ln.frames)}
                   for ln in scene.lines],
-        "shapes": [{"name": w.name, "shape": w.shape, "size": list(w.size), "color": _hex(w.color),
-                    "frame": int(w.frame), "slot": slot[w.frame]} for w in scene.wires],
+        "shapes": [_shape(w, slot[w.frame]) for w in scene.wires],
         "traces": traced,
         "axes": [{"frame": k, "slot": slot[k]} for k in with_axes],
         "up": [float(c) for c in scene.up],

@@ -100,6 +100,12 @@ class InconsistentInitialValuesWarning(UserWarning):
     on either backend and in both FMU kinds)."""
 
 
+class ControlDesignWarning(UserWarning):
+    """A control design went through but leaves a mode of the plant alone: the inputs cannot move
+    it (uncontrollable: it keeps its eigenvalue in the closed loop) or the linear model's outputs
+    do not show it (unobservable); the message names the mode's coordinate."""
+
+
 class ConstraintError(MbsError, ValueError):
     """Constraints that cannot be satisfied, redundant constraints a formulation cannot take,
     or a singular configuration of the constraint Jacobian."""

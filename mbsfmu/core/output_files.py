@@ -3,7 +3,7 @@
 :func:`check_output_path` refuses a path that cannot be written (its folder missing or not
 writable, the path a folder, an existing file not writable, a file that is one of the command's
 inputs) with a ParameterError naming the option and the path; :func:`plot_path` adds that the suffix is
-an image format matplotlib writes; :func:`partial_path` is where the
+an image format matplotlib writes or .html (an interactive page); :func:`partial_path` is where the
 part of a result computed before a failure or a stop goes (never over a complete result).
 """
 
@@ -45,15 +45,17 @@ def check_output_path(path, option: str, inputs=()) -> pathlib.Path:
 
 def plot_path(path, option: str = "--plot", inputs=()) -> pathlib.Path:
     """A plot file, checked before any work as an output file (:func:`check_output_path`) whose
-    suffix names an image format matplotlib writes (.png, .pdf, .svg, ...)."""
+    suffix names an image format matplotlib writes (.png, .pdf, .svg, ...) or is .html (an
+    interactive page, :mod:`mbsfmu.plotting`)."""
     p = check_output_path(path, option, inputs)
     from matplotlib.backend_bases import FigureCanvasBase
 
     kinds = FigureCanvasBase.get_supported_filetypes()
-    if p.suffix.lower().lstrip(".") not in kinds:
+    suffix = p.suffix.lower().lstrip(".")
+    if suffix not in kinds and suffix != "html":
         what = f"{p.suffix!r} is not an image format" if p.suffix else "no suffix says the image format"
         raise ParameterError(f"{option} {str(path)!r}: {what}; end the name in one of "
-                             f"{', '.join('.' + k for k in sorted(kinds))}")
+                             f"{', '.join('.' + k for k in sorted(kinds))}, or .html for an interactive page")
     return p
 
 

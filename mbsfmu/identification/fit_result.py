@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..core.errors import IdentifiabilityError
 from ..core.output_files import plot_path
+from ..plotting import Figure, Line, Panel, write
 
 
 @dataclass
@@ -181,33 +182,26 @@ class FitResult:
             )
         return out
 
+    def figure(self) -> Figure:
+        """Per signal: the data points and the fitted model over time (top), the residuals data -
+        model (bottom), as a :class:`mbsfmu.plotting.Figure` (what :meth:`plot` draws)."""
+        t = self.data.times
+        tops, bottoms = [], []
+        for j, s in enumerate(self.data.signals):
+            data, model = self.data.values[:, j], self.fitted[:, j]
+            tops.append(Panel([Line(t, data, label="data", linestyle="", marker=".", size=3.5, color="0.35"),
+                               Line(t, model, label="fitted model", width=1.4, color="C0")],
+                              title=s, legend=8))
+            bottoms.append(Panel([Line(t, data - model, linestyle="", marker=".", size=3, color="C3")],
+                                 xlabel="t [s]", ylabel="data - model", hlines=[(0.0, "0.6", 0.8)]))
+        estimates = ", ".join(f"{n} = {v:.5g}" for n, v in self.values.items())
+        return Figure([tops, bottoms], title=f"{self.model}: {estimates}", title_size=10,
+                      size=(4.5 * len(tops), 5.5), dpi=110, sharex="col", height_ratios=[3, 1.4])
+
     def plot(self, path) -> str:
         """Per signal: the data points and the fitted model over time (top), the residuals data -
-        model (bottom); written to ``path`` (an image file); returns the path."""
+        model (bottom); written to ``path`` (an image file, or an interactive page for a name
+        ending in .html); returns the path."""
         path = plot_path(path, "plot")
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        k = len(self.data.signals)
-        fig, axes = plt.subplots(
-            2, k, figsize=(4.5 * k, 5.5), squeeze=False, sharex="col", gridspec_kw={"height_ratios": [3, 1.4]}
-        )
-        t = self.data.times
-        estimates = ", ".join(f"{n} = {v:.5g}" for n, v in self.values.items())
-        for j, s in enumerate(self.data.signals):
-            top, bottom = axes[0, j], axes[1, j]
-            top.plot(t, self.data.values[:, j], ".", ms=3.5, color="0.35", label="data")
-            top.plot(t, self.fitted[:, j], "-", lw=1.4, color="C0", label="fitted model")
-            top.set_title(s)
-            top.legend(fontsize=8)
-            bottom.axhline(0.0, color="0.6", lw=0.8)
-            bottom.plot(t, self.data.values[:, j] - self.fitted[:, j], ".", ms=3, color="C3")
-            bottom.set_ylabel("data - model")
-            bottom.set_xlabel("t [s]")
-        fig.suptitle(f"{self.model}: {estimates}", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        write(self.figure(), path)
         return str(path)

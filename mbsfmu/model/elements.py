@@ -199,12 +199,15 @@ class Visual:
 
     ``shape`` is ``'line'`` (the stick figure only), ``'sphere'`` (``size`` = (radius,)),
     ``'box'`` (edge lengths along the frame's x, y, z) or ``'cylinder'`` ((radius, length),
-    axis along the frame's z); ``color`` a matplotlib colour or None for the default."""
+    axis along the frame's z) or ``'mesh'`` (``size`` = its scale; ``mesh`` the
+    :class:`~mbsfmu.model.meshes.MeshShape` read from the file, vertices in the frame);
+    ``color`` a matplotlib colour or None for the default."""
 
     name: str
     shape: str = "line"
     size: tuple[float, ...] = ()
     color: str | None = None
+    mesh: object = None
 
 
 # ---------------------------------------------------------------- natural-coordinate front end

@@ -17,6 +17,8 @@ import numpy as np
 
 from ..animation.animate import Animation, check_options, check_viewer_frames, frame_samples
 from ..core.errors import deprecated
+from ..core.output_files import plot_path
+from ..plotting import Figure, Line, Panel, column, matplotlib_figure, write
 from .scheduling import DiagramError
 
 #: frames per second :meth:`Result.animate` draws by default (a 1 kHz run: every 10th row)
@@ -97,34 +99,35 @@ class Result:
                            fmt="%.17g")
         return path
 
-    def plot(self, path=None, signals: Sequence[str] | None = None):
-        """A matplotlib Figure with one axes per block (its ``signals``, default all, against
-        time), saved as PNG if ``path`` (the argument order of :meth:`mbsfmu.Result.plot`; a list
-        of signals as the first argument, the old order, works for one release with a
-        DeprecationWarning).  Made without pyplot (no GUI backend, no global figure list)."""
-        from matplotlib.figure import Figure
-
-        if isinstance(path, (list, tuple)):  # plot(["a.y"], path): the old order
-            deprecated("runner Result.plot(signals, path) with the signals first",
-                       "Result.plot(path, signals=...) (as mbsfmu.Result.plot takes them)")
-            path, signals = signals, path
+    def figure(self, signals: Sequence[str] | None = None) -> Figure:
+        """One panel per block (its ``signals``, default all, held from sample to sample against
+        time) as a :class:`mbsfmu.plotting.Figure` (what :meth:`plot` draws)."""
         names = list(self._signals if signals is None else signals)
         cols = [self[name] for name in names]  # KeyError for unknown names, before drawing
         groups: dict[str, list[int]] = {}
         for i, name in enumerate(names):
             groups.setdefault(name.split(".", 1)[0], []).append(i)
-        n = max(1, len(groups))
-        fig = Figure(figsize=(7.0, 1.0 + 2.0 * n), layout="constrained")
-        axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
-        for ax, (block, idx) in zip(axes, groups.items()):
-            for i in idx:
-                ax.step(self.t, cols[i], where="post", label=names[i])
-            ax.set_ylabel(block)
-            ax.legend(loc="best", fontsize="small")
-            ax.grid(True, alpha=0.3)
-        axes[-1].set_xlabel("time [s]")
+        panels = [Panel([Line(self.t, cols[i], label=names[i], step=True) for i in idx], ylabel=block,
+                        legend="small", grid=True) for block, idx in groups.items()] or [Panel()]
+        panels[-1].xlabel = "time [s]"
+        return column(panels, size=(7.0, 1.0 + 2.0 * len(panels)), sharex=True, layout="constrained")
+
+    def plot(self, path=None, signals: Sequence[str] | None = None):
+        """A matplotlib Figure with one axes per block (its ``signals``, default all, against
+        time), written to ``path`` if given: an image (PNG, ...) or, for a name ending in .html,
+        an interactive page (the argument order of :meth:`mbsfmu.Result.plot`; a list
+        of signals as the first argument, the old order, works for one release with a
+        DeprecationWarning).  Made without pyplot (no GUI backend, no global figure list)."""
+        if isinstance(path, (list, tuple)):  # plot(["a.y"], path): the old order
+            deprecated("runner Result.plot(signals, path) with the signals first",
+                       "Result.plot(path, signals=...) (as mbsfmu.Result.plot takes them)")
+            path, signals = signals, path
         if path is not None:
-            fig.savefig(path, format="png", dpi=100)
+            path = plot_path(path, "plot")
+        figure = self.figure(signals)
+        fig = matplotlib_figure.draw(figure)
+        if path is not None:
+            write(figure, path, fig)
         return fig
 
     def animate(self, path=None, block: str | None = None, fps: float = ANIMATION_FPS, traces=(),

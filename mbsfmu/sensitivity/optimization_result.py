@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.output_files import plot_path
+from ..plotting import Figure, Line, Panel, column, write
 
 
 @dataclass
@@ -168,33 +169,27 @@ class OptimizationResult:
             "history": self.history.to_dict(orient="list"),
         }
 
+    def figure(self) -> Figure:
+        """The objective (and the constraints) per evaluation (top) and each parameter's path,
+        scaled to its range (below), as a :class:`mbsfmu.plotting.Figure` (what :meth:`plot`
+        draws)."""
+        h = self.history
+        n = h["evaluation"] + 1
+        top = Panel([Line(n, h["objective"], marker=".", color="C0", width=1)]
+                    + [Line(n, h[name], label=f"constraint {name}", linestyle="--", marker=".", width=0.8)
+                       for name in self.constraints],
+                    title=f"{self.model}: {self.sense} {self.objective}", title_size=10,
+                    ylabel=self.objective, legend=8 if self.constraints else None)
+        bottom = Panel([Line(n, (h[name] - lo) / (hi - lo), marker=".", width=1,
+                             label=f"{name} in [{lo:g}, {hi:g}]")
+                        for name, lo, hi in zip(self.names, self.lower, self.upper)],
+                       xlabel="evaluation", ylabel="(p - low) / (high - low)", ylim=(-0.05, 1.05), legend=8)
+        return column([top, bottom], size=(7, 6), dpi=110, sharex=True)
+
     def plot(self, path) -> str:
         """The objective per evaluation (top) and each parameter's path (below, scaled to its
-        range), written to ``path`` (an image file); returns the path."""
+        range), written to ``path`` (an image file, or an interactive page for a name ending in
+        .html); returns the path."""
         path = plot_path(path, "plot")
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        h = self.history
-        fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
-        n = h["evaluation"] + 1
-        top.plot(n, h["objective"], ".-", color="C0", lw=1)
-        for name in self.constraints:
-            top.plot(n, h[name], ".--", lw=0.8, label=f"constraint {name}")
-        if self.constraints:
-            top.legend(fontsize=8)
-        top.set_ylabel(self.objective)
-        top.set_title(f"{self.model}: {self.sense} {self.objective}", fontsize=10)
-        for j, name in enumerate(self.names):
-            u = (h[name] - self.lower[j]) / (self.upper[j] - self.lower[j])
-            bottom.plot(n, u, ".-", lw=1, label=f"{name} in [{self.lower[j]:g}, {self.upper[j]:g}]")
-        bottom.set_ylim(-0.05, 1.05)
-        bottom.set_ylabel("(p - low) / (high - low)")
-        bottom.set_xlabel("evaluation")
-        bottom.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        write(self.figure(), path)
         return str(path)

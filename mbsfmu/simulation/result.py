@@ -9,9 +9,11 @@ import numpy as np
 
 from ..animation import animate
 from ..core.errors import SimulationError
+from ..core.output_files import plot_path
 from ..equations.derive import derive
 from ..equations.numeric_model import NumericModel
 from ..model.multibody import System
+from ..plotting import Figure, Line, Panel, write
 from .result_csv import read_columns
 from .sensitivity_columns import signal_index
 
@@ -269,32 +271,29 @@ class Result:
         return cls(numeric, col["time"], y, yd, stats={"source": str(path)})
 
     def animate(self, path=None, fps: float | None = None, every: int = 1, dpi: float = 80,
-                size: float = 5.0, player: str = "3d", traces=(), axes=()):
+                size: float = 5.0, player: str = "3d", traces=(), axes=(), deformation_scale: float = 1.0):
         """An :class:`~mbsfmu.animation.Animation` of the motion, written to ``path`` (.html: a
         self-contained page, by default the interactive 3D viewer, ``player='images'`` a player
         of matplotlib images; .gif) when given: every frame origin as a marker,
         each frame joined to its reference frame (coloured per body), flexible bodies as lines
         through their nodes, the shapes of ``System.visual``; one animation frame per output
         sample (``every``: every n-th), played in real time by default (``fps``); the 3D viewer
-        draws the paths of the frames ``traces`` and the axes of the frames ``axes``."""
+        draws the paths of the frames ``traces`` and the axes of the frames ``axes``;
+        ``deformation_scale`` multiplies the flexible bodies' elastic coordinates in the
+        drawing (e.g. 100 shows a beam's millimetres as decimetres; the title says it)."""
         return animate(self, path, fps=fps, every=every, dpi=dpi, size=size, player=player,
-                       traces=traces, axes=axes)
+                       traces=traces, axes=axes, deformation_scale=deformation_scale)
+
+    def figure(self, signals=None, title=None) -> Figure:
+        """The plot of the coordinates (or the named ``signals``) over time, one line each, as a
+        :class:`mbsfmu.plotting.Figure` (what :meth:`plot` draws)."""
+        signals = signals or self.coordinate_names
+        panel = Panel([Line(self.t, self[s], label=s) for s in signals], title=title or self.system.title,
+                      xlabel="time [s]", legend="medium", grid=True)
+        return Figure([[panel]], size=(8, 4.5), dpi=120)
 
     def plot(self, path, signals=None, title=None):
-        """Plot coordinates (or the named signals) over time into a PNG file."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        signals = signals or self.coordinate_names
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        for s in signals:
-            ax.plot(self.t, self[s], label=s)
-        ax.set_xlabel("time [s]")
-        ax.set_title(title or self.system.title)
-        ax.grid(True, alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        """Plot coordinates (or the named signals) over time into ``path``: an image (PNG, ...)
+        or, for a name ending in .html, an interactive page."""
+        path = plot_path(path, "plot")
+        write(self.figure(signals, title), path)

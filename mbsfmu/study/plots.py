@@ -5,17 +5,29 @@ Only the rows with status 'ok' are drawn, and parameters held at one value are n
 kind follows the design unless given: one parameter gives a line of the metric over it; two
 parameters on a full grid (a factorial) a heat map; anything else (Monte Carlo, Latin
 hypercube, more parameters) a histogram of the metric.
-Drawn on a ``matplotlib.figure.Figure`` (no pyplot, no display needed).
+Described once (:mod:`mbsfmu.plotting`) and drawn on a ``matplotlib.figure.Figure`` (no pyplot, no
+display needed) or as an interactive page (a path ending in .html).
 """
 
 from __future__ import annotations
-
-import pathlib
 
 import numpy as np
 import pandas as pd
 
 from ..core.errors import ParameterError
+from ..core.output_files import plot_path
+from ..plotting import (
+    Bars,
+    Figure,
+    Heatmap,
+    Histogram,
+    Line,
+    Panel,
+    column,
+    histogram_edges,
+    matplotlib_figure,
+    write,
+)
 from .results import STATUS_COLUMNS
 
 KINDS = ("line", "heatmap", "hist")
@@ -24,14 +36,25 @@ KINDS = ("line", "heatmap", "hist")
 def plot_study(df: pd.DataFrame, path=None, *, metric: str | None = None, params=None,
                kind: str | None = None, bins: int | None = None):
     """Draw ``metric`` of the study ``df`` (the DataFrame of :func:`mbsfmu.sweep`) and return the Axes;
-    with ``path`` also write the figure (PNG, ...) there.
+    with ``path`` also write the figure there: an image (PNG, ...) or, for a name ending in
+    .html, an interactive page (checked first: :func:`~mbsfmu.core.output_files.plot_path`).  The
+    other arguments are :func:`study_figure`'s."""
+    path = plot_path(path, "plot_study: path") if path is not None else None
+    figure = study_figure(df, metric=metric, params=params, kind=kind, bins=bins)
+    fig = matplotlib_figure.draw(figure)
+    if path is not None:
+        write(figure, path, fig)
+    return fig.axes[0]
+
+
+def study_figure(df: pd.DataFrame, *, metric: str | None = None, params=None, kind: str | None = None,
+                 bins: int | None = None) -> Figure:
+    """The plot of ``metric`` of the study ``df`` as a :class:`mbsfmu.plotting.Figure`.
 
     ``params``: the design's parameter columns (default: those :func:`sweep` recorded in
     ``df.attrs``); ``metric``: default the first metric column; ``kind``: 'line', 'heatmap' or
     'hist' (default from the design, see the module); ``bins``: the histogram's (default about
     the square root of the number of rows)."""
-    from matplotlib.figure import Figure
-
     params = list(params if params is not None else df.attrs.get("parameters", []))
     if not params:
         raise ParameterError("plot_study: give params= (the design's parameter columns)")
@@ -47,32 +70,23 @@ def plot_study(df: pd.DataFrame, path=None, *, metric: str | None = None, params
         kind = "line" if len(params) == 1 else "heatmap" if _is_grid(ok, params) else "hist"
     if kind not in KINDS:
         raise ParameterError(f"plot_study: kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    fig = Figure(figsize=(6, 4.5), layout="constrained")
-    ax = fig.add_subplot()
     values = ok[metric].to_numpy(dtype=float)
     if kind == "line":
         x = ok[params[0]].to_numpy(dtype=float)
         order = np.argsort(x, kind="stable")
-        ax.plot(x[order], values[order], "o-")
-        ax.set_xlabel(params[0])
-        ax.set_ylabel(metric)
+        panel = Panel([Line(x[order], values[order], marker="o")], xlabel=params[0], ylabel=metric)
     elif kind == "heatmap":
         if len(params) != 2 or not _is_grid(ok, params):
             raise ParameterError("plot_study: a heat map needs two parameters on a full grid (a factorial)")
         grid = ok.pivot_table(index=params[1], columns=params[0], values=metric, aggfunc="first")
         x, y = (_edges(v.to_numpy(dtype=float)) for v in (grid.columns, grid.index))
-        mesh = ax.pcolormesh(x, y, grid.to_numpy(dtype=float), shading="flat")
-        fig.colorbar(mesh, ax=ax, label=metric)
-        ax.set_xlabel(params[0])
-        ax.set_ylabel(params[1])
+        panel = Panel([Heatmap(x, y, grid.to_numpy(dtype=float), label=metric)], xlabel=params[0],
+                      ylabel=params[1])
     else:
-        ax.hist(values, bins=bins or max(5, int(np.sqrt(len(values)))))
-        ax.set_xlabel(metric)
-        ax.set_ylabel("runs")
-    ax.set_title(f"{metric}: {len(ok)} of {len(df)} runs ok")
-    if path is not None:
-        fig.savefig(pathlib.Path(path), dpi=100)
-    return ax
+        edges = histogram_edges(values, bins or max(5, int(np.sqrt(len(values)))))
+        panel = Panel([Histogram(values, edges)], xlabel=metric, ylabel="runs")
+    panel.title = f"{metric}: {len(ok)} of {len(df)} runs ok"
+    return Figure([[panel]], size=(6, 4.5), layout="constrained")
 
 
 def _is_grid(df, params) -> bool:
@@ -96,12 +110,22 @@ INDEX_BARS = {"sobol": (("S1", "S1_conf", "first order S1"), ("ST", "ST_conf", "
 
 
 def plot_indices(indices: pd.DataFrame, path=None, *, metric: str | None = None, conf_level: float = 0.95):
+    """Bar chart of global sensitivity indices (:func:`indices_figure`), written to ``path`` if
+    given (an image, or an interactive page for a name ending in .html).  Returns the
+    matplotlib Figure."""
+    path = plot_path(path, "plot_indices: path") if path is not None else None
+    figure = indices_figure(indices, metric=metric, conf_level=conf_level)
+    fig = matplotlib_figure.draw(figure)
+    if path is not None:
+        write(figure, path, fig)
+    return fig
+
+
+def indices_figure(indices: pd.DataFrame, *, metric: str | None = None, conf_level: float = 0.95) -> Figure:
     """Bar chart of global sensitivity indices (the ``indices`` of a
     :class:`~mbsfmu.study.global_sensitivity.GlobalSensitivity`): one panel per metric (or only
     ``metric``), per parameter two bars, S1 and ST (Sobol') or mu* and sigma (Morris), the
-    confidence intervals as error bars; written to ``path`` if given.  Returns the Figure."""
-    from matplotlib.figure import Figure
-
+    confidence intervals as error bars, as a :class:`mbsfmu.plotting.Figure`."""
     method = "sobol" if "S1" in indices.columns else "morris"
     metrics = list(dict.fromkeys(indices.index.get_level_values("metric")))
     if metric is not None:
@@ -109,22 +133,14 @@ def plot_indices(indices: pd.DataFrame, path=None, *, metric: str | None = None,
             raise ParameterError(f"plot: no metric {metric!r} among the indices (metrics: "
                                  f"{', '.join(metrics)})")
         metrics = [metric]
-    fig = Figure(figsize=(6.5, 1.0 + 2.6 * len(metrics)), layout="constrained")
-    axes = fig.subplots(len(metrics), 1, squeeze=False)[:, 0]
-    for ax, name in zip(axes, metrics):
+    panels = []
+    for name in metrics:
         table = indices.xs(name, level="metric")
-        x = np.arange(len(table))
-        for k, (column, conf, label) in enumerate(INDEX_BARS[method]):
-            errors = table[conf].to_numpy(dtype=float) if conf else None
-            ax.bar(x + (k - 0.5) * 0.38, table[column].to_numpy(dtype=float), 0.38, yerr=errors, capsize=3,
-                   label=label)
-        ax.set_xticks(x, [str(p) for p in table.index])
-        ax.axhline(0.0, color="0.5", linewidth=0.8)
-        ax.set_title(name)
-        ax.set_ylabel("index" if method == "sobol" else "effect per range")
-        ax.legend(fontsize="small")
+        bars = [Bars(table.index, table[column].to_numpy(dtype=float), label=label,
+                     errors=table[conf].to_numpy(dtype=float) if conf else None)
+                for column, conf, label in INDEX_BARS[method]]
+        panels.append(Panel(bars, title=name, ylabel="index" if method == "sobol" else "effect per range",
+                            hlines=[(0.0, "0.5", 0.8)], legend="small"))
     what = "Sobol' indices" if method == "sobol" else "Morris elementary effects"
-    fig.suptitle(f"{what} (error bars: {conf_level:.0%} confidence)")
-    if path is not None:
-        fig.savefig(pathlib.Path(path), dpi=100)
-    return fig
+    return column(panels, title=f"{what} (error bars: {conf_level:.0%} confidence)",
+                  size=(6.5, 1.0 + 2.6 * len(metrics)), layout="constrained")

@@ -51,7 +51,9 @@ def test_transfer_function_and_frequency_response_agree(lin):
 
 def test_modal_table_bode_and_mode_plot(lin, tmp_path):
     table = lin.modal_table()
-    assert "f_n [Hz]" in table and len(table.splitlines()) == 1 + 4
+    # the cart's free drift (λ = 0 twice) is one rigid-body row, then the pendulum's ±3.97
+    assert "f_n [Hz]" in table and len(table.splitlines()) == 1 + 3
+    assert "0 (double)" in table.splitlines()[1] and "rigid body" in table.splitlines()[1]
     d = lin.to_dict()
     assert {"A", "B", "C", "D", "states", "inputs", "outputs", "modes"} <= set(d)
     assert sum(m["eigenvalue"][0] > 1e-9 for m in d["modes"]) == 1
@@ -170,7 +172,8 @@ def test_cli_prints_matrices_and_modes_and_json(capsys, tmp_path):
     d = json.loads(capsys.readouterr().out)
     assert d["states"] == ["x", "theta", "der(x)", "der(theta)"] and d["outputs"] == ["x", "rod_centre.x"]
     assert np.array(d["A"]).shape == (4, 4) and np.array(d["C"]).shape == (2, 4)
-    assert len(d["modes"]) == 4
+    assert len(d["modes"]) == 3  # the free cart's drift (λ = 0 twice) is one rigid-body entry
+    assert (d["modes"][0]["kind"], d["modes"][0]["multiplicity"]) == ("rigid body", 2)
     assert main(["linearize", model, "--at", "theta=0.2", "--equilibrium"]) == 2
     assert "not an equilibrium" in capsys.readouterr().err
     assert main(["linearize", str(ROOT / "models" / "slider_crank.py"), "--at", "x=0.6", "alpha=2.9",

@@ -183,3 +183,21 @@ def test_frame_samples_keep_first_last_and_the_frame_times():
     assert list(frame_samples(t[:11], 2000.0)) == list(range(11))  # coarser than fps: every row
     assert list(frame_samples(t[:1], 100.0)) == [0]
     assert list(frame_samples(t[:11], 30.0)) == [0, 10]  # k = round(33.3) = 33 > 10 rows: first and last
+
+
+def test_a_mesh_shape_travels_with_the_view(tmp_path):
+    """A mesh visual's vertices and triangles are carried exactly; its wire is the scene's."""
+    from mesh_files import write_cone
+
+    system = load_model(MODELS / "double_pendulum.py")
+    system.visual("P2", shape="mesh", file=write_cone(tmp_path, "stl"), size=0.2)
+    view = carried(system)
+    (shape,) = view.layout.shapes
+    mesh = system.visuals["P2"].mesh
+    assert shape.shape == "mesh" and np.array_equal(shape.mesh.vertices, mesh.vertices)
+    assert np.array_equal(shape.mesh.faces, mesh.faces)
+    res = mbsfmu.simulate(system, t_end=0.2, dt=0.05)
+    want = build_scene(system, res.numeric, res.t, res.y)
+    got = view.scene(res.t, res.y)
+    # NaN rows break the edges: assert_allclose takes them as equal
+    np.testing.assert_allclose(got.wires[0].points, want.wires[0].points, rtol=0, atol=TOL)

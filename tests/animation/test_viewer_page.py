@@ -115,3 +115,38 @@ def test_cli_writes_the_viewer_with_traces_and_axes(tmp_path, capsys):
     names = data["frames"]
     assert data["samples"] == 5 and data["traces"] == [names.index("P2_cg")]
     assert [ax["frame"] for ax in data["axes"]] == [names.index("P1"), names.index("P2")]
+
+
+def test_page_carries_a_mesh_as_float32_vertices_and_uint32_triangles(tmp_path):
+    """A mesh shape (a cone written by the test as binary STL, trimesh.creation.cone) on P2:
+    the page's vertices decode to trimesh's vertices v of the file mapped to offset + R (scale *
+    v), R = rot_x(0.3), to float32 rounding, and its triangles to the file's; the shape sits at
+    P2's cg frame with the scale as its size; the matplotlib wire is the bounding box."""
+    import trimesh
+    from mesh_files import write_cone
+
+    from mbsfmu import rot_x
+
+    stl = write_cone(tmp_path, "stl")
+    s = mbsfmu.load_model(DP)
+    scale, offset = (0.1, 0.2, 0.3), (0.0, 0.05, -0.1)
+    s.visual("P2", "mesh", size=scale, file=stl, offset=offset, rotation=rot_x(0.3), color="tab:green")
+    res = mbsfmu.simulate(s, t_end=0.2, dt=0.1, backend="numpy")
+    anim = res.animate(tmp_path / "m.html")
+    data, _ = page_data((tmp_path / "m.html").read_text())
+    (shape,) = data["shapes"]
+    ref = trimesh.load(stl, force="mesh")
+    c, sn = np.cos(0.3), np.sin(0.3)
+    R = np.array([[1, 0, 0], [0, c, -sn], [0, sn, c]])
+    want = np.asarray(offset) + (ref.vertices * scale) @ R.T
+    vertices = np.frombuffer(base64.b64decode(shape["vertices"]), dtype="<f4").reshape(-1, 3)
+    faces = np.frombuffer(base64.b64decode(shape["faces"]), dtype="<u4").reshape(-1, 3)
+    np.testing.assert_allclose(vertices, want, rtol=2**-24, atol=1e-8)
+    np.testing.assert_array_equal(faces, ref.faces)
+    assert shape["shape"] == "mesh" and shape["size"] == list(scale) and shape["color"] == "#2ca02c"
+    assert shape["frame"] == anim.frame_names.index("P2_cg") and shape["slot"] == 0
+    box = anim.wires[0].points[0]  # sample 0: r_K + S_K p for the box corners p
+    k = anim.frame_names.index("P2_cg")
+    local = (box[np.all(np.isfinite(box), axis=1)] - anim.points[0, k]) @ anim.rotations[0, k]
+    np.testing.assert_allclose(local.min(axis=0), want.min(axis=0), atol=1e-12)
+    np.testing.assert_allclose(local.max(axis=0), want.max(axis=0), atol=1e-12)

@@ -363,6 +363,16 @@ METHOD_CASES = [
      r"bode: path '.*/bode': no suffix says the image format"),
     ("bode path a folder", lambda: lin().bode(out("")), ParameterError, r"bode: path '.*' is a directory"),
     ("bode path int", lambda: lin().bode(5), ParameterError, r"bode: path must be a file name, got 5"),
+    # Bode plots as interactive pages (issue 27 item 5): the same checks, .html among the suffixes
+    ("bode page suffix misspelt", lambda: lin().bode(out("b.htm")), ParameterError,
+     r"bode: path '.*/b\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+     r"or \.html for an interactive page"),
+    ("bode page in a folder not writable", lambda: lin().bode("/proc/b.html"), ParameterError,
+     r"bode: path '/proc/b\.html': cannot write in '/proc'"),
+    ("bode page folder missing", lambda: lin().bode(out("no/b.html")), ParameterError,
+     r"bode: path '.*/no/b\.html': the directory '.*/no' does not exist"),
+    ("bode page pairs unknown output", lambda: lin().bode(out("b.html"), pairs=[("F", "zz")]), ParameterError,
+     r"bode: unknown output 'zz'"),
     # mode plots
     ("plot_modes count 0", lambda: lin().plot_modes(out("m.png"), count=0), ParameterError,
      r"plot_modes: count must be a whole number >= 1, got 0"),
@@ -378,6 +388,12 @@ METHOD_CASES = [
      r"plot_modes: path '.*/m.txt': '.txt' is not an image format"),
     ("plot_modes folder missing", lambda: lin().plot_modes(out("no/m.png")), ParameterError,
      r"plot_modes: path .* does not exist"),
+    ("plot_modes page a folder", lambda: lin().plot_modes(OUT["folder"]), ParameterError,
+     r"plot_modes: path '.*' is a directory; give a file name"),
+    ("plot_modes page in a folder not writable", lambda: lin().plot_modes("/proc/m.html"), ParameterError,
+     r"plot_modes: path '/proc/m\.html': cannot write in '/proc'"),
+    ("plot_modes page count 0", lambda: lin().plot_modes(out("m.html"), count=0), ParameterError,
+     r"plot_modes: count must be a whole number >= 1, got 0"),
     # the linear model as a model
     ("to_system off equilibrium", lambda: mbsfmu.linearize(cart(), at={"theta": 0.5}).to_system(),
      ParameterError, r"cart_pendulum: to_system needs a linearization about an equilibrium"),
@@ -438,18 +454,20 @@ CONTROL_CASES = [
     ("lqr Q text", lambda: lqr(lin(), "a", [1]), ParameterError, r"lqr: Q must hold numbers, not text: 'a'"),
     ("lqr Q None", lambda: lqr(lin(), None, [1]), ParameterError, r"lqr: Q is missing"),
     ("lqr Q blind to a boundary mode", lambda: lqr(lin(), [0, 1, 1, 1], [1]), ParameterError,
-     r"lqr: Q gives no weight to the mode with eigenvalue 0 \(in the states: state 'x'\), which is on the "
-     r"stability boundary"),
+     r"lqr: Q gives no weight to the mode of coordinate 'x' \(eigenvalue 0; in the states: state 'x'\), "
+     r"which is on the stability boundary"),
     ("dlqr Q blind to a boundary mode", lambda: dlqr(lin(), [0, 1, 1, 1], [1], 0.01), ParameterError,
-     r"dlqr: Q gives no weight to the mode with eigenvalue 1 \(in the states: state 'x'\)"),
+     r"dlqr: Q gives no weight to the mode of coordinate 'x' \(z = 1, s = 0 1/s; in the states: "
+     r"state 'x'\)"),
     ("dlqr Q indefinite", lambda: dlqr(lin(), [1, -1, 1, 1], [1], 0.01), ParameterError,
      r"dlqr: Q is not positive semidefinite"),
     # stabilizability
     ("lqr unstable mode out of reach", lambda: lqr(two_pendulums(), [1] * 4, [1]), ParameterError,
-     r"lqr: the mode with eigenvalue 2.21472 \(in the states: a combined motion of 'b', 'der\(b\)'\) is not "
-     r"stable and the inputs \['T'\] cannot move it"),
+     r"lqr: the mode of coordinate 'b' \(eigenvalue 2.21472; in the states: a combined motion of 'b', "
+     r"'der\(b\)'\) is not stable and the inputs \['T'\] cannot move it"),
     ("dlqr unstable mode out of reach", lambda: dlqr(two_pendulums(), [1] * 4, [1], 0.01), ParameterError,
-     r"dlqr: the mode with eigenvalue 1.02239 .* is not stable and the inputs \['T'\] cannot move it"),
+     r"dlqr: the mode of coordinate 'b' \(z = 1.02239, s = 2.21472 1/s; .*\) is not stable and the "
+     r"inputs \['T'\] cannot move it"),
     # the period
     ("dlqr period 0", lambda: dlqr(lin(), [1, 1, 1, 1], [1], 0), ParameterError,
      r"dlqr: period must be > 0, got 0"),
@@ -487,8 +505,8 @@ CONTROL_CASES = [
      r"place: poles must be a list of numbers \(complex ones in conjugate pairs\)"),
     ("place None", lambda: place(lin(), None), ParameterError, r"place: poles is missing"),
     ("place a mode out of reach", lambda: place(two_pendulums(), [-1, -2, -3, -4]), ParameterError,
-     r"place: the inputs \['T'\] cannot move the mode with eigenvalue -2.21472 \(in the states: a combined "
-     r"motion of 'b', 'der\(b\)'\)"),
+     r"place: the inputs \['T'\] cannot move the mode of coordinate 'b' \(eigenvalue -2.21472; in the "
+     r"states: a combined motion of 'b', 'der\(b\)'\): its pole stays where it is"),
     # the gain as a block
     ("block references unknown", lambda: gain().block(references=("zz",)), ParameterError,
      r"block: references: unknown state\(s\) \['zz'\] \(known: x, theta, der\(x\), der\(theta\)\)"),
@@ -509,7 +527,7 @@ def test_bad_input_is_named(call, exc, pattern, tmp_path):
     with pytest.raises(exc, match=pattern):
         call()
     assert lin().K == before  # the shared linearization is unchanged
-    assert not list(tmp_path.glob("*.png"))  # a refused plot writes nothing
+    assert not list(tmp_path.glob("*.png")) + list(tmp_path.glob("*.html"))  # a refused plot writes nothing
 
 
 CLI_CASES = [
@@ -517,6 +535,8 @@ CLI_CASES = [
      r"mbsfmu: error: linearize: parameter 'l' = 0 is not allowed: with l = 0 the mass matrix is singular"),
     ("cli bode format", ["--at", "x=0", "theta=0", "--inputs", "F", "--bode", "{tmp}/b.xyz"],
      r"mbsfmu: error: --bode '.*b.xyz': '.xyz' is not an image format"),
+    ("cli modes page in a folder not writable", ["--at", "x=0", "theta=0", "--modes", "/proc/m.html"],
+     r"mbsfmu: error: --modes '/proc/m\.html': cannot write in '/proc'"),
     ("cli not an equilibrium", ["--at", "theta=1", "--equilibrium"],
      r"mbsfmu: error: linearize: the operating point \(x=0, theta=1\) is not an equilibrium"),
 ]
@@ -536,6 +556,7 @@ def test_cli(args, pattern, tmp_path):
 
 
 def test_catalogue_size():
-    """The count reported in issue 23's closing note."""
-    assert (len(LINEARIZE_CASES), len(METHOD_CASES), len(CONTROL_CASES), len(CLI_CASES)) == (70, 54, 51, 3)
+    """The count reported in issue 23's closing note, with issue 27's plot pages (7 method cases, 1
+    of the CLI)."""
+    assert (len(LINEARIZE_CASES), len(METHOD_CASES), len(CONTROL_CASES), len(CLI_CASES)) == (70, 61, 51, 4)
     assert len({c[0] for c in CASES}) == len(CASES)

@@ -25,14 +25,18 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
+import sympy
+from mesh_files import write_cone
 from slow_cases import cases
 from stiff_pendulum import STIFF_MODEL
 
 import mbsfmu
 from blocks import UdpReceive, UdpSend
+from mbsfmu import rot_x
 from mbsfmu.animation.scene import check_drawable
 from mbsfmu.cli import ANIMATE_T_END, EXIT_INTERRUPTED, EXIT_TERMINATED, main
 from mbsfmu.core.errors import ModelError, ParameterError
+from mbsfmu.model.meshes import MAX_TRIANGLES
 from mbsfmu.runner import BlockError
 from mbsfmu.runner.udp_protocol import ProtocolError
 from mbsfmu.simulation import Result
@@ -40,6 +44,7 @@ from mbsfmu.simulation import Result
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
 CART, DP, SLIDER = (str(MODELS / f"{n}.py") for n in ("cart_pendulum", "double_pendulum", "slider_crank"))
+FLEX = str(MODELS / "flexible_double_pendulum.py")
 
 #: a pendulum driven by a torque that grows without bound as t -> 0.3 s: the run fails there
 BLOWUP = '''\
@@ -114,6 +119,14 @@ SIMULATE_CASES = [
      r"--plot '.*/p': no suffix says the image format"),
     ("plot in a missing folder", ["--t-end", "1", "--plot", "{tmp}/no/p.png"],
      r"--plot '.*/no/p\.png': the directory '.*/no' does not exist"),
+    # the interactive page of the plot (issue 27 item 5)
+    ("plot page misspelt", ["--t-end", "1", "--plot", "{tmp}/p.htm"],
+     r"--plot '.*p\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+     r"or \.html for an interactive page"),
+    ("plot page in a folder not writable", ["--t-end", "1", "--plot", "/proc/p.html"],
+     r"--plot '/proc/p\.html': cannot write in '/proc'"),
+    ("plot page a folder", ["--t-end", "1", "--plot", "{tmp}"],
+     r"--plot '.*' is a directory; give a file name"),
 ]
 MODEL_FILE_CASES = [
     ("model is a folder", "{tmp}", r"model file '.*' is a directory; give the model's \.py file"),
@@ -192,6 +205,15 @@ ANIMATE_CASES = [
      r"not in '.*a\.gif' with player '3d'"),
     ("player unknown", ["{tmp}/dp.csv", "--model", DP, "--player", "vr"],
      r"argument --player: invalid choice: 'vr' \(choose from '?3d'?, '?images'?\)"),
+    ("deformation scale zero", [FLEX, "--deformation-scale", "0"],
+     r"animate: deformation_scale must be a finite number > 0, got 0\.0"),
+    ("deformation scale nan", ["{tmp}/dp.csv", "--model", DP, "--deformation-scale", "nan"],
+     r"animate: deformation_scale must be a finite number > 0, got nan"),
+    ("deformation scale of a rigid model", [DP, "--deformation-scale", "100"],
+     r"animate: deformation_scale 100 scales flexible bodies' elastic coordinates, and model "
+     r"'double_pendulum' has no flexible body; leave it at 1"),
+    ("deformation scale text", [FLEX, "--deformation-scale", "big"],
+     r"argument --deformation-scale: invalid float value: 'big'"),
 ]
 
 #: result CSVs that animate refuses, named by line and column (the bytes after the header)
@@ -326,6 +348,18 @@ API_CASES = [
      r"animate: axes must be frame names, got 3"),
     ("player None", lambda: _dp_result().animate(player=None), ParameterError,
      r"animate: player must be one of '3d', 'images', got None"),
+    # Result.plot: an image or an interactive page (issue 27 item 5)
+    ("plot page misspelt", lambda: _dp_result().plot("/tmp/p.htm"), ParameterError,
+     r"plot '/tmp/p\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+     r"or \.html for an interactive page"),
+    ("plot page a folder", lambda: _dp_result().plot("/tmp"), ParameterError,
+     r"plot '/tmp' is a directory; give a file name"),
+    ("plot page in a folder not writable", lambda: _dp_result().plot("/proc/p.html"), ParameterError,
+     r"plot '/proc/p\.html': cannot write in '/proc'"),
+    ("plot page in a missing folder", lambda: _dp_result().plot("/nonexist/p.html"), ParameterError,
+     r"plot '/nonexist/p\.html': the directory '/nonexist' does not exist"),
+    ("plot page of an unknown signal", lambda: _dp_result().plot("/tmp/p.html", signals=["q"]), KeyError,
+     r"no signal 'q' in the result \(signals: time, alpha, phi, der\(alpha\), der\(phi\)\)"),
     ("read_csv None", lambda: Result.read_csv(None, mbsfmu.load_model(DP)), ParameterError,
      r"result CSV: a file name is needed, got None"),
     ("read_csv folder", lambda: Result.read_csv("/tmp", mbsfmu.load_model(DP)), ParameterError,
@@ -339,6 +373,15 @@ API_CASES = [
     ("visual box of 2", _visual(shape="box", size=[1, 2]), ModelError,
      r"shape 'box' takes 3 size value\(s\)"),
     ("visual colour", _visual(color="notacolor"), ModelError, r"'notacolor' is not a matplotlib colour"),
+    ("deformation scale negative", lambda: _dp_result().animate(deformation_scale=-2), ParameterError,
+     r"animate: deformation_scale must be a finite number > 0, got -2"),
+    ("deformation scale inf", lambda: _dp_result().animate(deformation_scale=math.inf), ParameterError,
+     r"animate: deformation_scale must be a finite number > 0, got inf"),
+    ("deformation scale text", lambda: _dp_result().animate(deformation_scale="10"), ParameterError,
+     r"animate: deformation_scale must be a finite number > 0, got '10'"),
+    ("deformation scale of a rigid model", lambda: _dp_result().animate(deformation_scale=10), ParameterError,
+     r"animate: deformation_scale 10 scales flexible bodies' elastic coordinates, and model "
+     r"'double_pendulum' has no flexible body; leave it at 1"),
 ]
 
 
@@ -346,6 +389,89 @@ API_CASES = [
 def test_animation_api(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# ---------------------------------------------------------------- mesh shapes of System.visual
+def _binary_stl(path, triangles):
+    """A binary STL of ``triangles`` (n, 3, 3): 80-byte header, count, 50 bytes per triangle."""
+    rec = np.zeros(len(triangles), dtype=[("normal", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
+    rec["v"] = triangles
+    path.write_bytes(b"\0" * 80 + np.uint32(len(triangles)).tobytes() + rec.tobytes())
+
+
+@pytest.fixture
+def mesh_files(tmp_path):
+    """Bad mesh files in tmp_path (and one good cone) named by what is wrong with them."""
+    write_cone(tmp_path, "stl")
+    (tmp_path / "empty.stl").write_bytes(b"")
+    (tmp_path / "text.stl").write_text("this is no mesh\n" * 10)
+    (tmp_path / "truncated.stl").write_bytes((tmp_path / "cone.stl").read_bytes()[:200])
+    (tmp_path / "nan.obj").write_text("v 0 0 0\nv 1 0 0\nv nan 1 0\nf 1 2 3\n")
+    (tmp_path / "no_faces.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\n")
+    (tmp_path / "bad_index.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n")
+    (tmp_path / "flat.obj").write_text("v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\n")
+    (tmp_path / "folder.stl").mkdir()
+    (tmp_path / "cone.ply").write_bytes(b"ply\n")
+    rng = np.random.default_rng(27)
+    _binary_stl(tmp_path / "huge.stl", rng.random((MAX_TRIANGLES + 1, 3, 3)))
+    return tmp_path
+
+
+MESH_CASES = [
+    ("missing file", {"file": "{tmp}/none.stl"},
+     r"visual of 'P2': mesh file '.*/none\.stl': no such file \(relative paths start at the working "
+     r"directory '.*'\)"),
+    ("no file", {}, r"visual of 'P2': a mesh needs its file \(file='part\.stl' or \.obj\), got None"),
+    ("file a number", {"file": 3}, r"visual of 'P2': a mesh needs its file .*got 3"),
+    ("folder", {"file": "{tmp}/folder.stl"}, r"mesh file '.*folder\.stl': is a directory, not a mesh file"),
+    ("ply", {"file": "{tmp}/cone.ply"}, r"mesh file '.*cone\.ply': unknown suffix '\.ply'; mesh files are "
+                                        r"\.stl, \.obj"),
+    ("empty STL", {"file": "{tmp}/empty.stl"},
+     r"mesh file '.*empty\.stl': no triangle read from it \(0 vertices\): an empty or damaged file, or "
+     r"not STL"),
+    ("text as STL", {"file": "{tmp}/text.stl"}, r"mesh file '.*text\.stl': no triangle read from it"),
+    ("truncated binary STL", {"file": "{tmp}/truncated.stl"}, r"'.*truncated\.stl': no triangle read"),
+    ("OBJ without faces", {"file": "{tmp}/no_faces.obj"},
+     r"'.*no_faces\.obj': no triangle read from it \(0 vertices\)"),
+    ("OBJ vertex not finite", {"file": "{tmp}/nan.obj"},
+     r"visual of 'P2': mesh file '.*nan\.obj': vertex 2 is not finite \(\[nan, 1\.0, 0\.0\]; 1 of 3 "
+     r"vertices are not\)"),
+    ("OBJ face of a missing vertex", {"file": "{tmp}/bad_index.obj"},
+     r"mesh file '.*bad_index\.obj': not a readable OBJ mesh \(IndexError: "),
+    ("triangles of no area", {"file": "{tmp}/flat.obj"},
+     r"'.*flat\.obj': its 1 triangles have no area \(all vertices on one point or line\)"),
+    ("too many triangles", {"file": "{tmp}/huge.stl"},
+     r"visual of 'P2': mesh file '.*huge\.stl': 100001 triangles and 300003 vertices, more than 100000 "
+     r"triangles or 100000 vertices; simplify the mesh"),
+    ("scale negative", {"file": "{tmp}/cone.stl", "size": -1},
+     r"visual of 'P2': the mesh's scale must be 1 or 3 positive numbers, got -1"),
+    ("scale of two", {"file": "{tmp}/cone.stl", "size": (1, 2)},
+     r"the mesh's scale must be 1 or 3 .*got \(1, 2\)"),
+    ("offset nan", {"file": "{tmp}/cone.stl", "offset": (0, 0, math.nan)},
+     r"visual of 'P2': the mesh's offset must be 3 finite numbers, got \(0, 0, nan\)"),
+    ("rotation a reflection", {"file": "{tmp}/cone.stl", "rotation": np.diag([1.0, 1.0, -1.0])},
+     r"visual of 'P2': the mesh's rotation must be a 3x3 rotation matrix \(orthonormal, determinant \+1\) "
+     r"or a rotation of constant angles \(e\.g\. rot_z\(0\.3\)\), got \[\[1\.0, 0\.0, 0\.0\], "),
+    ("rotation of a coordinate", {"file": "{tmp}/cone.stl", "rotation": rot_x(sympy.Symbol("alpha"))},
+     r"the mesh's rotation must be a 3x3 rotation matrix .*got Rotation"),
+    ("file for a sphere", {"shape": "sphere", "size": 0.1, "file": "{tmp}/cone.stl"},
+     r"visual of 'P2': file, offset and rotation are for shape 'mesh', not 'sphere'"),
+    ("mesh on a flexible body", {"name": "FLEX:P1", "file": "{tmp}/cone.stl"},
+     r"visual of 'P1': a flexible body is drawn as a line through its nodes"),
+]
+
+
+@pytest.mark.parametrize("kw, pattern", [c[1:] for c in MESH_CASES], ids=[c[0] for c in MESH_CASES])
+def test_visual_mesh_refuses(mesh_files, kw, pattern):
+    """Each bad mesh is a ModelError naming the body and the file; the refused call changes no
+    visual of the model."""
+    kw = {k: v.replace("{tmp}", str(mesh_files)) if isinstance(v, str) else v for k, v in kw.items()}
+    name = kw.pop("name", "P2")
+    s = mbsfmu.load_model(FLEX if name.startswith("FLEX:") else DP)
+    before = dict(s.visuals)
+    with pytest.raises(ModelError, match=pattern):
+        s.visual(name.removeprefix("FLEX:"), **{"shape": "mesh", **kw})
+    assert s.visuals == before
 
 
 # ---------------------------------------------------------------- UDP blocks

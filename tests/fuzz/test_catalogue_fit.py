@@ -371,6 +371,12 @@ CLI_CASES = [
     ("--set unknown", ["--set", "mass=2"], r"--set mass: no constant, coordinate"),
     ("data missing", "missing", r"data file '.*missing.csv' does not exist"),
     ("--plot not an image", ["--plot", "fit.txt"], r"--plot '.*fit.txt': '.txt' is not an image format"),
+    ("--plot page misspelt", ["--plot", "/tmp/fit.htm"],
+     r"--plot '/tmp/fit\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+     r"or \.html for an interactive page"),
+    ("--plot page in a folder not writable", ["--plot", "/proc/fit.html"],
+     r"--plot '/proc/fit\.html': cannot write in '/proc'"),
+    ("--plot page a folder", ["--plot", "/tmp"], r"--plot '/tmp' is a directory; give a file name"),
 ]
 
 
@@ -386,3 +392,27 @@ def test_cli_fit_refuses(label, extra, pattern, tmp_path, capsys, no_run):
     err = capsys.readouterr().err
     assert re.search(pattern, err), err
     assert no_run == [] and not (tmp_path / "fit.txt").exists()
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    return fit(max_evaluations=2)
+
+
+# a completed fit's plot (an image or an interactive page, issue 27 item 5): (label, path, regex)
+PLOT_CASES = [
+    ("page misspelt", "{tmp}/f.htm",
+     r"plot '.*f\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, or \.html for an "
+     r"interactive page"),
+    ("page a folder", "{tmp}", r"plot '.*' is a directory; give a file name"),
+    ("page in a folder not writable", "/proc/f.html", r"plot '/proc/f\.html': cannot write in '/proc'"),
+    ("page in a missing folder", "{tmp}/no/f.html",
+     r"plot '.*/no/f\.html': the directory '.*/no' does not exist"),
+]
+
+
+@pytest.mark.parametrize("label,path,pattern", PLOT_CASES, ids=[c[0] for c in PLOT_CASES])
+def test_fit_plot_refuses(label, path, pattern, fitted, tmp_path):
+    with pytest.raises(ParameterError, match=pattern):
+        fitted.plot(path.format(tmp=tmp_path))
+    assert list(tmp_path.iterdir()) == []

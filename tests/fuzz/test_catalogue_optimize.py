@@ -427,6 +427,25 @@ CLI_CASES = [
     ),
     (
         "optimize",
+        "optimize plot page misspelt",
+        ["--param", "r=0.1:0.2", "--minimize", "final(x)", "--t-end", "1", "--plot", "TMP/p.htm"],
+        r"--plot '.*p\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+        r"or \.html for an interactive page",
+    ),
+    (
+        "optimize",
+        "optimize plot page in a folder not writable",
+        ["--param", "r=0.1:0.2", "--minimize", "final(x)", "--t-end", "1", "--plot", "/proc/p.html"],
+        r"--plot '/proc/p\.html': cannot write in '/proc'",
+    ),
+    (
+        "optimize",
+        "optimize plot page a folder",
+        ["--param", "r=0.1:0.2", "--minimize", "final(x)", "--t-end", "1", "--plot", "/tmp"],
+        r"--plot '/tmp' is a directory; give a file name",
+    ),
+    (
+        "optimize",
         "optimize history suffix",
         ["--param", "r=0.1:0.2", "--minimize", "final(x)", "--t-end", "1", "--history", "TMP/h.txt"],
         r"optimize history '.*h.txt': end the name",
@@ -448,3 +467,25 @@ def test_cli_refuses(tmp_path, capsys, command, label, argv, pattern, completed)
     assert err.startswith("mbsfmu: error: ") and "Traceback" not in err
     assert re.search(pattern, err), err
     assert completed["n"] == 0 and list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def optimized():
+    return optimize(params={"r": (0.1, 0.2)}, max_evaluations=2)
+
+
+# a completed optimization's plot (an image or an interactive page, issue 27 item 5): (label, path, regex)
+PLOT_CASES = [
+    ("page misspelt", "{tmp}/o.htm",
+     r"plot '.*o\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, or \.html for an "
+     r"interactive page"),
+    ("page a folder", "{tmp}", r"plot '.*' is a directory; give a file name"),
+    ("page in a folder not writable", "/proc/o.html", r"plot '/proc/o\.html': cannot write in '/proc'"),
+]
+
+
+@pytest.mark.parametrize("label,path,pattern", PLOT_CASES, ids=[c[0] for c in PLOT_CASES])
+def test_optimization_plot_refuses(label, path, pattern, optimized, tmp_path):
+    with pytest.raises(ParameterError, match=pattern):
+        optimized.plot(path.format(tmp=tmp_path))
+    assert list(tmp_path.iterdir()) == []

@@ -10,9 +10,14 @@ import numpy as np
 import pytest
 
 from blocks.control import PID
+from blocks.delays import Delay, TransportDelay
+from blocks.discontinuities import DeadZone, Quantizer, Relay
+from blocks.discrete import DiscreteIntegrator, ZeroOrderHold
 from blocks.fmu import FMU
+from blocks.lookup import Lookup1D, Lookup2D
 from blocks.lti import StateSpace, TransferFunction
 from blocks.math_blocks import Function, Gain, RateLimiter, Saturation, Sum
+from blocks.routing import MultiportSwitch, Switch
 from blocks.sinks import Recorder
 from blocks.sources import Constant, Ramp, Sine, Step, Table
 from blocks.udp import UdpReceive, UdpSend
@@ -44,6 +49,22 @@ BLOCK_CASES = [
     ("RateLimiter negative", lambda: RateLimiter(-1.0),
      r"RateLimiter: rising slew rate must be >= 0, got -1.0"),
     ("Function not callable", lambda: Function(3), r"Function: fn must be callable, got 3"),
+    ("Delay zero steps", lambda: Delay(0), r"Delay steps must be >= 1 \(a delay of 0 samples is a direct"),
+    ("Delay fractional steps", lambda: Delay(1.5), r"Delay steps must be a whole number >= 1, got 1.5"),
+    ("TransportDelay negative", lambda: TransportDelay(-1e-3),
+     r"TransportDelay delay must be > 0 s, got -0.001"),
+    ("ZeroOrderHold without period", lambda: ZeroOrderHold(None), r"ZeroOrderHold needs a sample_time"),
+    ("DiscreteIntegrator initial outside", lambda: DiscreteIntegrator(initial=-1.0, lower=0.0),
+     r"DiscreteIntegrator: initial -1.0 is outside the limits \[0.0, inf\]"),
+    ("DeadZone order", lambda: DeadZone(2.0, 1.0), r"DeadZone: lower 2.0 > upper 1.0"),
+    ("Quantizer negative", lambda: Quantizer(-0.1), r"Quantizer interval must be > 0, got -0.1"),
+    ("Relay band", lambda: Relay(0.0, 1.0), r"Relay: off_point 1.0 must be <= on_point 0.0"),
+    ("Switch criterion", lambda: Switch(criterion="=="), r"Switch criterion must be one of .* got '=='"),
+    ("MultiportSwitch one port", lambda: MultiportSwitch(1), r"MultiportSwitch ports must be >= 2, got 1"),
+    ("Lookup1D not increasing", lambda: Lookup1D([0, 2, 1], [0, 1, 2]),
+     r"Lookup1D: breakpoints x must be strictly increasing; x\[2\] = 1 follows 2"),
+    ("Lookup2D table shape", lambda: Lookup2D([0, 1], [0, 1, 2], [[0, 1], [2, 3]]),
+     r"Lookup2D: table values have shape \(2, 2\), the breakpoints need \(2, 3\)"),
     ("Constant nan", lambda: Constant(math.nan), r"Constant value must be finite, got nan"),
     ("Step time inf", lambda: Step(time=math.inf), r"Step time must be finite, got inf"),
     ("Ramp slope text", lambda: Ramp(slope="steep"), r"slope.*'steep'"),
@@ -112,6 +133,11 @@ DIAGRAM_CASES = [
     ("loop tolerance", lambda: wired().run(1.0, loop_tol=-1), DiagramError,
      r"loop_tol must be a positive number, not -1"),
     ("algebraic loop", lambda: _algebraic_loop().run(1.0), AlgebraicLoopError, r"g.*h|h.*g"),
+    ("selector index out of range", lambda: _bad_index().run(1.0), BlockRunError,
+     r"m at t=0.3: output\(\) failed: BlockError: MultiportSwitch: index 3.0 is not one of 1..2"),
+    ("lookup input outside its breakpoints", lambda: _lookup_outside().run(1.0), BlockRunError,
+     r"lut at t=0.3: output\(\) failed: BlockError: Lookup1D: input u = 1.3\d* is outside the "
+     r"breakpoints \[-1, 1.25\] \(extrapolation='error'\)"),
     ("block fails during the run", lambda: _failing().run(1.0), BlockRunError,
      r"f at t=0.3.*ValueError: sensor disconnected"),
     ("non-finite output", lambda: _non_finite().run(1.0), BlockRunError, r"f at t=0.5.*y"),
@@ -141,6 +167,16 @@ DIAGRAM_CASES = [
      r"LiveView signal .g.y. is not recorded .*; recorded: c.y; a live signal must be one of record="),
     ("live port in use", lambda: _port_in_use(), DiagramError,
      r"LiveView cannot listen on 127.0.0.1:\d+: Address already in use"),
+    # the result's plot: an image or an interactive page (issue 27 item 5)
+    ("plot page misspelt", lambda: wired().run(0.3).plot("/tmp/p.htm"), ParameterError,
+     r"plot '/tmp/p\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+     r"or \.html for an interactive page"),
+    ("plot page a folder", lambda: wired().run(0.3).plot("/tmp"), ParameterError,
+     r"plot '/tmp' is a directory; give a file name"),
+    ("plot page in a folder not writable", lambda: wired().run(0.3).plot("/proc/p.html"), ParameterError,
+     r"plot '/proc/p\.html': cannot write in '/proc'"),
+    ("plot page without suffix", lambda: wired().run(0.3).plot("/tmp/p"), ParameterError,
+     r"plot '/tmp/p': no suffix says the image format"),
 ]
 
 
@@ -186,6 +222,40 @@ def _failing():
 
 def _non_finite():
     return _with_function(_overflow)
+
+
+def _chain(source, block, name):
+    d = Diagram(0.1)
+    d.add("src", source)
+    d.add(name, block)
+    d.connect("src.y", f"{name}.u")
+    return d
+
+
+def _bad_index():
+    """The selector's index ramps 1, 1.7, 2.4, 3.1 (rounded by a quantizer): 3 at t = 0.3."""
+    d = _chain(Ramp(slope=7.0, initial=1.0), Quantizer(1.0), "q")
+    d.add("m", MultiportSwitch(2))
+    d.add("c", Constant(1.0))
+    d.connect("q.y", "m.index")
+    d.connect("c.y", "m.u1")
+    d.connect("c.y", "m.u2")
+    return d
+
+
+def _lookup_outside():
+    return _chain(Ramp(slope=4.0, initial=0.1), Lookup1D([-1.0, 1.25], [0.0, 1.0],
+                                                          extrapolation="error"), "lut")
+
+
+def test_transport_delay_below_the_step_is_refused_at_start():
+    d = _chain(Sine(), TransportDelay(5e-4), "td")
+    d.step = 1e-3
+    with pytest.raises(BlockRunError, match=r"td at t=0: start\(\) failed: BlockError: TransportDelay: "
+                       r"delay 0.0005 s is shorter than the block's period 0.001 s; a dead time "
+                       r"below one period needs a smaller step") as info:
+        d.run(0.1)
+    assert len(info.value.result.t) == 0
 
 
 @pytest.fixture(scope="module")

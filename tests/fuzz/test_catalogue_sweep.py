@@ -21,7 +21,7 @@ from scipy import stats
 import mbsfmu
 from mbsfmu import ParameterError, System, rot_x
 from mbsfmu.cli import main
-from mbsfmu.study import designs
+from mbsfmu.study import designs, plot_study
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CART = str(ROOT / "models" / "cart_pendulum.py")
@@ -86,6 +86,12 @@ def _legacy(text):
     """The rows file as mbsfmu wrote it before definitions and checksums: no checksum column."""
     lines = text.splitlines()
     return "\r\n".join(line.rsplit(",", 1)[0] for line in lines) + "\r\n"
+
+
+#: the rows of a study of m, as sweep writes them (for plot_study's own checks: no run needed)
+ROWS = pd.DataFrame({"run": [0, 1], "m": [0.1, 0.2], "th": [0.3, 0.4], "status": ["ok", "ok"],
+                     "error": ["", ""]})
+ROWS.attrs["parameters"] = ["m"]
 
 
 # ---------------------------------------------------------------- before the runs (API)
@@ -206,6 +212,22 @@ API_CASES = [
      r"plot '.*p.png': the directory '.*no' does not exist"),
     ("plot format unknown", None, lambda t: sweep(t, plot=t / "p.docx"), ParameterError,
      r"plot '.*p.docx': '.docx' is not an image format; end the name in one of .*\.png"),
+    ("plot page misspelt", None, lambda t: sweep(t, plot=t / "p.htm"), ParameterError,
+     r"plot '.*p\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+     r"or \.html for an interactive page"),
+    ("plot page a folder", None, lambda t: sweep(t, plot=t), ParameterError,
+     r"plot '.*' is a directory; give a file name"),
+    ("plot page in a folder not writable", None, lambda t: sweep(t, plot="/proc/p.html"), ParameterError,
+     r"plot '/proc/p\.html': cannot write in '/proc'"),
+    ("plot_study page misspelt", None, lambda t: plot_study(ROWS, t / "p.htm"), ParameterError,
+     r"plot_study: path '.*p\.htm': '\.htm' is not an image format; end the name in one of .*\.png.*, "
+     r"or \.html for an interactive page"),
+    ("plot_study page a folder", None, lambda t: plot_study(ROWS, t), ParameterError,
+     r"plot_study: path '.*' is a directory; give a file name"),
+    ("plot_study page in a folder not writable", None, lambda t: plot_study(ROWS, "/proc/p.html"),
+     ParameterError, r"plot_study: path '/proc/p\.html': cannot write in '/proc'"),
+    ("plot_study page of an unknown metric", None, lambda t: plot_study(ROWS, t / "p.html", metric="q"),
+     ParameterError, r"plot_study: no column 'q' in the study \(columns: run, m, th, status, error\)"),
     ("out folder missing", None, lambda t: sweep(t, out=t / "no" / "o.csv"), ParameterError,
      r"out '.*o.csv': the folder '.*no' does not exist"),
     ("out a folder", lambda t: (t / "d.csv").mkdir(), lambda t: sweep(t, out=t / "d.csv"), ParameterError,
@@ -373,6 +395,8 @@ CLI_CASES = [
                                  "{tmp}/o.csv"], r"unknown parameter\(s\) 'mass'"),
     ("batch zero", None, cli_sweep("--batch", "0"), r"batch must be a whole number >= 1, got 0"),
     ("plot format unknown", None, cli_sweep("--plot", "{tmp}/p.docx"), r"'.docx' is not an image format"),
+    ("plot page in a folder not writable", None, cli_sweep("--plot", "/proc/p.html"),
+     r"--plot '/proc/p\.html': cannot write in '/proc'"),
     ("t_end changed on resume", CLI_FIRST, cli_sweep(t_end="3"),
      r"t_end: 0.3 in o.csv, 3.0 now\n.*--resume restart"),
     ("metric redefined on resume", CLI_FIRST, cli_sweep(metric="th=min(theta)"),

@@ -3,7 +3,8 @@ Playwright's Python client, as the 3D viewer's browser test) opens the page of a
 while it runs; the page loads without console errors and asks for nothing but its own server, the
 scope follows the run, and when the run has ended the scope's last values (in its state and as the
 numbers its table shows) equal the runner's last recorded row exactly.  Cursor, zoom and pause act
-on the page.  Screenshots stay in the test's tmp_path."""
+on the page.  Screenshots are kept in
+out/test-artifacts/ (the `artifacts` fixture)."""
 
 import math
 import threading
@@ -35,7 +36,7 @@ class Ramp(Block):
         return (0.25 * t + 1.0 / 3.0,)
 
 
-def test_the_page_follows_a_5_s_run_and_ends_with_the_runners_last_values(tmp_path):
+def test_the_page_follows_a_5_s_run_and_ends_with_the_runners_last_values(artifacts):
     d = Diagram(1e-3)
     d.add("plant", Plant())
     d.add("ramp", Ramp())
@@ -57,7 +58,7 @@ def test_the_page_follows_a_5_s_run_and_ends_with_the_runners_last_values(tmp_pa
             page.wait_for_function("window.scope.lastT !== null && window.scope.lastT > 1.5",
                                    timeout=20_000)
             running = page.evaluate("[window.scope.ended, window.scope.lastT]")
-            page.screenshot(path=tmp_path / "live_running.png")
+            page.screenshot(path=artifacts / "live_running.png")
             box = page.locator("#scope").bounding_box()
             page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 3)
             cursor_text = page.locator("#values tr >> nth=0").locator("td.cursor").inner_text()
@@ -71,7 +72,7 @@ def test_the_page_follows_a_5_s_run_and_ends_with_the_runners_last_values(tmp_pa
                                   "status: window.scope.status, signals: window.scope.meta.signals})")
             shown = page.locator("#values td.last").all_inner_texts()
             end_cursor = page.locator("#values tr >> nth=0").locator("td.cursor").inner_text()
-            page.screenshot(path=tmp_path / "live_ended.png")
+            page.screenshot(path=artifacts / "live_ended.png")
         finally:
             browser.close()
     res = out["res"]
@@ -90,4 +91,4 @@ def test_the_page_follows_a_5_s_run_and_ends_with_the_runners_last_values(tmp_pa
     assert [float(s) for s in shown] == res.values[-1].tolist()  # the numbers the table shows
     assert state["status"].startswith("run ended (finished) at t = 5.000 s, 5001 steps")
     assert messages == [] and all(u.startswith(view.url) for u in requests), (messages, requests)
-    assert (tmp_path / "live_ended.png").stat().st_size > 10_000
+    assert (artifacts / "live_ended.png").stat().st_size > 10_000

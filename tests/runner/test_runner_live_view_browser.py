@@ -4,7 +4,8 @@ closed loop (the cart-pendulum FMU and a discrete LQR); the page shows the plant
 frame, which moves while the run runs and, at the end, draws the rod's centre where the runner's
 last recorded row puts it: (x + l sin theta, 0, l cos theta), l = 0.5 m, projected through the
 view's camera in numpy, within 0.3 px of the marker in a screenshot.  No console error, no
-request but to the run's own server.  Screenshots stay in the test's tmp_path."""
+request but to the run's own server.  Screenshots are kept in out/test-artifacts/ (the `artifacts`
+fixture)."""
 
 import pathlib
 import sys
@@ -28,7 +29,7 @@ sys.path.insert(0, str(ROOT / "ci"))
 from closed_loop_demo import CONTROL_PERIOD, build_diagram, lqr_gain  # noqa: E402
 
 
-def test_the_live_3d_view_follows_the_run_and_ends_where_the_runner_ends(built_fmu, tmp_path):
+def test_the_live_3d_view_follows_the_run_and_ends_where_the_runner_ends(built_fmu, artifacts):
     d = build_diagram(built_fmu(MODEL), lqr_gain(load_model(MODEL), CONTROL_PERIOD)[0])
     view = LiveView(announce=False)
     out = {}
@@ -54,13 +55,13 @@ def test_the_live_3d_view_follows_the_run_and_ends_where_the_runner_ends(built_f
             frame.wait_for_function("window.mbsLive && window.mbsLive.poses > 3 && mbsViewer.time > 0.5",
                                     timeout=20_000)
             mid = frame.evaluate("[window.mbsLive.ended, mbsViewer.time, window.mbsLive.pose.row]")
-            frame.locator("canvas").screenshot(path=tmp_path / "live_3d_running.png")
+            frame.locator("canvas").screenshot(path=artifacts / "live_3d_running.png")
             frame.wait_for_function("window.mbsLive.ended", timeout=20_000)
             run.join(20)
             last = frame.evaluate("window.mbsLive.pose")
             frame.evaluate("mbsViewer.markFrame('rod_cg', '#ff00ff')")
             cam = frame.evaluate(CAMERA_JS)
-            png = tmp_path / "live_3d_ended.png"
+            png = artifacts / "live_3d_ended.png"
             frame.locator("canvas").screenshot(path=png)
         finally:
             browser.close()

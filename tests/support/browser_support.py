@@ -74,13 +74,34 @@ CAMERA_JS = """() => { const v = mbsViewer, c = v.camera, r = v.renderer.domElem
           fov: c.fov, aspect: c.aspect, rect: [r.left, r.top, r.width, r.height]}; }"""
 
 
-def marker_centre(png) -> np.ndarray:
-    """Centroid (column, row) of the pixels of the marker's colour in a screenshot, in the
-    coordinates of the projection (pixel (i, j) covers [i, i + 1] x [j, j + 1])."""
+def marker_centre(png, color=MARK_RGB) -> np.ndarray:
+    """Centroid (column, row) of the pixels of the marker's colour (``color``) in a screenshot,
+    in the coordinates of the projection (pixel (i, j) covers [i, i + 1] x [j, j + 1])."""
     from PIL import Image
 
     rgb = np.asarray(Image.open(png).convert("RGB"), dtype=int)
-    hit = np.all(np.abs(rgb - MARK_RGB) <= MARK_TOL, axis=-1)
+    hit = np.all(np.abs(rgb - np.asarray(color)) <= MARK_TOL, axis=-1)
     assert hit.sum() >= 20, f"the marker is not in {png} ({hit.sum()} pixels of its colour)"
     rows, cols = np.nonzero(hit)
     return np.array([cols.mean(), rows.mean()]) + 0.5
+
+
+def offline_page(browser, path, **context):
+    """A page of ``browser`` for the file ``path``, offline: a request for anything but the file
+    is aborted and noted.  Returns (page, messages, outside): the console messages and page
+    errors ('type: text') and the URLs asked for outside the file, as they come.  ``context``:
+    options of the browser context (viewport, ...)."""
+    ctx = browser.new_context(offline=True, **context)
+    outside, messages = [], []
+
+    def only_the_file(route):
+        if route.request.url == path.as_uri():
+            return route.continue_()
+        outside.append(route.request.url)
+        return route.abort()
+
+    ctx.route("**/*", only_the_file)
+    pg = ctx.new_page()
+    pg.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+    pg.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+    return pg, messages, outside
