@@ -210,8 +210,8 @@ class Metric:
         v = step_response.settling_time(tw, sw, self.band, final, hold)
         if math.isnan(v):
             return Verdict(v, "not settled",
-                           f"metric {self.name!r}: {self.signal} is still outside its {100 * self.band:.4g} % "
-                           f"band around {final!r} in the last {hold:.6g} s before t={tw[-1]:.6g} "
+                           f"metric {self.name!r}: {self.signal} is still outside its "
+                           f"{100 * self.band:.4g} % band around {final!r} in the last {hold:.6g} s before t={tw[-1]:.6g} "
                            f"(counted from t={t0:.6g})")
         return Verdict(v)
 
@@ -224,7 +224,7 @@ class Metric:
         parts = [self.signal]
         if self.kind == "settling":
             parts.append(repr(self.band))
-        parts += [f"{k}={self.args[k]!r}" if not isinstance(self.args[k], str) else f"{k}={self.args[k]}"
+        parts += [f"{k}={self.args[k]}" if isinstance(self.args[k], str) else f"{k}={self.args[k]!r}"
                   for k in self.given if k != "band"]
         return f"{self.kind}({', '.join(parts)})"
 

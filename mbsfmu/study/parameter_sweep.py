@@ -52,8 +52,8 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     metrics, ``status`` ('ok'; 'not settled' or 'diverged', the verdicts of the metrics, see
     :mod:`.metrics`; or 'failed'), ``message`` (why a row is not 'ok': the verdicts' reasons, or
     the error of a failed run) and ``wall_s``, in run order.  A run that fails is a row, never
-    an abort; a row 'not settled' or 'diverged' keeps its metrics (nan where there is none).  With ``out`` (CSV)
-    each batch's rows are appended as it finishes, and a sweep started again with the same
+    an abort; a row 'not settled' or 'diverged' keeps its metrics (nan where there is none).
+    With ``out`` (CSV) each batch's rows are appended as it finishes, and a sweep started again with the same
     ``out`` takes the file's sound rows and runs only the others (see :mod:`.results`): rows of
     another definition (target, settings, design, metrics, see :mod:`.definition`) are refused
     unless ``resume='restart'`` (move the old rows aside, start over) or ``resume='keep'``

@@ -363,7 +363,8 @@ def _parse(fields: dict, header: list[str], design: pd.DataFrame) -> tuple[dict 
         row[name] = value if status != "failed" else None
     message = fields["message"]
     if (status == "ok") != (message == ""):
-        return None, ("a row with status ok has a message" if message else f"a row with status {status} has no message")
+        return None, ("a row with status ok has a message" if message else
+                      f"a row with status {status} has no message")
     wall = _float(fields["wall_s"])
     if status == "failed" and fields["wall_s"] == "":
         wall = None  # a run that took its worker process down: no time was measured

@@ -91,7 +91,7 @@ def settling_time(t, s, band: float = 0.02, target: float | None = None, hold: f
     if k == len(t) - 1 or t[k] > t[-1] - hold:
         return float("nan")
     # dev falls from above b (at k) to at most b (at k + 1): where it crosses b
-    cross = t[k] + (t[k + 1] - t[k]) * (dev[k] - b) / (dev[k] - dev[k + 1]) if dev[k] != dev[k + 1] else t[k + 1]
+    cross = t[k] + (t[k + 1] - t[k]) * (dev[k] - b) / (dev[k] - dev[k + 1])
     return float(cross - t[0])
 
 
