@@ -211,8 +211,8 @@ class Metric:
         if math.isnan(v):
             return Verdict(v, "not settled",
                            f"metric {self.name!r}: {self.signal} is still outside its "
-                           f"{100 * self.band:.4g} % band around {final!r} in the last {hold:.6g} s before t={tw[-1]:.6g} "
-                           f"(counted from t={t0:.6g})")
+                           f"{100 * self.band:.4g} % band around {final!r} in the last {hold:.6g} s "
+                           f"before t={tw[-1]:.6g} (counted from t={t0:.6g})")
         return Verdict(v)
 
     @property
