@@ -89,7 +89,8 @@ def test_runs_that_did_not_settle_or_diverged_are_marked_not_coloured_as_times(t
     assert values[0, 0] == 4.0 and values[1, 2] == 2.0
     marks = {line.get_label(): (line.get_color(), list(line.get_xdata()), list(line.get_ydata()))
              for line in ax.lines}
-    assert marks == {"not settled (1)": ("tab:orange", [0.2], [1.0]), "diverged (1)": ("tab:red", [0.1], [2.0])}
+    assert marks == {"not settled (1)": ("tab:orange", [0.2], [1.0]),
+                     "diverged (1)": ("tab:red", [0.1], [2.0])}
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["not settled (1)", "diverged (1)"]
     assert ax.get_title() == "ts: 4 of 6 runs ok, 1 not settled, 1 diverged"
     # over one parameter: the ok runs are the line, the others points on the top edge
