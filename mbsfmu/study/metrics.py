@@ -171,7 +171,7 @@ class Metric:
         k = int(np.argmax(bad))
         t = np.asarray(result["time"], dtype=float) if t is None else t
         return Verdict(float("nan"), "diverged",
-                       f"metric {self.name!r}: {self.signal} {why} at t={t[k]:.6g} ({s[k]!r})")
+                       f"metric {self.name!r}: {self.signal} {why} at t={t[k]:.6g} ({float(s[k])!r})")
 
     def _samples(self, result, signal) -> np.ndarray:
         try:
