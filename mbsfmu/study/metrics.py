@@ -241,11 +241,10 @@ def _parse(name: str, spec) -> tuple[str, str, dict]:
     """(kind, signal, {argument: value given}) of a metric's spec."""
     known = ", ".join([*KINDS, *STEP_KINDS])
     if isinstance(spec, str):
-        m = _EXPR.match(spec)
-        if not m:
+        split = split_spec(spec)
+        if split is None:
             raise ParameterError(f"metric {name!r}: {spec!r} is not KIND(SIGNAL) with KIND one of {known}")
-        kind, inside = m.group(1).lower(), m.group(2)
-        signal, *rest = _split(inside)
+        kind, (signal, *rest) = split
     elif isinstance(spec, (tuple, list)) and len(spec) == 2 and all(isinstance(s, str) for s in spec):
         kind, signal, rest = spec[0].lower(), spec[1].strip(), []
     else:
@@ -280,9 +279,17 @@ def _parse(name: str, spec) -> tuple[str, str, dict]:
     return kind, signal, given
 
 
+def split_spec(text: str) -> tuple[str, list[str]] | None:
+    """``'KIND(SIGNAL, ARG=VALUE, ...)'`` as (kind in lower case, [SIGNAL, 'ARG=VALUE', ...]), the
+    parts stripped and commas inside nested parentheses (``der(x)``, an expression) kept; None
+    for a text of another form.  The one reader of metric strings (a sweep's and a gradient's)."""
+    m = _EXPR.match(text)
+    if m is None:
+        return None
+    return m.group(1).lower(), _split(m.group(2))
+
+
 def _split(inside: str) -> list[str]:
-    """The comma-separated parts of a metric's parentheses, commas inside nested parentheses
-    (``der(x)``) kept."""
     parts, depth, current = [], 0, ""
     for ch in inside:
         depth += (ch == "(") - (ch == ")")
