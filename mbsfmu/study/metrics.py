@@ -209,10 +209,11 @@ class Metric:
             hold = 0.0 if ref is not None else HOLD_FRACTION * (tw[-1] - tw[0])
         v = step_response.settling_time(tw, sw, self.band, final, hold)
         if math.isnan(v):
+            when = (f"at the end (t={tw[-1]:.6g})" if hold == 0 else
+                    f"within the last {hold:.6g} s before t={tw[-1]:.6g}")
             return Verdict(v, "not settled",
                            f"metric {self.name!r}: {self.signal} is still outside its "
-                           f"{100 * self.band:.4g} % band around {final!r} in the last {hold:.6g} s "
-                           f"before t={tw[-1]:.6g} (counted from t={t0:.6g})")
+                           f"{100 * self.band:.4g} % band around {final!r} {when} (counted from t={t0:.6g})")
         return Verdict(v)
 
     @property

@@ -128,10 +128,13 @@ def test_slow_response_has_not_settled_and_says_why():
     res = {"time": t, "x": 1 - np.exp(-t / 10.0)}  # tau = 10 s, watched for 5 s
     got = value("settling(x, reference=1)", res)
     assert math.isnan(got.value) and got.status == "not settled"
-    assert "x is still outside its 2 % band around 1.0" in got.note
+    assert got.note == ("metric 'm': x is still outside its 2 % band around 1.0 at the end (t=5) "
+                        "(counted from t=0)")
     # without a reference: outside the band around its last sample within the last 10 % (0.5 s)
     got = value("settling(x)", res)
     assert math.isnan(got.value) and got.status == "not settled"
+    assert f"x is still outside its 2 % band around {1 - math.exp(-0.5)!r} within the last 0.5 s before t=5" \
+        in got.note
     got = value("rise(x, reference=1)", res)
     assert math.isnan(got.value) and got.status == "not settled" and "never reaches 0.9" in got.note
 
