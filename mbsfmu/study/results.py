@@ -409,12 +409,12 @@ def _float(text: str) -> float | None:
 
 def read_rows(path) -> pd.DataFrame:
     """A study's CSV or Parquet file as a DataFrame, the floats read back exactly (pandas 3 reads
-    CSV so by default; older pandas needs float_precision='round_trip'); the checksum column is
-    left out."""
+    CSV so by default; older pandas needs float_precision='round_trip'), an empty field or
+    ``nan`` (a metric of a row not settled or diverged) as NaN; the checksum column is left out."""
     if pathlib.Path(path).suffix.lower() == ".parquet":
         return pd.read_parquet(path)
     exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
-    df = pd.read_csv(path, keep_default_na=False, na_values=[""], **exact)
+    df = pd.read_csv(path, keep_default_na=False, na_values=["", "nan"], **exact)
     return df.drop(columns=CHECKSUM) if len(df.columns) and df.columns[-1] == CHECKSUM else df
 
 

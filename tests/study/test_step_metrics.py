@@ -17,6 +17,7 @@ from scipy import integrate, optimize
 import mbsfmu
 from mbsfmu import SimulationError, System
 from mbsfmu.study import batch, metrics, step_response
+from mbsfmu.study.results import read_rows
 
 Z, W = 0.3, 2.0
 WD = W * math.sqrt(1 - Z * Z)
@@ -191,6 +192,9 @@ def test_sweep_rows_say_ok_not_settled_and_diverged_and_resume_keeps_them(tmp_pa
     assert slow["xmax"] == pytest.approx(1 + math.exp(-math.pi * 0.01 / math.sqrt(1 - 1e-4)), abs=1e-5)
     assert math.isnan(grows["xmax"]) and "x leaves its bound |x| <= 50.0" in grows["message"]
     assert np.isfinite(grows["iae"])  # the row keeps its other metrics
+    written = read_rows(out)  # the file reads back as written: nan where a metric has no value
+    assert written["status"].tolist() == df["status"].tolist() and written["ts"].dtype == float
+    np.testing.assert_array_equal(written["ts"].to_numpy(), df["ts"].to_numpy())
     # resume: the three rows are finished runs, none is run again, even with retry_failed
     again = mbsfmu.sweep(spring(1.0), design, retry_failed=True, **kw)
     assert again.attrs["resume"]["ran"] == 0 and again.attrs["resume"]["taken"] == 3
