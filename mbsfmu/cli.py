@@ -459,10 +459,13 @@ def cmd_sweep(args) -> int:
                 "montecarlo": designs.monte_carlo}[args.design]
         design = make(params, args.samples, seed=args.seed)
     df = sweep(args.target, design, out=out, plot=plot, **_study_options(args))
-    failed = int((df["status"] != "ok").sum())
+    failed = int((df["status"] == "failed").sum())
+    counts = df["status"].value_counts()
+    verdicts = "".join(f", {counts[s]} {s}" for s in ("not settled", "diverged") if s in counts)
     for line in _resume_lines(df, args.out):
         print(line)
-    print(f"{len(df)} runs ({failed} failed) -> {args.out}" + (f", plot -> {args.plot}" if plot else ""))
+    print(f"{len(df)} runs ({failed} failed{verdicts}) -> {args.out}"
+          + (f", plot -> {args.plot}" if plot else ""))
     return 0
 
 

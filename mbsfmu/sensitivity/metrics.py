@@ -32,6 +32,7 @@ from ..core.errors import ModelError, ParameterError
 from ..equations.derive import derive
 from ..identification.measured_data import read_data
 from ..simulation.sensitivity_columns import signal_index
+from ..study.metrics import split_spec
 
 #: the differentiable kinds and what the engine computes for each (ADJOINT_METRICS)
 KINDS = {"final": "final", "integral": "integral", "mean": "integral", "least_squares": "least_squares"}
@@ -44,8 +45,14 @@ NOT_DIFFERENTIABLE = {
     "settling": "a settling time moves in jumps of the output grid and is flat in between",
     "settling_time": "a settling time moves in jumps of the output grid and is flat in between",
     "rms": "use mean() of an output that is the square of the signal, then take the root yourself",
+    "peak_time": "the time of the peak moves in jumps of the output grid and is flat in between",
+    "overshoot": "the time of the peak jumps from one output point to another as a parameter changes",
+    "rise": "the crossing times of the 10 % and 90 % levels move with the output grid's interpolation",
+    "iae": "|reference - x| has a kink wherever the error changes sign; integral((R - x)**2) (the ISE) is "
+           "smooth",
+    "itae": "|reference - x| has a kink wherever the error changes sign; integral(t*(R - x)**2) is smooth",
+    "ise": "write it as integral((R - x)**2) with R the reference, which the engine differentiates",
 }
-_FORM = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.+)\)\s*$")
 
 
 @dataclass(frozen=True)
@@ -139,11 +146,11 @@ def _metric(system, name, spec) -> Metric:
     if not isinstance(spec, str):
         raise ParameterError(f"{where}: {spec!r} is not a metric; write final(SIGNAL), integral(SIGNAL) "
                              "or mean(SIGNAL)")
-    m = _FORM.match(spec)
-    if m is None:
+    split = split_spec(spec)
+    if split is None:
         raise ParameterError(f"{where}: {spec!r} is not of the form KIND(SIGNAL); write "
                              f"final({spec.strip()}) for its final value or integral(...) / mean(...)")
-    kind, signal = m.group(1).lower(), m.group(2).strip()
+    kind, (signal, *arguments) = split
     if kind in NOT_DIFFERENTIABLE:
         raise ParameterError(f"{where}: {kind}({signal}) is not differentiable ({NOT_DIFFERENTIABLE[kind]}); "
                              "use final(), integral() or mean() of a signal, or see which parameters "
@@ -151,6 +158,9 @@ def _metric(system, name, spec) -> Metric:
     if kind not in KINDS:
         raise ParameterError(f"{where}: unknown kind {kind!r} in {spec!r}; the differentiable kinds are "
                              f"{', '.join(KINDS)}")
+    if arguments:
+        raise ParameterError(f"{where}: {spec!r}: {kind}() takes one signal and no arguments (from=, "
+                             "reference=, bound= are a sweep's)")
     try:
         return Metric(str(name), kind, signal, signal_index(system, signal))
     except ParameterError:

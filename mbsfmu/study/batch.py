@@ -35,13 +35,14 @@ import tempfile
 import time
 import uuid
 
-from ..core.errors import ParameterError, SweepError
+from ..core.errors import ParameterError, SimulationError, SweepError
 from ..fmu.fmpy_callbacks import fmi3_recorder, recorded_messages
 from ..model import Model
 from ..model.initial_values import settable_names as initial_names
 from ..model.loader import load_model
 from ..simulation import simulate
 from . import failures, quiet_workers
+from .metrics import worst
 from .trajectories import of_result
 
 #: per worker process: target key -> loaded target (System, or FMU folder and description)
@@ -220,25 +221,51 @@ def run_batch(target: Target, runs: list, settings: dict, metrics: list,
 
 
 def run_one(target, loaded, run: int, values: dict, settings: dict, metrics: list) -> dict:
-    """One row: the parameters, the metrics, and status 'ok', or 'failed' with the error."""
+    """One row: the parameters, the metrics, and the status: the worst verdict of the metrics
+    ('ok', 'not settled', 'diverged': :mod:`.metrics`) with their reasons as the message, every
+    metric kept; 'diverged' too for a run that stopped with a SimulationError after a metric's
+    signal left its bound or became non-finite (the metrics then nan); else 'failed' with the
+    error and no metric."""
     row = {"run": run, **values}
     start = time.perf_counter()
     try:
         result = _simulate(target, loaded, values, settings)
+        verdicts = []
         for m in metrics:
             try:
-                row[m.name] = m(result)
+                verdicts.append(m.evaluate(result))
             except Exception as exc:
                 raise ParameterError(f"metric {m.name!r} failed on run {run}: {type(exc).__name__}: "
                                      f"{exc}") from exc
-        row.update(status="ok", message="")
+            row[m.name] = verdicts[-1].value
+        row.update(status=worst(verdicts), message="; ".join(v.note for v in verdicts if v.note))
         if settings.get("trajectories"):
             row[TRAJECTORY] = of_result(result)
     except Exception as exc:
-        row.update({m.name: None for m in metrics})
-        row.update(status="failed", message=failures.error_text(exc))
+        broke = _diverged(exc, metrics)
+        row.update({m.name: float("nan") if broke else None for m in metrics})
+        row.update(status="diverged" if broke else "failed",
+                   message=f"{broke}; the run stopped: {failures.error_text(exc)}" if broke else
+                   failures.error_text(exc))
     row["wall_s"] = time.perf_counter() - start
     return row
+
+
+def _diverged(exc: Exception, metrics: list) -> str:
+    """Why a run stopped by a SimulationError diverged: the first metric whose signal left its
+    bound or became non-finite in the part of the run reached (``exc.result``), else ''."""
+    partial = getattr(exc, "result", None)
+    if not isinstance(exc, SimulationError) or partial is None:
+        return ""
+    for m in metrics:
+        if m.function is None:
+            try:
+                broke = m.divergence(partial)
+            except ParameterError:  # the partial result lacks the signal: no verdict
+                continue
+            if broke is not None:
+                return broke.note
+    return ""
 
 
 def _simulate(target, loaded, values: dict, settings: dict):

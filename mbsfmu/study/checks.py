@@ -54,11 +54,12 @@ def design_names(columns, settable: set) -> None:
 
 
 def metric_signals(metrics: list, known: list, target_name: str) -> None:
-    """Every KIND(SIGNAL) metric's signal is in ``known``."""
+    """Every KIND(SIGNAL) metric's signal (and reference signal) is in ``known``."""
     for m in metrics:
-        if m.signal is not None and m.signal not in known:
-            raise ParameterError(f"metric {m.name!r} = {m.text}: no signal {m.signal!r} in {target_name} "
-                                 f"(signals: {', '.join(known)})")
+        for signal in (m.signals if m.function is None else ()):
+            if signal not in known:
+                raise ParameterError(f"metric {m.name!r} = {m.text}: no signal {signal!r} in {target_name} "
+                                     f"(signals: {', '.join(known)})")
 
 
 def _unknown_keywords(options: dict, signature: inspect.Signature, owned: dict, what: str) -> None:

@@ -301,7 +301,7 @@ def _run(target, names: list, x: np.ndarray, t_end, metrics, sweep_options: dict
     number are a StudyError."""
     rows = sweep(target, pd.DataFrame(x, columns=names), t_end=t_end, metrics=metrics, **sweep_options)
     out = sweep_options.get("out")
-    failed = rows.loc[rows["status"] != "ok", "run"].tolist()
+    failed = rows.loc[rows["status"] == "failed", "run"].tolist()
     if failed:
         first = rows.loc[rows["run"] == failed[0]].iloc[0]
         values = {name: first[name] for name in names}

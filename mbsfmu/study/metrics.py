@@ -1,31 +1,56 @@
-"""What a study keeps of each run: named scalar metrics of its signals.
+"""What a study keeps of each run: named scalar metrics of its signals, and a verdict on each.
 
 A metric is given as ``name: spec`` with spec one of
 
-- a string ``'KIND(SIGNAL)'`` such as ``'max(x)'`` or ``'final(der(theta))'``,
+- a string ``'KIND(SIGNAL)'`` or ``'KIND(SIGNAL, ARG=VALUE, ...)'`` such as ``'max(x)'``,
+  ``'final(der(theta))'`` or ``'settling(x, from=2.0, reference=x_ref)'``,
 - a pair ``('KIND', 'SIGNAL')``,
 - a function ``f(result) -> float`` of the run's result (a :class:`mbsfmu.Result`, or fmpy's
   structured array for an FMU).
 
-KIND is one of :data:`KINDS`, over the samples s_0..s_n of the signal on the output grid:
-final s_n, max, min, mean, RMS sqrt(mean(s_i^2)), and maxabs max |s_i|.  The signal is any name
-the result knows: a coordinate, ``der(NAME)``, ``constraint_residual`` (so the largest
-constraint residual is ``'max(constraint_residual)'``), or an FMU's variable.
+KIND is one of :data:`KINDS` over the samples s_0..s_n of the signal on the output grid (final
+s_n, max, min, mean, RMS sqrt(mean(s_i^2)), maxabs max |s_i|), or a measure of a step response
+of :data:`STEP_KINDS` (:mod:`.step_response` states the mathematics): ``settling`` (time),
+``overshoot`` (percent of the step), ``rise`` (time from 10 % to 90 % of the step), ``peak`` and
+``peak_time``, and the integrals of the error e = reference - signal ``iae``, ``ise``, ``itae``
+(trapezoidal rule on the output grid).  The signal is any name the result knows: a coordinate,
+``der(NAME)``, ``constraint_residual``, or an FMU's variable.
 
-``'settling(SIGNAL)'`` or ``'settling(SIGNAL, 5%)'`` (band 2 % unless given, also as a fraction
-``0.05``) is the settling time: the first output time t_k from which on every sample stays
-within the band |s_i - s_n| <= b for i >= k, with b the fraction of the step |s_n - s_0| (of
-the largest deviation max |s_i - s_n| when the signal ends where it started).  A signal that
-never leaves the band settles at t_0; one still moving at the end settles at t_n.
+Arguments (after the signal, ``name=value``; a percentage such as ``5%`` is a fraction 0.05):
+
+- ``bound=B`` (every kind): the run **diverged** when the signal leaves |s| <= B anywhere; a
+  signal that is not finite (inf, nan) diverged whatever the bound;
+- ``from=T`` (step kinds): the time the step is counted from, in seconds.  ``from`` is the
+  word of the control literature (settling time *from* the step); the metric string is read by
+  this module, not by Python, so the keyword is no obstacle.  Without it, the last step of the
+  ``reference`` signal (:func:`.step_response.reference_step_time`), or the run's first time;
+- ``reference=R`` (step kinds; required by iae, ise, itae): a signal name or a number; its
+  final value is the target F the signal must reach (default: the signal's own final value);
+- ``band=`` (settling; also as the second positional argument, ``settling(x, 5%)``): the half
+  width of the band around F as a fraction of the step |F - s(t0)|, 2 % unless given;
+- ``hold=`` (settling): the signal must stay in its band over the last ``hold`` seconds of the
+  run, else it has **not settled** (nan).  Default: 0 with a reference (the last sample must be
+  in the band), else 10 % of the time from t0 to the end (the target is then the last sample,
+  which is always in its own band, so a signal still moving at the end is caught this way);
+- ``low=``, ``high=`` (rise): the fractions of the step between which the rise is timed
+  (10 % and 90 %).
+
+Each metric's verdict (:meth:`Metric.evaluate`) is ``ok``, ``not settled`` (a settling or rise
+time that is nan: the signal is outside its band at the end, or never reaches ``high``) or
+``diverged`` (the value nan); a run's row takes the worst verdict of its metrics as its status,
+with the reasons as its message, and keeps every other metric's value.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.errors import ParameterError
+from . import step_response
 
 KINDS = {
     "final": lambda s: s[-1],
@@ -35,95 +60,269 @@ KINDS = {
     "rms": lambda s: np.sqrt(np.mean(np.square(s))),
     "maxabs": lambda s: np.max(np.abs(s)),
 }
-
+#: the measures of a step response, and the arguments each takes besides bound
+STEP_KINDS = {
+    "settling": ("from", "reference", "band", "hold"),
+    "overshoot": ("from", "reference"),
+    "rise": ("from", "reference", "low", "high"),
+    "peak": ("from", "reference"),
+    "peak_time": ("from", "reference"),
+    "iae": ("from", "reference"),
+    "ise": ("from", "reference"),
+    "itae": ("from", "reference"),
+}
 #: kinds that need the result's time as well as the signal
-TIMED = {"settling"}
+TIMED = set(STEP_KINDS)
+#: the kinds whose reference is required (the error e = reference - signal)
+ERROR_KINDS = ("iae", "ise", "itae")
 SETTLING_BAND = 0.02
+#: the arguments' defaults (None: see the module docstring)
+DEFAULTS = {"from": None, "reference": None, "band": SETTLING_BAND, "hold": None, "low": 0.1, "high": 0.9,
+            "bound": None}
+#: the fraction of the window a settling without a reference must hold its band at the end
+HOLD_FRACTION = 0.1
 
-_EXPR = re.compile(r"^\s*(\w+)\s*\(\s*(.+?)\s*\)\s*$")
-_BAND = re.compile(r"^(.*\S)\s*,\s*([0-9.eE+-]+)\s*(%?)$")
+#: a row's status from its metrics' verdicts, best to worst ('failed': the run gave no result)
+VERDICTS = ("ok", "not settled", "diverged")
+
+_EXPR = re.compile(r"^\s*(\w+)\s*\((.+)\)\s*$", re.S)
+_NUMBER = re.compile(r"^([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)$")
+_NAME = re.compile(r"^[A-Za-z_][\w.]*(\([A-Za-z_][\w.]*\))?$")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A metric's value on one run, ``status`` one of :data:`VERDICTS`, and ``note`` the reason
+    when it is not 'ok'."""
+
+    value: float
+    status: str = "ok"
+    note: str = ""
 
 
 def settling_time(t, s, band: float = SETTLING_BAND) -> float:
-    """The settling time of samples ``s`` at times ``t`` (module docstring)."""
-    t = np.asarray(t, dtype=float)
-    s = np.asarray(s, dtype=float)
-    dev = np.abs(s - s[-1])
-    step = abs(s[-1] - s[0])
-    b = band * (step if step > 0 else dev.max())
-    outside = np.nonzero(dev > b)[0]
-    if outside.size == 0:
-        return float(t[0])
-    return float(t[min(outside[-1] + 1, len(t) - 1)])
+    """The settling time of samples ``s`` at times ``t`` from t_0, to the signal's final value
+    (:func:`.step_response.settling_time`)."""
+    return step_response.settling_time(t, s, band)
 
 
 class Metric:
-    """One named metric: ``Metric('x_max', 'max(x)')(result) -> float``."""
+    """One named metric: ``Metric('x_max', 'max(x)')(result) -> float``; :meth:`evaluate` gives
+    the value with its verdict."""
 
     def __init__(self, name: str, spec):
         self.name = name
         self.function = spec if callable(spec) else None
         self.kind = self.signal = None
-        self.band = SETTLING_BAND
+        self.args = dict(DEFAULTS)
+        self.given: tuple = ()
         if self.function is None:
-            self.kind, self.signal, band = _parse(name, spec)
-            if band is not None:
-                self.band = band
+            self.kind, self.signal, given = _parse(name, spec)
+            self.args.update(given)
+            self.given = tuple(k for k in DEFAULTS if k in given)
+
+    @property
+    def band(self) -> float:
+        return self.args["band"]
+
+    @property
+    def signals(self) -> list[str]:
+        """The result's signals the metric reads (its signal, and a reference given by name)."""
+        ref = self.args["reference"]
+        return [s for s in (self.signal, ref if isinstance(ref, str) else None) if s is not None]
+
+    def check_time(self, t_end: float) -> None:
+        """A ``from`` after the run's end ``t_end`` is a ParameterError."""
+        start = self.args["from"]
+        if start is not None and t_end is not None and start > float(t_end):
+            raise ParameterError(f"metric {self.name!r} = {self.text}: from={start!r} lies beyond the "
+                                 f"end of the run (t_end={float(t_end)!r})")
 
     def __call__(self, result) -> float:
+        return self.evaluate(result).value
+
+    def evaluate(self, result) -> Verdict:
+        """The value of the metric on ``result``, and its verdict (module docstring)."""
         if self.function is not None:
-            return float(self.function(result))
+            return Verdict(float(self.function(result)))
+        s = self._samples(result, self.signal)
+        t = np.asarray(result["time"], dtype=float) if self.kind in TIMED else None
+        broke = self.divergence(result, s, t)
+        if broke is not None:
+            return broke
+        if self.kind in KINDS:
+            return Verdict(float(KINDS[self.kind](s)))
+        return self._step(result, t, s)
+
+    def divergence(self, result, s=None, t=None) -> Verdict | None:
+        """The 'diverged' verdict when the signal is not finite or leaves |s| <= bound on
+        ``result`` (a whole run or the part a failed run reached), else None."""
+        s = self._samples(result, self.signal) if s is None else s
+        if s.size == 0:
+            return None
+        bound = self.args["bound"]
+        bad = ~np.isfinite(s)
+        why = "is not finite"
+        if not bad.any() and bound is not None:
+            bad = np.abs(s) > bound
+            why = f"leaves its bound |{self.signal}| <= {bound!r}"
+        if not bad.any():
+            return None
+        k = int(np.argmax(bad))
+        t = np.asarray(result["time"], dtype=float) if t is None else t
+        return Verdict(float("nan"), "diverged",
+                       f"metric {self.name!r}: {self.signal} {why} at t={t[k]:.6g} ({float(s[k])!r})")
+
+    def _samples(self, result, signal) -> np.ndarray:
         try:
-            samples = np.asarray(result[self.signal], dtype=float)
+            return np.asarray(result[signal], dtype=float)
         except (KeyError, ValueError) as exc:
-            raise ParameterError(f"metric {self.name!r} = {self.kind}({self.signal}): no signal "
-                                 f"{self.signal!r} in the result ({exc})") from None
-        if self.kind == "settling":
-            return settling_time(result["time"], samples, self.band)
-        return float(KINDS[self.kind](samples))
+            raise ParameterError(f"metric {self.name!r} = {self.text}: no signal {signal!r} in the result "
+                                 f"({exc})") from None
+
+    def _step(self, result, t, s) -> Verdict:
+        ref = self.args["reference"]
+        r = self._samples(result, ref) if isinstance(ref, str) else None
+        t0 = self.args["from"]
+        if t0 is None:
+            t0 = step_response.reference_step_time(t, r) if r is not None else float(t[0])
+        self.check_time(t[-1])
+        tw, sw = step_response.window(t, s, t0)
+        final = float(r[-1]) if r is not None else (float(ref) if ref is not None else float(sw[-1]))
+        kind = self.kind
+        if kind in ERROR_KINDS:
+            e = (step_response.window(t, r, t0)[1] if r is not None else float(ref)) - sw
+            return Verdict(step_response.error_integrals(tw, e)[kind])
+        if kind == "overshoot":
+            return Verdict(step_response.overshoot(sw, final))
+        if kind in ("peak", "peak_time"):
+            return Verdict(step_response.peak(tw, sw, final)[kind == "peak_time"])
+        if kind == "rise":
+            low, high = self.args["low"], self.args["high"]
+            v = step_response.rise_time(tw, sw, final, low, high)
+            if math.isnan(v) and sw[0] != final:
+                return Verdict(v, "not settled", f"metric {self.name!r}: {self.signal} never reaches "
+                                                 f"{high:.4g} of its step to {final!r} after t={t0:.6g}")
+            return Verdict(v)
+        hold = self.args["hold"]
+        if hold is None:
+            hold = 0.0 if ref is not None else HOLD_FRACTION * (tw[-1] - tw[0])
+        v = step_response.settling_time(tw, sw, self.band, final, hold)
+        if math.isnan(v):
+            when = (f"at the end (t={tw[-1]:.6g})" if hold == 0 else
+                    f"within the last {hold:.6g} s before t={tw[-1]:.6g}")
+            return Verdict(v, "not settled",
+                           f"metric {self.name!r}: {self.signal} is still outside its "
+                           f"{100 * self.band:.4g} % band around {final!r} {when} (counted from t={t0:.6g})")
+        return Verdict(v)
 
     @property
     def text(self) -> str:
-        """The definition of a KIND(SIGNAL) metric: ``'max(theta)'``, ``'settling(x, 0.02)'``
-        (a settling time always with its band)."""
+        """The definition of a KIND(SIGNAL) metric: ``'max(theta)'``, ``'settling(x, 0.02)'`` (a
+        settling time always with its band), then the arguments given, in a fixed order."""
         if self.function is not None:
             return getattr(self.function, "__qualname__", repr(self.function))
-        if self.kind in TIMED:
-            return f"{self.kind}({self.signal}, {self.band!r})"
-        return f"{self.kind}({self.signal})"
+        parts = [self.signal]
+        if self.kind == "settling":
+            parts.append(repr(self.band))
+        parts += [f"{k}={self.args[k]}" if isinstance(self.args[k], str) else f"{k}={self.args[k]!r}"
+                  for k in self.given if k != "band"]
+        return f"{self.kind}({', '.join(parts)})"
 
     def __repr__(self):
         return f"Metric({self.name!r}, {self.function or self.text!r})"
 
 
-def _parse(name: str, spec) -> tuple[str, str, float | None]:
-    """(kind, signal, settling band or None) of a metric's spec."""
-    known = ", ".join([*KINDS, *sorted(TIMED)])
+def worst(verdicts) -> str:
+    """The row status of metric verdicts: the worst of :data:`VERDICTS` among them."""
+    return max((v.status for v in verdicts), key=VERDICTS.index, default="ok")
+
+
+def _parse(name: str, spec) -> tuple[str, str, dict]:
+    """(kind, signal, {argument: value given}) of a metric's spec."""
+    known = ", ".join([*KINDS, *STEP_KINDS])
     if isinstance(spec, str):
-        m = _EXPR.match(spec)
-        if not m:
+        split = split_spec(spec)
+        if split is None:
             raise ParameterError(f"metric {name!r}: {spec!r} is not KIND(SIGNAL) with KIND one of {known}")
-        kind, signal = m.group(1).lower(), m.group(2)
+        kind, (signal, *rest) = split
     elif isinstance(spec, (tuple, list)) and len(spec) == 2 and all(isinstance(s, str) for s in spec):
-        kind, signal = spec[0].lower(), spec[1]
+        kind, signal, rest = spec[0].lower(), spec[1].strip(), []
     else:
         raise ParameterError(f"metric {name!r}: give 'KIND(SIGNAL)', ('KIND', 'SIGNAL') or a function "
                              f"of the result, got {spec!r}")
-    if kind not in KINDS and kind not in TIMED:
+    if kind not in KINDS and kind not in STEP_KINDS:
         raise ParameterError(f"metric {name!r}: unknown kind {kind!r}; use one of {known}")
-    band = None
-    if kind == "settling":
-        m = _BAND.match(signal)
-        if m:
-            try:
-                band = float(m.group(2)) / (100 if m.group(3) else 1)
-            except ValueError:
-                band = -1.0
-            if not (0 < band < 1):
-                raise ParameterError(f"metric {name!r}: the settling band {m.group(2)}{m.group(3)} must "
-                                     f"lie between 0 and 1 (or 0 % and 100 %)")
-            signal = m.group(1)
-    return kind, signal, band
+    allowed = (*STEP_KINDS.get(kind, ()), "bound")
+    given = {}
+    for k, arg in enumerate(rest):
+        key, eq, value = arg.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq:
+            if kind != "settling" or k != 0:
+                raise ParameterError(f"metric {name!r}: {arg!r} in {spec!r} is not NAME=VALUE (arguments "
+                                     f"of {kind}: {', '.join(allowed)})")
+            key, value = "band", arg
+        if key not in allowed:
+            raise ParameterError(f"metric {name!r}: {kind}() has no argument {key!r} (it takes: "
+                                 f"{', '.join(allowed)})")
+        if key in given:
+            raise ParameterError(f"metric {name!r}: argument {key!r} given twice in {spec!r}")
+        given[key] = _value(name, kind, key, value)
+    if kind in ERROR_KINDS and "reference" not in given:
+        raise ParameterError(f"metric {name!r}: {kind}({signal}) needs reference=NAME (a signal) or "
+                             f"reference=NUMBER: the error is reference - {signal}")
+    if "low" in given or "high" in given:
+        low, high = given.get("low", DEFAULTS["low"]), given.get("high", DEFAULTS["high"])
+        if not low < high:
+            raise ParameterError(f"metric {name!r}: rise from low={low!r} to high={high!r}: low must be "
+                                 "below high")
+    return kind, signal, given
+
+
+def split_spec(text: str) -> tuple[str, list[str]] | None:
+    """``'KIND(SIGNAL, ARG=VALUE, ...)'`` as (kind in lower case, [SIGNAL, 'ARG=VALUE', ...]), the
+    parts stripped and commas inside nested parentheses (``der(x)``, an expression) kept; None
+    for a text of another form.  The one reader of metric strings (a sweep's and a gradient's)."""
+    m = _EXPR.match(text)
+    if m is None:
+        return None
+    return m.group(1).lower(), _split(m.group(2))
+
+
+def _split(inside: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in inside:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    return [*parts, current.strip()]
+
+
+def _value(name: str, kind: str, key: str, text: str):
+    """An argument's value, checked: a fraction in (0, 1) for band, low, high; seconds >= 0 for
+    from and hold; a positive bound; a signal name or a finite number for reference."""
+    m = _NUMBER.match(text)
+    if key == "reference" and m is None and _NAME.match(text):
+        return text
+    number = None if m is None else float(m.group(1)) / (100 if m.group(2) else 1)
+    if number is None or not math.isfinite(number) or (m.group(2) and key not in ("band", "low", "high")):
+        what = "a signal name or a number" if key == "reference" else "a number"
+        raise ParameterError(f"metric {name!r}: {kind}(..., {key}={text}): {key} must be {what}")
+    if key == "band" and not 0 < number < 1:
+        raise ParameterError(f"metric {name!r}: the settling band {text} must lie between 0 and 1 "
+                             "(or 0 % and 100 %)")
+    if key in ("low", "high") and not 0 < number < 1:
+        raise ParameterError(f"metric {name!r}: {key}={text} must lie between 0 and 1 (or 0 % and 100 %)")
+    if key in ("from", "hold") and number < 0:
+        raise ParameterError(f"metric {name!r}: {key}={text} must be a time >= 0 s")
+    if key == "bound" and number <= 0:
+        raise ParameterError(f"metric {name!r}: bound={text} must be positive (the run diverged where "
+                             "|signal| > bound)")
+    return number
 
 
 def make_metrics(metrics) -> list[Metric]:

@@ -49,14 +49,17 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     ``keep``: more signals whose final values become columns (named after the signal).
 
     The returned DataFrame has the columns ``run`` (the design's row), the parameters, the
-    metrics, ``status`` ('ok' or 'failed'), ``message`` (the error of a failed run) and
-    ``wall_s``, in run order.  A run that fails is a row, never an abort.  With ``out`` (CSV)
-    each batch's rows are appended as it finishes, and a sweep started again with the same
+    metrics, ``status`` ('ok'; 'not settled' or 'diverged', the verdicts of the metrics, see
+    :mod:`.metrics`; or 'failed'), ``message`` (why a row is not 'ok': the verdicts' reasons, or
+    the error of a failed run) and ``wall_s``, in run order.  A run that fails is a row, never
+    an abort; a row 'not settled' or 'diverged' keeps its metrics (nan where there is none).
+    With ``out`` (CSV) each batch's rows are appended as it finishes, and a sweep started again with the same
     ``out`` takes the file's sound rows and runs only the others (see :mod:`.results`): rows of
     another definition (target, settings, design, metrics, see :mod:`.definition`) are refused
     unless ``resume='restart'`` (move the old rows aside, start over) or ``resume='keep'``
     (keep them on purpose); damaged rows are run again with a StudyWarning naming file and line;
-    ``retry_failed=True`` runs the failed rows again.  ``df.attrs['resume']`` says how many rows
+    ``retry_failed=True`` runs the failed rows again (not those 'not settled' or 'diverged', which
+    are finished runs).  ``df.attrs['resume']`` says how many rows
     were taken from the file and how many runs ran.  An ``out`` ending in ``.parquet`` is
     written as Parquet at the end (the rows grow in ``OUT.partial.csv`` until then).
     ``trajectories``: a folder (one CSV per run) or a ``.npz`` file (one array per run) for the
@@ -90,6 +93,8 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     chosen = _metrics(metrics, keep, target_)
     settings, fixed, entries = _settings(target_, loaded, t_end, dt, rtol, simulate_kwargs, chosen, design,
                                          settable, trajectories is not None)
+    for m in chosen:  # t_end checked by _settings
+        m.check_time(t_end)
     header = results.columns(list(design.columns), [m.name for m in chosen])
     # a System's digest from the caller's object (a worker's copy is unpickled, the digest is not)
     defined = definition.of_sweep(target_, target if target_.kind == "system" else loaded, entries, design,
@@ -161,7 +166,7 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
 def _resume_report(rowfile, out, done: list, to_run: int) -> dict:
     """What a sweep took from its rows file and what it runs (``df.attrs['resume']``), said as
     a log line and, for damaged or failed rows taken, a StudyWarning."""
-    failed = [r["run"] for r in done if r["status"] != "ok"]
+    failed = [r["run"] for r in done if r["status"] == "failed"]
     report = {"file": None if out is None else str(out), "taken": len(done), "failed_taken": len(failed),
               "ran": to_run, "damaged": list(rowfile.problems) if rowfile is not None else [],
               "retried": list(rowfile.retried) if rowfile is not None else [], "moved": []}
@@ -213,7 +218,7 @@ def _settings(target, loaded, t_end, dt, rtol, simulate_kwargs, chosen, design, 
               keep_trajectories: bool) -> tuple[dict, dict, dict]:
     """(the settings the batches take, the fixed values of every run, the definition entries of
     the settings), every metric's signal and every keyword checked (:mod:`.checks`)."""
-    signals = [m.signal for m in chosen if m.signal is not None]
+    signals = [s for m in chosen if m.function is None for s in m.signals]
     if target.kind == "fmu":
         md = loaded[1]
         checks.metric_signals(chosen, ["time", *(v.name for v in md.modelVariables)], f"FMU {md.modelName!r}")

@@ -1,8 +1,13 @@
 """Plots of a study's rows: a metric over one parameter, a heat map over two, a histogram; and
 the bar chart of global sensitivity indices (:func:`plot_indices`).
 
-Only the rows with status 'ok' are drawn, and parameters held at one value are no axis.  The
-kind follows the design unless given: one parameter gives a line of the metric over it; two
+The rows of finished runs are drawn (a failed run has no metric), and parameters held at one
+value are no axis.  Runs that did not settle or diverged (their status, :mod:`.metrics`) are
+marked apart, each status in its colour (:data:`MARKED`) and with its legend entry, never as a
+value of the metric: on a line at their value where the metric has one, else on the top edge of
+the plot; on a heat map as a point on their cell (left empty where the metric has no value); a
+histogram counts only the 'ok' runs and its title the others.  The kind follows the design
+unless given: one parameter gives a line of the metric over it; two
 parameters on a full grid (a factorial) a heat map; anything else (Monte Carlo, Latin
 hypercube, more parameters) a histogram of the metric.
 Described once (:mod:`mbsfmu.plotting`) and drawn on a ``matplotlib.figure.Figure`` (no pyplot, no
@@ -31,6 +36,8 @@ from ..plotting import (
 from .results import STATUS_COLUMNS
 
 KINDS = ("line", "heatmap", "hist")
+#: the statuses of finished runs that are not 'ok', and their colours on a study plot
+MARKED = {"not settled": "tab:orange", "diverged": "tab:red"}
 
 
 def plot_study(df: pd.DataFrame, path=None, *, metric: str | None = None, params=None,
@@ -64,28 +71,42 @@ def study_figure(df: pd.DataFrame, *, metric: str | None = None, params=None, ki
     if missing or metric not in df.columns:
         raise ParameterError(f"plot_study: no column {', '.join(map(repr, missing or [metric]))} in the "
                              f"study (columns: {', '.join(df.columns)})")
-    ok = df[df["status"] == "ok"] if "status" in df else df
-    params = [p for p in params if ok[p].nunique() > 1] or params  # a parameter held fixed is no axis
+    status = df["status"] if "status" in df else pd.Series("ok", index=df.index)
+    done = df[status.isin(["ok", *MARKED])]
+    ok = done[status[done.index] == "ok"]
+    marked = {s: done[status[done.index] == s] for s in MARKED}
+    params = [p for p in params if done[p].nunique() > 1] or params  # a parameter held fixed is no axis
     if kind is None:
-        kind = "line" if len(params) == 1 else "heatmap" if _is_grid(ok, params) else "hist"
+        kind = "line" if len(params) == 1 else "heatmap" if _is_grid(done, params) else "hist"
     if kind not in KINDS:
         raise ParameterError(f"plot_study: kind must be one of {', '.join(KINDS)}, got {kind!r}")
     values = ok[metric].to_numpy(dtype=float)
     if kind == "line":
         x = ok[params[0]].to_numpy(dtype=float)
         order = np.argsort(x, kind="stable")
-        panel = Panel([Line(x[order], values[order], marker="o")], xlabel=params[0], ylabel=metric)
+        finite = done[metric].to_numpy(dtype=float)
+        finite = finite[np.isfinite(finite)]
+        top = float(finite.max()) if finite.size else 1.0
+        items = [Line(x[order], values[order], marker="o", label="ok")]
+        items += [Line(rows[params[0]], rows[metric].fillna(top), linestyle="", marker="o", color=MARKED[s],
+                       label=f"{s} ({len(rows)})") for s, rows in marked.items() if len(rows)]
+        panel = Panel(items, xlabel=params[0], ylabel=metric,
+                      legend="small" if len(items) > 1 else None)
     elif kind == "heatmap":
-        if len(params) != 2 or not _is_grid(ok, params):
+        if len(params) != 2 or not _is_grid(done, params):
             raise ParameterError("plot_study: a heat map needs two parameters on a full grid (a factorial)")
-        grid = ok.pivot_table(index=params[1], columns=params[0], values=metric, aggfunc="first")
+        grid = done.assign(**{metric: done[metric].where(status[done.index] == "ok")}).pivot_table(
+            index=params[1], columns=params[0], values=metric, aggfunc="first", dropna=False)
         x, y = (_edges(v.to_numpy(dtype=float)) for v in (grid.columns, grid.index))
-        panel = Panel([Heatmap(x, y, grid.to_numpy(dtype=float), label=metric)], xlabel=params[0],
-                      ylabel=params[1])
+        items = [Heatmap(x, y, grid.to_numpy(dtype=float), label=metric)]
+        items += [Line(rows[params[0]], rows[params[1]], linestyle="", marker="o", color=MARKED[s],
+                       label=f"{s} ({len(rows)})") for s, rows in marked.items() if len(rows)]
+        panel = Panel(items, xlabel=params[0], ylabel=params[1], legend="small" if len(items) > 1 else None)
     else:
         edges = histogram_edges(values, bins or max(5, int(np.sqrt(len(values)))))
         panel = Panel([Histogram(values, edges)], xlabel=metric, ylabel="runs")
-    panel.title = f"{metric}: {len(ok)} of {len(df)} runs ok"
+    others = "".join(f", {len(rows)} {s}" for s, rows in marked.items() if len(rows))
+    panel.title = f"{metric}: {len(ok)} of {len(df)} runs ok{others}"
     return Figure([[panel]], size=(6, 4.5), layout="constrained")
 
 

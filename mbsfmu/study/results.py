@@ -21,10 +21,12 @@ by mbsfmu before definitions were kept) is refused the same way unless ``resume=
 A row counts as done only if it is sound: complete (a last line without its newline was cut off
 while being written), its checksum right, ``run`` a whole number of the design, appearing once,
 its parameter values bit for bit the design's for that run, status ``ok`` (every metric a
-number, no message) or ``failed`` (no metric, a message), ``wall_s`` a time (empty in a failed
-row whose run took its worker process down).  Any other row is
-run again, with a warning naming the file, the line and what is wrong; ``retry_failed=True``
-runs the failed rows again too.  When rows are dropped the file is rewritten at once
+number, no message), ``not settled`` or ``diverged`` (every metric a number or nan, a message:
+the verdicts of :mod:`.metrics`) or ``failed`` (no metric, a message), ``wall_s`` a time (empty in
+a failed row whose run took its worker process down).  Any other row is run again, with a
+warning naming the file, the line and what is wrong.  Rows ``not settled`` and ``diverged``
+are finished runs, taken as they are (running them again gives the same verdict);
+``retry_failed=True`` runs the ``failed`` rows again too.  When rows are dropped the file is rewritten at once
 (atomically: a temporary file, then a rename), and a finished study rewrites it in run order.
 """
 
@@ -42,11 +44,13 @@ import pandas as pd
 
 from ..core.errors import ParameterError
 from . import definition
+from .metrics import VERDICTS
 
 STATUS_COLUMNS = ("status", "message", "wall_s")
 #: the last column of a rows CSV: the CRC-32 of the other fields
 CHECKSUM = "checksum"
-STATUSES = ("ok", "failed")
+#: a row's status: the verdicts of its metrics (:data:`.metrics.VERDICTS`), or failed (no result)
+STATUSES = ("ok", "not settled", "diverged", "failed")
 RESUME = ("check", "restart", "keep")
 
 _WHOLE = re.compile(r"[0-9]+")
@@ -297,7 +301,7 @@ class RowFile:
         return out.getvalue()
 
     def _fields(self, row: dict) -> list[str]:
-        failed = row.get("status") != "ok"
+        failed = row.get("status") not in VERDICTS
         metrics = set(self.header[1 + self._n_params:-len(STATUS_COLUMNS)])
         fields = ["" if failed and c in metrics else _text(row.get(c)) for c in self.header]
         return [*fields, checksum(fields)]
@@ -341,7 +345,7 @@ def _parse(fields: dict, header: list[str], design: pd.DataFrame) -> tuple[dict 
     row = {"run": run}
     status = fields["status"]
     if status not in STATUSES:
-        return None, f"status {status!r} is neither ok nor failed"
+        return None, f"status {status!r} is none of {', '.join(STATUSES)}"
     params = list(design.columns)
     for name in params:
         value = _float(fields[name])
@@ -352,14 +356,15 @@ def _parse(fields: dict, header: list[str], design: pd.DataFrame) -> tuple[dict 
     for name in header[1 + len(params):-len(STATUS_COLUMNS)]:
         text = fields[name]
         value = _float(text)
-        if status == "ok" and value is None:
-            return None, f"metric {name!r} = {text!r} in a row with status ok is not a number"
+        if status != "failed" and value is None:
+            return None, f"metric {name!r} = {text!r} in a row with status {status} is not a number"
         if status == "failed" and text not in ("", "nan"):
             return None, f"metric {name!r} = {text!r} in a failed row (a failed run has no metrics)"
-        row[name] = value if status == "ok" else None
+        row[name] = value if status != "failed" else None
     message = fields["message"]
     if (status == "ok") != (message == ""):
-        return None, ("a row with status ok has a message" if message else "a failed row has no message")
+        return None, ("a row with status ok has a message" if message else
+                      f"a row with status {status} has no message")
     wall = _float(fields["wall_s"])
     if status == "failed" and fields["wall_s"] == "":
         wall = None  # a run that took its worker process down: no time was measured
@@ -404,12 +409,12 @@ def _float(text: str) -> float | None:
 
 def read_rows(path) -> pd.DataFrame:
     """A study's CSV or Parquet file as a DataFrame, the floats read back exactly (pandas 3 reads
-    CSV so by default; older pandas needs float_precision='round_trip'); the checksum column is
-    left out."""
+    CSV so by default; older pandas needs float_precision='round_trip'), an empty field or
+    ``nan`` (a metric of a row not settled or diverged) as NaN; the checksum column is left out."""
     if pathlib.Path(path).suffix.lower() == ".parquet":
         return pd.read_parquet(path)
     exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
-    df = pd.read_csv(path, keep_default_na=False, na_values=[""], **exact)
+    df = pd.read_csv(path, keep_default_na=False, na_values=["", "nan"], **exact)
     return df.drop(columns=CHECKSUM) if len(df.columns) and df.columns[-1] == CHECKSUM else df
 
 

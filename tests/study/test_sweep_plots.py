@@ -68,3 +68,38 @@ def test_cli_plot(tmp_path):
     rc = main(["sweep", CART, "--param", "m=0.1:0.3:4", "--metric", "xm=max(x)", "--t-end", "0.3", "--out",
                str(out), "--scheduler", "synchronous", "--plot", str(png)])
     assert rc == 0 and _png(png) and len(pd.read_csv(out)) == 4
+
+
+def _verdict_rows():
+    """A 3 x 2 factorial of (c, k) whose runs are ok, not settled (settling time nan) or diverged."""
+    df = pd.DataFrame({"run": range(6), "c": [0.1, 0.2, 0.3] * 2, "k": [1.0] * 3 + [2.0] * 3,
+                       "ts": [4.0, np.nan, 3.0, np.nan, 2.5, 2.0],
+                       "status": ["ok", "not settled", "ok", "diverged", "ok", "ok"],
+                       "message": ["", "x is still outside", "", "x leaves its bound", "", ""],
+                       "wall_s": [0.1] * 6})
+    df.attrs["parameters"] = ["c", "k"]
+    return df
+
+
+def test_runs_that_did_not_settle_or_diverged_are_marked_not_coloured_as_times(tmp_path):
+    df = _verdict_rows()
+    ax = plot_study(df, tmp_path / "map.png")
+    values = np.asarray(ax.collections[0].get_array()).reshape(2, 3)  # rows: k, columns: c
+    assert np.array_equal(np.isnan(values), [[False, True, False], [True, False, False]])
+    assert values[0, 0] == 4.0 and values[1, 2] == 2.0
+    marks = {line.get_label(): (line.get_color(), list(line.get_xdata()), list(line.get_ydata()))
+             for line in ax.lines}
+    assert marks == {"not settled (1)": ("tab:orange", [0.2], [1.0]),
+                     "diverged (1)": ("tab:red", [0.1], [2.0])}
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["not settled (1)", "diverged (1)"]
+    assert ax.get_title() == "ts: 4 of 6 runs ok, 1 not settled, 1 diverged"
+    # over one parameter: the ok runs are the line, the others points on the top edge
+    one = df[df["k"] == 1.0].copy()
+    one.loc[0, "status"] = "diverged"
+    one.attrs["parameters"] = ["c"]
+    ax = plot_study(one, metric="ts")
+    lines = {line.get_label(): line for line in ax.lines}
+    assert list(lines["ok"].get_xdata()) == [0.3] and list(lines["ok"].get_ydata()) == [3.0]
+    assert list(lines["not settled (1)"].get_ydata()) == [4.0]  # top: the largest value drawn
+    assert list(lines["diverged (1)"].get_ydata()) == [4.0]  # its value 4.0, kept in the row
+    assert lines["diverged (1)"].get_linestyle() == "None"
