@@ -83,6 +83,7 @@ from .identification import fit
 from .model.initial_values import condition_variables
 from .model.initial_values import lookup as lookup_initial
 from .model.loader import load_model
+from .runner import LiveView, import_ssp
 from .sensitivity import gradient, optimize
 from .sensitivity.gradient import MODES
 from .simulation import Result, simulate
@@ -285,6 +286,50 @@ def cmd_simulate(args) -> int:
                  f"{res.constraint_residual.max():.2e}")
     print(f"{system.name}: {len(res.t)} rows -> {args.out} ({st['method']}, backend {st['backend']}, "
           f"{st['nfev']} evaluations, {timing_text(st)}{extra})")
+    return 0
+
+
+def cmd_run(args) -> int:
+    """Run the diagram of an SSP file (FMU blocks wired as it says) in the block-diagram runner,
+    as fast as it goes or paced to the wall clock, optionally with the live scope."""
+    out = check_output_path(args.out, "--out", [("SSP file", args.ssp)])
+    if args.plot:
+        plot_path(args.plot, "--plot", [("SSP file", args.ssp), ("--out file", args.out)])
+    if args.animate:
+        check_output_path(args.animate, "--animate", [("SSP file", args.ssp), ("--out file", args.out)])
+    if args.animate and pathlib.Path(args.animate).suffix.lower() != ".html":
+        raise ParameterError(f"--animate {args.animate!r}: the drawn plant of a run is a 3D viewer page; "
+                             "end the name in .html")
+    live = False
+    if args.live or args.port is not None:
+        live = LiveView(args.signal or None, port=args.port or 0,
+                        window=10.0 if args.window is None else args.window)
+    elif args.signal or args.window is not None:
+        raise ParameterError(f"{'--signal' if args.signal else '--window'} sets the live scope: give it "
+                             "with --live")
+    diagram = import_ssp(args.ssp, step=args.step)
+    try:
+        res = diagram.run(args.t_end, realtime=args.realtime, rtf=args.rtf, record=args.record or None,
+                          live=live, algebraic_loops=args.algebraic_loops)
+    except SimulationError as exc:
+        if getattr(exc, "result", None) is None or not len(exc.result):
+            raise
+        _SIGTERM.stopping = True
+        keep = partial_path(out)
+        written = _write_csv(exc.result, keep)
+        print(f"mbsfmu: error: {exc}\nmbsfmu: the signals up to t={exc.result.t[-1]:.6g} s "
+              f"({len(exc.result)} rows) {written}", file=sys.stderr)
+        return 2
+    res.to_csv(out)
+    if args.plot:
+        res.plot(args.plot)
+    if args.animate:
+        res.animate(args.animate, block=args.block)
+    st = res.stats
+    pace = (f", real time at rtf {args.rtf:g} (achieved {st['rtf_achieved']:.4g}, jitter p99 "
+            f"{st['jitter_p99_us']:.0f} us, {st['overruns']} overruns)" if args.realtime else "")
+    print(f"{pathlib.Path(args.ssp).name}: {len(res)} rows of {len(res.columns) - 1} signals -> "
+          f"{args.out}{pace}")
     return 0
 
 
@@ -918,6 +963,38 @@ def build_parser() -> argparse.ArgumentParser:
     pf.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     pf.set_defaults(func=cmd_fit)
     _add_gradient_parsers(sub)
+    pr = sub.add_parser("run", help="run the diagram of an SSP file in the block-diagram runner (in real "
+                        "time, with a live scope in the browser)",
+                        description="Run the diagram of an SSP file (its FMUs wired as it says; "
+                        "mbsfmu.runner.export_ssp writes one) and write the recorded signals as CSV.")
+    pr.add_argument("ssp", help="the SSP file (.ssp)")
+    pr.add_argument("--t-end", type=float, required=True, help="end time [s]")
+    pr.add_argument("--step", type=float, default=None,
+                    help="communication step [s] (default: the one stored in the SSP by mbsfmu; required "
+                         "for SSPs from other tools)")
+    pr.add_argument("--record", action="append", metavar="BLOCK.PORT",
+                    help="a signal to record (a block name: all its outputs); repeatable; default every "
+                         "output")
+    pr.add_argument("--realtime", action="store_true", help="pace the steps to the wall clock")
+    pr.add_argument("--rtf", type=float, default=1.0, help="real-time factor with --realtime (default 1)")
+    pr.add_argument("--algebraic-loops", choices=("error", "iterate"), default="error",
+                    help="refuse algebraic loops (default) or solve them at every step")
+    pr.add_argument("--live", action="store_true",
+                    help="serve a live scope of the recorded signals on 127.0.0.1 while the run lasts "
+                         "(its address is printed)")
+    pr.add_argument("--port", type=int, default=None, help="the live scope's port (implies --live; "
+                    "default: one the system chooses)")
+    pr.add_argument("--window", type=float, default=None,
+                    help="the live scope's rolling window of simulated time [s] (default 10)")
+    pr.add_argument("--signal", action="append", metavar="BLOCK.PORT",
+                    help="a signal the live scope plots (repeatable; default every recorded one)")
+    pr.add_argument("--out", required=True, help="CSV file to write")
+    pr.add_argument("--plot", metavar=PLOT_FILE, help="also write a plot of the recorded signals")
+    pr.add_argument("--animate", metavar="FILE.html",
+                    help="also draw the plant (an FMU built from a model) in a 3D viewer page")
+    pr.add_argument("--block", default=None, help="the FMU block --animate draws (default: the one that "
+                    "carries a view)")
+    pr.set_defaults(func=cmd_run)
     pa = sub.add_parser("animate", help="animate a model or a result CSV as HTML or GIF (3D stick figure)")
     pa.add_argument("source", help="model file (.py, simulated first) or result CSV of mbsfmu simulate --out")
     pa.add_argument("--model", help="the model file of a result CSV")
