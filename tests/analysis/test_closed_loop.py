@@ -1,0 +1,345 @@
+"""The linearized closed loop of a diagram (``mbsfmu.linearize(diagram)``, issue 28 item 3)
+against loops built by hand with python-control, closed-form margins and the runner itself.
+
+Tolerances: poles agree to 1e-8 relative (max |p - p_ref| / max(1, |p_ref|) after matching
+each pole to its nearest reference); margins to 1e-6 relative; the discrete loop reproduces the
+runner's signals of a linear diagram to 1e-9 (absolute, signals of order 1)."""
+
+import functools
+import pathlib
+
+import control
+import numpy as np
+import pytest
+from oscillator_models import K as SPRING_K
+from oscillator_models import M as SPRING_M
+from oscillator_models import oscillator
+
+import mbsfmu
+from blocks import (
+    PID,
+    Delay,
+    Gain,
+    Lookup1D,
+    Saturation,
+    StateSpace,
+    Step,
+    Sum,
+    TransferFunction,
+    TransportDelay,
+    UnitDelay,
+)
+from mbsfmu.analysis import dlqr, lqr
+from mbsfmu.analysis.closed_loop import closed_loop_poles, largest_real_part
+from mbsfmu.runner import Diagram, DiagramError
+
+CART = pathlib.Path(__file__).resolve().parents[2] / "models" / "cart_pendulum.py"
+POLE_RTOL = 1e-8
+
+
+@functools.cache
+def cart_lin():
+    """The cart-pendulum upright, numeric; outputs: its four states."""
+    return mbsfmu.linearize(mbsfmu.load_model(CART), at={"x": 0, "theta": 0}, inputs=["F"],
+                            symbolic=False)
+
+
+def assert_same_poles(p, ref, rtol=POLE_RTOL):
+    p, ref = list(np.asarray(p, complex)), list(np.asarray(ref, complex))
+    assert len(p) == len(ref), (p, ref)
+    for r in ref:
+        k = int(np.argmin([abs(q - r) for q in p]))
+        assert abs(p[k] - r) <= rtol * max(1.0, abs(r)), (p[k], r)
+        p.pop(k)
+
+
+def wire(d, *pairs):
+    for a, b in pairs:
+        d.connect(a, b)
+
+
+def state_loop(d, lin, gain, delay=False):
+    """plant (StateSpace of lin) -> gain block (-K x) -> [unit delay] -> plant.F"""
+    d.add("plant", StateSpace(lin))
+    d.add("ctrl", gain.block())
+    for s in lin.states:
+        d.connect(f"plant.{s.replace('.', '_')}", f"ctrl.{s}")
+    if delay:
+        d.add("hold", UnitDelay())
+        wire(d, ("ctrl.F", "hold.u"), ("hold.y", "plant.F"))
+    else:
+        d.connect("ctrl.F", "plant.F")
+
+
+def plant_ss(lin):
+    return control.ss(lin.A, lin.B, lin.C, lin.Du)
+
+
+def pid_tf(kp, ki, kd, tf):
+    s = control.tf("s")
+    return kp + ki / s + kd * s / (tf * s + 1)
+
+
+# ---------------------------------------------------------------------------- continuous
+def test_cart_lqr_and_pid_loop_matches_python_control_feedback():
+    """u = -K x + C(s)(0 - x): an LQR and a PID on the cart position, continuous domain, against
+    feedback(P, K + C·[1 0 0 0]) built by hand."""
+    lin = cart_lin()
+    gain = lqr(lin, Q=[10, 10, 1, 1], R=[1])
+    kp, ki, kd, tf = -2.0, -0.5, -0.5, 0.05  # (on the cart position an inverted pendulum needs
+    # the "wrong" sign: with positive gains this loop is unstable)
+    d = Diagram(step=0.01)
+    d.add("plant", StateSpace(lin))
+    d.add("ctrl", gain.block())
+    d.add("neg", Gain(-1.0))
+    d.add("pid", PID(kp, ki, kd, tf=tf))
+    d.add("u", Sum("++"))
+    for s in lin.states:
+        d.connect(f"plant.{s}", f"ctrl.{s}")
+    wire(d, ("plant.x", "neg.u"), ("neg.y", "pid.u"), ("ctrl.F", "u.u1"), ("pid.y", "u.u2"),
+         ("u.y", "plant.F"))
+    cl = mbsfmu.linearize(d)
+    assert cl.domain == "continuous" and cl.dt is None
+    assert set(cl.states) == {"plant.x", "plant.theta", "plant.der(x)", "plant.der(theta)",
+                              "pid.integral", "pid.filter"}
+    pick_x = control.ss([], [], [], [[1, 0, 0, 0]])
+    H = control.ss([], [], [], gain.K) + control.ss(pid_tf(kp, ki, kd, tf)) * pick_x
+    ref = control.poles(control.feedback(plant_ss(lin), H))
+    assert_same_poles(cl.poles, ref)
+    assert cl.stable and cl.largest_real_part == pytest.approx(max(ref.real), rel=1e-8)
+    # without the PID the loop's poles are the LQR design's own
+    d2 = Diagram(step=0.01)
+    state_loop(d2, lin, gain)
+    assert_same_poles(closed_loop_poles(d2), gain.poles)
+
+
+def test_mass_spring_with_pid_matches_feedback_and_damping():
+    """The oscillator of tests/support (m = 2, k = 8) with a PID on x: poles and damping against
+    feedback(P C); the open plant alone is undamped (ζ = 0 at ω = 2)."""
+    lin = mbsfmu.linearize(oscillator(), at={"x": 0}, inputs=[], symbolic=False)
+    assert lin.inputs == []
+    s = control.tf("s")
+    P = 1 / (SPRING_M * s ** 2 + SPRING_K)
+    kp, ki, kd, tf = 20.0, 10.0, 4.0, 0.02
+    d = Diagram(step=1e-3)
+    d.add("ref", Step(0.5, 0.0, 1.0))
+    d.add("err", Sum("+-"))
+    d.add("pid", PID(kp, ki, kd, tf=tf))
+    d.add("plant", TransferFunction([1.0], [SPRING_M, 0.0, SPRING_K]))
+    wire(d, ("ref.y", "err.u1"), ("plant.y", "err.u2"), ("err.y", "pid.u"), ("pid.y", "plant.u"))
+    cl = mbsfmu.linearize(d)
+    ref = control.poles(control.feedback(P * pid_tf(kp, ki, kd, tf)))
+    assert_same_poles(cl.poles, ref)
+    wn, zeta, _ = control.damp(control.feedback(P * pid_tf(kp, ki, kd, tf)), doprint=False)
+    for p, z in zip(cl.poles, cl.damping):
+        k = int(np.argmin(np.abs(np.asarray(control.poles(control.feedback(P * pid_tf(kp, ki, kd, tf))))
+                                 - p)))
+        assert z == pytest.approx(zeta[k], rel=1e-8, abs=1e-12)
+    assert cl.inputs == ["ref.y"] and "plant.y" in cl.outputs
+    # the open plant (the TransferFunction alone) has ζ = 0 at |s| = sqrt(k/m) = 2
+    d0 = Diagram(step=1e-3)
+    d0.add("ref", Step(0.5))
+    d0.add("plant", TransferFunction([1.0], [SPRING_M, 0.0, SPRING_K]))
+    d0.connect("ref.y", "plant.u")
+    open_ = mbsfmu.linearize(d0)
+    assert np.allclose(np.abs(open_.poles), 2.0, rtol=1e-12) and np.allclose(open_.damping, 0.0, atol=1e-12)
+    assert not open_.stable
+
+
+def test_transport_delay_as_pade_matches_control_pade():
+    """e^(-τs) in a continuous loop as the Padé approximant of order 3 (python-control's pade)."""
+    tau, k = 0.3, 2.0
+    d = Diagram(step=1e-3)
+    d.add("ref", Step(0.1))
+    d.add("err", Sum("+-"))
+    d.add("k", Gain(k))
+    d.add("dead", TransportDelay(tau))
+    d.add("plant", TransferFunction([1.0], [1.0, 1.0]))
+    wire(d, ("ref.y", "err.u1"), ("plant.y", "err.u2"), ("err.y", "k.u"), ("k.y", "dead.u"),
+         ("dead.y", "plant.u"))
+    for order in (1, 3, 5):
+        cl = mbsfmu.linearize(d, pade_order=order)
+        num, den = control.pade(tau, order)
+        L = k * control.tf(num, den) * control.tf([1], [1, 1])
+        assert_same_poles(cl.poles, control.poles(control.feedback(L)), rtol=1e-7)
+        assert len(cl.states) == order + 1
+
+
+# ---------------------------------------------------------------------------- discrete
+def test_discrete_dlqr_with_unit_delay_matches_hand_built_z_loop():
+    """dlqr at the diagram's step T with a one-sample computation delay: the loop is discrete
+    (a unit delay), and its z-poles equal feedback(Pd · z⁻¹, K) with Pd = c2d(P, T, 'zoh')."""
+    lin = cart_lin()
+    T = 0.02
+    gain = dlqr(lin, Q=[10, 10, 1, 1], R=[1], period=T)
+    d = Diagram(step=T)
+    state_loop(d, lin, gain, delay=True)
+    cl = mbsfmu.linearize(d)
+    assert cl.domain == "discrete" and cl.dt == T
+    Pd = control.c2d(plant_ss(lin), T, "zoh")
+    z_delay = control.ss([[0.0]], [[1.0]], [[1.0]], [[0.0]], T)
+    ref = control.poles(control.feedback(Pd * z_delay, control.ss([], [], [], gain.K, T)))
+    assert_same_poles(cl.poles, ref)
+    assert "hold.u[k-1]" in cl.states
+    # without the delay: exactly the design's z-poles
+    d2 = Diagram(step=T)
+    state_loop(d2, lin, gain)
+    cl2 = mbsfmu.linearize(d2, domain="discrete")
+    assert_same_poles(cl2.poles, gain.poles)
+    assert cl2.stable and cl2.spectral_radius == pytest.approx(max(abs(gain.poles)), rel=1e-10)
+    assert cl2.largest_real_part == pytest.approx(max(np.log(gain.poles.astype(complex)).real) / T,
+                                                  rel=1e-8)
+
+
+def test_discrete_loop_reproduces_the_runners_signals():
+    """A linear diagram with every discrete form (PID with derivative, Delay(3), a transport
+    delay of 2.3 steps, a ZOH-discretized plant, a unit delay): the closed loop's response to
+    the step of the reference, x[k+1] = A x[k] + B r[k], y = C x + D r, is the runner's
+    recorded signals to 1e-9: the discrete domain is the runner's own semantics."""
+    T = 0.01
+    d = Diagram(step=T)
+    d.add("ref", Step(0.05, 0.0, 1.0))
+    d.add("err", Sum("+-"))
+    d.add("pid", PID(1.2, 0.8, 0.05))
+    d.add("late", Delay(3))
+    d.add("dead", TransportDelay(2.3 * T))
+    d.add("plant", TransferFunction([2.0], [1.0, 0.6, 2.0]))
+    d.add("z1", UnitDelay())
+    wire(d, ("ref.y", "err.u1"), ("z1.y", "err.u2"), ("err.y", "pid.u"), ("pid.y", "late.u"),
+         ("late.y", "dead.u"), ("dead.y", "plant.u"), ("plant.y", "z1.u"))
+    cl = mbsfmu.linearize(d)
+    assert cl.domain == "discrete"
+    res = d.run(3.0)
+    r = res["ref.y"]
+    x = np.zeros(len(cl.states))
+    Y = []
+    for rk in r:
+        Y.append(cl.C @ x + cl.D @ [rk])
+        x = cl.A @ x + cl.B @ [rk]
+    Y = np.array(Y)
+    for j, name in enumerate(cl.outputs):
+        assert np.max(np.abs(Y[:, j] - res[name])) < 1e-9, name
+    assert np.max(np.abs(res["plant.y"])) > 0.5  # the step went round the loop
+
+
+# ---------------------------------------------------------------------------- margins
+def _pi_loop(kp, ki):
+    d = Diagram(step=1e-3)
+    d.add("ref", Step(0.1))
+    d.add("err", Sum("+-"))
+    d.add("pi", PID(kp, ki))
+    d.add("plant", TransferFunction([1.0], [1.0, 1.0]))
+    wire(d, ("ref.y", "err.u1"), ("plant.y", "err.u2"), ("err.y", "pi.u"), ("pi.y", "plant.u"))
+    return d
+
+
+def test_margins_of_a_first_order_plant_with_pi_equal_the_closed_form():
+    """L = (kp s + ki) / (s (s + 1)): |L(jω)| = 1 at ω⁴ + (1 - kp²) ω² - ki² = 0, the phase
+    margin 180° + atan2(kp ω, ki) - 90° - atan(ω); the phase never reaches -180°: GM = inf."""
+    kp, ki = 2.0, 3.0
+    cl = mbsfmu.linearize(_pi_loop(kp, ki), loop_at="pi.u")
+    w2 = (-(1 - kp ** 2) + np.sqrt((1 - kp ** 2) ** 2 + 4 * ki ** 2)) / 2
+    w = np.sqrt(w2)
+    pm = 180 + np.degrees(np.arctan2(kp * w, ki)) - 90 - np.degrees(np.arctan(w))
+    m = cl.margins
+    assert m.loop_at == "pi.u"
+    assert m.phase_margin == pytest.approx(pm, rel=1e-6)
+    assert m.gain_crossover == pytest.approx(w, rel=1e-6)
+    assert np.isinf(m.gain_margin)
+    # the same cut at the plant's input gives the same loop
+    m2 = mbsfmu.linearize(_pi_loop(kp, ki), loop_at="plant.u").margins
+    assert m2.phase_margin == pytest.approx(pm, rel=1e-6)
+
+
+def test_gain_margin_of_a_third_order_loop():
+    """k/(s + 1)³: the phase is -180° at ω = √3 where |G| = 1/8, so GM = 8/k (python-control
+    on the hand-built L agrees)."""
+    k = 2.0
+    d = Diagram(step=1e-3)
+    d.add("ref", Step(0.1))
+    d.add("err", Sum("+-"))
+    d.add("k", Gain(k))
+    d.add("plant", TransferFunction([1.0], [1.0, 3.0, 3.0, 1.0]))
+    wire(d, ("ref.y", "err.u1"), ("plant.y", "err.u2"), ("err.y", "k.u"), ("k.y", "plant.u"))
+    m = mbsfmu.linearize(d, loop_at="k.u").margins
+    assert m.gain_margin == pytest.approx(8.0 / k, rel=1e-6)
+    assert m.phase_crossover == pytest.approx(np.sqrt(3.0), rel=1e-6)
+    assert m.gain_margin_db == pytest.approx(20 * np.log10(4.0), rel=1e-6)
+    gm, pm, *_ = control.margin(k * control.tf([1], [1, 3, 3, 1]))
+    assert m.phase_margin == pytest.approx(pm, rel=1e-6)
+
+
+# ---------------------------------------------------------------------------- nonlinear blocks
+def _sat_loop(upper=1.0, table=None):
+    d = Diagram(step=1e-3)
+    d.add("ref", Step(0.1, 0.0, 0.5))
+    d.add("err", Sum("+-"))
+    d.add("k", Gain(3.0))
+    d.add("sat", Saturation(-upper, upper) if table is None else Lookup1D(*table))
+    d.add("plant", TransferFunction([1.0], [1.0, 1.0]))
+    wire(d, ("ref.y", "err.u1"), ("plant.y", "err.u2"), ("err.y", "k.u"), ("k.y", "sat.u"),
+         ("sat.y", "plant.u"))
+    return d
+
+
+def test_saturation_inside_its_limits_is_a_gain_one_and_at_its_limit_is_refused():
+    cl = mbsfmu.linearize(_sat_loop())            # at t0 the signals are 0: inside the limits
+    assert_same_poles(cl.poles, [-4.0])           # 3/(s + 1) closed: s = -4
+    assert cl.point["sat.y"] == 0.0
+    beyond = mbsfmu.linearize(_sat_loop(), at={"sat.u": 2.5})   # saturated: a gain 0
+    assert_same_poles(beyond.poles, [-1.0])
+    with pytest.raises(DiagramError, match=r"block 'sat' \(Saturation\) is not differentiable at the "
+                                           r"operating point \(u = 1: slope 1 on the left, 0 on the "
+                                           r"right\)"):
+        mbsfmu.linearize(_sat_loop(), at={"sat.u": 1.0})
+
+
+def test_lookup_between_breakpoints_is_its_slope_and_refused_on_a_kink():
+    table = ([-1.0, 0.0, 2.0], [-2.0, 0.0, 1.0])  # slopes 2 and 0.5
+    assert_same_poles(mbsfmu.linearize(_sat_loop(table=table), at={"sat.u": 1.0}).poles,
+                      [-1.0 - 3.0 * 0.5])
+    assert_same_poles(mbsfmu.linearize(_sat_loop(table=table), at={"sat.u": -0.5}).poles,
+                      [-1.0 - 3.0 * 2.0])
+    with pytest.raises(DiagramError, match=r"block 'sat' \(Lookup1D\) is not differentiable"):
+        mbsfmu.linearize(_sat_loop(table=table))   # u = 0 is the kink
+
+
+# ---------------------------------------------------------------------------- prediction vs runs
+def _p_loop(k, T=0.01):
+    d = Diagram(step=T)
+    d.add("ref", Step(0.05, 0.0, 1.0))
+    d.add("err", Sum("+-"))
+    d.add("k", Gain(k))
+    d.add("plant", TransferFunction([1.0], [1.0, 3.0, 3.0, 1.0]))
+    wire(d, ("ref.y", "err.u1"), ("plant.y", "err.u2"), ("err.y", "k.u"), ("k.y", "plant.u"))
+    return d
+
+
+@pytest.mark.parametrize("k", [4.0, 12.0])
+def test_closed_loop_poles_predict_what_the_runner_does(k):
+    """k/(s + 1)³ in the runner (step 0.01): stable for k = 4, unstable for k = 12 (critical
+    gain 8); the discrete loop's poles say so, and a 40 s run settles or grows accordingly."""
+    d = _p_loop(k)
+    cl = mbsfmu.linearize(d, domain="discrete")
+    res = d.run(40.0)
+    e = res["err.y"]
+    late, early = np.max(np.abs(e[-500:])), np.max(np.abs(e[:1000]))
+    final = 1.0 / (1.0 + k)  # the error's steady state of a type-0 loop
+    if cl.stable:
+        assert k == 4.0 and abs(e[-1] - final) < 1e-3
+    else:
+        assert k == 12.0 and late > 10 * early
+    assert (largest_real_part(d, domain="discrete") < 0) == cl.stable
+    assert (largest_real_part(d) < 0) == cl.stable  # the continuous loop agrees here
+
+
+def test_linear_model_as_plant_of_an_fmu_like_block():
+    """A block without a linear form of its own takes one from plants={...}: here a StateSpace
+    block stands for the plant and the linear model given for it replaces its own matrices
+    (the same A, B, C, D: the same poles)."""
+    lin = cart_lin()
+    gain = lqr(lin, Q=[1, 1, 1, 1], R=[1])
+    d = Diagram(step=0.01)
+    state_loop(d, lin, gain)
+    assert_same_poles(mbsfmu.linearize(d, plants={"plant": lin}).poles, gain.poles)
+    assert_same_poles(mbsfmu.linearize(d, plants={"plant": lin.ss}).poles, gain.poles)
