@@ -92,7 +92,8 @@ def static(D) -> LinearForm:
     return LinearForm(np.zeros((0, 0)), np.zeros((0, m)), np.zeros((p, 0)), D, [])
 
 
-def _lti(A, B, C, D, states, domain, T, method="zoh") -> LinearForm:
+def lti_form(A, B, C, D, states, domain, T, method="zoh") -> LinearForm:
+    """A continuous system's form: as it is, or discretized at T by ``method`` (default ZOH)."""
     A, B, C, D = (np.atleast_2d(np.asarray(M, dtype=float)) for M in (A, B, C, D))
     if domain == "discrete" and A.shape[0]:
         from scipy.signal import cont2discrete
@@ -146,7 +147,7 @@ def form(name: str, block, u0, y0, domain: str, T: float, pade_order: int, plant
         D = np.hstack([-K, K[:, block._ref_index]])
         return static(D)
     if isinstance(block, StateSpace):
-        return _lti(block.A, block.B, block.C, block.D, block.state_names, domain, T, block.method)
+        return lti_form(block.A, block.B, block.C, block.D, block.state_names, domain, T, block.method)
     if isinstance(block, PID):
         return _pid(name, block, y0[0], domain, T)
     if isinstance(block, UnitDelay):  # also Memory
@@ -176,9 +177,8 @@ def form(name: str, block, u0, y0, domain: str, T: float, pade_order: int, plant
         raise DiagramError(f"block {name!r} (Function without feed-through): a Python function "
                            "delayed by one sample has no linear form here; give it feedthrough=True "
                            "and a UnitDelay after it")
-    raise DiagramError(f"block {name!r} ({kind}) has no linear form"
-                       + (" (an FMU plant needs plants={'" + name + "': mbsfmu.linearize(model, ...)})"
-                          if kind == "FMU" else ""))
+    raise DiagramError(f"block {name!r} ({kind}) has no linear form (give one in "
+                       f"plants={{{name!r}: ...}}: a linear model with the block's port names)")
 
 
 def _pid(name, block: PID, y0: float, domain: str, T: float) -> LinearForm:
@@ -204,7 +204,7 @@ def _pid(name, block: PID, y0: float, domain: str, T: float) -> LinearForm:
         A, B, C = [[0.0, 0.0], [0.0, -1.0 / tf]], [[ki], [1.0]], [[1.0, -kd / tf ** 2]]
         D = kp + kd / tf
         states.append("filter")
-    return _lti(A, B, C, [[D]], states, domain, T)
+    return lti_form(A, B, C, [[D]], states, domain, T)
 
 
 def _transport(block: TransportDelay, domain: str, T: float, order: int) -> LinearForm:
@@ -277,4 +277,4 @@ def _plant(name: str, block, model, domain: str, T: float) -> LinearForm:
     B = B.reshape(n, -1)[:, ui]
     C = C.reshape(-1, n)[yi, :]
     D = D.reshape(len(ss.outputs), len(ss.inputs))[np.ix_(yi, ui)]
-    return _lti(A, B, C, D, [str(s) for s in ss.states], domain, T)
+    return lti_form(A, B, C, D, [str(s) for s in ss.states], domain, T)

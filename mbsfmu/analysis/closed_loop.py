@@ -44,9 +44,11 @@ import numpy as np
 
 from ..core.errors import ParameterError
 from ..runner.diagram import Diagram
+from ..runner.fmu_block import FMU
 from ..runner.scheduling import DiagramError
 from . import arguments
-from .block_forms import DISCRETE_ONLY, DOMAINS, SOURCES, LinearForm, form
+from .block_forms import DISCRETE_ONLY, DOMAINS, SOURCES, LinearForm, form, lti_form
+from .fmu_plant import fmu_linear_model
 
 #: the default order of the Padé approximant of a transport delay
 PADE_ORDER = 3
@@ -83,6 +85,7 @@ class ClosedLoop:
     dt: float | None               # the period of a discrete loop
     point: dict = field(default_factory=dict)   # signal -> value at the operating point
     margins: Margins | None = None
+    notes: list = field(default_factory=list)   # how each FMU plant was linearized
 
     @property
     def poles(self) -> np.ndarray:
@@ -143,7 +146,7 @@ class ClosedLoop:
     def __str__(self) -> str:
         head = (f"closed loop, {self.domain}" + (f" (T = {self.dt:g} s)" if self.dt else "")
                 + f": {len(self.states)} states")
-        out = [head, self.pole_table()]
+        out = [head, *self.notes, self.pole_table()]
         if self.margins is not None:
             m = self.margins
             out.append(f"margins at {m.loop_at}: gain {m.gain_margin:.6g} ({m.gain_margin_db:.3g} dB) "
@@ -196,7 +199,7 @@ def linearize_diagram(diagram: Diagram, at=None, *, loop_at: str | None = None,
         domain = "discrete" if any(isinstance(b, DISCRETE_ONLY) for b in blocks.values()) else "continuous"
     cut = _cut(diagram, loop_at)
     point = _point(diagram, at)
-    forms, src = {}, []
+    forms, src, notes = {}, [], []
     for name, b in blocks.items():
         if isinstance(b, SOURCES) and name not in plants:
             src.extend(f"{name}.{p}" for p in b.outputs)
@@ -205,10 +208,19 @@ def linearize_diagram(diagram: Diagram, at=None, *, loop_at: str | None = None,
             continue
         u0 = [point[_driver(diagram, name, p)] for p in b.inputs]
         y0 = [point[f"{name}.{p}"] for p in b.outputs]
+        if isinstance(b, FMU) and name not in plants:
+            if isinstance(at, (int, float)):
+                raise ParameterError(f"linearize: at = {at!r} (a time) with the FMU block {name!r}: "
+                                     "an FMU is linearized at its initial state only; give at=None "
+                                     "or a mapping, or its linear model in plants")
+            A, B, C, D, names, how = fmu_linear_model(name, b, u0, diagram.t0)
+            forms[name] = lti_form(A, B, C, D, names, domain, T)
+            notes.append(f"{name}: {how}, at its initial state")
+            continue
         forms[name] = form(name, b, u0, y0, domain, T, pade_order, plants.get(name))
     dt = T if domain == "discrete" else None
     loop = _connect(diagram, forms, src, None)
-    loop.domain, loop.dt, loop.point = domain, dt, point
+    loop.domain, loop.dt, loop.point, loop.notes = domain, dt, point, notes
     if cut is not None:
         loop.margins = _margins(diagram, forms, src, cut, dt)
     return loop

@@ -343,3 +343,62 @@ def test_linear_model_as_plant_of_an_fmu_like_block():
     state_loop(d, lin, gain)
     assert_same_poles(mbsfmu.linearize(d, plants={"plant": lin}).poles, gain.poles)
     assert_same_poles(mbsfmu.linearize(d, plants={"plant": lin.ss}).poles, gain.poles)
+
+
+# ---------------------------------------------------------------------------- an FMU as the plant
+@pytest.fixture(scope="module")
+def cart_fmu(built_fmu):
+    return built_fmu(CART, interface="both")
+
+
+def fmu_loop(path, K, theta0=0.0, step=0.01):
+    """The cart-pendulum FMU (native, Model Exchange and Co-Simulation) under u = -K (x - r):
+    a step of the cart's reference r at 0.1 s."""
+    from blocks import FMU, StateFeedback
+
+    lin = cart_lin()
+    d = Diagram(step=step)
+    d.add("cart", FMU(path, start_values={"theta": theta0}, outputs=lin.states))
+    d.add("ctrl", StateFeedback(K, lin.states, ["F"], references=["x"]))
+    d.add("ref", Step(0.1, 0.0, 0.2))
+    for s in lin.states:
+        d.connect(f"cart.{s}", f"ctrl.{s}")
+    wire(d, ("ctrl.F", "cart.F"), ("ref.y", "ctrl.x_ref"))
+    return d
+
+
+def test_fmu_plant_from_its_model_exchange_matches_the_symbolic_linearization(cart_fmu):
+    """The FMU block's linear model (central differences of its ME derivatives about its initial
+    state, upright at rest) gives the LQR design's poles to 1e-8; the same loop with the
+    symbolic linearization given in plants agrees; the discrete loop at 0.01 s is the feedback
+    of the plant's ZOH discretization."""
+    gain = lqr(cart_lin(), Q=[10, 10, 1, 1], R=[1])
+    d = fmu_loop(cart_fmu, gain.K)
+    cl = mbsfmu.linearize(d)
+    assert cl.notes == ["cart: central differences of the FMU's Model Exchange derivatives and "
+                        "outputs, at its initial state"]
+    assert_same_poles(cl.poles, gain.poles)
+    assert_same_poles(mbsfmu.linearize(d, plants={"cart": cart_lin()}).poles, gain.poles)
+    cld = mbsfmu.linearize(d, domain="discrete")
+    Pd = control.c2d(plant_ss(cart_lin()), 0.01, "zoh")
+    ref = control.poles(control.feedback(Pd, control.ss([], [], [], gain.K, 0.01)))
+    assert_same_poles(cld.poles, ref, rtol=1e-8)
+
+
+@pytest.mark.parametrize("theta_gain", [1.0, 0.1])
+def test_poles_of_the_fmu_loop_predict_the_nonlinear_run(cart_fmu, theta_gain):
+    """The LQR gain keeps the pendulum up (all poles left); with a tenth of its angle gain the
+    loop has a pole in the right half-plane, and a run of the nonlinear FMU lets the pendulum
+    fall (|theta| > 1 rad in 4 s), while the stable one follows the reference step to 1 mm in 8 s
+    (its slowest pole, Re s = -1.26, leaves 0.2 e^(-1.26 · 7.9) < 1e-5)."""
+    K = lqr(cart_lin(), Q=[10, 10, 1, 1], R=[1]).K * [[1.0, theta_gain, 1.0, 1.0]]
+    d = fmu_loop(cart_fmu, K)
+    cl = mbsfmu.linearize(d, domain="discrete")
+    res = d.run(8.0 if theta_gain == 1.0 else 4.0, check_finite=False)
+    theta, x = res["cart.theta"], res["cart.x"]
+    if theta_gain == 1.0:
+        assert cl.stable and cl.largest_real_part < 0
+        assert abs(x[-1] - 0.2) < 1e-3 and np.max(np.abs(theta)) < 0.2
+    else:
+        assert not cl.stable and cl.largest_real_part > 0
+        assert np.max(np.abs(theta)) > 1.0
