@@ -270,7 +270,7 @@ def _point(diagram: Diagram, at) -> dict:
                                  f"({diagram.step:g} s) after t0 = {diagram.t0:g}")
     elif at is not None:
         overrides = arguments.mapping(at, "linearize: at")
-    res = diagram.run(t_at if t_at is not None else diagram.t0 + diagram.step)
+    res = diagram.run(t_at if t_at is not None else diagram.t0 + diagram.step, algebraic_loops="iterate")
     row = -1 if t_at is not None else 0
     point = {n: float(res[n][row]) for n in res.columns[1:]}
     for key, v in overrides.items():

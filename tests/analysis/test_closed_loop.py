@@ -402,3 +402,14 @@ def test_poles_of_the_fmu_loop_predict_the_nonlinear_run(cart_fmu, theta_gain):
     else:
         assert not cl.stable and cl.largest_real_part > 0
         assert np.max(np.abs(theta)) > 1.0
+
+
+def test_a_refused_linearization_leaves_the_diagram_as_it_was():
+    """Refused (a saturation at its limit): the wiring is unchanged and a run gives the same
+    signals as before."""
+    d = _sat_loop()
+    before_wires, before = d.connections, d.run(0.5)["plant.y"]
+    with pytest.raises(DiagramError, match="'sat'"):
+        mbsfmu.linearize(d, at={"sat.u": -1.0})
+    assert d.connections == before_wires
+    assert np.array_equal(d.run(0.5)["plant.y"], before)
