@@ -31,7 +31,9 @@ forms; a plant's linear model has its own point.
 
 **Margins** (``loop_at="block.input"``): the wire into that input is cut; L is the negative of
 the transfer function from the cut input to the signal that drove it (so that the loop closes as
-1 + L = 0), and gain and phase margins come from :func:`control.stability_margins`.
+1 + L = 0).  :func:`control.stability_margins` finds the crossovers, which are then polished on
+the exact frequency response L(jω) (L(e^{jωT}) for a discrete loop; python-control samples it
+there): GM = 1/|L(jω_180)| where Im L = 0, PM = 180° + ∠L(jω_c) where |L| = 1.
 """
 
 from __future__ import annotations
@@ -334,14 +336,45 @@ def _connect(diagram: Diagram, forms: dict, src: list, cut) -> ClosedLoop:
 
 
 def _margins(diagram, forms, src, cut, dt) -> Margins:
+    """The margins of L (module docstring): python-control's crossover frequencies, polished on
+    the exact frequency response (its discrete-time margins come from a sampled response)."""
     import control
 
     open_loop = _connect(diagram, forms, src, cut)
     w = open_loop.outputs.index(_driver(diagram, *cut))
     v = len(open_loop.inputs) - 1
-    L = -control.ss(open_loop.A, open_loop.B[:, [v]], open_loop.C[[w], :],
-                    open_loop.D[w, v].reshape(1, 1), dt if dt else 0)
+    A, B = open_loop.A, open_loop.B[:, [v]]
+    C, D = -open_loop.C[[w], :], -open_loop.D[w, v].reshape(1, 1)
     with warnings.catch_warnings():  # python-control notes its switch to the frequency response
         warnings.filterwarnings("ignore", message="stability_margins: Falling back")
-        gm, pm, _, w_phase, w_gain, _ = control.stability_margins(L)
+        _, _, _, w_phase, w_gain, _ = control.stability_margins(control.ss(A, B, C, D, dt if dt else 0))
+
+    def L(omega):
+        s = np.exp(1j * omega * dt) if dt else 1j * omega
+        return complex((C @ np.linalg.solve(s * np.eye(len(A)) - A, B) + D)[0, 0])
+
+    w_phase = _polish(lambda om: L(om).imag, w_phase, dt)
+    w_gain = _polish(lambda om: abs(L(om)) - 1.0, w_gain, dt)
+    gm = 1.0 / abs(L(w_phase)) if math.isfinite(w_phase) else math.inf
+    # 180° + the phase of L at the gain crossover, in (-180°, 180°]
+    pm = math.degrees(np.angle(-L(w_gain))) if math.isfinite(w_gain) else math.inf
     return Margins(f"{cut[0]}.{cut[1]}", float(gm), float(pm), float(w_phase), float(w_gain))
+
+
+def _polish(f, omega, dt) -> float:
+    """The root of f near the crossover frequency ``omega`` (brentq on a bracket of ±2 %, kept
+    below the Nyquist frequency); ``omega`` itself if there is no sign change (nan stays nan)."""
+    from scipy.optimize import brentq
+
+    omega = float(omega)
+    if not (math.isfinite(omega) and omega > 0):
+        return omega
+    lo, hi = 0.98 * omega, 1.02 * omega
+    if dt:
+        hi = min(hi, (1 - 1e-12) * math.pi / dt)
+    try:
+        if f(lo) * f(hi) < 0:
+            return float(brentq(f, lo, hi, xtol=1e-14 * omega, rtol=1e-15))
+    except (ValueError, np.linalg.LinAlgError):
+        pass
+    return omega

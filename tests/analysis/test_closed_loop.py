@@ -2,8 +2,8 @@
 against loops built by hand with python-control, closed-form margins and the runner itself.
 
 Tolerances: poles agree to 1e-8 relative (max |p - p_ref| / max(1, |p_ref|) after matching
-each pole to its nearest reference); margins to 1e-6 relative; the discrete loop reproduces the
-runner's signals of a linear diagram to 1e-9 (absolute, signals of order 1)."""
+each pole to its nearest reference); margins to 1e-9 relative (their crossovers are polished on
+the exact frequency response); the discrete loop reproduces the runner's signals of a linear diagram to 1e-9 (absolute, signals of order 1)."""
 
 import functools
 import pathlib
@@ -14,6 +14,7 @@ import pytest
 from oscillator_models import K as SPRING_K
 from oscillator_models import M as SPRING_M
 from oscillator_models import oscillator
+from scipy.optimize import brentq
 
 import mbsfmu
 from blocks import (
@@ -243,12 +244,12 @@ def test_margins_of_a_first_order_plant_with_pi_equal_the_closed_form():
     pm = 180 + np.degrees(np.arctan2(kp * w, ki)) - 90 - np.degrees(np.arctan(w))
     m = cl.margins
     assert m.loop_at == "pi.u"
-    assert m.phase_margin == pytest.approx(pm, rel=1e-6)
-    assert m.gain_crossover == pytest.approx(w, rel=1e-6)
+    assert m.phase_margin == pytest.approx(pm, rel=1e-9)
+    assert m.gain_crossover == pytest.approx(w, rel=1e-9)
     assert np.isinf(m.gain_margin)
     # the same cut at the plant's input gives the same loop
     m2 = mbsfmu.linearize(_pi_loop(kp, ki), loop_at="plant.u").margins
-    assert m2.phase_margin == pytest.approx(pm, rel=1e-6)
+    assert m2.phase_margin == pytest.approx(pm, rel=1e-9)
 
 
 def test_gain_margin_of_a_third_order_loop():
@@ -262,11 +263,11 @@ def test_gain_margin_of_a_third_order_loop():
     d.add("plant", TransferFunction([1.0], [1.0, 3.0, 3.0, 1.0]))
     wire(d, ("ref.y", "err.u1"), ("plant.y", "err.u2"), ("err.y", "k.u"), ("k.y", "plant.u"))
     m = mbsfmu.linearize(d, loop_at="k.u").margins
-    assert m.gain_margin == pytest.approx(8.0 / k, rel=1e-6)
-    assert m.phase_crossover == pytest.approx(np.sqrt(3.0), rel=1e-6)
-    assert m.gain_margin_db == pytest.approx(20 * np.log10(4.0), rel=1e-6)
+    assert m.gain_margin == pytest.approx(8.0 / k, rel=1e-9)
+    assert m.phase_crossover == pytest.approx(np.sqrt(3.0), rel=1e-9)
+    assert m.gain_margin_db == pytest.approx(20 * np.log10(4.0), rel=1e-9)
     gm, pm, *_ = control.margin(k * control.tf([1], [1, 3, 3, 1]))
-    assert m.phase_margin == pytest.approx(pm, rel=1e-6)
+    assert m.phase_margin == pytest.approx(pm, rel=1e-9)
 
 
 # ---------------------------------------------------------------------------- nonlinear blocks
@@ -413,3 +414,34 @@ def test_a_refused_linearization_leaves_the_diagram_as_it_was():
         mbsfmu.linearize(d, at={"sat.u": -1.0})
     assert d.connections == before_wires
     assert np.array_equal(d.run(0.5)["plant.y"], before)
+
+
+def test_lower_gain_margin_of_an_open_loop_unstable_plant_is_where_the_loop_falls():
+    """The inverted cart under dlqr with one period of delay: its open loop is unstable, the gain
+    margin at the plant's input is below 1 and equals the factor s of the gain K at which the
+    discrete loop's largest real part crosses 0 (found by brentq, to 1e-9 relative)."""
+    from blocks import StateFeedback
+
+    lin = cart_lin()
+    T = 0.01
+    gain = dlqr(lin, Q=[10, 100, 1, 1], R=[0.1], period=T)
+
+    def scaled(s):
+        d = Diagram(step=T)
+        d.add("plant", StateSpace(lin))
+        d.add("ctrl", StateFeedback(s * gain.K, gain.states, gain.inputs))
+        d.add("late", UnitDelay())
+        for st in lin.states:
+            d.connect(f"plant.{st}", f"ctrl.{st}")
+        wire(d, ("ctrl.F", "late.u"), ("late.y", "plant.F"))
+        return d
+
+    gm = mbsfmu.linearize(scaled(1.0), loop_at="plant.F").margins.gain_margin
+    assert 0.2 < gm < 1.0
+    edge = brentq(lambda s: largest_real_part(scaled(s)), 0.2, 0.6, xtol=1e-12)
+    assert gm == pytest.approx(edge, rel=1e-9)
+    # the block copies the gain: changing the block's K leaves the design alone
+    K = gain.K.copy()
+    block = gain.block()
+    block.K[0, 0] = 0.0
+    assert np.array_equal(gain.K, K)
