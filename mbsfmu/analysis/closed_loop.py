@@ -43,6 +43,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import brentq
 
 from ..core.errors import ParameterError
 from ..runner.diagram import Diagram
@@ -364,8 +365,6 @@ def _margins(diagram, forms, src, cut, dt) -> Margins:
 def _polish(f, omega, dt) -> float:
     """The root of f near the crossover frequency ``omega`` (brentq on a bracket of ±2 %, kept
     below the Nyquist frequency); ``omega`` itself if there is no sign change (nan stays nan)."""
-    from scipy.optimize import brentq
-
     omega = float(omega)
     if not (math.isfinite(omega) and omega > 0):
         return omega

@@ -3,7 +3,8 @@ against loops built by hand with python-control, closed-form margins and the run
 
 Tolerances: poles agree to 1e-8 relative (max |p - p_ref| / max(1, |p_ref|) after matching
 each pole to its nearest reference); margins to 1e-9 relative (their crossovers are polished on
-the exact frequency response); the discrete loop reproduces the runner's signals of a linear diagram to 1e-9 (absolute, signals of order 1)."""
+the exact frequency response); the discrete loop reproduces the runner's signals of a linear
+diagram to 1e-9 (absolute, signals of order 1)."""
 
 import functools
 import pathlib
