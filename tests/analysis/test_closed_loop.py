@@ -446,3 +446,31 @@ def test_lower_gain_margin_of_an_open_loop_unstable_plant_is_where_the_loop_fall
     block = gain.block()
     block.K[0, 0] = 0.0
     assert np.array_equal(gain.K, K)
+
+
+def test_piecewise_blocks_at_differentiable_points():
+    """The forms of the piecewise maps where they are differentiable, against their slopes:
+    f(u1, u2) = u1·u2 on a 2x2 grid has the gradient (u2, u1) inside its cell; a switch passes
+    the selected input (its control has slope 0); a multiport switch its selected port; a dead
+    zone outside its zone a 1, inside a 0; a quantizer between its jumps and a relay away from
+    its switching points a 0."""
+    from blocks import DeadZone, Lookup2D, MultiportSwitch, Quantizer, Relay, Switch
+    from mbsfmu.analysis.block_forms import form
+
+    def D(block, u0, y0=(0.0,)):
+        f = form("b", block, u0, list(y0), "continuous", 0.01, 3)
+        assert f.A.shape == (0, 0)
+        return f.D
+
+    grid = Lookup2D([0.0, 2.0], [0.0, 4.0], [[0.0, 0.0], [0.0, 8.0]])   # f = u1·u2 at the corners
+    assert np.allclose(D(grid, [0.5, 1.5]), [[1.5, 0.5]], rtol=1e-9)
+    assert np.allclose(D(Switch(0.0), [3.0, 1.0, 5.0]), [[1.0, 0.0, 0.0]], atol=1e-12)
+    assert np.allclose(D(Switch(0.0), [3.0, -1.0, 5.0]), [[0.0, 0.0, 1.0]], atol=1e-12)
+    assert np.allclose(D(MultiportSwitch(3), [2.0, 1.0, 2.0, 3.0]), [[0.0, 0.0, 1.0, 0.0]], atol=1e-12)
+    assert np.allclose(D(DeadZone(-0.2, 0.2), [0.5]), [[1.0]], rtol=1e-9)
+    assert np.allclose(D(DeadZone(-0.2, 0.2), [0.1]), [[0.0]], atol=1e-12)
+    assert np.allclose(D(Quantizer(0.5), [0.3]), [[0.0]], atol=1e-12)
+    assert np.allclose(D(Relay(0.5, -0.5), [0.0]), [[0.0]], atol=1e-12)
+    with pytest.raises(DiagramError, match=r"block 'b' \(Switch\) is not differentiable at the "
+                                           r"operating point \(control = 0"):
+        D(Switch(0.0, ">"), [3.0, 0.0, 5.0])
