@@ -328,8 +328,11 @@ def _connect(diagram: Diagram, forms: dict, src: list, cut) -> ClosedLoop:
         ix, iu, iy = ix + k, iu + m, iy + p
     M = np.eye(ny) - D @ W
     if np.linalg.cond(M) > 1e12:
-        raise DiagramError("linearize: the diagram's algebraic loop is singular at the operating "
-                           "point (I - D W has no inverse): its signals are not determined")
+        null = np.linalg.svd(M)[2][-1]
+        loop_signals = [sig[i] for i in np.flatnonzero(np.abs(null) > 1e-6 * np.max(np.abs(null)))]
+        raise DiagramError(f"linearize: the diagram's algebraic loop through {', '.join(loop_signals)} "
+                           "is singular at the operating point (I - D W has no inverse: its loop "
+                           "gain is 1), so its signals are not determined")
     S = np.linalg.solve(M, np.eye(ny))
     Ein = E + D @ Wext          # the loop inputs reach the signals through the sources and the cut
     return ClosedLoop(A=A + B @ W @ S @ C, B=B @ (W @ S @ Ein + Wext), C=S @ C, D=S @ Ein,

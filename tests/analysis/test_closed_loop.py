@@ -471,6 +471,23 @@ def test_piecewise_blocks_at_differentiable_points():
     assert np.allclose(D(DeadZone(-0.2, 0.2), [0.1]), [[0.0]], atol=1e-12)
     assert np.allclose(D(Quantizer(0.5), [0.3]), [[0.0]], atol=1e-12)
     assert np.allclose(D(Relay(0.5, -0.5), [0.0]), [[0.0]], atol=1e-12)
+    from blocks import Function
+    assert D(Function(lambda t, u: np.sin(u)), [0.3])[0, 0] == pytest.approx(np.cos(0.3), rel=1e-8)
     with pytest.raises(DiagramError, match=r"block 'b' \(Switch\) is not differentiable at the "
                                            r"operating point \(control = 0"):
         D(Switch(0.0, ">"), [3.0, 0.0, 5.0])
+
+
+def test_an_algebraic_loop_is_solved_by_the_wiring():
+    """v = r - a v - x (a feed-through loop through the gain a) and ẋ = -x + v: v = (r - x)/(1 + a),
+    so the pole is -1 - 1/(1 + a) (-1.25 for a = 3); the runner's point run iterates the loop."""
+    d = Diagram(step=0.01)
+    d.add("ref", Step(0.1, 0.0, 1.0))
+    d.add("err", Sum("+--"))
+    d.add("g", Gain(3.0))
+    d.add("plant", TransferFunction([1.0], [1.0, 1.0]))
+    wire(d, ("ref.y", "err.u1"), ("g.y", "err.u2"), ("plant.y", "err.u3"), ("err.y", "g.u"),
+         ("err.y", "plant.u"))
+    cl = mbsfmu.linearize(d)
+    assert_same_poles(cl.poles, [-1.25])
+    assert cl.D[cl.outputs.index("err.y"), 0] == pytest.approx(0.25, rel=1e-12)

@@ -545,6 +545,22 @@ def loop(mid=None, *, delay=False, plant_period=None):
     return d
 
 
+def algebraic(a):
+    """ref - a·v - plant.y = v: an algebraic loop through the gain a, regular unless a = -1."""
+    from blocks import Gain, Step, Sum, TransferFunction
+    from mbsfmu.runner import Diagram
+
+    d = Diagram(step=0.01)
+    d.add("ref", Step(0.1, 0.0, 1.0))
+    d.add("err", Sum("+--"))
+    d.add("g", Gain(a))
+    d.add("plant", TransferFunction([1.0], [1.0, 1.0]))
+    for a_, b_ in (("ref.y", "err.u1"), ("g.y", "err.u2"), ("plant.y", "err.u3"), ("err.y", "g.u"),
+                   ("err.y", "plant.u")):
+        d.connect(a_, b_)
+    return d
+
+
 def LD(*args, **kw):
     diagram = kw.pop("diagram", None) or loop()
     return lambda: mbsfmu.linearize(diagram, *args, **kw)
@@ -669,6 +685,9 @@ DIAGRAM_CASES = [
     ("diagram fmu without model exchange", fmu_loop(), MbsError,
      r"block 'cart' \(FMU cart_pendulum\.fmu\) has no Model Exchange interface, whose derivatives "
      r"the linearization needs: build it with interface='both', or give plants=\{'cart'"),
+    ("diagram singular algebraic loop", LD(diagram=algebraic(-1.0)), MbsError,
+     r"linearize: the diagram's algebraic loop through err\.y, g\.y is singular at the operating "
+     r"point \(I - D W has no inverse: its loop gain is 1\)"),
     ("diagram fmu at a time", fmu_loop(at=0.5), ParameterError,
      r"linearize: at = 0\.5 \(a time\) with the FMU block 'cart': an FMU is linearized at its "
      r"initial state only"),
@@ -715,5 +734,5 @@ def test_catalogue_size():
     """The count reported in issue 23's closing note, with issue 27's plot pages (7 method cases, 1
     of the CLI)."""
     assert (len(LINEARIZE_CASES), len(METHOD_CASES), len(CONTROL_CASES), len(CLI_CASES)) == (70, 61, 51, 4)
-    assert len(DIAGRAM_CASES) == 35  # issue 28 item 3: linearize(diagram)
+    assert len(DIAGRAM_CASES) == 36  # issue 28 item 3: linearize(diagram)
     assert len({c[0] for c in CASES}) == len(CASES)
