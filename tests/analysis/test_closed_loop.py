@@ -353,6 +353,11 @@ def cart_fmu(built_fmu):
     return built_fmu(CART, interface="both")
 
 
+@pytest.fixture(scope="module")
+def cart_fmus(built_fmu):
+    return {v: built_fmu(CART, interface="both", fmi_version=v) for v in (2, 3)}
+
+
 def fmu_loop(path, K, theta0=0.0, step=0.01):
     """The cart-pendulum FMU (native, Model Exchange and Co-Simulation) under u = -K (x - r):
     a step of the cart's reference r at 0.1 s."""
@@ -369,13 +374,14 @@ def fmu_loop(path, K, theta0=0.0, step=0.01):
     return d
 
 
-def test_fmu_plant_from_its_model_exchange_matches_the_symbolic_linearization(cart_fmu):
+@pytest.mark.parametrize("version", [2, 3])
+def test_fmu_plant_from_its_model_exchange_matches_the_symbolic_linearization(cart_fmus, version):
     """The FMU block's linear model (central differences of its ME derivatives about its initial
-    state, upright at rest) gives the LQR design's poles to 1e-8; the same loop with the
+    state, upright at rest; FMI 2.0 and 3.0) gives the LQR design's poles to 1e-8; the same loop with the
     symbolic linearization given in plants agrees; the discrete loop at 0.01 s is the feedback
     of the plant's ZOH discretization."""
     gain = lqr(cart_lin(), Q=[10, 10, 1, 1], R=[1])
-    d = fmu_loop(cart_fmu, gain.K)
+    d = fmu_loop(cart_fmus[version], gain.K)
     cl = mbsfmu.linearize(d)
     assert cl.notes == ["cart: central differences of the FMU's Model Exchange derivatives and "
                         "outputs, at its initial state"]
@@ -491,3 +497,37 @@ def test_an_algebraic_loop_is_solved_by_the_wiring():
     cl = mbsfmu.linearize(d)
     assert_same_poles(cl.poles, [-1.25])
     assert cl.D[cl.outputs.index("err.y"), 0] == pytest.approx(0.25, rel=1e-12)
+
+
+def test_directional_derivatives_are_assembled_by_columns():
+    """Where an FMU gives directional derivatives for states and inputs, column j of the Jacobian
+    [[A, B], [C, D]] is the answer to the seed e_j (a stand-in FMU answering with a known
+    matrix); the native FMUs answer only for inputs, so their linear model comes from
+    differences (the note of the test above)."""
+    from types import SimpleNamespace
+
+    from mbsfmu.analysis.fmu_plant import _directional
+
+    J = np.arange(1.0, 13.0).reshape(3, 4)   # 2 states + 1 output, 2 states + 2 inputs
+    var = lambda vr, der=None: SimpleNamespace(valueReference=vr, derivative=der)  # noqa: E731
+    md = SimpleNamespace(modelExchange=SimpleNamespace(providesDirectionalDerivative=True),
+                         derivatives=[SimpleNamespace(variable=var(10, var(0))),
+                                      SimpleNamespace(variable=var(11, var(1)))])
+    block = SimpleNamespace(fmi_version=2, inputs=("u1", "u2"), outputs=("y",),
+                            variables={"u1": var(20), "u2": var(21), "y": var(30)})
+    asked = []
+
+    def answer(unknown, known, seed):
+        asked.append((unknown, known))
+        return list(J @ np.asarray(seed))
+
+    probe = SimpleNamespace(_fmi=SimpleNamespace(fmu=SimpleNamespace(getDirectionalDerivative=answer)))
+    got = _directional(probe, md, block, [0.0, 0.0], [0.0, 0.0], lambda x, u: None)
+    assert np.array_equal(got, J)
+    assert asked[0] == ([10, 11, 30], [0, 1, 20, 21])
+
+    def refuse(unknown, known, seed):
+        raise RuntimeError("fmi2GetDirectionalDerivative: known 0 is no input")
+
+    probe.__dict__["_fmi"] = SimpleNamespace(fmu=SimpleNamespace(getDirectionalDerivative=refuse))
+    assert _directional(probe, md, block, [0.0, 0.0], [0.0, 0.0], lambda x, u: None) is None
