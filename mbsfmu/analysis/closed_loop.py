@@ -157,6 +157,23 @@ class ClosedLoop:
                        f"{m.gain_crossover:.6g} rad/s")
         return "\n".join(out)
 
+    def to_dict(self) -> dict:
+        """Everything as JSON-ready values: the matrices, names, poles ([re, im] pairs), damping,
+        the verdict, the margins and the operating point."""
+        m = self.margins
+        return {
+            "domain": self.domain, "dt": self.dt,
+            "A": self.A.tolist(), "B": self.B.tolist(), "C": self.C.tolist(), "D": self.D.tolist(),
+            "states": list(self.states), "inputs": list(self.inputs), "outputs": list(self.outputs),
+            "poles": [[float(p.real), float(p.imag)] for p in self.poles],
+            "damping": [float(z) for z in self.damping], "stable": bool(self.stable),
+            "largest_real_part": self.largest_real_part,
+            "margins": None if m is None else {
+                "loop_at": m.loop_at, "gain_margin": m.gain_margin, "phase_margin": m.phase_margin,
+                "phase_crossover": m.phase_crossover, "gain_crossover": m.gain_crossover},
+            "point": dict(self.point), "notes": list(self.notes),
+        }
+
     def to_control(self):
         """A python-control ``StateSpace`` (``.`` in names becomes ``_``)."""
         import control

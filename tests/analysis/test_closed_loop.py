@@ -251,6 +251,13 @@ def test_margins_of_a_first_order_plant_with_pi_equal_the_closed_form():
     # the same cut at the plant's input gives the same loop
     m2 = mbsfmu.linearize(_pi_loop(kp, ki), loop_at="plant.u").margins
     assert m2.phase_margin == pytest.approx(pm, rel=1e-9)
+    # the JSON form carries the same numbers (inf as JSON's Infinity)
+    import json
+
+    data = json.loads(json.dumps(cl.to_dict()))
+    assert data["margins"]["phase_margin"] == m.phase_margin and data["stable"] is True
+    assert data["states"] == cl.states and np.allclose(data["A"], cl.A, rtol=0, atol=0)
+    assert [complex(*p) for p in data["poles"]] == list(cl.poles)
 
 
 def test_gain_margin_of_a_third_order_loop():
