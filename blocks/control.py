@@ -132,7 +132,7 @@ class StateFeedback(Block):
                  sample_time: float | None = None):
         states = port_names("StateFeedback states", states)
         outputs = port_names("StateFeedback outputs", outputs)
-        K = np.atleast_2d(np.asarray(K, dtype=float))
+        K = np.array(K, dtype=float, ndmin=2)  # a copy: the block never shares the gain's array
         if K.shape != (len(outputs), len(states)) or not np.all(np.isfinite(K)):
             raise BlockError(f"StateFeedback: K must be {len(outputs)}x{len(states)} finite numbers "
                              f"(outputs x states), got shape {K.shape}")

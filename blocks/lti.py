@@ -56,13 +56,15 @@ class StateSpace(Block):
     ``StateSpace(lin)`` takes the result of :func:`mbsfmu.linearize` (or its ``ss``) directly: its
     A, B, C, D (numbers; a symbolic result with the constants' defaults), ports named after its
     inputs and outputs (a ``.`` in a name becomes ``_``).  Its signals are the deviations from
-    the operating point.
+    the operating point.  ``state_names``: the states' names (a linearization's own, else
+    ``x1 … xn``; :func:`mbsfmu.linearize` of a diagram names the loop's states by them).
     """
 
     def __init__(self, A, B=None, C=None, D=None, x0=None, method: str = "zoh", *,
                  sample_time: float | None = None):
-        names = None
+        names = states = None
         if B is None and C is None and D is None and hasattr(A, "A"):
+            states = [str(n) for n in getattr(A, "states", [])]
             A, B, C, D, names = _linear_model(A)
         if B is None or C is None or D is None:
             raise BlockError("StateSpace: give A, B, C and D (or one result of mbsfmu.linearize)")
@@ -85,6 +87,7 @@ class StateSpace(Block):
             if x0.shape != (n,) or not np.all(np.isfinite(x0)):
                 raise BlockError(f"StateSpace: x0 must hold {n} finite numbers, got {x0.tolist()}")
         self.A, self.B, self.C, self.D, self.x0, self.method = A, B, C, D, x0, method
+        self.state_names = states if states and len(states) == n else [f"x{i + 1}" for i in range(n)]
         self.sample_time = period(sample_time)
         self.inputs = ("u",) if m == 1 and p == 1 else tuple(f"u{j + 1}" for j in range(m))
         self.outputs = ("y",) if m == 1 and p == 1 else tuple(f"y{i + 1}" for i in range(p))

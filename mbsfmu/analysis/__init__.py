@@ -6,6 +6,8 @@ modal analysis, transfer functions and control design (seed 002 §4.1).
     lin.A, lin.B, lin.C, lin.ss.D        # state space, names in lin.states / inputs / outputs
     lin.modes(), lin.bode("bode.png"), lin.to_control()
     gain = lqr(lin, Q, R)                # u = -K x
+    loop = mbsfmu.linearize(diagram, loop_at="pid.u")   # a runner diagram's closed loop
+                                         # (mbsfmu.analysis.closed_loop): poles, margins
 """
 
 from ..core.errors import ControlDesignWarning

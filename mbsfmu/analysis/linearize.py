@@ -54,6 +54,8 @@ Away from an equilibrium ẋ has the constant part [ẏ0; ÿ0] besides (3) (``Li
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import sympy as sp
 
@@ -69,8 +71,12 @@ from .velocity_transformation import choose_independent, velocity_transformation
 
 
 def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbolic: bool = True,
-              independent=None, equilibrium: bool = False, tol: float = 1e-8) -> Linearization:
+              independent=None, equilibrium: bool = False, tol: float = 1e-8, **diagram_options):
     """Linearize ``system`` (a System or a model file) about the operating point ``at``.
+
+    A runner ``Diagram`` instead gives its linearized closed loop
+    (:func:`mbsfmu.analysis.closed_loop.linearize_diagram`: ``at``, and the keywords
+    ``loop_at``, ``domain``, ``plants``, ``pade_order`` of ``diagram_options``).
 
     ``at``: set values by name (see :mod:`.operating_point`; numbers or sympy expressions).
     ``inputs``: input names (default: all of the model's); ``outputs``: names of model outputs
@@ -92,6 +98,23 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
 
     Returns a :class:`Linearization`: ``M0, D, K, F`` of eq. (1)/(2) and the state space
     ``A, B, C`` and ``ss.D`` of eq. (3) with named states, inputs and outputs."""
+    if _is_diagram(system):
+        unknown = sorted(set(diagram_options) - {"loop_at", "domain", "plants", "pade_order"})
+        if unknown:
+            raise ParameterError(f"linearize: unexpected keyword(s) {', '.join(unknown)} for a "
+                                 "Diagram (it takes at, loop_at, domain, plants and pade_order)")
+        given = [k for k, v in (("inputs", inputs), ("outputs", outputs), ("params", params),
+                                ("independent", independent)) if v is not None]
+        if given:
+            raise ParameterError(f"linearize: {', '.join(given)} belong to a model; a Diagram's "
+                                 "closed loop takes at, loop_at, domain, plants and pade_order")
+        # late: `import mbsfmu` loads no module of the runner's blocks (tests/runner/test_ssp.py)
+        from .closed_loop import linearize_diagram
+
+        return linearize_diagram(system, at, **diagram_options)
+    if diagram_options:
+        raise ParameterError(f"linearize: unexpected keyword(s) {', '.join(sorted(diagram_options))} "
+                             "(loop_at, domain, plants and pade_order are for a Diagram)")
     symbolic = arguments.flag(symbolic, "linearize: symbolic")
     equilibrium = arguments.flag(equilibrium, "linearize: equilibrium")
     tol = arguments.nonnegative(tol, "linearize: tol")
@@ -203,6 +226,12 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
 
 
 # ---------------------------------------------------------------------------- pieces
+def _is_diagram(obj) -> bool:
+    """Whether ``obj`` is a runner Diagram (no Diagram exists while the runner is not loaded)."""
+    module = sys.modules.get("mbsfmu.runner.diagram")
+    return module is not None and isinstance(obj, module.Diagram)
+
+
 def _check_velocities(system, op, C0, J, ind, dep, coords, tol) -> None:
     """A moving operating point of a constrained system must satisfy C y'0 = 0: ConstraintError
     naming the worst velocity constraint, its residual and the consistent rates of the dependent

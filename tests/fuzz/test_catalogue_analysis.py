@@ -518,7 +518,182 @@ CONTROL_CASES = [
      r"sample_time must be positive .* got -1"),
 ]
 
-CASES = LINEARIZE_CASES + METHOD_CASES + CONTROL_CASES
+
+
+# ---------------------------------------------------------------- the closed loop of a diagram
+def loop(mid=None, *, delay=False, plant_period=None):
+    """ref -> err -> k [-> mid] -> plant (1/(s+1)) -> err: a small loop of the runner, with the
+    block ``mid`` (a factory) between the gain and the plant."""
+    from blocks import Gain, StateSpace, Step, Sum, UnitDelay
+    from mbsfmu.runner import Diagram
+
+    d = Diagram(step=0.01)
+    d.add("ref", Step(0.1, 0.0, 0.5))
+    d.add("err", Sum("+-"))
+    d.add("k", Gain(2.0))
+    d.add("plant", StateSpace(-1.0, 1.0, 1.0, 0.0, sample_time=plant_period))
+    d.connect("ref.y", "err.u1")
+    d.connect("plant.y", "err.u2")
+    d.connect("err.y", "k.u")
+    last = "k.y"
+    for name, block in ((("mid", mid()),) if mid is not None else ()) + \
+            ((("z", UnitDelay()),) if delay else ()):
+        d.add(name, block)
+        d.connect(last, f"{name}.u")
+        last = f"{name}.y"
+    d.connect(last, "plant.u")
+    return d
+
+
+def algebraic(a):
+    """ref - a·v - plant.y = v: an algebraic loop through the gain a, regular unless a = -1."""
+    from blocks import Gain, Step, Sum, TransferFunction
+    from mbsfmu.runner import Diagram
+
+    d = Diagram(step=0.01)
+    d.add("ref", Step(0.1, 0.0, 1.0))
+    d.add("err", Sum("+--"))
+    d.add("g", Gain(a))
+    d.add("plant", TransferFunction([1.0], [1.0, 1.0]))
+    for a_, b_ in (("ref.y", "err.u1"), ("g.y", "err.u2"), ("plant.y", "err.u3"), ("err.y", "g.u"),
+                   ("err.y", "plant.u")):
+        d.connect(a_, b_)
+    return d
+
+
+def LD(*args, **kw):
+    diagram = kw.pop("diagram", None) or loop()
+    return lambda: mbsfmu.linearize(diagram, *args, **kw)
+
+
+def _blocks():
+    import blocks
+
+    return blocks
+
+
+def opaque():
+    from mbsfmu.runner import SISO
+
+    class Opaque(SISO):
+        """A user's block the linearization knows nothing of."""
+
+        type_name = "_catalogue_opaque"
+
+        def feedthrough(self):
+            return {"y": ("u",)}
+
+        def output(self, t, u):
+            return (u[0],)
+
+    return Opaque()
+
+
+@functools.cache
+def cart_cs_fmu():
+    import tempfile
+
+    return mbsfmu.build_fmu(CART, tempfile.mkdtemp(prefix="catalogue_cs_"), interface="cs")
+
+
+def fmu_loop(at=None):
+    from blocks import FMU, Constant
+    from mbsfmu.runner import Diagram
+
+    d = Diagram(step=0.01)
+    d.add("force", Constant(0.0))
+    d.add("cart", FMU(cart_cs_fmu()))
+    d.connect("force.y", "cart.F")
+    return lambda: mbsfmu.linearize(d, at)
+
+
+DIAGRAM_CASES = [
+    ("diagram domain", LD(domain="z"), ParameterError,
+     r"linearize: domain must be 'continuous' or 'discrete', not 'z'"),
+    ("diagram pade order 0", LD(pade_order=0), ParameterError,
+     r"linearize: pade_order must be a whole number 1\.\.10, not 0"),
+    ("diagram pade order bool", LD(pade_order=True), ParameterError, r"pade_order .* not True"),
+    ("diagram pade order float", LD(pade_order=2.5), ParameterError, r"pade_order .* not 2\.5"),
+    ("diagram unknown keyword", LD(loop_a="k.u"), ParameterError,
+     r"linearize: unexpected keyword\(s\) loop_a for a Diagram"),
+    ("diagram model keyword", LD(inputs=["F"]), ParameterError,
+     r"linearize: inputs belong to a model; a Diagram's closed loop takes at, loop_at"),
+    ("model diagram keyword", L(loop_at="k.u"), ParameterError,
+     r"linearize: unexpected keyword\(s\) loop_at \(loop_at, domain, plants and pade_order are "
+     r"for a Diagram\)"),
+    ("diagram plants not a dict", LD(plants=[1]), ParameterError,
+     r"linearize: plants must be a dict of values by name, got list"),
+    ("diagram plants unknown block", LD(plants={"cart": None}), ParameterError,
+     r"linearize: plants names 'cart', which is no block of the diagram \(blocks: ref, err, k, plant\)"),
+    ("diagram plant no model", LD(plants={"plant": 3}), MbsError,
+     r"plants\['plant'\]: int is no linear model"),
+    ("diagram plant ports", LD(plants={"plant": lin_numeric()}), MbsError,
+     r"plants\['plant'\]: the linear model has no input 'u' for the block's port \(inputs: F\)"),
+    ("diagram loop_at no dot", LD(loop_at="k"), ParameterError,
+     r"linearize: loop_at must name a block input 'block\.port', not 'k'"),
+    ("diagram loop_at not a string", LD(loop_at=3), ParameterError, r"loop_at must name .* not 3"),
+    ("diagram loop_at an output", LD(loop_at="k.y"), ParameterError,
+     r"linearize: loop_at 'k\.y' is no connected block input \(inputs: err\.u1, err\.u2, k\.u, plant\.u\)"),
+    ("diagram at unknown signal", LD(at={"k.z": 1.0}), ParameterError,
+     r"linearize: at names 'k\.z', which is no signal of the diagram \(signals: ref\.y, err\.y"),
+    ("diagram at no dot", LD(at={"k": 1.0}), ParameterError,
+     r"linearize: at key 'k' must name a signal 'block\.port'"),
+    ("diagram at nan", LD(at={"k.u": float("nan")}), ParameterError, r"linearize: at 'k\.u'"),
+    ("diagram at text", LD(at={"k.u": "one"}), ParameterError, r"linearize: at 'k\.u'"),
+    ("diagram at list", LD(at=[1.0]), ParameterError,
+     r"linearize: at must be a dict of values by name, got list"),
+    ("diagram at before a step", LD(at=0.001), ParameterError,
+     r"linearize: at = 0\.001 must be a time at least one step \(0\.01 s\) after t0 = 0"),
+    ("diagram at inf", LD(at=float("inf")), ParameterError, r"linearize: at"),
+    ("diagram delay continuous", LD(domain="continuous", diagram=loop(delay=True)), MbsError,
+     r"block 'z' \(UnitDelay\) is discrete: it has no continuous form \(linearize with "
+     r"domain='discrete'"),
+    ("diagram multi-rate", LD(diagram=loop(plant_period=0.02)), MbsError,
+     r"linearize: block 'plant' runs every 0\.02 s, the diagram every 0\.01 s: multi-rate loops "
+     r"are not linearized"),
+    ("diagram function with lag", LD(diagram=loop(lambda: _blocks().Function(lambda t, u: u,
+                                                                             feedthrough=False))),
+     MbsError, r"block 'mid' \(Function without feed-through\): a Python function delayed by one "
+     r"sample has no linear form"),
+    ("diagram opaque block", LD(diagram=loop(opaque)), MbsError,
+     r"block 'mid' \(Opaque\) has no linear form \(give one in plants=\{'mid': \.\.\.\}"),
+    ("diagram saturation at limit", LD(at={"mid.u": -1.0}, diagram=loop(
+        lambda: _blocks().Saturation(-1.0, 1.0))), MbsError,
+     r"block 'mid' \(Saturation\) is not differentiable at the operating point \(u = -1: slope 0 on "
+     r"the left, 1 on the right\)"),
+    ("diagram dead zone edge", LD(at={"mid.u": 0.2}, diagram=loop(
+        lambda: _blocks().DeadZone(-0.2, 0.2))), MbsError,
+     r"block 'mid' \(DeadZone\) is not differentiable at the operating point \(u = 0\.2"),
+    ("diagram quantizer jump", LD(at={"mid.u": 0.25}, diagram=loop(
+        lambda: _blocks().Quantizer(0.5))), MbsError,
+     r"block 'mid' \(Quantizer\) is not differentiable at the operating point \(u = 0\.25"),
+    ("diagram relay switching", LD(at={"mid.u": 0.5}, diagram=loop(
+        lambda: _blocks().Relay(0.5, -0.5))), MbsError,
+     r"block 'mid' \(Relay\) is at its switching point u = 0\.5 at the operating point"),
+    ("diagram pid saturated", LD(at={"mid.y": 1.0}, diagram=loop(
+        lambda: _blocks().PID(1.0, 1.0, u_min=-1.0, u_max=1.0))), MbsError,
+     r"block 'mid' \(PID\): its output = 1 is at its limit \[-1, 1\] at the operating point"),
+    ("diagram integrator at limit", LD(diagram=loop(
+        lambda: _blocks().DiscreteIntegrator(initial=0.0, lower=0.0))), MbsError,
+     r"block 'mid' \(DiscreteIntegrator\): its output = 0 is at its limit \[0, inf\]"),
+    ("diagram rate limiter limiting", LD(at={"mid.u": 5.0}, diagram=loop(
+        lambda: _blocks().RateLimiter(1.0))), MbsError,
+     r"block 'mid' \(RateLimiter\) limits its slew at the operating point \(u = 5, y = 0\)"),
+    ("diagram pid pure derivative", LD(domain="continuous", diagram=loop(
+        lambda: _blocks().PID(1.0, 0.0, 0.5, tf=0.0))), MbsError,
+     r"block 'mid' \(PID\): tf = 0 makes its derivative term kd·s improper"),
+    ("diagram fmu without model exchange", fmu_loop(), MbsError,
+     r"block 'cart' \(FMU cart_pendulum\.fmu\) has no Model Exchange interface, whose derivatives "
+     r"the linearization needs: build it with interface='both', or give plants=\{'cart'"),
+    ("diagram singular algebraic loop", LD(diagram=algebraic(-1.0)), MbsError,
+     r"linearize: the diagram's algebraic loop through err\.y, g\.y is singular at the operating "
+     r"point \(I - D W has no inverse: its loop gain is 1\)"),
+    ("diagram fmu at a time", fmu_loop(at=0.5), ParameterError,
+     r"linearize: at = 0\.5 \(a time\) with the FMU block 'cart': an FMU is linearized at its "
+     r"initial state only"),
+]
+
+CASES = LINEARIZE_CASES + METHOD_CASES + CONTROL_CASES + DIAGRAM_CASES
 
 
 @pytest.mark.parametrize("call, exc, pattern", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -559,4 +734,5 @@ def test_catalogue_size():
     """The count reported in issue 23's closing note, with issue 27's plot pages (7 method cases, 1
     of the CLI)."""
     assert (len(LINEARIZE_CASES), len(METHOD_CASES), len(CONTROL_CASES), len(CLI_CASES)) == (70, 61, 51, 4)
+    assert len(DIAGRAM_CASES) == 36  # issue 28 item 3: linearize(diagram)
     assert len({c[0] for c in CASES}) == len(CASES)
