@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 import time
 
 import numpy as np
@@ -37,6 +38,10 @@ from .scheduling import DiagramError
 
 #: how long before a deadline sleeping stops and busy-waiting starts [s]
 SPIN = 1e-3
+#: Python's thread switch interval during a real-time run [s] (its default is 5 ms): the longest
+#: another thread of this process (the live view's server, a UDP block's receiver) holds the
+#: interpreter while the loop waits for it
+SWITCH_INTERVAL = 1e-4
 OVERRUN_POLICIES = ("catch_up", "skip", "fail")
 
 
@@ -78,6 +83,8 @@ class Pacer:
         run: the memory it returns makes the first steps late, measured 25 us.)"""
         self.gc_was_enabled = gc.isenabled()
         gc.disable()
+        self.switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL)
 
     def start(self) -> None:
         """Anchor the schedule: step 0 is due now."""
@@ -88,6 +95,9 @@ class Pacer:
         if getattr(self, "gc_was_enabled", False):
             self.gc_was_enabled = False
             gc.enable()
+        if getattr(self, "switch_interval", None) is not None:
+            sys.setswitchinterval(self.switch_interval)
+            self.switch_interval = None
 
     def wait(self, n: int) -> None:
         """Wait for step ``n``'s deadline; first account for an overrun of step ``n - 1``."""

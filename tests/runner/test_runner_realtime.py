@@ -227,3 +227,46 @@ def test_garbage_collector_is_off_only_while_paced():
     seen.clear()
     d.run(0.01)
     assert all(seen)
+
+
+class SwitchProbe(Block):
+    """Notes Python's thread switch interval at each step; fails at t >= fail_at."""
+
+    outputs = ("y",)
+
+    def __init__(self, fail_at=float("inf")):
+        self.seen, self.fail_at = set(), fail_at
+
+    def output(self, t, u):
+        import sys
+
+        self.seen.add(sys.getswitchinterval())
+        if t >= self.fail_at:
+            raise RuntimeError("probe fails")
+        return (0.0,)
+
+
+@pytest.mark.parametrize("fail_at", [float("inf"), 0.02])
+def test_a_realtime_run_shortens_the_thread_switch_interval_and_restores_it(fail_at):
+    """While a real-time run lasts, another thread of the process (the live view's server) holds
+    the interpreter at most SWITCH_INTERVAL instead of Python's 5 ms; after the run, also a
+    failed one, the interval is what it was; a run that is not paced leaves it alone."""
+    import sys
+
+    from mbsfmu.runner.realtime import SWITCH_INTERVAL
+
+    before = sys.getswitchinterval()
+    assert before != SWITCH_INTERVAL
+    d = Diagram(1e-3)
+    probe = d.add("p", SwitchProbe(fail_at))
+    if fail_at == float("inf"):
+        d.run(0.05, realtime=True)
+    else:
+        with pytest.raises(SimulationError):
+            d.run(0.05, realtime=True)
+    (during,) = probe.seen  # the interpreter keeps it in whole microseconds
+    assert during == pytest.approx(SWITCH_INTERVAL, rel=1e-6)
+    assert sys.getswitchinterval() == before
+    probe.seen.clear()
+    d.run(0.01)
+    assert probe.seen == {before}
