@@ -7,7 +7,9 @@ import math
 
 import numpy as np
 
+from mbsfmu.runner import linear_form as lf
 from mbsfmu.runner.block import SISO, Block, BlockError
+from mbsfmu.runner.scheduling import DiagramError
 
 from .math_blocks import period, port_names, real
 
@@ -117,6 +119,32 @@ class PID(SISO):
     def set_state(self, state):
         self._i, self._d, self._e = state
 
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """Continuous kp + ki/s + kd s/(tf s + 1) (states integral, filter; tf > 0 where kd != 0);
+        discrete its own difference equations, states I, D[k-1], e[k-1].  Its output must lie
+        strictly inside [u_min, u_max] at the point."""
+        lf.inside(name, self, y0[0], self.u_min, self.u_max, "its output")
+        kp, ki, kd, T = self.kp, self.ki, self.kd, step
+        tf = 2.0 * T if self.tf is None else self.tf
+        if domain == "discrete" and kd == 0.0:  # the derivative term is absent: I alone
+            return lf.LinearForm(np.eye(1), np.array([[T * ki]]), np.eye(1), np.array([[kp]]), ["integral"])
+        if domain == "discrete":
+            ad, bd = tf / (tf + T), kd / (tf + T)
+            # x = [I, D[k-1], e[k-1]];  d = ad D + bd (e - e_prev);  y = kp e + I + d
+            A = np.array([[1.0, 0.0, 0.0], [0.0, ad, -bd], [0.0, 0.0, 0.0]])
+            B = np.array([[T * ki], [bd], [1.0]])
+            C = np.array([[1.0, ad, -bd]])
+            return lf.LinearForm(A, B, C, np.array([[kp + bd]]), ["integral", "derivative", "previous_error"])
+        if kd != 0.0 and tf == 0.0:
+            raise DiagramError(f"block {name!r} (PID): tf = 0 makes its derivative term kd·s improper, "
+                               "with no continuous state-space form; give tf > 0")
+        A, B, C, states, D = [[0.0]], [[ki]], [[1.0]], ["integral"], kp
+        if kd != 0.0:  # kd s/(tf s + 1) = kd/tf - (kd/tf²)/(s + 1/tf)
+            A, B, C = [[0.0, 0.0], [0.0, -1.0 / tf]], [[ki], [1.0]], [[1.0, -kd / tf ** 2]]
+            D = kp + kd / tf
+            states.append("filter")
+        return lf.lti_form(A, B, C, [[D]], states, domain, T)
+
 
 class StateFeedback(Block):
     """Static state feedback ``u = u0 - K (x - x0 - r)``, the law of an LQR or pole placement
@@ -159,3 +187,8 @@ class StateFeedback(Block):
         for k, i in enumerate(self._ref_index):
             e[i] -= u[n + k]
         return (self.u0 - self.K @ e).tolist()
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """y = -K x + K r (its reference inputs)."""
+        K = np.asarray(self.K, dtype=float)
+        return lf.static(np.hstack([-K, K[:, self._ref_index]]))

@@ -9,8 +9,10 @@ carry it, so the runner's rollback checkpoints and the FMU states of a block exp
 
 from __future__ import annotations
 
+import copy
 import math
 
+from mbsfmu.runner import linear_form as lf
 from mbsfmu.runner.block import SISO, BlockError
 
 from .math_blocks import count, period, real
@@ -54,6 +56,8 @@ class Delay(SISO):
     are copied, not interpolated).  ``Delay(1)`` is :class:`~blocks.math_blocks.UnitDelay`.
     """
 
+    discrete_only = True  # a difference equation: no continuous linear form
+
     def __init__(self, steps: int, initial: float = 0.0, *, sample_time: float | None = None):
         self.steps = count("Delay steps", steps, 1, " (a delay of 0 samples is a direct connection)")
         self.initial = real("Delay initial", initial)
@@ -74,6 +78,10 @@ class Delay(SISO):
 
     def set_state(self, state):
         self._ring.restore(state)
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """z⁻ᴺ: a shift register of N states."""
+        return lf.shift(self.steps, [0.0] * (self.steps - 1) + [1.0])
 
 
 class TransportDelay(SISO):
@@ -141,3 +149,18 @@ class TransportDelay(SISO):
     def set_state(self, state):
         ring, self._k = state
         self._ring.restore(ring)
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """Continuous: the Padé approximant of e^(-τs) of ``pade_order``; discrete: its own
+        interpolation between shifts, y = (1-f) u[k-n] + f u[k-n-1] (τ/T = n + f), n + 1 states."""
+        if domain == "discrete":
+            probe = copy.deepcopy(self)
+            probe.start(0.0, step)
+            n, f = probe._n, probe._f
+            taps = [0.0] * (n + 1)
+            taps[n - 1], taps[n] = 1.0 - f, f
+            return lf.shift(n + 1, taps)
+        from scipy.signal import tf2ss
+
+        A, B, C, D = tf2ss(*lf.pade(self.delay, pade_order))
+        return lf.LinearForm(A, B, C, D, [f"pade{i + 1}" for i in range(pade_order)])

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 
+from mbsfmu.runner import linear_form as lf
 from mbsfmu.runner.block import SISO, BlockError
+from mbsfmu.runner.scheduling import DiagramError
 
 from .math_blocks import _Stateless, period, real
 
@@ -34,6 +36,10 @@ class DeadZone(_Stateless, SISO):
         v = u[0]
         return (v - self.upper if v > self.upper else (v - self.lower if v < self.lower else 0.0),)
 
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """Slope 0 inside the zone, 1 outside; refused at its edges."""
+        return lf.differentiated(name, self, u0, step)
+
 
 class Quantizer(_Stateless, SISO):
     """Quantizer (Simulink's *Quantizer*): ``y = q · round(u / q)`` with ``q = interval > 0``,
@@ -51,6 +57,10 @@ class Quantizer(_Stateless, SISO):
     def output(self, t, u):
         q = self.interval
         return (q * math.copysign(math.floor(abs(u[0]) / q + 0.5), u[0]),)
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """Slope 0 between its steps; refused at a step (a jump)."""
+        return lf.differentiated(name, self, u0, step)
 
 
 class Relay(SISO):
@@ -107,3 +117,10 @@ class Relay(SISO):
 
     def set_state(self, state):
         self._on = state
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """Locally constant (a gain 0) away from its switching points, refused at one."""
+        if u0[0] in (self.on_point, self.off_point) and self.on_value != self.off_value:
+            raise DiagramError(f"block {name!r} (Relay) is at its switching point u = {u0[0]:.6g} "
+                               "at the operating point: its output jumps there (no derivative)")
+        return lf.static([[0.0]])

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from mbsfmu.runner import linear_form as lf
 from mbsfmu.runner.block import SISO, BlockError
 
 from .math_blocks import UnitDelay, _Stateless, period, real
@@ -35,6 +38,10 @@ class ZeroOrderHold(_Stateless, SISO):
     def output(self, t, u):
         return (u[0],)
 
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """A gain 1 (the loop is linearized at the diagram's step)."""
+        return lf.static([[1.0]])
+
 
 class Memory(UnitDelay):
     """Memory (Simulink's *Memory*): the input of the previous diagram step, ``y[k] = u[k-1]``,
@@ -59,6 +66,8 @@ class DiscreteIntegrator(SISO):
     does not depend on ``u[k]``), so it breaks algebraic loops.  Limits may be ±inf;
     ``lower <= initial <= upper``.
     """
+
+    discrete_only = True  # a difference equation: no continuous linear form
 
     def __init__(self, gain: float = 1.0, initial: float = 0.0, *, lower: float = -math.inf,
                  upper: float = math.inf, sample_time: float | None = None):
@@ -91,3 +100,8 @@ class DiscreteIntegrator(SISO):
 
     def set_state(self, state):
         self._x = state
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """x[k+1] = x[k] + gain T u[k], its output strictly inside its limits at the point."""
+        lf.inside(name, self, y0[0], self.lower, self.upper, "its output")
+        return lf.LinearForm(np.eye(1), np.array([[self.gain * step]]), np.eye(1), np.zeros((1, 1)), ["x"])

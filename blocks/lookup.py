@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from mbsfmu.runner import linear_form as lf
 from mbsfmu.runner.block import Block, BlockError
 
 from .math_blocks import _Stateless
@@ -82,6 +83,10 @@ class Lookup1D(_Stateless, Block):
         y0 = self.y[i]
         return (y0 + w * (self.y[i + 1] - y0),)
 
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """The table's slope at the point; refused at a breakpoint where the slope changes."""
+        return lf.differentiated(name, self, u0, step)
+
 
 class Lookup2D(_Stateless, Block):
     """``y = f(u1, u2)``, bilinear in each cell of the grid ``x1 × x2`` of breakpoints, with
@@ -112,6 +117,10 @@ class Lookup2D(_Stateless, Block):
         lo = r0[j] + b * (r0[j + 1] - r0[j])
         hi = r1[j] + b * (r1[j + 1] - r1[j])
         return (lo + a * (hi - lo),)
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """The table's partial slopes at the point; refused on a grid line where one changes."""
+        return lf.differentiated(name, self, u0, step)
 
 
 def _table_values(kind: str, values, shape: tuple[int, ...]) -> np.ndarray:

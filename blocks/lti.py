@@ -19,6 +19,7 @@ from operator import mul
 
 import numpy as np
 
+from mbsfmu.runner import linear_form as lf
 from mbsfmu.runner.block import Block, BlockError
 
 from .math_blocks import period
@@ -151,6 +152,10 @@ class StateSpace(Block):
 
     def set_state(self, state):
         self._x = list(state) if self._small else np.array(state, dtype=float)
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """Its A, B, C, D; discrete: discretized at the step by its own ``method``."""
+        return lf.lti_form(self.A, self.B, self.C, self.D, self.state_names, domain, step, self.method)
 
 
 def _linear_model(lin):

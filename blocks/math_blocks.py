@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 import numbers
 
+from mbsfmu.runner import linear_form as lf
 from mbsfmu.runner.block import SISO, Block, BlockError
+from mbsfmu.runner.scheduling import DiagramError
 
 # -- parameter checks shared by the block families ------------------------------------------------
 
@@ -89,6 +91,10 @@ class Gain(_Stateless, SISO):
     def output(self, t, u):
         return (self.k * u[0],)
 
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """y = k u."""
+        return lf.static([[self.k]])
+
 
 class Sum(_Stateless, Block):
     """``y[k] = Σ_i s_i · u_i[k]`` with ``s_i = ±1`` from ``signs`` (direct feed-through).
@@ -114,6 +120,10 @@ class Sum(_Stateless, Block):
             y += s * v
         return (y,)
 
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """y = Σ ±u_i."""
+        return lf.static([list(self._s)])
+
 
 class Saturation(_Stateless, SISO):
     """``y[k] = min(max(u[k], lower), upper)`` (direct feed-through; limits may be ±inf)."""
@@ -129,6 +139,10 @@ class Saturation(_Stateless, SISO):
 
     def output(self, t, u):
         return (min(max(u[0], self.lower), self.upper),)
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """Slope 1 inside the limits, 0 outside; refused at a limit (a kink)."""
+        return lf.differentiated(name, self, u0, step)
 
 
 class RateLimiter(SISO):
@@ -180,6 +194,13 @@ class RateLimiter(SISO):
     def set_state(self, state):
         self._prev = state
 
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """A gain 1 where it does not limit at the point (y = u); refused where it does."""
+        if u0[0] != y0[0]:
+            raise DiagramError(f"block {name!r} (RateLimiter) limits its slew at the operating point "
+                               f"(u = {u0[0]:.6g}, y = {y0[0]:.6g}): no linear form there")
+        return lf.static([[1.0]])
+
 
 class UnitDelay(SISO):
     """Unit delay ``z^-1`` (Simulink's *Unit Delay*): ``y[k] = u[k-1]``, ``y[0] = initial``.
@@ -188,6 +209,8 @@ class UnitDelay(SISO):
     algebraic loop: a loop ``x[k+1] = a x[k] + b`` closed through it gives the discrete
     trajectory ``x[k] = a^k x[0] + b (1 - a^k) / (1 - a)`` exactly.
     """
+
+    discrete_only = True  # a difference equation: no continuous linear form
 
     def __init__(self, initial: float = 0.0, *, sample_time: float | None = None):
         self.initial = real(f"{type(self).__name__} initial", initial)
@@ -208,6 +231,10 @@ class UnitDelay(SISO):
 
     def set_state(self, state):
         self._held = state
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """z⁻¹: one shift state."""
+        return lf.shift(1, [1.0])
 
 
 class Function(Block):
@@ -283,3 +310,11 @@ class Function(Block):
 
     def set_state(self, state):
         self._held = state
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """With feed-through: its Jacobian at the point (central differences); without, refused."""
+        if not self._feedthrough:
+            raise DiagramError(f"block {name!r} (Function without feed-through): a Python function "
+                               "delayed by one sample has no linear form here; give it feedthrough=True "
+                               "and a UnitDelay after it")
+        return lf.differentiated(name, self, u0, step)

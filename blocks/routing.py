@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from mbsfmu.runner import linear_form as lf
 from mbsfmu.runner.block import Block, BlockError
 
 from .math_blocks import _Stateless, count, real
@@ -43,6 +44,10 @@ class Switch(_Stateless, Block):
             first = c != 0.0
         return (u[0] if first else u[2],)
 
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """The input it passes at the point (gain 1); refused at its threshold."""
+        return lf.differentiated(name, self, u0, step)
+
 
 class MultiportSwitch(_Stateless, Block):
     """Multiport selector (Simulink's *Multiport Switch*): ``y = u_i`` with ``i = index``, one of
@@ -75,3 +80,7 @@ class MultiportSwitch(_Stateless, Block):
                                  + ("" if i is None else " (out_of_range='error')"))
             i = min(max(i, 1), self.ports)
         return (u[i],)
+
+    def linear_form(self, name, u0, y0, domain, step, pade_order):
+        """The port its index selects at the point (the index selects: not differentiated)."""
+        return lf.differentiated(name, self, u0, step, skip=("index",))

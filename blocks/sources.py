@@ -19,6 +19,8 @@ from .math_blocks import _Stateless, real
 
 class _Source(_Stateless, Block):
     outputs = ("y",)
+    #: a linearized loop takes its output as an input of the loop
+    source = True
 
 
 class Constant(_Source):

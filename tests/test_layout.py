@@ -74,9 +74,6 @@ LATE_INTERNAL = {
     ("mbsfmu.analysis.control_design", "blocks.control"):
         "StateFeedbackGain.block(): `import mbsfmu` imports the analysis, and loads no module of blocks, "
         "so that the runner is seen to run without them (tests/runner/test_ssp.py)",
-    ("mbsfmu.analysis.linearize", "mbsfmu.analysis.closed_loop"):
-        "linearize(diagram): the closed loop's block forms import blocks, which `import mbsfmu` "
-        "must not load (as above)",
 }
 
 

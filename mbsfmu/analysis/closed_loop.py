@@ -50,7 +50,7 @@ from ..runner.diagram import Diagram
 from ..runner.fmu_block import FMU
 from ..runner.scheduling import DiagramError
 from . import arguments
-from .block_forms import DISCRETE_ONLY, DOMAINS, SOURCES, LinearForm, form, lti_form
+from .block_forms import DOMAINS, LinearForm, form, lti_form
 from .fmu_plant import fmu_linear_model
 
 #: the default order of the Padé approximant of a transport delay
@@ -216,12 +216,12 @@ def linearize_diagram(diagram: Diagram, at=None, *, loop_at: str | None = None,
                                f"{T:g} s: multi-rate loops are not linearized (give every block the "
                                "diagram's step)")
     if domain is None:
-        domain = "discrete" if any(isinstance(b, DISCRETE_ONLY) for b in blocks.values()) else "continuous"
+        domain = "discrete" if any(b.discrete_only for b in blocks.values()) else "continuous"
     cut = _cut(diagram, loop_at)
     point = _point(diagram, at)
     forms, src, notes = {}, [], []
     for name, b in blocks.items():
-        if isinstance(b, SOURCES) and name not in plants:
+        if b.source and name not in plants:
             src.extend(f"{name}.{p}" for p in b.outputs)
             continue
         if not b.outputs:

@@ -54,8 +54,6 @@ Away from an equilibrium ẋ has the constant part [ẏ0; ÿ0] besides (3) (``Li
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import sympy as sp
 
@@ -63,7 +61,9 @@ from ..core.errors import ConstraintError, ModelError, ParameterError, SingularM
 from ..equations.derive import derive
 from ..equations.outputs import output_expressions
 from ..model.loader import system_of
+from ..runner.diagram import Diagram
 from . import arguments
+from .closed_loop import linearize_diagram
 from .linear_model import Linearization, mass_singularity
 from .operating_point import check_constants, complete_coordinates, constant_values, operating_point
 from .taylor import PointDerivatives
@@ -108,9 +108,6 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
         if given:
             raise ParameterError(f"linearize: {', '.join(given)} belong to a model; a Diagram's "
                                  "closed loop takes at, loop_at, domain, plants and pade_order")
-        # late: `import mbsfmu` loads no module of the runner's blocks (tests/runner/test_ssp.py)
-        from .closed_loop import linearize_diagram
-
         return linearize_diagram(system, at, **diagram_options)
     if diagram_options:
         raise ParameterError(f"linearize: unexpected keyword(s) {', '.join(sorted(diagram_options))} "
@@ -227,9 +224,8 @@ def linearize(system, at=None, inputs=None, outputs=None, *, params=None, symbol
 
 # ---------------------------------------------------------------------------- pieces
 def _is_diagram(obj) -> bool:
-    """Whether ``obj`` is a runner Diagram (no Diagram exists while the runner is not loaded)."""
-    module = sys.modules.get("mbsfmu.runner.diagram")
-    return module is not None and isinstance(obj, module.Diagram)
+    """Whether ``obj`` is a runner Diagram."""
+    return isinstance(obj, Diagram)
 
 
 def _check_velocities(system, op, C0, J, ind, dep, coords, tol) -> None:

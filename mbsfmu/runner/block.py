@@ -45,6 +45,7 @@ import copy
 from collections.abc import Mapping, Sequence
 
 from ..core.errors import MbsError
+from .linear_form import no_linear_form
 
 PORT_TYPES = ("Real", "Integer", "Boolean", "String")
 
@@ -75,6 +76,10 @@ class Block:
     outputs: tuple[str, ...] = ()
     #: None: the diagram's step; else a positive integer multiple of it
     sample_time: float | None = None
+    #: a block with a difference equation only (a unit delay): no continuous linear form
+    discrete_only: bool = False
+    #: a signal source: its outputs are inputs of a linearized loop, not signals of it
+    source: bool = False
 
     def __init_subclass__(cls, **kwargs):
         """Register the new block type under ``type_name`` (its own, else the class name),
@@ -116,6 +121,14 @@ class Block:
     def set_state(self, state) -> None:
         """Restore a snapshot taken by :meth:`get_state`."""
         vars(self).update(copy.deepcopy(state))
+
+    def linear_form(self, name: str, u0, y0, domain: str, step: float, pade_order: int):
+        """The block's :class:`~mbsfmu.runner.linear_form.LinearForm` at the operating point
+        (inputs ``u0``, outputs ``y0``) in the loop's ``domain`` ('continuous', or 'discrete' at
+        the diagram's ``step``; ``pade_order``: of a time delay's continuous approximant), for
+        :func:`mbsfmu.linearize` of a diagram; ``name``: the block's in the diagram, for the
+        messages.  A block without one raises DiagramError naming it (this default)."""
+        raise no_linear_form(name, self)
 
     def view(self):
         """What the 3D viewer can draw of this block: None (nothing: every block but the FMU

@@ -538,3 +538,38 @@ def test_directional_derivatives_are_assembled_by_columns():
 
     probe.__dict__["_fmi"] = SimpleNamespace(fmu=SimpleNamespace(getDirectionalDerivative=refuse))
     assert _directional(probe, md, block, [0.0, 0.0], [0.0, 0.0], lambda x, u: None) is None
+
+
+def test_a_users_block_gives_its_own_linear_form():
+    """The closed loop asks each block for its form (Block.linear_form): a user's block that says
+    y = -a u closes the loop ẋ = u, u = -a x of a TransferFunction 1/s, whose pole is -a; a
+    user's block that says nothing is refused by name."""
+    from mbsfmu.runner import SISO
+    from mbsfmu.runner.linear_form import static
+
+    class Damper(SISO):
+        def __init__(self, a):
+            self.a = a
+
+        def feedthrough(self):
+            return {"y": ("u",)}
+
+        def output(self, t, u):
+            return (-self.a * u[0],)
+
+        def linear_form(self, name, u0, y0, domain, step, pade_order):
+            return static([[-self.a]])
+
+    class Opaque(Damper):
+        linear_form = SISO.linear_form
+
+    for block, poles in ((Damper(3.0), [-3.0]), (Opaque(3.0), None)):
+        d = Diagram(0.01)
+        d.add("plant", TransferFunction([1.0], [1.0, 0.0]))
+        d.add("fb", block)
+        wire(d, ("plant.y", "fb.u"), ("fb.y", "plant.u"))
+        if poles is None:
+            with pytest.raises(DiagramError, match=r"block 'fb' \(Opaque\) has no linear form"):
+                mbsfmu.linearize(d, domain="continuous")
+        else:
+            assert_same_poles(mbsfmu.linearize(d, domain="continuous").poles, poles)
