@@ -542,7 +542,10 @@ def connect(scheduler, workers=None, timeout: float = CONNECT_TIMEOUT):
         from distributed import LocalCluster
 
         n = worker_count(None, workers)
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+        # the scheduler's HTTP server on a free port of this machine only (with None it still
+        # takes 8787, and a second sweep beside the first warns that the port is in use)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address="127.0.0.1:0")
         client = Client(cluster)
         quiet_workers.register(client)
         return client, True
