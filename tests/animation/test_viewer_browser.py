@@ -17,6 +17,7 @@ from browser_support import (
     MARK_RGB,
     launch,
     marker_centre,
+    offline_page,
     playwright_client,
     project,
     skip_without_browser,
@@ -64,20 +65,7 @@ def opened(path):
     with playwright_api.sync_playwright() as p:
         browser = launch(p)
         try:
-            ctx = browser.new_context(offline=True, viewport=VIEWPORT, device_scale_factor=1)
-            outside = []
-
-            def only_the_file(route):
-                if route.request.url == path.as_uri():
-                    return route.continue_()
-                outside.append(route.request.url)
-                return route.abort()
-
-            ctx.route("**/*", only_the_file)
-            pg = ctx.new_page()
-            messages = []
-            pg.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
-            pg.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+            pg, messages, outside = offline_page(browser, path, viewport=VIEWPORT, device_scale_factor=1)
             pg.goto(path.as_uri())
             pg.wait_for_function("window.mbsViewer !== undefined", timeout=20_000)
             yield pg, messages, outside

@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from browser_support import launch, playwright_client, skip_without_browser
+from browser_support import launch, playwright_client, skip_without_browser, watch
 
 from mbsfmu.runner import Block, Diagram
 from mbsfmu.runner.live import LiveView
@@ -47,10 +47,7 @@ def test_the_page_follows_a_5_s_run_and_ends_with_the_runners_last_values(artifa
         browser = launch(p, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
         try:
             page = browser.new_page(viewport={"width": 1000, "height": 700})
-            messages, requests = [], []
-            page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
-            page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
-            page.on("request", lambda r: requests.append(r.url))
+            messages, requests = watch(page)
             run.start()
             while view.url is None:
                 time.sleep(0.005)

@@ -14,7 +14,15 @@ import time
 
 import numpy as np
 import pytest
-from browser_support import CAMERA_JS, launch, marker_centre, playwright_client, project, skip_without_browser
+from browser_support import (
+    CAMERA_JS,
+    launch,
+    marker_centre,
+    playwright_client,
+    project,
+    skip_without_browser,
+    watch,
+)
 
 from mbsfmu.model.loader import load_model
 from mbsfmu.runner.live import LiveView
@@ -38,10 +46,7 @@ def test_the_live_3d_view_follows_the_run_and_ends_where_the_runner_ends(built_f
         browser = launch(p, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
         try:
             page = browser.new_page(viewport={"width": 1000, "height": 1100}, device_scale_factor=1)
-            messages, requests = [], []
-            page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
-            page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
-            page.on("request", lambda r: requests.append(r.url))
+            messages, requests = watch(page)
             run.start()
             while view.url is None:
                 time.sleep(0.005)

@@ -86,13 +86,23 @@ def marker_centre(png, color=MARK_RGB) -> np.ndarray:
     return np.array([cols.mean(), rows.mean()]) + 0.5
 
 
+def watch(pg) -> tuple[list, list]:
+    """(messages, requests) of the page ``pg`` as they come: its console messages and page
+    errors ('type: text') and the URLs it asks for."""
+    messages, requests = [], []
+    pg.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+    pg.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+    pg.on("request", lambda r: requests.append(r.url))
+    return messages, requests
+
+
 def offline_page(browser, path, **context):
     """A page of ``browser`` for the file ``path``, offline: a request for anything but the file
     is aborted and noted.  Returns (page, messages, outside): the console messages and page
     errors ('type: text') and the URLs asked for outside the file, as they come.  ``context``:
     options of the browser context (viewport, ...)."""
     ctx = browser.new_context(offline=True, **context)
-    outside, messages = [], []
+    outside = []
 
     def only_the_file(route):
         if route.request.url == path.as_uri():
@@ -102,6 +112,5 @@ def offline_page(browser, path, **context):
 
     ctx.route("**/*", only_the_file)
     pg = ctx.new_page()
-    pg.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
-    pg.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+    messages, _ = watch(pg)
     return pg, messages, outside
