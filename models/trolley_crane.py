@@ -25,8 +25,11 @@ from mbsfmu import System, rot_y
 
 def model() -> System:
     s = System("trolley_crane", "Trolley crane with a load on a rigid rope")
-    M, m, L, g, d = s.constants(trolley_mass=20.0, load_mass=50.0, rope_length=2.0, g=9.81,
-                                rail_friction=0.0)
+    M = s.constant("trolley_mass", 20.0, "mass of the trolley [kg]", min=0.0)
+    m = s.constant("load_mass", 50.0, "mass of the load at the rope's end [kg]", min=0.0)
+    L = s.constant("rope_length", 2.0, "length of the rope from the trolley's hinge to the load [m]", min=0.0)
+    g = s.constant("g", 9.81, "gravity along -z [m/s^2]")
+    d = s.constant("rail_friction", 0.0, "viscous friction of the trolley on its rail [N s/m]", min=0.0)
     x, theta = s.coordinates("x", "theta")
     F = s.input("F", 0.0)
     s.gravity([0, 0, -g])
