@@ -6,18 +6,22 @@ LQR designed for a 2 m rope, behind a 13 ms transport delay and a force limit.
   counted from the reference's step and held for the last 2 s; the rope angle stays within
   ±0.5 rad) is 'ok' exactly where the closed loop's poles from ``mbsfmu.linearize(diagram)`` have
   a largest real part < 0 (the loop the runner computes: ``domain="discrete"``), and the grid
-  holds both verdicts.
+  holds both verdicts; the map is the one printed in docs/guide/closed-loop-crane.md.
 * The closed loop of the diagram (the FMU's Model Exchange differentiated, the delay and the
   limit as the runner executes them) equals python-control's ``feedback`` of the model's own
   linearization, discretized by hand (``c2d``, zero-order hold at 10 ms), in series with the
   delay written by hand (τ = 1.3 T: 0.7 z⁻¹ + 0.3 z⁻²), and the ``dlqr`` gain: poles to 1e-10
   relative (measured: at most 3.4e-13), stable and unstable points alike.
-* The script (``python examples/crane_loop.py``) prints its map and confirms its three points.
+* The script (``python examples/crane_loop.py``) prints its map and confirms its three points;
+  the docstring's numbers (the unstable swing pair, the nominal poles, the edge at 1 m) hold.
 """
+
+import pathlib
 
 import control
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 
 import mbsfmu
 from examples import crane_loop as example
@@ -63,6 +67,24 @@ def test_the_runs_verdict_agrees_with_the_closed_loop_poles_over_the_grid(fmu):
     assert all(s < 0 for (L, _), (s, _) in verdicts.items() if L >= 2.0)
     assert all(s > 0 for (L, _), (s, _) in verdicts.items() if L <= 0.75)
     print({k: (round(s, 3), v) for k, (s, v) in verdicts.items()})
+    # the map printed in the docs is this one (to its 3 decimals)
+    for (L, m), value in docs_table().items():
+        assert verdicts[L, m][0] == pytest.approx(value, abs=6e-4), (L, m)
+
+
+def docs_table() -> dict:
+    """{(L, m): largest real part} of the table in docs/guide/closed-loop-crane.md."""
+    page = (pathlib.Path(example.__file__).parents[1] / "docs" / "guide" / "closed-loop-crane.md").read_text()
+    lines = [ln for ln in page.splitlines() if ln.startswith("| ")]
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("| L [m]"))
+    loads = [float(c) for c in lines[head].strip("|").split("|")[1:]]
+    table = {}
+    for ln in lines[head + 2:head + 2 + len(example.LENGTHS)]:
+        cells = [c.strip().replace("\u2212", "-") for c in ln.strip("|").split("|")]
+        for m, v in zip(loads, cells[1:]):
+            table[float(cells[0]), m] = float(v)
+    assert len(table) == len(example.LENGTHS) * len(example.LOADS)
+    return table
 
 
 def hand_built_poles(L, m):
@@ -100,9 +122,26 @@ def test_the_gain_is_the_nominal_design():
     np.testing.assert_array_equal(example.design().K, K)
 
 
-@pytest.mark.slow
 def test_the_script_prints_its_map_and_confirms_three_points(capsys):
     assert example.main() == 0
     out = capsys.readouterr().out
     assert out.count("-> agrees") == 3 and "DISAGREES" not in out
     assert "L = 1.0 m, m = 30.0 kg: linear unstable; 20 s run: diverged" in out
+
+
+def test_what_the_docstring_says_about_the_unstable_corner(fmu):
+    """The numbers of the example's docstring: the unstable pair at L = 1 m, m = 30 kg is the swing
+    (s = 0.563 ± 5.576j, near omega = sqrt(g (M + m) / (M L)) = 4.95 rad/s), the nominal loop's
+    slowest poles, and the edge at L = 1 m at 117 kg."""
+    def loop(L, m):
+        return mbsfmu.linearize(example.crane_loop(L, m, fmu=fmu), **example.LINEARIZE)
+
+    s = loop(1.0, 30.0).s_poles
+    top = s[np.argsort(-s.real)[:2]]
+    np.testing.assert_allclose(sorted(top.imag), [-5.576, 5.576], atol=1e-3)
+    np.testing.assert_allclose(top.real, 0.563, atol=1e-3)
+    assert abs(abs(top[0].imag) - np.sqrt(9.81 * 50 / 20)) < 0.15 * 4.95
+    s = loop(2.0, 50.0).s_poles
+    np.testing.assert_allclose(sorted(s[np.argsort(-s.real)[:2]].imag), [-0.890, 0.890], atol=1e-3)
+    edge = brentq(lambda m: loop(1.0, m).largest_real_part, 110.0, 150.0, xtol=0.01)
+    assert edge == pytest.approx(116.86, abs=0.05)
