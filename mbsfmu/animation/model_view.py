@@ -1,8 +1,9 @@
 """The view a model carries into its FMU: what the 3D viewer needs to draw the model from
 recorded coordinates alone, without the model file, sympy's derivation or the C engine.
 
-A native FMU built from a model (:func:`mbsfmu.fmu.native.build_native_fmu`) holds
-:data:`RESOURCE`, one JSON document (:data:`FORMAT`, version :data:`VERSION`) with
+An FMU built from a model (:func:`mbsfmu.fmu.native.build_native_fmu` and
+:func:`mbsfmu.fmu.pythonfmu_export.build_pythonfmu`) holds :data:`RESOURCE`, one JSON document
+(:data:`FORMAT`, version :data:`VERSION`) with
 
 * ``layout``: the frames (a natural-coordinate model's points), stick segments, lines and
   shapes of ``System.visual`` (:class:`~mbsfmu.animation.scene.Layout`);
@@ -185,8 +186,10 @@ def read_view(fmu_path) -> ModelView:
     try:
         with zipfile.ZipFile(fmu_path) as z:
             if RESOURCE not in z.namelist():
-                raise ModelError(f"{name} carries no {RESOURCE} (only a native FMU built by "
-                                 "mbsfmu.build_fmu from a model carries its view)")
+                raise ModelError(f"{name} carries no {RESOURCE}, so the viewer cannot draw it: "
+                                 "an FMU carries its model's view when mbsfmu.build_fmu built it "
+                                 "from a model (either kind), and this one was built elsewhere or by "
+                                 "an mbsfmu before the 3D viewer")
             text = z.read(RESOURCE)
     except (OSError, zipfile.BadZipFile) as exc:
         raise ModelError(f"cannot read the view of {name}: {exc}") from None
