@@ -64,7 +64,12 @@ import sympy as sp
 from .analysis import linearize
 from .animation import check_options
 from .animation.animate import check_viewer_frames
-from .animation.scene import check_deformation_scale, check_drawable, drawn_frame_names
+from .animation.scene import (
+    check_deformation_scale,
+    check_deformation_scale_of,
+    check_drawable,
+    drawn_frame_names,
+)
 from .core.errors import (
     MbsError,
     ParameterError,
@@ -300,6 +305,12 @@ def cmd_run(args) -> int:
     if args.animate and pathlib.Path(args.animate).suffix.lower() != ".html":
         raise ParameterError(f"--animate {args.animate!r}: the drawn plant of a run is a 3D viewer page; "
                              "end the name in .html")
+    viewer = [o for o, v in (("--trace", args.trace), ("--axes", args.axes),
+                             ("--deformation-scale", args.deformation_scale != 1.0)) if v]
+    if viewer and not args.animate:
+        raise ParameterError(f"{viewer[0]} sets the drawn plant: give it with --animate FILE.html")
+    if args.animate:  # the model-free part of the check; the plant's frames are known after the run
+        check_deformation_scale_of("the plant", True, args.deformation_scale)
     live = False
     if args.live or args.port is not None:
         live = LiveView(args.signal or None, port=args.port or 0,
@@ -324,7 +335,8 @@ def cmd_run(args) -> int:
     if args.plot:
         res.plot(args.plot)
     if args.animate:
-        res.animate(args.animate, block=args.block)
+        res.animate(args.animate, block=args.block, traces=args.trace, axes=args.axes,
+                    deformation_scale=args.deformation_scale)
     st = res.stats
     pace = (f", real time at rtf {args.rtf:g} (achieved {st['rtf_achieved']:.4g}, jitter p99 "
             f"{st['jitter_p99_us']:.0f} us, {st['overruns']} overruns)" if args.realtime else "")
@@ -994,6 +1006,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also draw the plant (an FMU built from a model) in a 3D viewer page")
     pr.add_argument("--block", default=None, help="the FMU block --animate draws (default: the one that "
                     "carries a view)")
+    _add_viewer_options(pr)
     pr.set_defaults(func=cmd_run)
     pa = sub.add_parser("animate", help="animate a model or a result CSV as HTML or GIF (3D stick figure)")
     pa.add_argument("source", help="model file (.py, simulated first) or result CSV of mbsfmu simulate --out")
@@ -1016,14 +1029,19 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--player", choices=("3d", "images"), default="3d",
                     help="what an .html file holds: the interactive 3D viewer (default) or "
                          "pre-rendered matplotlib images")
-    pa.add_argument("--trace", action="append", default=[], metavar="FRAME",
-                    help="the 3D viewer draws this frame's path (repeatable)")
-    pa.add_argument("--axes", action="append", default=[], metavar="FRAME",
-                    help="the 3D viewer draws this frame's x, y, z axes (repeatable)")
-    pa.add_argument("--deformation-scale", type=float, default=1.0, metavar="S",
-                    help="draw flexible bodies with their elastic coordinates times S (default 1)")
+    _add_viewer_options(pa)
     pa.set_defaults(func=cmd_animate)
     return p
+
+
+def _add_viewer_options(parser) -> None:
+    """The 3D viewer's options, the same for `animate` and `run --animate`."""
+    parser.add_argument("--trace", action="append", default=[], metavar="FRAME",
+                        help="the 3D viewer draws this frame's path (repeatable)")
+    parser.add_argument("--axes", action="append", default=[], metavar="FRAME",
+                        help="the 3D viewer draws this frame's x, y, z axes (repeatable)")
+    parser.add_argument("--deformation-scale", type=float, default=1.0, metavar="S",
+                        help="draw flexible bodies with their elastic coordinates times S (default 1)")
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
