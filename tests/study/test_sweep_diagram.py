@@ -18,7 +18,7 @@ from diagram_loops import STEP, fails_at_three, integrator_loop, not_a_diagram
 
 import mbsfmu
 from mbsfmu.core.errors import ParameterError
-from mbsfmu.study import definition
+from mbsfmu.study import definition, morris_screening
 
 GAINS = [2.0, 5.0, 12.0, 19.0, 21.0, 25.0]  # kT = 0.2 ... 2.5: the last two unstable
 
@@ -210,3 +210,14 @@ def test_ssp_target_sets_block_parameters_and_runs_as_the_imported_diagram(ssp, 
     with pytest.raises(ParameterError, match="target: SSP file sha256"):
         mbsfmu.sweep(other, design, t_end=1.0, metrics={"x": "final(plant.x)", "th": "maxabs(plant.theta)"},
                      scheduler="synchronous", out=tmp_path / "ssp.csv")
+
+
+def test_morris_screening_of_a_diagram_from_its_linearization():
+    """sigma = -k exactly (continuous loop): the elementary effects of k are -(3 - 1), of the
+    step (which the continuous loop does not see) 0."""
+    r = morris_screening(integrator_loop, {"k": (1.0, 3.0), "step": (0.05, 0.1)}, n=4,
+                                metrics={"sigma": "largest_real_part"}, scheduler="synchronous")
+    assert r.runs == 4 * 3
+    k, step = r.indices.loc[("sigma", "k")], r.indices.loc[("sigma", "step")]
+    assert k["mu"] == pytest.approx(-2.0, abs=1e-9) and k["mu_star"] == pytest.approx(2.0, abs=1e-9)
+    assert (step["mu_star"], step["mu"], step["sigma"]) == (0.0, 0.0, 0.0)
