@@ -134,6 +134,13 @@ class Target:
                                  f"({type(exc).__name__}: {exc})") from None
 
 
+def is_diagram(target) -> bool:
+    """Whether ``target`` is a block diagram: a function (not a System) or an ``.ssp`` file."""
+    if isinstance(target, (str, os.PathLike)):
+        return pathlib.Path(target).suffix.lower() == ".ssp"
+    return callable(target) and not isinstance(target, (Model, type))
+
+
 def make_target(target, in_process: bool) -> Target:
     """The Target of ``target`` (a model, FMU or SSP file, a System, or a diagram factory)."""
     if isinstance(target, Model):
@@ -148,7 +155,7 @@ def make_target(target, in_process: bool) -> Target:
                 f"System {target.name!r} cannot be sent to worker processes ({exc}): pass the model "
                 "file, or run with scheduler='synchronous'") from None
         return Target("system", payload=payload, name=target.name)
-    if callable(target) and not isinstance(target, (str, os.PathLike, type)):
+    if not isinstance(target, (str, os.PathLike)) and is_diagram(target):
         if in_process:
             token = f"{id(target)}:{definition.digest(target)}".encode()
             return Target("factory", payload=token, system=target)

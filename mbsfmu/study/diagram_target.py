@@ -109,13 +109,13 @@ def factory_payload(fn) -> bytes:
             cloudpickle.unregister_pickle_by_value(module)
 
 
-def check_factory(fn, columns, fixed: dict) -> None:
+def check_factory(fn, columns, fixed: dict, command: str = "sweep") -> None:
     """The design's columns and the fixed values name keyword arguments of ``fn``, and every
     argument without a default is set by one of them."""
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
-        raise ParameterError(f"sweep: the signature of the {factory_label(fn)} cannot be read "
+        raise ParameterError(f"{command}: the signature of the {factory_label(fn)} cannot be read "
                              f"({exc})") from None
     params = signature.parameters
     keywords = [n for n, p in params.items()
@@ -126,16 +126,18 @@ def check_factory(fn, columns, fixed: dict) -> None:
     if unknown and not takes_any:
         close = {n: difflib.get_close_matches(n, keywords, n=1) for n in unknown}
         hints = [f"{n!r}" + (f" (did you mean {close[n][0]!r}?)" if close[n] else "") for n in unknown]
-        raise ParameterError(f"sweep: the {factory_label(fn)} has no parameter {', '.join(hints)} (it takes: "
-                             f"{', '.join(keywords) or 'none'})")
+        raise ParameterError(f"{command}: the {factory_label(fn)} has no parameter {', '.join(hints)} "
+                             f"(it takes: {', '.join(keywords) or 'none'})")
     missing = [n for n, p in params.items() if p.default is p.empty and n not in given
                and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     if missing:
-        raise ParameterError(f"sweep: the {factory_label(fn)} needs {', '.join(map(repr, missing))}, which "
-                             "no design column and no params= value sets")
+        setters = ("no design column and no params= value" if command == "sweep" else
+                   "no optimized parameter and no constants= value")
+        raise ParameterError(f"{command}: the {factory_label(fn)} needs {', '.join(map(repr, missing))}, "
+                             f"which {setters} sets")
     positional = [n for n, p in params.items() if p.kind == p.POSITIONAL_ONLY and p.default is p.empty]
     if positional:
-        raise ParameterError(f"sweep: the {factory_label(fn)} takes {', '.join(map(repr, positional))} "
+        raise ParameterError(f"{command}: the {factory_label(fn)} takes {', '.join(map(repr, positional))} "
                              "positionally only: a sweep calls it with keyword arguments")
 
 
@@ -176,7 +178,7 @@ def ssp_settable(template: Diagram) -> dict:
             for v, role in b.settable().items()}
 
 
-def check_ssp_names(names, template: Diagram, what: str = "design column") -> None:
+def check_ssp_names(names, template: Diagram, what: str = "design column", command: str = "sweep") -> None:
     """Every name is ``block.NAME`` of a component and a settable variable of its FMU."""
     settable = ssp_settable(template)
     blocks = list(template.blocks)
@@ -188,12 +190,13 @@ def check_ssp_names(names, template: Diagram, what: str = "design column") -> No
             close = difflib.get_close_matches(str(name), list(settable), n=3)
             if not close and block:
                 close = difflib.get_close_matches(block, blocks, n=3)
-            raise ParameterError(f"sweep: {what} {name!r} is not block.parameter of a block of the SSP "
+            raise ParameterError(f"{command}: {what} {name!r} is not block.parameter of a block of the SSP "
                                  f"(blocks: {', '.join(blocks)})"
                                  + (f"; did you mean {', '.join(close)}?" if close else ""))
         own = [n.partition(".")[2] for n in settable if n.startswith(block + ".")]
         close = difflib.get_close_matches(var, own, n=3)
-        raise ParameterError(f"sweep: {what} {name!r}: block {block!r} has no parameter or settable start "
+        raise ParameterError(f"{command}: {what} {name!r}: block {block!r} has no parameter or settable "
+                             "start "
                              f"value {var!r}"
                              + (f"; did you mean {', '.join(block + '.' + c for c in close)}?" if close
                                            else f" (it has: {', '.join(own) or 'none'})"))
@@ -218,28 +221,30 @@ def ssp_diagram(template: Diagram, values: dict) -> Diagram:
 
 # ------------------------------------------------------------------------------- settings
 def run_settings(probe: Diagram, t_end, options: dict, linearize, metrics: list,
-                 trajectories: bool) -> tuple[dict, dict]:
+                 trajectories: bool, command: str = "sweep") -> tuple[dict, dict]:
     """(the settings of every run, their definition entries), checked on the first run's
     diagram ``probe``: a bad option, an algebraic loop refused, a signal that is not
     recorded, a metric of the linear loop on a diagram that cannot be linearized is a
     ParameterError before any run."""
     for name in options:
         if name in REFUSED:
-            raise ParameterError(f"sweep: {name}= is refused for a diagram target: {REFUSED[name]}")
+            raise ParameterError(f"{command}: {name}= is refused for a diagram target: {REFUSED[name]}")
         if name not in RUN_OPTIONS:
-            raise ParameterError(f"sweep: a diagram target takes no keyword {name!r} (it takes Diagram.run's "
+            raise ParameterError(f"{command}: a diagram target takes no keyword {name!r} (it takes "
+                                 "Diagram.run's "
                                  f"{', '.join(RUN_OPTIONS)}, and linearize=)")
     linear = [m for m in metrics if m.function is None and m.linear]
     simulated = [m for m in metrics if not (m.function is None and m.linear)]
-    lin = _linearize_options(linearize, bool(linear))
+    lin = _linearize_options(linearize, bool(linear), command)
     if simulated or trajectories or t_end is not None:
         if t_end is None:
-            raise ParameterError("sweep: t_end= (the end time of every run) is required: "
+            raise ParameterError(f"{command}: t_end= (the end time of every run) is required: "
                                  + ("trajectories= are kept" if trajectories else
                                     f"metric {simulated[0].name!r} is of a simulation"))
         if (isinstance(t_end, bool) or not isinstance(t_end, numbers.Real) or not math.isfinite(t_end)
                 or t_end <= probe.t0 or round((t_end - probe.t0) / probe.step) < 1):
-            raise ParameterError(f"sweep: t_end must be a finite time at least one step ({probe.step:g} s) "
+            raise ParameterError(f"{command}: t_end must be a finite time at least one step "
+                                 f"({probe.step:g} s) "
                                  f"after the diagram's t0 = {probe.t0:g}, not {t_end!r}")
         t_end = float(t_end)
     run = dict(inspect.signature(Diagram.run).parameters)
@@ -248,7 +253,8 @@ def run_settings(probe: Diagram, t_end, options: dict, linearize, metrics: list,
     try:
         known = probe.recorded_signals(opts["record"], algebraic_loops=opts["algebraic_loops"])
     except Exception as exc:
-        raise ParameterError(f"sweep: the diagram of the first run: {type(exc).__name__}: {exc}") from None
+        raise ParameterError(f"{command}: the diagram of the first run: {type(exc).__name__}: "
+                             f"{exc}") from None
     for m in simulated:
         for signal in (m.signals if m.function is None else ()):
             if signal not in [*known, "time"]:
@@ -272,19 +278,19 @@ def run_settings(probe: Diagram, t_end, options: dict, linearize, metrics: list,
     return settings, entries
 
 
-def _linearize_options(linearize, wanted: bool) -> dict:
+def _linearize_options(linearize, wanted: bool, command: str) -> dict:
     if linearize is None:
         return {}
     if not isinstance(linearize, dict):
-        raise ParameterError(f"sweep: linearize= must be a dict of mbsfmu.linearize's options "
+        raise ParameterError(f"{command}: linearize= must be a dict of mbsfmu.linearize's options "
                              f"({', '.join(LINEARIZE_OPTIONS)}), got {linearize!r:.60}")
     if not wanted:
-        raise ParameterError("sweep: linearize= is given but no metric is of the linearized closed loop "
+        raise ParameterError(f"{command}: linearize= is given but no metric is of the linearized closed loop "
                              "(e.g. 'largest_real_part', 'stable')")
     for k in linearize:
         if k not in LINEARIZE_OPTIONS:
             close = difflib.get_close_matches(str(k), LINEARIZE_OPTIONS, n=1)
-            raise ParameterError(f"sweep: linearize= has no option {k!r}"
+            raise ParameterError(f"{command}: linearize= has no option {k!r}"
                                  + (f"; did you mean {close[0]!r}?" if close else "")
                                  + f" (options: {', '.join(LINEARIZE_OPTIONS)})")
     return dict(linearize)

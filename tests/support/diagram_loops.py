@@ -51,3 +51,16 @@ def fails_at_three(k):
     if k == 3.0:
         raise ValueError("no loop for k = 3")
     return integrator_loop(k)
+
+
+def effort_loop(k, rho=0.25, step=STEP):
+    """``integrator_loop(k)`` with a cost signal c = e² + ρ u² (``cost.y``): its integral J(k) is
+    (1 + ρ k²) Σ T (1 - kT)^{2n} - the trapezoidal rule's end corrections, in closed form
+    (1 + ρ k²) (1/(k (2 - kT)) - T/2) for a run long enough that e has died out."""
+    from blocks import Function
+
+    d = integrator_loop(k, step)
+    d.add("cost", Function(lambda t, e, u: e * e + rho * u * u, inputs=("e", "u")))
+    d.connect("err.y", "cost.e")
+    d.connect("ctrl.y", "cost.u")
+    return d
