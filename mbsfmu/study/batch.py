@@ -137,12 +137,17 @@ class Target:
 def is_diagram(target) -> bool:
     """Whether ``target`` is a block diagram: a function (not a System) or an ``.ssp`` file."""
     if isinstance(target, (str, os.PathLike)):
-        return pathlib.Path(target).suffix.lower() == ".ssp"
+        return (pathlib.Path(target).suffix.lower() == ".ssp"
+                or (isinstance(target, str) and diagram_target.FACTORY_SPEC.match(target) is not None
+                    and not pathlib.Path(target).exists()))
     return callable(target) and not isinstance(target, (Model, type))
 
 
 def make_target(target, in_process: bool) -> Target:
-    """The Target of ``target`` (a model, FMU or SSP file, a System, or a diagram factory)."""
+    """The Target of ``target`` (a model, FMU or SSP file, a System, or a diagram factory, also
+    named by text as ``'FILE.py:FUNCTION'``)."""
+    if isinstance(target, str) and is_diagram(target) and diagram_target.FACTORY_SPEC.match(target):
+        target = diagram_target.load_factory(target)
     if isinstance(target, Model):
         if in_process:
             return Target("system", payload=str(id(target)).encode(), system=target, name=target.name)

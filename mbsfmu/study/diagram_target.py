@@ -30,10 +30,13 @@ first diagram holds; for an SSP the SHA-256 of the file.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import importlib.util
 import inspect
 import math
 import numbers
 import pathlib
+import re
 import sys
 import sysconfig
 
@@ -61,6 +64,10 @@ LINEARIZE_OPTIONS = ("at", "loop_at", "domain", "plants", "pade_order")
 PROBE_ROWS = 3
 #: the top-level packages whose functions a worker imports (pickled by reference)
 IMPORTED = ("mbsfmu", "blocks")
+#: a factory named by text (the command line's form): FILE.py:FUNCTION
+FACTORY_SPEC = re.compile(r"^(?P<file>.+\.py):(?P<name>[A-Za-z_]\w*)$")
+#: the module names of the files :func:`load_factory` imports
+LOADED_PREFIX = "mbsfmu_factory_"
 
 
 class LinearOnly:
@@ -72,8 +79,14 @@ class LinearOnly:
 
 # ------------------------------------------------------------------------------- factories
 def factory_label(fn) -> str:
+    """``factory MODULE.NAME``, or ``factory FILE.py:NAME`` for one of :func:`load_factory`."""
     func = getattr(fn, "func", fn)  # a functools.partial: its function
-    return f"factory {getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', repr(func))}"
+    module = getattr(func, "__module__", None) or "?"
+    name = getattr(func, "__qualname__", repr(func))
+    file = getattr(sys.modules.get(module), "__file__", None)
+    if module.startswith(LOADED_PREFIX) and file:
+        return f"factory {pathlib.Path(file).name}:{name}"
+    return f"factory {module}.{name}"
 
 
 def _installed(module) -> bool:
@@ -87,6 +100,39 @@ def _installed(module) -> bool:
     where = pathlib.Path(file).resolve()
     roots = {pathlib.Path(sysconfig.get_paths()[k]).resolve() for k in ("purelib", "platlib", "stdlib")}
     return any(root in where.parents for root in roots)
+
+
+def load_factory(spec: str, command: str = "sweep"):
+    """The function FUNCTION of the Python file of ``'FILE.py:FUNCTION'``, the file imported by
+    path as a module of its own (``mbsfmu_factory_<stem>_<digest>``, kept in ``sys.modules`` so
+    that it pickles by value to the workers)."""
+    m = FACTORY_SPEC.match(str(spec))
+    path = pathlib.Path(m["file"]).resolve()
+    if not path.is_file():
+        raise ParameterError(f"{command} target {spec!r}: the file {m['file']!r} does not exist")
+    data = path.read_bytes()
+    stem = re.sub(r"\W", "_", path.stem)
+    module_name = f"{LOADED_PREFIX}{stem}_{hashlib.sha1(data).hexdigest()[:12]}"
+    module = sys.modules.get(module_name)
+    if module is None:
+        loader_spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[module_name] = module
+        try:
+            loader_spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[module_name]
+            raise ParameterError(f"{command} target {spec!r}: importing {path.name} failed "
+                                 f"({type(exc).__name__}: {exc})") from None
+    fn = getattr(module, m["name"], None)
+    if not callable(fn):
+        functions = [n for n, v in vars(module).items()
+                     if inspect.isfunction(v) and v.__module__ == module_name]
+        close = difflib.get_close_matches(m["name"], functions, n=3)
+        raise ParameterError(f"{command} target {spec!r}: {path.name} has no function {m['name']!r}"
+                             + (f"; did you mean {', '.join(close)}?" if close else
+                                f" (functions: {', '.join(functions) or 'none'})"))
+    return fn
 
 
 def factory_payload(fn) -> bytes:
