@@ -164,6 +164,10 @@ def check_factory(fn, columns, fixed: dict, command: str = "sweep") -> None:
         raise ParameterError(f"{command}: the signature of the {factory_label(fn)} cannot be read "
                              f"({exc})") from None
     params = signature.parameters
+    positional = [n for n, p in params.items() if p.kind == p.POSITIONAL_ONLY and p.default is p.empty]
+    if positional:
+        raise ParameterError(f"{command}: the {factory_label(fn)} takes {', '.join(map(repr, positional))} "
+                             "positionally only: it is called with keyword arguments")
     keywords = [n for n, p in params.items()
                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     takes_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
@@ -181,10 +185,6 @@ def check_factory(fn, columns, fixed: dict, command: str = "sweep") -> None:
                    "no optimized parameter and no constants= value")
         raise ParameterError(f"{command}: the {factory_label(fn)} needs {', '.join(map(repr, missing))}, "
                              f"which {setters} sets")
-    positional = [n for n, p in params.items() if p.kind == p.POSITIONAL_ONLY and p.default is p.empty]
-    if positional:
-        raise ParameterError(f"{command}: the {factory_label(fn)} takes {', '.join(map(repr, positional))} "
-                             "positionally only: a sweep calls it with keyword arguments")
 
 
 def make_diagram(fn, values: dict) -> Diagram:
