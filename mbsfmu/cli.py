@@ -64,7 +64,12 @@ import sympy as sp
 from .analysis import linearize
 from .animation import check_options
 from .animation.animate import check_viewer_frames
-from .animation.scene import check_deformation_scale, check_drawable, drawn_frame_names
+from .animation.scene import (
+    check_deformation_scale,
+    check_deformation_scale_of,
+    check_drawable,
+    drawn_frame_names,
+)
 from .core.errors import (
     MbsError,
     ParameterError,
@@ -85,6 +90,7 @@ from .model.initial_values import lookup as lookup_initial
 from .model.loader import load_model
 from .runner import LiveView, import_ssp
 from .sensitivity import gradient, optimize
+from .sensitivity.diagram_optimization import MINIMIZERS
 from .sensitivity.gradient import MODES
 from .simulation import Result, simulate
 from .simulation.result import signal_names
@@ -98,6 +104,7 @@ from .simulation.simulate import (
     simulate_defaults,
 )
 from .study import designs, morris_screening, sobol_indices, sweep
+from .study.batch import is_diagram
 
 _DEFAULTS = simulate_defaults()
 #: the help of simulate's --method and --formulation, from the API's tables
@@ -300,6 +307,12 @@ def cmd_run(args) -> int:
     if args.animate and pathlib.Path(args.animate).suffix.lower() != ".html":
         raise ParameterError(f"--animate {args.animate!r}: the drawn plant of a run is a 3D viewer page; "
                              "end the name in .html")
+    viewer = [o for o, v in (("--trace", args.trace), ("--axes", args.axes),
+                             ("--deformation-scale", args.deformation_scale != 1.0)) if v]
+    if viewer and not args.animate:
+        raise ParameterError(f"{viewer[0]} sets the drawn plant: give it with --animate FILE.html")
+    if args.animate:  # the model-free part of the check; the plant's frames are known after the run
+        check_deformation_scale_of("the plant", True, args.deformation_scale)
     live = False
     if args.live or args.port is not None:
         live = LiveView(args.signal or None, port=args.port or 0,
@@ -324,7 +337,8 @@ def cmd_run(args) -> int:
     if args.plot:
         res.plot(args.plot)
     if args.animate:
-        res.animate(args.animate, block=args.block)
+        res.animate(args.animate, block=args.block, traces=args.trace, axes=args.axes,
+                    deformation_scale=args.deformation_scale)
     st = res.stats
     pace = (f", real time at rtf {args.rtf:g} (achieved {st['rtf_achieved']:.4g}, jitter p99 "
             f"{st['jitter_p99_us']:.0f} us, {st['overruns']} overruns)" if args.realtime else "")
@@ -503,7 +517,8 @@ def cmd_sweep(args) -> int:
         make = {"lhs": designs.latin_hypercube, "sobol": designs.sobol,
                 "montecarlo": designs.monte_carlo}[args.design]
         design = make(params, args.samples, seed=args.seed)
-    df = sweep(args.target, design, out=out, plot=plot, **_study_options(args))
+    df = sweep(args.target, design, out=out, plot=plot, linearize=_parse_linearize(args.linearize),
+               **_study_options(args))
     failed = int((df["status"] == "failed").sum())
     counts = df["status"].value_counts()
     verdicts = "".join(f", {counts[s]} {s}" for s in ("not settled", "diverged") if s in counts)
@@ -512,6 +527,22 @@ def cmd_sweep(args) -> int:
     print(f"{len(df)} runs ({failed} failed{verdicts}) -> {args.out}"
           + (f", plot -> {args.plot}" if plot else ""))
     return 0
+
+
+def _parse_linearize(items) -> dict | None:
+    """--linearize KEY=VALUE items as mbsfmu.linearize's options (a number where it reads as one,
+    else the text); None without any."""
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ParameterError(f"--linearize {item!r}: expected KEY=VALUE, e.g. --linearize "
+                                 "domain=discrete")
+        try:
+            out[key.strip()] = float(value) if "." in value or "e" in value.lower() else int(value)
+        except ValueError:
+            out[key.strip()] = value.strip()
+    return out or None
 
 
 def _print_result(result, notes, as_json: bool) -> bool:
@@ -621,6 +652,8 @@ def cmd_optimize(args) -> int:
     plot = plot_path(args.plot, "--plot", inputs_files) if args.plot else None
     if args.history is not None:
         check_output_path(args.history, "--history", inputs_files)
+    if is_diagram(args.model):
+        return _optimize_diagram(args, plot)
     system = load_model(args.model)
     params, initial, inputs = _parse_sets(args.set, system)
     if args.progress is None:
@@ -634,7 +667,12 @@ def cmd_optimize(args) -> int:
                       start=_parse_numbers(args.start, "--start") or None, constants=params, initial=initial,
                       mode=args.mode, method=args.method, rtol=args.rtol, formulation=args.formulation,
                       history=args.history, resume=args.resume, max_evaluations=args.max_evaluations,
-                      progress=show, **options)
+                      progress=show, minimizer=args.minimizer, xtol=args.xtol, **options)
+    return _optimized(args, result, plot)
+
+
+def _optimized(args, result, plot) -> int:
+    """What ``optimize`` prints and draws of its result."""
     if plot is not None:
         result.plot(plot)
     notes = [f"moved {old} aside to {new} (--resume restart)" for old, new in result.moved]
@@ -647,6 +685,20 @@ def cmd_optimize(args) -> int:
     if where:
         print(where)
     return 0
+
+
+def _optimize_diagram(args, plot) -> int:
+    """``optimize`` of a diagram target: --set values are its fixed values (constants=)."""
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    result = optimize(args.model, minimize=args.minimize, maximize=args.maximize,
+                      params=_parse_params(args.param, "lhs", "optimize"), t_end=args.t_end,
+                      constraints=_parse_constraints(args.constraint) or None,
+                      start=_parse_numbers(args.start, "--start") or None,
+                      constants=_parse_numbers(args.set, "--set") or None, method=args.method,
+                      formulation=args.formulation, mode=args.mode, minimizer=args.minimizer, xtol=args.xtol,
+                      history=args.history, resume=args.resume, max_evaluations=args.max_evaluations,
+                      progress=show)
+    return _optimized(args, result, plot)
 
 
 def cmd_animate(args) -> int:
@@ -732,7 +784,9 @@ def _add_study_options(p) -> None:
                    help="KIND: final, max, min, mean, rms, maxabs, settling (settling(x) 2 %% band, "
                    "settling(x, 5%%)); SIGNAL: a coordinate, der(NAME), constraint_residual or an FMU "
                    "variable; repeatable (default: final values)")
-    p.add_argument("--t-end", type=float, required=True, help="end time of every run [s]")
+    p.add_argument("--t-end", type=float, default=None,
+                   help="end time of every run [s] (required but for a diagram whose metrics are all of its "
+                   "linearized closed loop)")
     p.add_argument("--dt", type=float, default=None, help="output interval [s]")
     p.add_argument("--rtol", type=float, default=None, help="relative tolerance")
     p.add_argument("--resume", choices=["check", "restart", "keep"], default="check",
@@ -789,7 +843,9 @@ def _add_gradient_parsers(sub) -> None:
                         "gradients)", description="minimize (or maximize) a final(), integral() or mean() "
                         "metric over bounded constants and initial values, with constraints on other "
                         "metrics, by scipy.optimize with the exact gradients of the direct or adjoint method")
-    po.add_argument("model", help="Python file with a model() function")
+    po.add_argument("model", help="Python file with a model() function, or a diagram: an SSP (.ssp, "
+                    "parameters BLOCK.NAME) or FILE.py:FUNCTION, a function of the parameters that returns a "
+                    "Diagram (tuned without gradients: --minimizer)")
     po.add_argument("--param", action="append", metavar="NAME=LOW:HIGH",
                     help="a constant, initial value (x, der(x)) or named initial condition and its range; "
                     "repeatable")
@@ -813,6 +869,13 @@ def _add_gradient_parsers(sub) -> None:
                     help="a line per evaluation on stderr (default: when stderr is a terminal)")
     po.add_argument("--plot", metavar=PLOT_FILE, help="also plot the objective and the parameters per "
                     "evaluation")
+    po.add_argument("--minimizer", default=None, choices=list(MINIMIZERS.values()),
+                    help="a diagram's minimizer: Nelder-Mead (default), Powell, COBYLA (default with "
+                    "constraints), or L-BFGS-B / SLSQP with finite differences (a model's: its "
+                    "exact-gradient minimizer)")
+    po.add_argument("--xtol", type=float, default=_default(optimize, "xtol"),
+                    help="a derivative-free minimizer's tolerance on the parameters scaled to [0, 1] "
+                    "(default %(default)g)")
     _add_run_options(po, optimize)
     po.set_defaults(func=cmd_optimize)
 
@@ -890,7 +953,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--modes", metavar=PLOT_FILE, help="write a plot of the mode shapes")
     pl.set_defaults(func=cmd_linearize)
     pw = sub.add_parser("sweep", help="run a model or FMU over a design of parameter sets on Dask")
-    pw.add_argument("target", help="model file (.py) or FMU (.fmu)")
+    pw.add_argument("target", help="model file (.py), FMU (.fmu), SSP (.ssp, parameters BLOCK.NAME) or "
+                    "FILE.py:FUNCTION, a function of the parameters that returns a Diagram")
     pw.add_argument("--param", action="append", metavar="NAME=SPEC",
                     help="factorial: START:STOP:N or v1,v2,...; lhs/sobol: LO:HI; montecarlo: LO:HI "
                     "(uniform) or a scipy.stats distribution such as norm(1,0.1); repeatable")
@@ -904,6 +968,9 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--plot", metavar=PLOT_FILE,
                     help="also plot the first metric: over one parameter, a heat map over two on a grid, "
                     "else a histogram")
+    pw.add_argument("--linearize", action="append", metavar="KEY=VALUE",
+                    help="an option of the linearization a diagram's metrics largest_real_part, stable, "
+                    "min_damping, spectral_radius take (domain=discrete, pade_order=N); repeatable")
     _add_study_options(pw)
     pw.set_defaults(func=cmd_sweep)
     for name, api, what, n_help in (
@@ -994,6 +1061,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also draw the plant (an FMU built from a model) in a 3D viewer page")
     pr.add_argument("--block", default=None, help="the FMU block --animate draws (default: the one that "
                     "carries a view)")
+    _add_viewer_options(pr)
     pr.set_defaults(func=cmd_run)
     pa = sub.add_parser("animate", help="animate a model or a result CSV as HTML or GIF (3D stick figure)")
     pa.add_argument("source", help="model file (.py, simulated first) or result CSV of mbsfmu simulate --out")
@@ -1016,14 +1084,19 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--player", choices=("3d", "images"), default="3d",
                     help="what an .html file holds: the interactive 3D viewer (default) or "
                          "pre-rendered matplotlib images")
-    pa.add_argument("--trace", action="append", default=[], metavar="FRAME",
-                    help="the 3D viewer draws this frame's path (repeatable)")
-    pa.add_argument("--axes", action="append", default=[], metavar="FRAME",
-                    help="the 3D viewer draws this frame's x, y, z axes (repeatable)")
-    pa.add_argument("--deformation-scale", type=float, default=1.0, metavar="S",
-                    help="draw flexible bodies with their elastic coordinates times S (default 1)")
+    _add_viewer_options(pa)
     pa.set_defaults(func=cmd_animate)
     return p
+
+
+def _add_viewer_options(parser) -> None:
+    """The 3D viewer's options, the same for `animate` and `run --animate`."""
+    parser.add_argument("--trace", action="append", default=[], metavar="FRAME",
+                        help="the 3D viewer draws this frame's path (repeatable)")
+    parser.add_argument("--axes", action="append", default=[], metavar="FRAME",
+                        help="the 3D viewer draws this frame's x, y, z axes (repeatable)")
+    parser.add_argument("--deformation-scale", type=float, default=1.0, metavar="S",
+                        help="draw flexible bodies with their elastic coordinates times S (default 1)")
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -95,6 +95,15 @@ def animate(result, path=None, fps: float | None = None, every: int = 1, dpi: fl
     U = None if result.u is None else np.asarray(result.u)[..., keep]
     scene = build_scene(result.system, result.numeric, t, np.asarray(result.y)[:, keep], U,
                         deformation_scale=deformation_scale)
+    return scene_animation(scene, fps, path, dpi, size, player, traces, axes)
+
+
+def scene_animation(scene: Scene, fps: float, path=None, dpi: float = 80, size: float = 5.0,
+                    player: str = "3d", traces=(), axes=()) -> Animation:
+    """The :class:`Animation` of ``scene`` played at ``fps`` (the frames ``traces`` and ``axes``
+    checked against the scene's), written to ``path`` when given (:meth:`Animation.write`): the
+    end of :func:`animate` and of the runner's ``Result.animate``, whose options were checked by
+    :func:`check_options` before the scene was drawn."""
     check_viewer_frames(scene.frame_names, traces, axes)
     anim = Animation(scene, float(fps), traces, axes)
     if path is not None:

@@ -1,14 +1,17 @@
 """The view a model carries into its FMU: what the 3D viewer needs to draw the model from
 recorded coordinates alone, without the model file, sympy's derivation or the C engine.
 
-A native FMU built from a model (:func:`mbsfmu.fmu.native.build_native_fmu`) holds
-:data:`RESOURCE`, one JSON document (:data:`FORMAT`, version :data:`VERSION`) with
+An FMU built from a model (:func:`mbsfmu.fmu.native.build_native_fmu` and
+:func:`mbsfmu.fmu.pythonfmu_export.build_pythonfmu`) holds :data:`RESOURCE`, one JSON document
+(:data:`FORMAT`, version :data:`VERSION`) with
 
 * ``layout``: the frames (a natural-coordinate model's points), stick segments, lines and
   shapes of ``System.visual`` (:class:`~mbsfmu.animation.scene.Layout`);
 * ``coordinates`` and ``constants`` (name -> the model's value): the names the pose depends on,
   which are the FMU's variables of the same names (a frame's placement depends on coordinates,
   time, time parameters and constants only, never on inputs or velocities);
+* ``elastic``: the coordinates that are flexible bodies' elastic coordinates (what a
+  ``deformation_scale`` multiplies, :mod:`.scene`; absent in a file of an earlier build: none);
 * ``program``: the pose of every frame, 12 values a frame (r_K, S_K row by row; seed 002
   eq. 3), as an expression program (:mod:`mbsfmu.codegen.expression_program`) over the
   intermediate variables of the model's kinematics, with the time parameters computed from t
@@ -37,7 +40,16 @@ from ..core.checks import finite_number
 from ..core.errors import ModelError, ParameterError
 from ..equations.derive import derive
 from ..equations.python_source import argument_symbols
-from .scene import Layout, Scene, layout_of, pose_expressions, scene_of
+from .scene import (
+    Layout,
+    Scene,
+    check_deformation_scale_of,
+    elastic_coordinates,
+    layout_of,
+    pose_expressions,
+    scale_deformation,
+    scene_of,
+)
 
 #: where an FMU carries its view (a path inside the archive)
 RESOURCE = "resources/mbsfmu_viewer.json"
@@ -55,6 +67,7 @@ class ModelView:
     constants: dict                 # name -> the model's value (None: none given)
     program: dict | None = None
     unavailable: str | None = None  # why there is no program
+    elastic: list = ()              # the flexible bodies' elastic coordinates
 
     @classmethod
     def from_model(cls, system) -> ModelView:
@@ -63,7 +76,8 @@ class ModelView:
         args = dict(argument_symbols(system))
         constants = {c.name: (None if c.value is None else float(c.value))
                      for c in system.constants_.values()}
-        view = cls(system.name, layout, list(system.coordinates_), constants)
+        view = cls(system.name, layout, list(system.coordinates_), constants,
+                   elastic=elastic_coordinates(system))
         lines = []
         for p in system.time_parameters.values():
             if p.expressions is None:
@@ -81,8 +95,8 @@ class ModelView:
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT, "version": VERSION, "model": self.model,
                            "layout": self.layout.to_dict(), "coordinates": self.coordinates,
-                           "constants": self.constants, "program": self.program,
-                           "unavailable": self.unavailable},
+                           "constants": self.constants, "elastic": list(self.elastic),
+                           "program": self.program, "unavailable": self.unavailable},
                           separators=(",", ":"))
 
     @classmethod
@@ -101,7 +115,9 @@ class ModelView:
             layout = Layout.from_dict(d["layout"])
             view = cls(str(d["model"]), layout, [str(c) for c in d["coordinates"]],
                        {str(k): (None if v is None else float(v)) for k, v in d["constants"].items()},
-                       d["program"], d.get("unavailable"))
+                       d["program"], d.get("unavailable"), [str(c) for c in d.get("elastic", [])])
+            if not set(view.elastic) <= set(view.coordinates):
+                raise ValueError("an elastic coordinate is not one of the coordinates")
             if view.program is not None:
                 check_program(view.program)
                 arguments = view.program["arguments"]
@@ -135,10 +151,22 @@ class ModelView:
         vals = np.stack(out, axis=-1).reshape(n, -1, 12)
         return vals[:, :, :3].copy(), vals[:, :, 3:].reshape(n, -1, 3, 3)
 
-    def scene(self, t, Y, params=None, title: str | None = None) -> Scene:
-        """The :class:`~mbsfmu.animation.scene.Scene` at the times t and coordinates Y."""
+    def scene(self, t, Y, params=None, title: str | None = None, deformation_scale: float = 1.0) -> Scene:
+        """The :class:`~mbsfmu.animation.scene.Scene` at the times t and coordinates Y, the
+        elastic coordinates multiplied by ``deformation_scale`` (as :func:`~.scene.build_scene`
+        does; a ParameterError for a scale that is not a finite number > 0, or not 1 for a model
+        with no elastic coordinate)."""
+        self.check_deformation_scale(deformation_scale)
+        if deformation_scale != 1:
+            rows = [self.coordinates.index(c) for c in self.elastic]
+            Y, title = scale_deformation(np.reshape(Y, (len(self.coordinates), -1)), rows,
+                                         deformation_scale, title or self.layout.title)
         points, rotations = self.poses(t, Y, params)
         return scene_of(self.layout, t, points, rotations, title)
+
+    def check_deformation_scale(self, scale) -> None:
+        """A ParameterError for a ``deformation_scale`` this view cannot draw (see :meth:`scene`)."""
+        check_deformation_scale_of(self.model, bool(self.elastic), scale)
 
 
 def view_resources(system) -> dict[str, str]:
@@ -158,8 +186,10 @@ def read_view(fmu_path) -> ModelView:
     try:
         with zipfile.ZipFile(fmu_path) as z:
             if RESOURCE not in z.namelist():
-                raise ModelError(f"{name} carries no {RESOURCE} (only a native FMU built by "
-                                 "mbsfmu.build_fmu from a model carries its view)")
+                raise ModelError(f"{name} carries no {RESOURCE}, so the viewer cannot draw it: "
+                                 "an FMU carries its model's view when mbsfmu.build_fmu built it "
+                                 "from a model (either kind), and this one was built elsewhere or by "
+                                 "an mbsfmu before the 3D viewer")
             text = z.read(RESOURCE)
     except (OSError, zipfile.BadZipFile) as exc:
         raise ModelError(f"cannot read the view of {name}: {exc}") from None

@@ -224,9 +224,8 @@ def build_scene(system, numeric, t, Y, U=None, title: str | None = None,
         return scene_of(layout, t, points, rotations, title)
     title = title or system.title
     if deformation_scale != 1:
-        Y = np.array(Y, dtype=float).reshape(numeric.f, -1)
-        Y[elastic_rows(system, numeric)] *= deformation_scale
-        title = f"{title} (elastic deformation x{deformation_scale:g})"
+        Y, title = scale_deformation(np.reshape(Y, (numeric.f, -1)), elastic_rows(system, numeric),
+                                     deformation_scale, title)
     points, rotations = numeric.pose_series(layout.frame_names, t, Y, U)
     return scene_of(layout, t, points, rotations, title)
 
@@ -246,22 +245,40 @@ def scene_of(layout: Layout, t, points, rotations, title: str | None = None,
                  rotations, lines + list(layout.lines), wires, tuple(layout.up))
 
 
+def elastic_coordinates(system) -> list[str]:
+    """The names of the flexible bodies' elastic coordinates (none for a model without one)."""
+    return [c for body in getattr(system, "flexible_bodies", {}).values() for c in body.coordinates]
+
+
 def elastic_rows(system, numeric) -> list[int]:
     """The rows of the flexible bodies' elastic coordinates in a trajectory Y."""
     names = list(numeric.coordinate_names)
-    bodies = getattr(system, "flexible_bodies", {}).values()
-    return [names.index(c) for body in bodies for c in body.coordinates]
+    return [names.index(c) for c in elastic_coordinates(system)]
+
+
+def scale_deformation(Y, rows, scale: float, title: str) -> tuple[np.ndarray, str]:
+    """A copy of the trajectory Y (coordinates, samples) with the elastic coordinates' ``rows``
+    multiplied by ``scale`` (module docstring), and ``title`` saying so."""
+    Y = np.array(Y, dtype=float)
+    Y[list(rows)] *= scale
+    return Y, f"{title} (elastic deformation x{scale:g})"
 
 
 def check_deformation_scale(system, scale) -> None:
     """A ParameterError for a deformation scale that is not a finite number > 0, or not 1 for a
     model with no flexible body."""
+    check_deformation_scale_of(system.name, bool(getattr(system, "flexible_bodies", None)), scale)
+
+
+def check_deformation_scale_of(model: str, flexible: bool, scale) -> None:
+    """:func:`check_deformation_scale` for the model named ``model`` that has a flexible body
+    (``flexible``) or not; also for a model known only by its carried view."""
     ok = isinstance(scale, (int, float, np.floating)) and not isinstance(scale, bool)
     if not (ok and np.isfinite(scale) and scale > 0):
         raise ParameterError(f"animate: deformation_scale must be a finite number > 0, got {scale!r}")
-    if scale != 1 and not getattr(system, "flexible_bodies", None):
+    if scale != 1 and not flexible:
         raise ParameterError(f"animate: deformation_scale {scale:g} scales flexible bodies' elastic "
-                             f"coordinates, and model {system.name!r} has no flexible body; leave it at 1")
+                             f"coordinates, and model {model!r} has no flexible body; leave it at 1")
 
 
 def check_drawable(system) -> None:

@@ -2,7 +2,9 @@
 
 :func:`build_pythonfmu` writes a small slave script (a ``pythonfmu.Fmi2Slave`` subclass named
 after the model) and builds an FMU from it with pythonfmu's ``FmuBuilder``; the model file is
-bundled in the FMU's ``resources/model/`` folder.  The FMU exposes exactly the variables of
+bundled in the FMU's ``resources/model/`` folder, and the model's view beside it
+(``resources/mbsfmu_viewer.json``, :mod:`mbsfmu.animation.model_view`, as in the native kind: a
+diagram's result draws the FMU block's plant).  The FMU exposes exactly the variables of
 :func:`mbsfmu.codegen.fmu_variables.fmu_variables` (same names, causality, variability, initial
 and start values, in the same value-reference order).
 
@@ -65,6 +67,7 @@ import uuid
 import xml.etree.ElementTree as ET
 import zipfile
 
+from ..animation.model_view import view_resources
 from ..codegen.compile import find_compiler, run_compiler
 from ..codegen.fmu_variables import fmu_variables
 from ..core.errors import renamed_keyword
@@ -139,8 +142,10 @@ def build_pythonfmu(model_path, out_path, formulation=None, method=None, *, solv
                             variables=[v.name for v in variables],
                             n_state=2 * len(system.coordinates_))
     out_path = fmu_path(out_path, ident)
-    built = build_with_pythonfmu(script, module_name, out_path,
-                                 {f"model/{model_path.name}": source},
+    files = {f"model/{model_path.name}": source}
+    for name, text in view_resources(system).items():  # the view, as the native kind carries it
+        files[str(pathlib.PurePosixPath(name).relative_to("resources"))] = text.encode()
+    built = build_with_pythonfmu(script, module_name, out_path, files,
                                  canGetAndSetFMUstate=True, canSerializeFMUstate=True)
     complete_model_structure(built, variables)
     install_guard(built, ident, guid, system.name)

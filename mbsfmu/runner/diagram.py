@@ -75,22 +75,28 @@ SAMPLE_TIME_RTOL = 1e-9
 
 class BlockRunError(BlockError, SimulationError):
     """A block failed during a run: ``.block`` (name), ``.t``, ``.result`` (signals so far),
-    ``.rolled_back`` (blocks restored to the start of the failing step from snapshots)."""
+    ``.rolled_back`` (blocks restored to the start of the failing step from snapshots),
+    ``.non_finite`` (the signal ``block.port`` whose value was not finite, when that stopped the
+    run with ``check_finite=True``; else None)."""
 
-    def __init__(self, message: str, block: str | None = None, t: float | None = None):
+    def __init__(self, message: str, block: str | None = None, t: float | None = None,
+                 non_finite: str | None = None):
         super().__init__(message)
         self.block = block
         self.t = t
         self.result = None
         self.rolled_back = False
+        self.non_finite = non_finite
 
 
 class _Fault(Exception):
-    """Raised inside the step loop by the runner's own checks: (block index, message)."""
+    """Raised inside the step loop by the runner's own checks: (block index, message, and the
+    port whose value was not finite)."""
 
-    def __init__(self, block: int, message: str):
+    def __init__(self, block: int, message: str, port: str | None = None):
         super().__init__(message)
         self.block = block
+        self.port = port
 
 
 def _gather(idx: tuple[int, ...]):
@@ -233,6 +239,13 @@ class Diagram:
         ``algebraic_loops="iterate"``.  Returns the algebraic loops (empty if none).
         """
         return self._compile(algebraic_loops).loops
+
+    def recorded_signals(self, record: Sequence[str] | None = None, *,
+                         algebraic_loops: str = "error") -> list[str]:
+        """The names ``block.port`` a :meth:`run` with these ``record`` and ``algebraic_loops``
+        records (the columns of its result after ``time``), without running; the same errors
+        as :meth:`check` and, for a name that cannot be recorded, a DiagramError."""
+        return self._recorded(self._compile(algebraic_loops), record)[0]
 
     def execution_order(self) -> list[tuple[str, ...]]:
         """The ``output`` calls of one step in order: a block name, or a tuple of several names
@@ -562,7 +575,9 @@ class Diagram:
                 message += " (run with rollback=False to skip state snapshots)"
         else:
             message = f"{phase}() failed: {type(exc).__name__}: {exc}"
-        return BlockRunError(f"{name} at t={t:.9g}: {message}", name, t)
+        port = exc.port if isinstance(exc, _Fault) else None
+        return BlockRunError(f"{name} at t={t:.9g}: {message}", name, t,
+                             None if port is None else f"{name}.{port}")
 
 
 class _LazyPhases:
@@ -757,7 +772,7 @@ def _check_values(i: int, y, ports) -> None:
     """Raise :class:`_Fault` naming the first non-finite output of block ``i``."""
     for port, v in zip(ports, y):
         if not _finite(v) and not isinstance(v, np.bool_):
-            raise _Fault(i, f"non-finite output {port} = {v!r}")
+            raise _Fault(i, f"non-finite output {port} = {v!r}", port)
 
 
 def _check_loop(solver: LoopSolver, sig: list, plan: _Plan) -> None:

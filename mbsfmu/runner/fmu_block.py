@@ -34,6 +34,13 @@ allocated once per start (fmpy's ``getReal``/``setReal`` build new ctypes arrays
 and raise on a bad status; here the status is checked in place).  A Warning counts as success
 (the step was taken; the message stays in :attr:`FMU.messages`); Discard, Error, Fatal and
 Pending raise :class:`BlockError` with the messages the FMU logged.
+
+**Loaded once per process.**  An FMU file's model description and its unpacked folder are kept
+per process (:data:`FMU_FILES`, keyed by the file's resolved path, size and modification time):
+the FMU blocks of one file made again and again (a sweep's factory makes new blocks for every
+run) parse and unzip it once; each block still gets its own instance at every start.  An FMU
+that declares ``canBeInstantiatedOnlyOncePerProcess`` is unpacked per block, as before (its
+copies of the shared library keep their global state apart).
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ import numbers
 import pathlib
 import shutil
 import tempfile
+import threading
 import weakref
 
 from ..animation.model_view import read_view
@@ -59,6 +67,64 @@ _log = logging.getLogger(__name__)
 _OK, _WARNING, _DISCARD, _ERROR, _FATAL = 0, 1, 2, 3, 4
 #: how many FMU log messages a block keeps (oldest dropped first)
 MAX_MESSAGES = 200
+
+
+class FmuFiles:
+    """The FMU files of this process: each file's model description, read once, and its folder,
+    unpacked once and removed when the process ends; ``extractions`` counts the unpackings per
+    file (tests read it).  A file changed on disk (another size or modification time) is read
+    again."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._descriptions: dict = {}
+        self._folders: dict = {}
+        self.extractions: collections.Counter = collections.Counter()
+
+    @staticmethod
+    def key(path: pathlib.Path) -> tuple:
+        st = path.stat()
+        return str(path.resolve()), st.st_size, st.st_mtime_ns
+
+    def description(self, path: pathlib.Path):
+        """The model description of the FMU file ``path`` (fmpy's, not validated)."""
+        from fmpy import read_model_description
+
+        key = self.key(path)
+        with self._lock:
+            if key not in self._descriptions:
+                self._descriptions[key] = read_model_description(str(path), validate=False)
+            return self._descriptions[key]
+
+    def folder(self, path: pathlib.Path, prefix: str) -> str:
+        """The folder the FMU file ``path`` is unpacked in, shared by its blocks in this process."""
+        key = self.key(path)
+        with self._lock:
+            d = self._folders.get(key)
+            if d is None or not pathlib.Path(d).is_dir():
+                d = self.extract(path, prefix)
+                self._folders[key] = d
+                weakref.finalize(self, shutil.rmtree, d, True)
+            return d
+
+    def extract(self, path: pathlib.Path, prefix: str) -> str:
+        """Unpack the FMU file into a new temporary folder (counted)."""
+        from fmpy import extract
+
+        d = tempfile.mkdtemp(prefix=prefix)
+        extract(str(path), d)
+        self.extractions[str(path.resolve())] += 1
+        return d
+
+    def clear(self) -> None:
+        """Forget every file (their folders are removed at exit)."""
+        with self._lock:
+            self._descriptions.clear()
+            self._folders.clear()
+
+
+#: the FMU files of this process (see :class:`FmuFiles`)
+FMU_FILES = FmuFiles()
 
 
 def _close_names(name: str, names) -> str:
@@ -134,13 +200,11 @@ class FMU(Block):
     def __init__(self, path, *, parameters=None, start_values=None, instance_name=None, log=False,
                  outputs=None, sample_time=None, interface=None, method=None, rtol=None, atol=None,
                  max_step=None):
-        from fmpy import read_model_description
-
         self.path = pathlib.Path(path)
         if not self.path.is_file():
             raise BlockError(f"FMU file {str(self.path)!r} does not exist")
         try:
-            md = read_model_description(str(self.path), validate=False)
+            md = FMU_FILES.description(self.path)
         except Exception as exc:  # fmpy raises plain Exceptions for broken archives/XML
             raise BlockError(f"cannot read the model description of {str(self.path)!r}: {exc}") from exc
         if md.fmiVersion not in VERSIONS:
@@ -150,6 +214,7 @@ class FMU(Block):
         self.fmi_version = VERSIONS[md.fmiVersion]
         self.interface = self._interface(interface)
         integrator = {"method": method, "rtol": rtol, "atol": atol, "max_step": max_step}
+        self._integrator_options = integrator
         if self.interface == "cs":
             given = [k for k, v in integrator.items() if v is not None]
             if given:
@@ -197,6 +262,27 @@ class FMU(Block):
         self._fatal = False
         self._initialized = False
         self._view = None  # the model's view, read on the first view()
+
+    def with_values(self, parameters=None, start_values=None) -> FMU:
+        """A new block of the same FMU file with the same options and values, ``parameters`` and
+        ``start_values`` ({name: value}, checked as by the constructor) set on top: a block of
+        its own (own instance, own values) that shares the process's parsed and unpacked FMU."""
+        return FMU(self.path, parameters={**self.parameters, **(parameters or {})},
+                   start_values={**self.start_values, **(start_values or {})},
+                   instance_name=self.instance_name, log=self.log, outputs=self.outputs,
+                   sample_time=self.sample_time, interface=self.interface, **self._integrator_options)
+
+    def settable(self) -> dict:
+        """{name: 'parameter' | 'start value'}: the variables that ``with_values`` sets (the
+        parameters; the inputs and the variables with an exact or approximate start)."""
+        out = {}
+        for v in self.model_description.modelVariables:
+            if v.causality == "parameter" and v.variability != "constant":
+                out[v.name] = "parameter"
+            elif v.causality == "input" or (v.initial in ("exact", "approx") and v.causality != "independent"
+                                            and v.variability != "constant"):
+                out[v.name] = "start value"
+        return out
 
     # ---- description ------------------------------------------------------------------------
 
@@ -318,13 +404,16 @@ class FMU(Block):
     # ---- life cycle -------------------------------------------------------------------------
 
     def _extract(self):
+        """The FMU's folder: the process's shared one (:class:`FmuFiles`), or the block's own
+        for an FMU that can be instantiated only once per process."""
         if self._unzip_dir is None or not pathlib.Path(self._unzip_dir).is_dir():
-            from fmpy import extract
-
-            d = tempfile.mkdtemp(prefix=f"mbsfmu_{self.path.stem}_")
-            extract(str(self.path), d)
+            prefix = f"mbsfmu_{self.path.stem}_"
+            if self._description().canBeInstantiatedOnlyOncePerProcess:
+                d = FMU_FILES.extract(self.path, prefix)
+                self._cleanup = weakref.finalize(self, shutil.rmtree, d, True)
+            else:
+                d = FMU_FILES.folder(self.path, prefix)
             self._unzip_dir = d
-            self._cleanup = weakref.finalize(self, shutil.rmtree, d, True)
         return self._unzip_dir
 
     def start(self, t0, dt):
@@ -381,7 +470,7 @@ class FMU(Block):
 
     def stop(self):
         self._release()
-        if self._cleanup is not None:
+        if self._cleanup is not None:  # the block's own folder (the shared one stays)
             self._cleanup()
             self._cleanup = None
             self._unzip_dir = None

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..animation.animate import Animation, check_options, check_viewer_frames, frame_samples
+from ..animation.animate import Animation, check_options, frame_samples, scene_animation
 from ..core.errors import deprecated
 from ..core.output_files import plot_path
 from ..plotting import Figure, Line, Panel, column, matplotlib_figure, write
@@ -131,38 +131,48 @@ class Result:
         return fig
 
     def animate(self, path=None, block: str | None = None, fps: float = ANIMATION_FPS, traces=(),
-                axes=()) -> Animation:
+                axes=(), dpi: float = 80, size: float = 5.0, player: str = "3d",
+                deformation_scale: float = 1.0) -> Animation:
         """The 3D animation of the model inside the FMU block ``block`` (default: the one block of
         the run whose FMU carries its view, ``resources/mbsfmu_viewer.json``, which
-        ``mbsfmu.build_fmu`` writes for a model), drawn from the recorded coordinates
-        ``<block>.<coordinate>`` with the model's constants as the block set them; written to
-        ``path`` (``.html``: the interactive 3D viewer, or ``.gif``) when given.
+        ``mbsfmu.build_fmu`` writes into both kinds of FMU it builds from a model), drawn from
+        the recorded coordinates ``<block>.<coordinate>`` with the model's constants as the block
+        set them; written to ``path`` (``.html``: the interactive 3D viewer, or ``.gif``) when
+        given.
 
         ``fps``: frames per second drawn (default :data:`ANIMATION_FPS`): every k-th row with
         k = round(1 / (fps step)), and the last row (:func:`~mbsfmu.animation.animate.
-        frame_samples`); the page plays in real time.  ``traces``, ``axes``: frame names whose
-        origin's path, or whose x, y, z axes, the 3D viewer draws.  A DiagramError names a block
-        that does not exist or has no view, several candidates, or a signal the run did not
-        record (and how to record it)."""
+        frame_samples`); the page plays in real time (so there is no ``every=``: the rows follow
+        from ``fps``).  The other options are those of :meth:`mbsfmu.Result.animate`, checked
+        by the same functions: ``traces``, ``axes`` (frame names whose origin's path, or whose
+        x, y, z axes, the 3D viewer draws), ``dpi`` and ``size`` (of the GIF and the images
+        page), ``player`` (what an .html file holds: ``'3d'`` or ``'images'``) and
+        ``deformation_scale`` (the flexible bodies drawn with their elastic coordinates
+        multiplied by it, the title says so; not 1 only for a model with a flexible body).  A
+        DiagramError names a block that does not exist or has no view (and why: e.g. an FMU not
+        built by mbsfmu from a model), several candidates, or a signal the run did not record
+        (and how to record it); a ParameterError a bad option.  A refused call writes nothing."""
         fps = ANIMATION_FPS if fps is None else fps
-        check_options(path, fps, viewer_extras=bool(traces or axes))
+        check_options(path, fps, dpi=dpi, size=size, player=player, viewer_extras=bool(traces or axes))
         name, view, params = self._view(block)
+        view.check_deformation_scale(deformation_scale)
         Y = np.array([self._view_signal(name, c) for c in view.coordinates]).reshape(-1, len(self.t))
         keep = frame_samples(self.t, fps)
         check_options(path, fps, samples=len(keep))
         t = self.t[keep]
-        scene = view.scene(t, Y[:, keep], params, title=f"{name}: {view.layout.title}")
-        check_viewer_frames(scene.frame_names, traces, axes)
+        scene = view.scene(t, Y[:, keep], params, title=f"{name}: {view.layout.title}",
+                           deformation_scale=deformation_scale)
         playback = (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else float(fps)
-        anim = Animation(scene, min(playback, float(fps)), traces, axes)
-        if path is not None:
-            anim.write(path)
-        return anim
+        return scene_animation(scene, min(playback, float(fps)), path, dpi, size, player, traces, axes)
 
     def _view(self, block):
-        """(name, ModelView, constants) of the block to draw (see :meth:`animate`)."""
-        drawable = {n: v for n, v in self.views.items() if not isinstance(v, str)}
-        missing = {n: v for n, v in self.views.items() if isinstance(v, str)}
+        """(name, ModelView, constants) of the block to draw (see :meth:`animate`); a block whose
+        carried view holds no pose (a model with a time parameter given as a Python function,
+        which a pythonfmu FMU runs) counts as one without a view, with that reason."""
+        missing = {n: v if isinstance(v, str) else "its FMU's view holds no pose: "
+                   f"{v[0].unavailable}" for n, v in self.views.items()
+                   if isinstance(v, str) or v[0].program is None}
+        drawable = {n: v for n, v in self.views.items() if n not in missing}
         if block is None:
             if len(drawable) == 1:
                 block = next(iter(drawable))
@@ -172,11 +182,11 @@ class Result:
             else:
                 why = "; ".join(f"{n}: {v}" for n, v in missing.items())
                 raise DiagramError("animate: no block of this run carries a 3D view (an FMU block of "
-                                   "a native FMU built by mbsfmu.build_fmu from a model does)"
+                                   "an FMU that mbsfmu.build_fmu built from a model does)"
                                    + (f"; {why}" if why else ""))
-        if block in missing:
+        if isinstance(block, str) and block in missing:
             raise DiagramError(f"animate: block {block!r} has no 3D view: {missing[block]}")
-        if block not in drawable:
+        if not isinstance(block, str) or block not in drawable:
             known = ", ".join(drawable) or "none"
             raise DiagramError(f"animate: no block {block!r} with a 3D view in this run (blocks with "
                                f"one: {known})")

@@ -49,6 +49,7 @@ from ..core.errors import ParameterError, SimulationError
 from ..identification.search_checks import count, fixed_values, ranges, split_values, start_point, values_text
 from ..model.loader import system_of
 from ..study import definition
+from . import diagram_optimization as diagrams
 from .gradient import choose_mode, gradient
 from .metrics import parse_metrics
 from .optimization_history import HistoryFile, check_resume
@@ -85,6 +86,9 @@ def optimize(
     progress=False,
     ftol: float = 1e-14,
     gtol: float = 1e-8,
+    minimizer: str | None = None,
+    xtol: float = 1e-8,
+    linearize: dict | None = None,
     **options,
 ) -> OptimizationResult:
     """Minimize the metric ``minimize`` (or maximize ``maximize``; a metric 'final(S)',
@@ -106,8 +110,31 @@ def optimize(
 
     Every argument is checked before any run (a ParameterError naming it); a failed run is a
     SimulationError naming the parameter values it ran with (the evaluations before it are in
-    the history file)."""
+    the history file).
+
+    ``model`` may also be a block diagram (:mod:`.diagram_optimization`): a function of the
+    parameters that returns a Diagram, or an SSP file (``block.parameter`` names); the
+    objective and constraints are then a sweep's metrics of its run to ``t_end`` (or of its
+    linearized loop, ``linearize=``), ``constants=`` its fixed values, ``**options`` Diagram.run's,
+    and ``minimizer`` 'Nelder-Mead' (default), 'Powell', 'COBYLA' (default with constraints),
+    or 'L-BFGS-B' / 'SLSQP' with forward differences; ``xtol``: the derivative-free minimizers'
+    tolerance on the parameters scaled to [0, 1].  For a model, ``minimizer`` may only name
+    the gradient minimizer it uses (L-BFGS-B, or SLSQP with constraints)."""
     clock = time.perf_counter()
+    if diagrams.is_diagram_target(model):
+        if method is not None or initial is not None or formulation is not None or mode != "auto":
+            given = [k for k, v in (("method", method), ("initial", initial), ("formulation", formulation))
+                     if v is not None] or ["mode"]
+            raise ParameterError(f"optimize: {given[0]}= is of a model's runs; a diagram target's "
+                                 "minimizer is "
+                                 "minimizer=, its fixed values constants=")
+        return _optimize_diagram(model, minimize, maximize, params, t_end, constraints, start, constants,
+                                 history, resume, max_evaluations, progress, ftol, xtol, minimizer, linearize,
+                                 options, clock)
+    if linearize is not None:
+        raise ParameterError("optimize: linearize= is for a diagram target (a function that returns a "
+                             "Diagram, "
+                             "or an SSP file)")
     system = system_of(model)
     sense, objective = _objective(minimize, maximize)
     names, lower, upper = ranges(system, params, "optimize", "optimize")
@@ -127,6 +154,10 @@ def optimize(
         raise ParameterError(f"optimize progress must be True, False or a function, got {progress!r}")
     mode = choose_mode(mode, len(names), len(metrics))
     algorithm = "SLSQP" if bounds_of else "L-BFGS-B"
+    if minimizer is not None and minimizer != algorithm:
+        raise ParameterError(f"optimize: minimizer {minimizer!r}: a model's runs give exact gradients, "
+                             f"minimized by {algorithm}" + (" (with constraints)" if bounds_of else "")
+                             + "; the derivative-free minimizers are for a diagram target")
     run = dict(mode=mode, method=method, rtol=rtol, formulation=formulation, **options)
     entries = definition.normalized(
         {
@@ -195,6 +226,59 @@ def optimize(
         iterations=int(getattr(sol, "nit", 0) or 0) if sol is not None else 0,
         history=problem.history_frame(),
         seconds=time.perf_counter() - clock,
+        history_file=None if file is None else str(file.path),
+        moved=[(str(a), str(b)) for a, b in (file.moved if file is not None else [])],
+        dropped=list(file.problems) if file is not None else [],
+    )
+
+
+def _optimize_diagram(target, minimize, maximize, params, t_end, constraints, start, constants, history,
+                      resume, max_evaluations, progress, ftol, xtol, minimizer, linearize, options,
+                      clock) -> OptimizationResult:
+    """optimize() of a diagram target (:mod:`.diagram_optimization`)."""
+    sense, objective = _objective(minimize, maximize)
+    names, lower, upper = diagrams.bounds(params)
+    bounds_of = parse_constraints(constraints)
+    algorithm = diagrams.choose(minimizer, bool(bounds_of))
+    if constants is not None and not isinstance(constants, dict):
+        raise ParameterError(f"optimize constants must be a dict {{name: value}}, got {constants!r}")
+    runs = diagrams.DiagramRuns(target, names, constants, t_end,
+                                {OBJECTIVE: objective, **{n: c[0] for n, c in bounds_of.items()}}, linearize,
+                                options)
+    x0 = diagrams.start_point(runs, names, lower, upper, start)
+    max_evaluations = count("optimize max_evaluations", max_evaluations)
+    ftol, xtol = _positive(ftol, "ftol"), _positive(xtol, "xtol")
+    check_resume(resume)
+    if not (isinstance(progress, bool) or callable(progress)):
+        raise ParameterError(f"optimize progress must be True, False or a function, got {progress!r}")
+    entries = definition.normalized({
+        **runs.prepare(x0),
+        "objective": f"{sense} {objective}",
+        **{f"constraint {n}": " ".join(map(str, c)) for n, c in bounds_of.items()},
+        "parameters": names,
+        "bounds": {n: [float(a), float(b)] for n, a, b in zip(names, lower, upper)},
+        "start": dict(zip(names, map(float, x0))),
+        "constants": definition.describe(runs.fixed),
+        "minimizer": algorithm, "ftol": ftol, "xtol": xtol,
+    })
+    file = HistoryFile(history, names, [m.name for m in runs.metrics], entries, resume) if history else None
+    problem = _DiagramProblem(runs, names, lower, upper, file, max_evaluations, progress, sense, bounds_of)
+    try:
+        sol, stopped = problem.solve(x0, algorithm, ftol, xtol)
+    finally:
+        if file is not None:
+            file.close()
+    best = problem.record_of(sol) if sol is not None else problem.best()
+    return OptimizationResult(
+        model=runs.label(), sense=sense, objective=objective, names=names, lower=lower, upper=upper,
+        start=x0, optimum=best["parameters"].copy(), value=float(best["values"][0]),
+        constraints={n: (float(best["values"][1 + i]), *c[1:]) for i, (n, c) in enumerate(bounds_of.items())},
+        constraint_specs={n: c[0] for n, c in bounds_of.items()}, gradient=best["gradient"].copy(),
+        success=bool(sol is not None and sol.success), message=stopped or str(sol.message),
+        algorithm=algorithm, mode="finite differences" if algorithm in diagrams.GRADIENT else "none",
+        evaluations=len(problem.records), runs=problem.runs, taken=problem.taken,
+        iterations=int(getattr(sol, "nit", 0) or 0) if sol is not None else 0,
+        history=problem.history_frame(), seconds=time.perf_counter() - clock,
         history_file=None if file is None else str(file.path),
         moved=[(str(a), str(b)) for a, b in (file.moved if file is not None else [])],
         dropped=list(file.problems) if file is not None else [],
@@ -493,3 +577,46 @@ class _Problem:
         if feasible:
             return min(feasible, key=lambda r: self.sign * r["values"][0])
         return min(self.records, key=self.violation)
+
+
+class _DiagramProblem(_Problem):
+    """The scaled problem of a diagram target: values only, one run per new point
+    (:mod:`.diagram_optimization`); a run that diverged or did not settle is +inf."""
+
+    #: the scaled value that stands for +inf (the minimizers take finite numbers)
+    HUGE = 1e30
+
+    def __init__(self, runs, names, lower, upper, file, max_evaluations, progress, sense, bounds_of):
+        super().__init__(None, runs.metrics, names, lower, upper, runs.t_end, {}, {}, {}, file,
+                         max_evaluations, progress, sense, bounds_of)
+        self.diagram_runs = runs
+
+    def _run(self, p) -> dict:
+        return diagrams.evaluation(self.diagram_runs, p, self.sign)
+
+    def scaled_value(self, u, i: int) -> float:
+        """The scaled function i at u (0: the objective; 1..: the constraints as g >= 0 or == 0)."""
+        r = self.evaluate(self.p_of(np.clip(u, 0.0, 1.0)))
+        v = r["values"][i]
+        if i == 0:
+            return self.sign * v / self.scales[0] if math.isfinite(v) else self.HUGE
+        if not math.isfinite(v):
+            return -self.HUGE
+        _, relation, value = list(self.bounds_of.values())[i - 1]
+        return (-1.0 if relation == "<=" else 1.0) * (v - value) / self.scales[i]
+
+    def solve(self, p0, algorithm: str, ftol: float, xtol: float):
+        try:
+            u0 = (p0 - self.lower) / self.span
+            first = self.evaluate(self.p_of(u0))
+            f0 = abs(first["values"][0])
+            self.scales = [f0 if 0 < f0 < math.inf else 1.0]
+            for i, (_, _, value) in enumerate(self.bounds_of.values(), start=1):
+                s = max(abs(value), abs(first["values"][i]) if math.isfinite(first["values"][i]) else 0.0)
+                self.scales.append(s if s > 0 else 1.0)
+            return diagrams.solve(self, u0, algorithm, ftol, xtol), None
+        except _Budget:
+            return None, (
+                f"stopped after max_evaluations = {self.max_evaluations} evaluations (rerun with the "
+                "same history file and a larger max_evaluations to continue)"
+            )

@@ -21,7 +21,8 @@ class OptimizationResult:
     ``constraints`` {name: (value there, relation, bound)} of the metrics ``constraint_specs``;
     ``gradient`` (1 + constraints, p) their gradients by the parameters there; ``success`` and
     ``message`` scipy's verdict (or why max_evaluations stopped it); ``algorithm`` the minimizer,
-    ``mode`` the gradient's; ``evaluations`` every evaluation, ``runs`` those run now, ``taken``
+    ``mode`` the gradient's ('forward', 'adjoint'; for a diagram 'finite differences' or 'none');
+    ``evaluations`` every evaluation, ``runs`` those run now, ``taken``
     those taken from the history file; ``iterations`` the minimizer's; ``history`` one row per
     evaluation (the parameters, objective, constraints, gradient norm ||df/du|| with u the
     parameters scaled to [0, 1], seconds, whether taken from the file); ``seconds`` the wall time;
@@ -53,6 +54,15 @@ class OptimizationResult:
     history_file: str | None = None
     moved: list = field(default_factory=list)
     dropped: list = field(default_factory=list)
+
+    def _gradients(self) -> str:
+        """How the minimizer got its gradients: a model's by the direct or adjoint method, a
+        diagram's by finite differences or none (a derivative-free minimizer)."""
+        if self.mode == "none":
+            return "derivative-free"
+        if self.mode == "finite differences":
+            return "gradients by finite differences"
+        return f"gradients by the {self.mode} method"
 
     @property
     def values(self) -> dict[str, float]:
@@ -113,7 +123,7 @@ class OptimizationResult:
         resumed = f" ({self.taken} taken from {self.history_file})" if self.taken else ""
         lines = [
             f"{self.sense} {self.objective} of {self.model} over {', '.join(self.names)} by {self.algorithm} "
-            f"(gradients by the {self.mode} method): {self.evaluations} evaluations{resumed}, "
+            f"({self._gradients()}): {self.evaluations} evaluations{resumed}, "
             f"{self.iterations} iterations in {self.seconds:.2f} s; {self.message}",
             f"{self.objective} = {self.value:.10g} at the optimum",
         ]

@@ -1,9 +1,10 @@
 """Running a study on Dask: runs grouped into batches, one task per batch.
 
 The target travels to the workers as a small :class:`Target` (a model file's path, a pickled
-``System`` or an FMU file's path); each worker process loads it once and keeps it in
-:data:`_LOADED` (the model derived and compiled, or the FMU unpacked, once per process), so a
-task costs one dictionary look-up besides its runs.
+``System``, an FMU file's path, a pickled diagram factory or an SSP file's path,
+:mod:`.diagram_target`); each worker process loads it once and keeps it in :data:`_LOADED` (the
+model derived and compiled, the FMU unpacked, the SSP imported, once per process), so a task
+costs one dictionary look-up besides its runs.
 
 Schedulers: ``None`` starts a ``distributed.LocalCluster`` of worker processes on this machine
 (closed at the end); ``'tcp://host:port'`` or a ``distributed.Client`` runs on that cluster;
@@ -41,7 +42,7 @@ from ..model import Model
 from ..model.initial_values import settable_names as initial_names
 from ..model.loader import load_model
 from ..simulation import simulate
-from . import failures, quiet_workers
+from . import definition, diagram_target, failures, quiet_workers
 from .metrics import worst
 from .trajectories import of_result
 
@@ -67,21 +68,34 @@ ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|
 #: the communication protocols of distributed
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 #: the target kinds a sweep runs, by file suffix
-TARGET_FILES = {".py": "model", ".fmu": "fmu"}
+TARGET_FILES = {".py": "model", ".fmu": "fmu", ".ssp": "ssp"}
+#: the target kinds whose runs are block diagrams (:mod:`.diagram_target`)
+DIAGRAM_KINDS = ("factory", "ssp")
+#: what a sweep runs, as its errors say it
+TARGET_FORMS = ("a model file (.py), an FMU (.fmu), an SSP file (.ssp), a System or a function that returns "
+                "a Diagram")
 
 
 class Target:
-    """What runs: kind 'model' (a model file), 'system' (a pickled System) or 'fmu' (an FMU file)."""
+    """What runs: kind 'model' (a model file), 'system' (a pickled System), 'fmu' (an FMU file),
+    'factory' (a pickled function of the parameters that returns a Diagram) or 'ssp' (an SSP
+    file)."""
 
     def __init__(self, kind: str, path: str | None = None, payload: bytes | None = None, system=None,
                  name: str = ""):
         self.kind, self.path, self.payload = kind, path, payload
-        self.local = system  # the System itself, for schedulers in this process
-        self.label = repr(path) if path is not None else f"System {name!r}"
+        self.local = system  # the System (or factory) itself, for schedulers in this process
+        self.label = (repr(path) if path is not None else diagram_target.factory_label(system)
+                      if kind == "factory" else f"System {name!r}")
         token = payload if payload is not None else str(path).encode()
         self.key = f"{kind}:{hashlib.sha1(token).hexdigest()}" if payload is not None else f"{kind}:{path}"
         if path is not None:  # a file edited between two sweeps is loaded again, not taken from _LOADED
             self.key += f":{hashlib.sha1(pathlib.Path(path).read_bytes()).hexdigest()}"
+
+    @property
+    def diagram(self) -> bool:
+        """Whether the runs are block diagrams."""
+        return self.kind in DIAGRAM_KINDS
 
     def __getstate__(self):
         return {"kind": self.kind, "path": self.path, "payload": self.payload, "key": self.key,
@@ -101,12 +115,14 @@ class Target:
     def _load(self):
         if self.kind == "model":
             return load_model(self.path)
-        if self.kind == "system":
+        if self.kind in ("system", "factory"):
             if self.local is not None:
                 return self.local
             import cloudpickle
 
             return cloudpickle.loads(self.payload)
+        if self.kind == "ssp":
+            return diagram_target.load_ssp(self.path)
 
         from fmpy import extract, read_model_description
 
@@ -118,8 +134,20 @@ class Target:
                                  f"({type(exc).__name__}: {exc})") from None
 
 
+def is_diagram(target) -> bool:
+    """Whether ``target`` is a block diagram: a function (not a System) or an ``.ssp`` file."""
+    if isinstance(target, (str, os.PathLike)):
+        return (pathlib.Path(target).suffix.lower() == ".ssp"
+                or (isinstance(target, str) and diagram_target.FACTORY_SPEC.match(target) is not None
+                    and not pathlib.Path(target).exists()))
+    return callable(target) and not isinstance(target, (Model, type))
+
+
 def make_target(target, in_process: bool) -> Target:
-    """The Target of ``target`` (a model or FMU file, or a System)."""
+    """The Target of ``target`` (a model, FMU or SSP file, a System, or a diagram factory, also
+    named by text as ``'FILE.py:FUNCTION'``)."""
+    if isinstance(target, str) and is_diagram(target) and diagram_target.FACTORY_SPEC.match(target):
+        target = diagram_target.load_factory(target)
     if isinstance(target, Model):
         if in_process:
             return Target("system", payload=str(id(target)).encode(), system=target, name=target.name)
@@ -132,23 +160,30 @@ def make_target(target, in_process: bool) -> Target:
                 f"System {target.name!r} cannot be sent to worker processes ({exc}): pass the model "
                 "file, or run with scheduler='synchronous'") from None
         return Target("system", payload=payload, name=target.name)
+    if not isinstance(target, (str, os.PathLike)) and is_diagram(target):
+        if in_process:
+            token = f"{id(target)}:{definition.digest(target)}".encode()
+            return Target("factory", payload=token, system=target)
+        return Target("factory", payload=diagram_target.factory_payload(target), system=target)
     if isinstance(target, (str, os.PathLike)):
         p = pathlib.Path(target).resolve()
-        kinds = "a sweep runs a model file (.py), an FMU (.fmu) or a System"
+        kinds = f"a sweep runs {TARGET_FORMS}"
         if p.is_dir():
             raise ParameterError(f"sweep target {str(target)!r} is a directory: {kinds}")
         if not p.is_file():
             raise ParameterError(f"sweep target {str(target)!r} does not exist")
         if p.suffix.lower() not in TARGET_FILES:
-            raise ParameterError(f"sweep target {str(target)!r} is neither a model file nor an FMU: {kinds}")
+            raise ParameterError(f"sweep target {str(target)!r} is neither a model file, an FMU nor an SSP: "
+                                 f"{kinds}")
         return Target(TARGET_FILES[p.suffix.lower()], path=str(p))
-    raise ParameterError(f"sweep target must be a model file (.py), an FMU (.fmu) or a System, got "
-                         f"{type(target).__name__} {target!r:.60}")
+    raise ParameterError(f"sweep target must be {TARGET_FORMS}, got {type(target).__name__} {target!r:.60}")
 
 
 def settable_names(target: Target) -> set:
     """The names a design may set on the target, loaded in this process."""
     loaded = target.load()
+    if target.kind == "ssp":
+        return set(diagram_target.ssp_settable(loaded))
     if target.kind == "fmu":
         return {v.name for v in loaded[1].modelVariables if v.causality in ("parameter", "input")
                 or (v.initial in ("exact", "approx") and v.causality != "independent")}
@@ -224,7 +259,8 @@ def run_one(target, loaded, run: int, values: dict, settings: dict, metrics: lis
     """One row: the parameters, the metrics, and the status: the worst verdict of the metrics
     ('ok', 'not settled', 'diverged': :mod:`.metrics`) with their reasons as the message, every
     metric kept; 'diverged' too for a run that stopped with a SimulationError after a metric's
-    signal left its bound or became non-finite (the metrics then nan); else 'failed' with the
+    signal left its bound or became non-finite, or a diagram run stopped by a signal that is not
+    finite (the metrics then nan, but those of the linearized loop); else 'failed' with the
     error and no metric."""
     row = {"run": run, **values}
     start = time.perf_counter()
@@ -244,6 +280,10 @@ def run_one(target, loaded, run: int, values: dict, settings: dict, metrics: lis
     except Exception as exc:
         broke = _diverged(exc, metrics)
         row.update({m.name: float("nan") if broke else None for m in metrics})
+        loop = getattr(exc, "loop", None)  # a diagram's linearized loop, made before its run failed
+        if loop is not None:
+            row.update({m.name: m.evaluate(diagram_target.LinearOnly(loop)).value for m in metrics
+                        if m.function is None and m.linear})
         row.update(status="diverged" if broke else "failed",
                    message=f"{broke}; the run stopped: {failures.error_text(exc)}" if broke else
                    failures.error_text(exc))
@@ -265,12 +305,16 @@ def _diverged(exc: Exception, metrics: list) -> str:
                 continue
             if broke is not None:
                 return broke.note
-    return ""
+    return diagram_target.non_finite(exc)
 
 
 def _simulate(target, loaded, values: dict, settings: dict):
     if target.kind == "fmu":
         return _simulate_fmu(loaded, values, settings["fmu"])
+    if target.kind == "factory":
+        return diagram_target.run(diagram_target.make_diagram(loaded, values), settings)
+    if target.kind == "ssp":
+        return diagram_target.run(diagram_target.ssp_diagram(loaded, values), settings)
 
     system = loaded
     params, initial, inputs = split_values(system, values)

@@ -72,7 +72,7 @@ def _unknown_keywords(options: dict, signature: inspect.Signature, owned: dict, 
                                  f"{', '.join(p for p in signature.parameters if p not in owned)})")
 
 
-def _mapping(value, keyword: str) -> dict:
+def mapping(value, keyword: str) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -80,7 +80,7 @@ def _mapping(value, keyword: str) -> dict:
     return dict(value)
 
 
-def _not_in_design(fixed: dict, columns, keyword: str, alias=lambda n: n) -> None:
+def not_in_design(fixed: dict, columns, keyword: str, alias=lambda n: n) -> None:
     both = [n for n in fixed if alias(n) in {alias(c) for c in columns}]
     if both:
         raise ParameterError(f"sweep: {', '.join(map(repr, both))} given both in {keyword}= and as a design "
@@ -104,25 +104,25 @@ def simulate_settings(system, t_end, dt, rtol, options: dict, columns) -> tuple[
     fixed = args["fixed"]
     check_fixed_names(list(system.coordinates_), [fixed] if isinstance(fixed, str) else list(fixed or ()))
 
-    params = _mapping(args["params"], "params")
+    params = mapping(args["params"], "params")
     for name, value in params.items():
         if name not in system.constants_:
             raise ParameterError(f"sweep: params= names {name!r}, not a constant of {system.name!r} "
                                  f"(constants: {', '.join(system.constants_) or 'none'})")
         params[name] = finite_number(value, f"sweep: params {name!r}")
-    _not_in_design(params, columns, "params")
-    initial = _mapping(args["initial"], "initial")
+    not_in_design(params, columns, "params")
+    initial = mapping(args["initial"], "initial")
     initial_state(system, initial)  # simulate's check of the names and values
-    _not_in_design(initial, columns, "initial", _velocity_name)
+    not_in_design(initial, columns, "initial", _velocity_name)
     initial = {k: float(v) for k, v in initial.items()}
-    inputs = _mapping(args["inputs"], "inputs")
+    inputs = mapping(args["inputs"], "inputs")
     for name, value in inputs.items():
         if name not in system.inputs:
             raise ParameterError(f"sweep: inputs= names {name!r}, not an input of {system.name!r} "
                                  f"(inputs: {', '.join(system.inputs) or 'none'})")
         if not callable(value):
             finite_number(value, f"sweep: input {name!r}")
-    _not_in_design(inputs, columns, "inputs")
+    not_in_design(inputs, columns, "inputs")
     unset = [c.name for c in system.constants_.values()
              if c.value is None and c.name not in params and c.name not in columns]
     if unset:
@@ -197,14 +197,14 @@ def fmu_settings(md, t_end, dt, rtol, options: dict, columns, settable: set, sig
     output_grid(t_end, t_end if dt is None else dt, len(signals) + 1)  # t_end and dt as simulate checks them
     if rtol is not None:
         check_setting("rtol", rtol, api=True)
-    start = _mapping(options.get("start_values"), "start_values")
+    start = mapping(options.get("start_values"), "start_values")
     for name, value in start.items():
         if name not in settable:
             raise ParameterError(f"sweep: start_values= names {name!r}, not a parameter, input or start "
                                  f"value of the FMU (it has: {', '.join(sorted(settable))})")
         if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isfinite(value):
             raise ParameterError(f"sweep: start value {name!r} = {value!r} is not finite")
-    _not_in_design(start, columns, "start_values")
+    not_in_design(start, columns, "start_values")
     opts = {"stop_time": t_end, "output_interval": dt, "relative_tolerance": rtol}
     opts = {k: v for k, v in opts.items() if v is not None}
     opts.update({k: v for k, v in options.items() if k != "start_values"})

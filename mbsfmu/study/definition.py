@@ -198,7 +198,9 @@ def of_sweep(target, loaded, settings: dict, design, metrics: list, keep) -> dic
     :class:`.batch.Target` with ``loaded`` its loaded form (a System, or an FMU's folder and
     model description), ``settings`` the keywords of every run (already described), ``design``
     the DataFrame of parameter sets, ``metrics`` the :class:`.metrics.Metric` list."""
-    if target.kind == "fmu":
+    if target.kind in ("factory", "ssp"):
+        entries = {}  # the target's identity is among the settings' entries (.diagram_target.identity)
+    elif target.kind == "fmu":
         entries = {"target": f"FMU GUID {loaded[1].guid}"}
     else:
         what = (f"model file sha256 {sha256(pathlib.Path(target.path).read_bytes())}"

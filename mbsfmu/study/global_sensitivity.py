@@ -135,7 +135,7 @@ class GlobalSensitivity:
                 f"parameter(s), {self.runs} runs>")
 
 
-def sobol_indices(target, ranges: dict, *, t_end, n: int = 512, metrics=None, second_order: bool = False,
+def sobol_indices(target, ranges: dict, *, t_end=None, n: int = 512, metrics=None, second_order: bool = False,
                   seed=DEFAULT_SEED, conf_level: float = 0.95, resamples: int = 100, plot=None,
                   **sweep_options) -> GlobalSensitivity:
     """First-order and total Sobol' indices (with second-order ones if ``second_order``) of every
@@ -188,7 +188,7 @@ def sobol_indices(target, ranges: dict, *, t_end, n: int = 512, metrics=None, se
     return result
 
 
-def morris_screening(target, ranges: dict, *, t_end, n: int = 20, levels: int = 4, metrics=None,
+def morris_screening(target, ranges: dict, *, t_end=None, n: int = 20, levels: int = 4, metrics=None,
                      seed=DEFAULT_SEED, conf_level: float = 0.95, resamples: int = 100, plot=None,
                      **sweep_options) -> GlobalSensitivity:
     """Morris elementary effects (mu*, mu, sigma) of every metric over ``ranges = {name: (lo,

@@ -8,6 +8,13 @@ A metric is given as ``name: spec`` with spec one of
 - a function ``f(result) -> float`` of the run's result (a :class:`mbsfmu.Result`, or fmpy's
   structured array for an FMU).
 
+- for a diagram target, a metric of its linearized closed loop (:data:`LINEAR_KINDS`, no
+  signal): ``'largest_real_part'`` (max Re s of the closed-loop poles, 1/s; a discrete loop's
+  poles z mapped by s = ln|z|/T + i arg(z)/T, so that < 0 is stable in either domain),
+  ``'stable'`` (1 or 0), ``'min_damping'`` (the least damping ratio ζ = -Re s/|s| of the poles;
+  nan-free: a pole at s = 0 counts as ζ = 0), ``'spectral_radius'`` (max |z|, discrete loops),
+  taken from ``mbsfmu.linearize(diagram, **linearize)`` of the run's diagram.
+
 KIND is one of :data:`KINDS` over the samples s_0..s_n of the signal on the output grid (final
 s_n, max, min, mean, RMS sqrt(mean(s_i^2)), maxabs max |s_i|), or a measure of a step response
 of :data:`STEP_KINDS` (:mod:`.step_response` states the mathematics): ``settling`` (time),
@@ -71,6 +78,14 @@ STEP_KINDS = {
     "ise": ("from", "reference"),
     "itae": ("from", "reference"),
 }
+#: the metrics of a diagram's linearized closed loop (an analysis ClosedLoop), see the docstring
+LINEAR_KINDS = {
+    "largest_real_part": lambda loop: loop.largest_real_part,
+    "stable": lambda loop: float(loop.stable),
+    "min_damping": lambda loop: float(np.min(np.nan_to_num(loop.damping, nan=0.0))) if loop.A.size
+    else math.inf,
+    "spectral_radius": lambda loop: loop.spectral_radius,
+}
 #: kinds that need the result's time as well as the signal
 TIMED = set(STEP_KINDS)
 #: the kinds whose reference is required (the error e = reference - signal)
@@ -86,6 +101,7 @@ HOLD_FRACTION = 0.1
 VERDICTS = ("ok", "not settled", "diverged")
 
 _EXPR = re.compile(r"^\s*(\w+)\s*\((.+)\)\s*$", re.S)
+_BARE = re.compile(r"^\s*(\w+)\s*(?:\(\s*\))?\s*$")
 _NUMBER = re.compile(r"^([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)$")
 _NAME = re.compile(r"^[A-Za-z_][\w.]*(\([A-Za-z_][\w.]*\))?$")
 
@@ -122,6 +138,11 @@ class Metric:
             self.given = tuple(k for k in DEFAULTS if k in given)
 
     @property
+    def linear(self) -> bool:
+        """Whether the metric is one of the linearized closed loop (:data:`LINEAR_KINDS`)."""
+        return self.kind in LINEAR_KINDS
+
+    @property
     def band(self) -> float:
         return self.args["band"]
 
@@ -145,6 +166,12 @@ class Metric:
         """The value of the metric on ``result``, and its verdict (module docstring)."""
         if self.function is not None:
             return Verdict(float(self.function(result)))
+        if self.linear:
+            loop = getattr(result, "loop", None)
+            if loop is None:
+                raise ParameterError(f"metric {self.name!r} = {self.text}: the run has no linearized closed "
+                                     "loop (a metric of a diagram target)")
+            return Verdict(float(LINEAR_KINDS[self.kind](loop)))
         s = self._samples(result, self.signal)
         t = np.asarray(result["time"], dtype=float) if self.kind in TIMED else None
         broke = self.divergence(result, s, t)
@@ -157,6 +184,8 @@ class Metric:
     def divergence(self, result, s=None, t=None) -> Verdict | None:
         """The 'diverged' verdict when the signal is not finite or leaves |s| <= bound on
         ``result`` (a whole run or the part a failed run reached), else None."""
+        if self.signal is None:
+            return None
         s = self._samples(result, self.signal) if s is None else s
         if s.size == 0:
             return None
@@ -222,6 +251,8 @@ class Metric:
         settling time always with its band), then the arguments given, in a fixed order."""
         if self.function is not None:
             return getattr(self.function, "__qualname__", repr(self.function))
+        if self.linear:
+            return self.kind
         parts = [self.signal]
         if self.kind == "settling":
             parts.append(repr(self.band))
@@ -241,10 +272,14 @@ def worst(verdicts) -> str:
 def _parse(name: str, spec) -> tuple[str, str, dict]:
     """(kind, signal, {argument: value given}) of a metric's spec."""
     known = ", ".join([*KINDS, *STEP_KINDS])
+    bare = _BARE.match(spec) if isinstance(spec, str) else None
+    if bare is not None and bare.group(1).lower() in LINEAR_KINDS:
+        return bare.group(1).lower(), None, {}
     if isinstance(spec, str):
         split = split_spec(spec)
         if split is None:
-            raise ParameterError(f"metric {name!r}: {spec!r} is not KIND(SIGNAL) with KIND one of {known}")
+            raise ParameterError(f"metric {name!r}: {spec!r} is not KIND(SIGNAL) with KIND one of {known}, "
+                                 f"nor a metric of the linearized closed loop ({', '.join(LINEAR_KINDS)})")
         kind, (signal, *rest) = split
     elif isinstance(spec, (tuple, list)) and len(spec) == 2 and all(isinstance(s, str) for s in spec):
         kind, signal, rest = spec[0].lower(), spec[1].strip(), []

@@ -10,11 +10,12 @@ import warnings
 
 import pandas as pd
 
+from ..core.checks import finite_number
 from ..core.errors import ParameterError, StudyWarning, SweepError
 from ..core.output_files import plot_path
 from ..simulation.result import signal_names
 from . import batch as _batch  # the module, by a name that sweep's keyword batch= does not hide
-from . import checks, definition, designs, failures, metrics, results
+from . import checks, definition, designs, diagram_target, failures, metrics, results
 from .plots import plot_study
 from .trajectories import TrajectoryStore
 
@@ -25,10 +26,10 @@ log = logging.getLogger("mbsfmu.study")
 MAX_LISTED = 20
 
 
-def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None, out=None, scheduler=None,
-          batch=None, workers=None, progress=False, plot=None, trajectories=None,
+def sweep(target, design, *, t_end=None, dt=None, rtol=None, metrics=None, keep=None, out=None,
+          scheduler=None, batch=None, workers=None, progress=False, plot=None, trajectories=None,
           connect_timeout=_batch.CONNECT_TIMEOUT, cluster_timeout=_batch.CLUSTER_TIMEOUT, resume="check",
-          retry_failed=False,
+          retry_failed=False, linearize=None,
           **simulate_kwargs) -> pd.DataFrame:
     """Run ``target`` once per row of ``design`` and return one row per run.
 
@@ -36,7 +37,16 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
     row's values as constants, initial values (coordinates, rates, the named initial conditions
     of :mod:`mbsfmu.model.initial_values`) or constant inputs by name) or an FMU file (run with
     ``fmpy.simulate_fmu``, the row as ``start_values``; a named initial condition is a
-    parameter).  ``design``: a DataFrame (see :mod:`.designs`), a CSV file, or ``{name: values}``
+    parameter), or a block diagram (:mod:`.diagram_target`): a function of the parameters that
+    returns a :class:`~mbsfmu.runner.Diagram` (the row as its keyword arguments, ``params=``
+    fixed ones) or an SSP file (the row's ``block.parameter`` values set on its FMU blocks),
+    each run's diagram run with ``Diagram.run(t_end, **simulate_kwargs)`` (``record``,
+    ``algebraic_loops``, ``loop_tol``, ``loop_max_iter``, ``check_finite``, ``rollback``; not
+    ``realtime`` nor ``live``), its metrics read from the signals ``block.port`` or, for the
+    kinds of the linearized closed loop ('largest_real_part', 'stable', ...), from
+    ``mbsfmu.linearize(diagram, **linearize)`` (no run at all when every metric is one of
+    these: then ``t_end`` may be left out).  ``design``: a DataFrame (see :mod:`.designs`), a CSV
+    file, or ``{name: values}``
     for a full factorial.  ``t_end``, ``dt``
     (output interval), ``rtol`` and ``simulate_kwargs`` (method, formulation, ...; for an FMU,
     fmpy's options) are the settings of every run; ``params=``, ``initial=`` and ``inputs=``
@@ -88,17 +98,28 @@ def sweep(target, design, *, t_end, dt=None, rtol=None, metrics=None, keep=None,
                                                               "threads")
     target_ = _batch.make_target(target, in_process)
     loaded = target_.load()
-    settable = _batch.settable_names(target_)
-    checks.design_names(design.columns, settable)
-    chosen = _metrics(metrics, keep, target_)
-    settings, fixed, entries = _settings(target_, loaded, t_end, dt, rtol, simulate_kwargs, chosen, design,
-                                         settable, trajectories is not None)
-    for m in chosen:  # t_end checked by _settings
-        m.check_time(t_end)
+    if target_.diagram:
+        chosen, settings, fixed, entries = _diagram_settings(
+            target_, loaded, design, t_end, dt, rtol, metrics, keep, linearize, simulate_kwargs,
+            trajectories is not None)
+    else:
+        if linearize is not None:
+            raise ParameterError("sweep: linearize= is for a diagram target (a function that returns a "
+                                 "Diagram, or an SSP file)")
+        if t_end is None:
+            raise ParameterError("sweep: t_end= (the end time of every run) is required")
+        settable = _batch.settable_names(target_)
+        checks.design_names(design.columns, settable)
+        chosen = _metrics(metrics, keep, target_)
+        _no_linear(chosen)
+        settings, fixed, entries = _settings(target_, loaded, t_end, dt, rtol, simulate_kwargs, chosen,
+                                             design, settable, trajectories is not None)
+        for m in chosen:  # t_end checked by _settings
+            m.check_time(t_end)
     header = results.columns(list(design.columns), [m.name for m in chosen])
     # a System's digest from the caller's object (a worker's copy is unpickled, the digest is not)
-    defined = definition.of_sweep(target_, target if target_.kind == "system" else loaded, entries, design,
-                                  chosen, keep)
+    own = target if target_.kind in ("system", "factory") else loaded
+    defined = definition.of_sweep(target_, own, entries, design, chosen, keep)
     rowfile = (results.RowFile(out, header, design, defined, resume, retry_failed)
                if out is not None else None)
     store = TrajectoryStore(trajectories) if trajectories is not None else None
@@ -212,6 +233,66 @@ def _metrics(spec, keep, target) -> list:
     chosen = metrics.make_metrics(spec)
     chosen += [metrics.Metric(n, ("final", n)) for n in keep or []]
     return chosen
+
+
+def _no_linear(chosen: list) -> None:
+    linear = [m for m in chosen if m.function is None and m.linear]
+    if linear:
+        raise ParameterError(f"metric {linear[0].name!r} = {linear[0].text}: a metric of the linearized "
+                             "closed loop is for a diagram target (a function that returns a Diagram, or an "
+                             "SSP file)")
+
+
+def _diagram_settings(target, loaded, design, t_end, dt, rtol, metrics_, keep, linearize, options,
+                      keep_trajectories: bool):
+    """(metrics, settings, fixed values, definition entries) of a diagram target
+    (:mod:`.diagram_target`), everything checked on the diagram of the first run."""
+    options = dict(options)
+    for name, value in (("dt", dt), ("rtol", rtol)):
+        if value is not None:
+            options[name] = value
+    fixed = checks.mapping(options.pop("params", None), "params")
+    columns = list(design.columns)
+    if target.kind == "factory":
+        diagram_target.check_factory(loaded, columns, fixed)
+        checks.not_in_design(fixed, columns, "params")
+        probe = _probe(loaded, design, fixed)
+    else:
+        diagram_target.check_ssp_names(columns, loaded)
+        diagram_target.check_ssp_names(fixed, loaded, "params= name")
+        checks.not_in_design(fixed, columns, "params")
+        for name, value in fixed.items():
+            fixed[name] = finite_number(value, f"sweep: params {name!r}")
+        probe = loaded
+    if metrics_ is None and not keep:
+        names = probe.recorded_signals(options.get("record"), algebraic_loops=options.get("algebraic_loops",
+                                                                                            "error"))
+        metrics_ = {n: ("final", n) for n in names}
+    if keep is not None and (isinstance(keep, str) or not all(isinstance(k, str) for k in keep)):
+        raise ParameterError(f"keep must be a list of signal names, got {keep!r}")
+    chosen = metrics.make_metrics(metrics_) + [metrics.Metric(n, ("final", n)) for n in keep or []]
+    settings, entries = diagram_target.run_settings(probe, t_end, options, linearize, chosen,
+                                                    keep_trajectories)
+    factory = target.kind == "factory"
+    entries = {**diagram_target.identity(target.kind, target.local if factory else target.path,
+                                         probe if factory else None),
+               **entries, "params": definition.describe(fixed)}
+    return chosen, settings, fixed, entries
+
+
+def _probe(factory, design, fixed: dict):
+    """The diagram of the first run that the factory makes (of the first few rows): what the
+    checks look at; a ParameterError if none of them makes one."""
+    errors = []
+    for row in design.head(diagram_target.PROBE_ROWS).to_dict("records"):
+        try:
+            return diagram_target.make_diagram(factory, {**fixed, **{c: float(v) for c, v in row.items()}})
+        except diagram_target.FactoryError as exc:
+            errors.append(str(exc))
+    if not errors:
+        raise ParameterError("sweep: the design has no row")
+    raise ParameterError(f"sweep: no diagram to check the study on: {errors[0]}"
+                         + (f" (and on the next {len(errors) - 1} row(s))" if len(errors) > 1 else ""))
 
 
 def _settings(target, loaded, t_end, dt, rtol, simulate_kwargs, chosen, design, settable,

@@ -154,12 +154,42 @@ def test_an_unknown_function_is_named_at_build():
      r"malformed: ValueError: line 'x' refers to a frame that does not exist"),
     (lambda d: {**d, "program": {**d["program"], "outputs": [["eval", "y0"]]}},
      r"malformed: ProgramError: output 0: unknown operation \['eval'\]"),
+    (lambda d: {**d, "elastic": ["q1"]},
+     r"malformed: ValueError: an elastic coordinate is not one of the coordinates"),
+    (lambda d: {**d, "elastic": 3}, r"malformed: TypeError"),
 ])
 def test_malformed_views_are_refused(edit, pattern):
     d = json.loads(ModelView.from_model(load_model(MODELS / "cart_pendulum.py")).to_json())
     edited = edit(d)
     with pytest.raises(ModelError, match=pattern):
         ModelView.from_json(edited if isinstance(edited, str) else json.dumps(edited))
+
+
+def test_the_carried_view_scales_the_deformation_as_the_model_does():
+    """The flexible double pendulum's carried view names its elastic coordinates; its scene at
+    deformation_scale 100 equals the model's (build_scene of mbsfmu.Result.animate) to 1e-12 m and
+    differs from the unscaled one (a tip deflection of about 1e-4 m at scale 1); the title says
+    the scale.  A view of a rigid model refuses a scale other than 1, as animate does; a view
+    written before views named elastic coordinates reads as one with none."""
+    system = load_model(MODELS / "flexible_double_pendulum.py")
+    view = carried(system)
+    assert view.elastic == ["P1_q01", "P1_q02", "P1_q03", "P2_q01", "P2_q02", "P2_q03"]
+    res = mbsfmu.simulate(system, t_end=0.5, dt=0.05)
+    want = build_scene(system, res.numeric, res.t, res.y, deformation_scale=100.0)
+    got = view.scene(res.t, res.y, deformation_scale=100.0)
+    assert got.title == want.title == f"{system.title} (elastic deformation x100)"
+    assert np.max(np.abs(got.points - want.points)) < TOL
+    assert np.max(np.abs(got.rotations - want.rotations)) < TOL
+    assert np.max(np.abs(got.points - view.scene(res.t, res.y).points)) > 1e-3
+    rigid = carried(load_model(MODELS / "cart_pendulum.py"))
+    with pytest.raises(ParameterError, match=r"^animate: deformation_scale 2 scales flexible bodies' elastic "
+                                             r"coordinates, and model 'cart_pendulum' has no flexible body"):
+        rigid.scene([0.0], [[0.0], [0.0]], deformation_scale=2)
+    with pytest.raises(ParameterError, match=r"deformation_scale must be a finite number > 0, got -1"):
+        view.scene(res.t, res.y, deformation_scale=-1)
+    d = json.loads(view.to_json())
+    del d["elastic"]
+    assert ModelView.from_json(json.dumps(d)).elastic == []
 
 
 def test_unknown_or_unset_constant():

@@ -98,6 +98,10 @@ def test_run_live_streams_the_run_to_its_last_row(ssp, tmp_path):
     (["--live", "--window", "0"], "window must be"),
     (["--live", "--signal", "plant.nope"], "plant.nope"),
     (["--record", "plant.nope"], "plant.nope"),
+    (["--deformation-scale", "10"], "--deformation-scale sets the drawn plant: give it with --animate"),
+    (["--trace", "rod"], "--trace sets the drawn plant: give it with --animate"),
+    (["--animate", "{tmp}/a.html", "--deformation-scale", "0"],
+     "deformation_scale must be a finite number > 0"),
 ])
 def test_run_refuses_bad_options_and_writes_nothing(ssp, tmp_path, capsys, args, says):
     out = tmp_path / "x.csv"
@@ -134,3 +138,22 @@ def test_a_failed_run_keeps_its_signals(tmp_path, built_fmu, capsys):
     assert not out.exists() and got.group(3) == str(tmp_path / "w.partial.csv")
     assert len(partial) == int(got.group(2)) >= 1 and partial["time"].iloc[-1] == float(got.group(1))
     np.testing.assert_allclose(partial["time"], H * np.arange(len(partial)), rtol=0, atol=1e-12)
+
+
+def test_run_passes_the_viewer_options_to_the_drawn_plant(ssp, tmp_path, capsys):
+    """--trace/--axes reach the page as Result.animate's traces/axes; a deformation scale the
+    plant cannot take (a rigid cart pendulum) is refused after the run, which keeps its CSV."""
+    out, page, api = tmp_path / "r.csv", tmp_path / "r.html", tmp_path / "api.html"
+    assert main(["run", str(ssp), "--t-end", "0.5", "--out", str(out), "--animate", str(page),
+                 "--trace", "rod", "--axes", "cart"]) == 0
+    import_ssp(ssp).run(0.5).animate(api, traces=["rod"], axes=["cart"])
+    assert page.read_bytes() == api.read_bytes()
+    plain = tmp_path / "plain.html"
+    import_ssp(ssp).run(0.5).animate(plain)
+    assert plain.read_bytes() != page.read_bytes()
+    capsys.readouterr()
+    kept = tmp_path / "k.csv"
+    assert main(["run", str(ssp), "--t-end", "0.5", "--out", str(kept), "--animate", str(tmp_path / "k.html"),
+                 "--deformation-scale", "10"]) == 2
+    assert "has no flexible body" in capsys.readouterr().err
+    assert len(pd.read_csv(kept)) == 33 and not (tmp_path / "k.html").exists()

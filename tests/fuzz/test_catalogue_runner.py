@@ -390,8 +390,24 @@ def viewed(cart, tmp_path_factory):
             d.connect("c.y", f"{name}.F")
         return d.run(0.05, **kw)
 
+    import json
+    import zipfile
+
+    from mbsfmu.animation.model_view import RESOURCE
+    from mbsfmu.runner.block_fmu import export_block_fmu
+
+    with zipfile.ZipFile(cart) as z:
+        view = json.loads(z.read(RESOURCE))
+    view.update(program=None, unavailable="time parameter 'p' of model 'cart_pendulum' is a Python "
+                "function, which the FMU cannot carry")
+    foreign = Diagram(0.01)
+    foreign.add("c", Constant(1.0))
+    foreign.add("gain", FMU(export_block_fmu(Gain(2.0), folder / "gain.fmu", step_size=0.01)))
+    foreign.connect("c.y", "gain.u")
     return {"cart": run(("plant", cart)),
             "bare": run(("plant", _without(cart, folder, "bare.fmu"))),
+            "no pose": run(("plant", _without(cart, folder, "nopose.fmu", json.dumps(view)))),
+            "foreign": foreign.run(0.05),
             "broken": run(("plant", _without(cart, folder, "broken.fmu", "{not json"))),
             "two": run(("plant", cart), ("twin", cart)),
             "x only": run(("plant", cart), record=["plant.x"]),
@@ -401,14 +417,25 @@ def viewed(cart, tmp_path_factory):
 #: bad calls of the runner's Result.animate (issue 27 item 4)
 VIEW_CASES = [
     ("no FMU in the run", "no FMU", {}, DiagramError,
-     r"^animate: no block of this run carries a 3D view \(an FMU block of a native FMU built by "
-     r"mbsfmu.build_fmu from a model does\)$"),
+     r"^animate: no block of this run carries a 3D view \(an FMU block of an FMU that mbsfmu.build_fmu "
+     r"built from a model does\)$"),
     ("FMU without the view", "bare", {}, DiagramError,
      r"no block of this run carries a 3D view .*; plant: bare.fmu carries no "
-     r"resources/mbsfmu_viewer.json \(only a native FMU built by mbsfmu.build_fmu from a model carries its "
-     r"view\)"),
+     r"resources/mbsfmu_viewer.json, so the viewer cannot draw it: an FMU carries its model's view when "
+     r"mbsfmu.build_fmu built it from a model \(either kind\), and this one was built elsewhere or by an "
+     r"mbsfmu before the 3D viewer$"),
     ("block= without the view", "bare", {"block": "plant"}, DiagramError,
-     r"animate: block 'plant' has no 3D view: bare.fmu carries no resources/mbsfmu_viewer.json"),
+     r"^animate: block 'plant' has no 3D view: bare.fmu carries no resources/mbsfmu_viewer.json, so the "
+     r"viewer cannot draw it"),
+    ("FMU of a block, not of a model", "foreign", {"block": "gain"}, DiagramError,
+     r"^animate: block 'gain' has no 3D view: gain.fmu carries no resources/mbsfmu_viewer.json, so the "
+     r"viewer cannot draw it: an FMU carries its model's view when mbsfmu.build_fmu built it from a "
+     r"model \(either kind\), and this one was built elsewhere"),
+    ("view without a pose", "no pose", {"block": "plant"}, DiagramError,
+     r"^animate: block 'plant' has no 3D view: its FMU's view holds no pose: time parameter 'p' of "
+     r"model 'cart_pendulum' is a Python function, which the FMU cannot carry$"),
+    ("block a list", "cart", {"block": ["plant"]}, DiagramError,
+     r"animate: no block \['plant'\] with a 3D view in this run \(blocks with one: plant\)"),
     ("broken view", "broken", {}, DiagramError,
      r"plant: resources/mbsfmu_viewer.json of broken.fmu is not JSON: Expecting property name"),
     ("unknown block", "cart", {"block": "plnt"}, DiagramError,
@@ -427,6 +454,26 @@ VIEW_CASES = [
     ("unknown trace", "cart", {"traces": ["tip"]}, ParameterError,
      r"animate: traces: unknown frame 'tip' \(frames: ISYS, cart, cart_cg, rod, rod_cg\)"),
     ("unknown suffix", "cart", {"path": "loop.mp4"}, ParameterError, r"\.mp4"),
+    ("deformation scale of a rigid model", "cart", {"path": "loop.html", "deformation_scale": 100},
+     ParameterError, r"^animate: deformation_scale 100 scales flexible bodies' elastic coordinates, and "
+     r"model 'cart_pendulum' has no flexible body; leave it at 1$"),
+    ("deformation scale zero", "cart", {"deformation_scale": 0}, ParameterError,
+     r"^animate: deformation_scale must be a finite number > 0, got 0$"),
+    ("deformation scale nan", "cart", {"deformation_scale": math.nan}, ParameterError,
+     r"deformation_scale must be a finite number > 0, got nan"),
+    ("deformation scale a string", "cart", {"deformation_scale": "100"}, ParameterError,
+     r"deformation_scale must be a finite number > 0, got '100'"),
+    ("player unknown", "cart", {"path": "loop.html", "player": "vr"}, ParameterError,
+     r"^animate: player must be one of '3d', 'images', got 'vr'$"),
+    ("traces in a GIF", "cart", {"path": "loop.gif", "traces": ["rod_cg"]}, ParameterError,
+     r"^animate: traces and axes are drawn by the 3D viewer only \(an .html file with player '3d'\), "
+     r"not in 'loop.gif' with player '3d'$"),
+    ("axes on the images page", "cart", {"path": "loop.html", "axes": ["rod"], "player": "images"},
+     ParameterError, r"traces and axes are drawn by the 3D viewer only"),
+    ("dpi too large", "cart", {"path": "loop.gif", "dpi": 1000}, ParameterError,
+     r"^animate: dpi 1000 x size 5 in = 5000 pixels a side, more than 4000; choose a smaller dpi$"),
+    ("size negative", "cart", {"path": "loop.gif", "size": -1}, ParameterError,
+     r"^animate: size must be a positive number, got -1$"),
 ]
 
 

@@ -80,16 +80,19 @@ API_CASES = [
 ]
 
 TARGET_CASES = [
-    ("text file", lambda tmp: _file(tmp, "notes.txt"), r"sweep target '.*notes.txt' is neither a model file "
-     r"nor an FMU: a sweep runs a model file \(.py\), an FMU \(.fmu\) or a System"),
+    ("text file", lambda tmp: _file(tmp, "notes.txt"), r"sweep target '.*notes.txt' is neither a model file, "
+     r"an FMU nor an SSP: a sweep runs a model file \(.py\), an FMU \(.fmu\), an SSP file \(.ssp\), a System "
+     r"or a function that returns a Diagram"),
     ("no suffix", lambda tmp: _file(tmp, "model"),
-     r"sweep target '.*model' is neither a model file nor an FMU"),
+     r"sweep target '.*model' is neither a model file, an FMU nor an SSP"),
+    ("ssp not a zip", lambda tmp: _file(tmp, "loop.ssp", "not a zip"),
+     r"sweep target '.*loop.ssp' cannot be read as an SSP \(SSPError: loop.ssp is not an SSP \(not a zip"),
     ("directory", lambda tmp: tmp, r"sweep target '.*' is a directory: a sweep runs a model file"),
     ("missing file", lambda tmp: tmp / "none.py", r"sweep target '.*none.py' does not exist"),
     ("fmu not a zip", lambda tmp: _file(tmp, "fake.fmu", "not a zip"),
      r"sweep target '.*fake.fmu' cannot be read as an FMU \(BadZipFile"),
-    ("number", lambda tmp: 42, r"sweep target must be a model file \(.py\), an FMU \(.fmu\) or a System, "
-     r"got int 42"),
+    ("number", lambda tmp: 42, r"sweep target must be a model file \(.py\), an FMU \(.fmu\), an SSP file "
+     r"\(.ssp\), a System or a function that returns a Diagram, got int 42"),
     ("None", lambda tmp: None, r"sweep target must be .*, got NoneType None"),
 ]
 
@@ -137,7 +140,7 @@ CLI_CASES = [
     ("scheduler http", ["--scheduler", "http://h:1"], r"scheduler 'http://h:1' is not a Dask scheduler"),
 ]
 CLI_TARGETS = [
-    ("text target", "notes.txt", r"sweep target '.*notes.txt' is neither a model file nor an FMU"),
+    ("text target", "notes.txt", r"sweep target '.*notes.txt' is neither a model file, an FMU nor an SSP"),
     ("directory target", ".", r"sweep target '.*' is a directory"),
     ("fmu target not a zip", "fake.fmu", r"sweep target '.*fake.fmu' cannot be read as an FMU"),
 ]
@@ -177,4 +180,4 @@ def test_cli_exit_status_of_a_real_process(tmp_path):
 def test_catalogue_size():
     """The number of bad inputs catalogued here (reported in the issue note)."""
     n = len(API_CASES) + len(TARGET_CASES) + 1 + len(CLI_CASES) + len(CLI_TARGETS) + 1
-    assert n == 49
+    assert n == 50

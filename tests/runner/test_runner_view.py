@@ -110,8 +110,10 @@ def test_fmu_without_the_view_and_two_views(cart, gain, tmp_path):
                 dst.writestr(item, src.read(item.filename))
     d = build_diagram(bare, gain)
     res = d.run(0.05)
-    assert res.views["plant"] == (f"bare.fmu carries no {RESOURCE} (only a native FMU built by "
-                                  "mbsfmu.build_fmu from a model carries its view)")
+    assert res.views["plant"] == (f"bare.fmu carries no {RESOURCE}, so the viewer cannot draw it: an "
+                                  "FMU carries its model's view when mbsfmu.build_fmu built it from a "
+                                  "model (either kind), and this one was built elsewhere or by an "
+                                  "mbsfmu before the 3D viewer")
     twin = tmp_path / "twin.fmu"
     shutil.copy(cart, twin)
     d.add("twin", FMU(twin, parameters={"l": 0.3}))
