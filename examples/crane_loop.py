@@ -40,7 +40,14 @@ approximant, gives nearly the same map: 0.545 instead of 0.563 1/s at that point
 In a 20 s run an unstable point lets the swing grow until the force limit holds it in a limit
 cycle (the trolley never settles at its target: 'not settled') or the rope angle leaves
 ±0.5 rad ('diverged'); a stable point settles within 2 % of the step.  :data:`METRICS` are these
-checks for :func:`mbsfmu.sweep`; :func:`verdict` applies them to one run.
+checks for :func:`mbsfmu.sweep`; :func:`verdict` applies them to one run.  The whole grid, runs
+and linear verdict together, on a local Dask cluster, with a rows file that a stopped study
+resumes from::
+
+    plant_fmu()   # build the FMU once, before the workers start
+    mbsfmu.sweep(crane_loop, {"rope_length": list(LENGTHS), "load_mass": list(LOADS)}, t_end=T_END,
+                 metrics={**METRICS, "sigma": "largest_real_part"}, linearize=LINEARIZE,
+                 workers=2, out="out/crane_rows.csv")
 
 Run ``python examples/crane_loop.py``: prints the map of largest real parts over rope length
 and load (from the linearization, no simulation) and confirms three points by 20 s runs.

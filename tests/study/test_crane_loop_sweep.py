@@ -14,7 +14,6 @@ part of the loop's discrete closed-loop poles (``linearize={"domain": "discrete"
   aside) bit for bit; a second resume runs nothing.
 """
 
-import importlib.util
 import pathlib
 
 import numpy as np
@@ -34,13 +33,7 @@ def _same(got, want):
                                   want.drop(columns="wall_s").reset_index(drop=True), check_exact=True)
 
 
-#: a sweep takes a diagram factory from issue 28 item 1 (branch diagsweep) on
-DIAGRAM_SWEEP = importlib.util.find_spec("mbsfmu.study.diagram_target") is not None
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not DIAGRAM_SWEEP, reason="mbsfmu.sweep does not take a diagram factory yet (issue 28 "
-                    "item 1, branch diagsweep); written against its planned form, run against that branch")
 def test_crane_sweep_on_a_local_cluster_agrees_with_the_poles_and_resumes(tmp_path):
     example.plant_fmu()  # built once here, before the workers start
     out = tmp_path / "rows.csv"
