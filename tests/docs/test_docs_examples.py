@@ -64,7 +64,8 @@ RUNNABLE = [p for p in pages() if any(runs for _, _, runs in blocks(p))]
 
 
 #: the pages whose examples take seconds (parameter sweeps, FMU builds): slow
-SLOW_PAGES = {"docs/guide/studies.md", "docs/guide/fmus.md", "docs/guide/runner.md"}
+SLOW_PAGES = {"docs/guide/studies.md", "docs/guide/fmus.md", "docs/guide/runner.md",
+              "docs/guide/closed-loop-crane.md"}
 
 
 @pytest.mark.parametrize("page", cases(RUNNABLE, slow=SLOW_PAGES, label=lambda p: str(p.relative_to(ROOT)),

@@ -8,9 +8,9 @@ the largest deviation, relative to the size of the compared signal where that ex
 references are written apart from mbsfmu (numpy and scipy only):
 
 * Lagrange's equations of the first kind, tests/support/zoo_reference.py's :class:`FirstKind`, for the
-  double pendulum, the spinning top (Cardan angles), the cart-pendulum, the four-bar (also the
-  natural-coordinate one at the change point, mapped to its pins), the rolling disc (its two
-  rolling conditions as velocity constraints), and those of the seed tests
+  double pendulum, the spinning top (Cardan angles), the cart-pendulum, the trolley crane, the
+  four-bar (also the natural-coordinate one at the change point, mapped to its pins), the
+  rolling disc (its two rolling conditions as velocity constraints), and those of the seed tests
   (tests/support/mechanism_references.py): Bricard, the flyball governor (scipy's Radau), the
   two-link arm, the TSDA slider-crank, the copy machine;
 * one-degree-of-freedom reductions: the slider-crank (both front ends), the N four-bar
@@ -127,6 +127,15 @@ def cart_pendulum(mc=1.0, m=0.1, l=0.5, g=9.81):
     return FirstKind(2, velocities, [mc, m, m, J], potential=lambda q, t: m * g * l * np.cos(q[1]))
 
 
+def trolley_crane(M=20.0, m=50.0, L=2.0, g=9.81):
+    """models/trolley_crane.py: trolley at x, point load at (x + L sin theta, 0, -L cos theta)."""
+    def velocities(q, qd, t):
+        th, xd, thd = q[1], qd[0], qd[1]
+        return stack(xd, xd + L * np.cos(th) * thd, L * np.sin(th) * thd)
+
+    return FirstKind(2, velocities, [M, m, m], potential=lambda q, t: -m * g * L * np.cos(q[1]))
+
+
 FOUR_BAR = dict(a=0.2, b=0.45, c=0.5, d=0.26, ma=1.0, mb=2.0, mc=2.2, g=9.81)
 
 
@@ -217,6 +226,10 @@ def _spinning_top(case, run):
 
 def _cart_pendulum(case, run):
     return _first_kind(case.label, cart_pendulum, run)
+
+
+def _trolley_crane(case, run):
+    return _first_kind(case.label, trolley_crane, run)
 
 
 def _four_bar(case, run):
@@ -365,6 +378,7 @@ CASES = [
     Case("double_pendulum", "double_pendulum.py", {}, 10.0, 2.0, 0.01, _double_pendulum, numpy_ci=1.0),
     Case("spinning_top", "spinning_top.py", {}, 10.0, 2.0, 0.01, _spinning_top, numpy_ci=0.5),
     Case("cart_pendulum", "cart_pendulum.py", {}, 10.0, 2.0, 0.01, _cart_pendulum, numpy_ci=1.0),
+    Case("trolley_crane", "trolley_crane.py", {}, 10.0, 2.0, 0.01, _trolley_crane, numpy_ci=1.0),
     Case("slider_crank", "slider_crank.py", {}, 10.0, 2.0, 0.01, _slider_crank, numpy_ci=0.5),
     Case("slider_crank_natural", "slider_crank_natural.py", {}, 10.0, 2.0, 0.01, _slider_crank, numpy_ci=0.5),
     # near a change point (a + c within 1 cm of b + d) the motion is sensitive: the error of RKSTAB at
