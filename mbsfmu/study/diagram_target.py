@@ -205,7 +205,12 @@ class FactoryError(ParameterError):
 
 
 def _values_text(values: dict) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in values.items())
+    """``k=1.0, gain=StateFeedbackGain(...)``: each value's repr, cut at 40 characters."""
+    def short(v):
+        text = repr(v)
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    return ", ".join(f"{k}={short(v)}" for k, v in values.items())
 
 
 # ------------------------------------------------------------------------------- SSP files
