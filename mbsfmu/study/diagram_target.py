@@ -247,8 +247,7 @@ def check_ssp_names(names, template: Diagram, what: str = "design column", comma
         own = [n.partition(".")[2] for n in settable if n.startswith(block + ".")]
         close = difflib.get_close_matches(var, own, n=3)
         raise ParameterError(f"{command}: {what} {name!r}: block {block!r} has no parameter or settable "
-                             "start "
-                             f"value {var!r}"
+                             f"start value {var!r}"
                              + (f"; did you mean {', '.join(block + '.' + c for c in close)}?" if close
                                            else f" (it has: {', '.join(own) or 'none'})"))
 
@@ -282,8 +281,7 @@ def run_settings(probe: Diagram, t_end, options: dict, linearize, metrics: list,
             raise ParameterError(f"{command}: {name}= is refused for a diagram target: {REFUSED[name]}")
         if name not in RUN_OPTIONS:
             raise ParameterError(f"{command}: a diagram target takes no keyword {name!r} (it takes "
-                                 "Diagram.run's "
-                                 f"{', '.join(RUN_OPTIONS)}, and linearize=)")
+                                 f"Diagram.run's {', '.join(RUN_OPTIONS)}, and linearize=)")
     linear = [m for m in metrics if m.function is None and m.linear]
     simulated = [m for m in metrics if not (m.function is None and m.linear)]
     lin = _linearize_options(linearize, bool(linear), command)
@@ -295,8 +293,7 @@ def run_settings(probe: Diagram, t_end, options: dict, linearize, metrics: list,
         if (isinstance(t_end, bool) or not isinstance(t_end, numbers.Real) or not math.isfinite(t_end)
                 or t_end <= probe.t0 or round((t_end - probe.t0) / probe.step) < 1):
             raise ParameterError(f"{command}: t_end must be a finite time at least one step "
-                                 f"({probe.step:g} s) "
-                                 f"after the diagram's t0 = {probe.t0:g}, not {t_end!r}")
+                                 f"({probe.step:g} s) after the diagram's t0 = {probe.t0:g}, not {t_end!r}")
         t_end = float(t_end)
     run = dict(inspect.signature(Diagram.run).parameters)
     opts = {k: run[k].default for k in RUN_OPTIONS}
@@ -320,8 +317,7 @@ def run_settings(probe: Diagram, t_end, options: dict, linearize, metrics: list,
             linearize_diagram(probe, **lin)
         except Exception as exc:
             raise ParameterError(f"metric {linear[0].name!r} = {linear[0].text}: the diagram of the first "
-                                 "run "
-                                 f"cannot be linearized ({type(exc).__name__}: {exc})") from None
+                                 f"run cannot be linearized ({type(exc).__name__}: {exc})") from None
     settings = {"t_end": t_end if (simulated or trajectories) else None, "run": dict(options),
                 "linearize": lin if linear else None, "trajectories": trajectories}
     entries = {"t_end": t_end, **{k: definition.describe(v) for k, v in opts.items()},
