@@ -241,6 +241,19 @@ def test_a_cluster_at_an_address_runs_a_factory_its_workers_cannot_import(start_
     run0 = trajectories.read(tmp_path / "runs.npz", 0)
     assert run0.dtype.names[0] == "time" and "plant.y" in run0.dtype.names and len(run0) == 2001
     assert (tmp_path / "y.png").stat().st_size > 0
+    # a file named FILE.py:FUNCTION whose function uses a helper module beside it and one of
+    # tests/support: all go by value
+    (tmp_path / "loop_helper.py").write_text("from blocks import Gain\n\n\ndef controller(k):\n"
+                                             "    return Gain(k)\n")
+    (tmp_path / "my_loop.py").write_text(
+        "import os\nimport sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+        "from diagram_loops import integrator_loop\nfrom loop_helper import controller\n\n\n"
+        "def loop(k):\n    d = integrator_loop(1.0)\n    d.add('extra', controller(k))\n"
+        "    d.connect('plant.y', 'extra.u')\n    return d\n")
+    df = mbsfmu.sweep(f"{tmp_path / 'my_loop.py'}:loop", {"k": [2.0, 3.0]}, t_end=1.0,
+                      scheduler=cluster.address, metrics={"z": "final(extra.y)"})
+    assert df["status"].tolist() == ["ok", "ok"]
+    assert df["z"].tolist() == pytest.approx([2.0 * (1 - 0.9 ** 10), 3.0 * (1 - 0.9 ** 10)], rel=1e-12)
 
 
 def test_threads_scheduler_runs_fresh_diagrams_per_run():
