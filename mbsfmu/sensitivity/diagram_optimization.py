@@ -66,8 +66,7 @@ def choose(minimizer, constrained: bool) -> str:
     name = MINIMIZERS.get(str(minimizer).lower()) if isinstance(minimizer, str) else None
     if name is None:
         raise ParameterError(f"optimize: minimizer {minimizer!r} is not one of "
-                             f"{', '.join(MINIMIZERS.values())} "
-                             "(the integration method is method=)")
+                             f"{', '.join(MINIMIZERS.values())} (the integration method is method=)")
     if constrained and name not in CONSTRAINED:
         raise ParameterError(f"optimize: minimizer {name!r} takes no constraints; use 'COBYLA' or 'SLSQP'")
     return name
@@ -92,8 +91,7 @@ class DiagramRuns:
         both = [n for n in fixed if n in names]
         if both:
             raise ParameterError(f"optimize: {', '.join(map(repr, both))} given both as an optimized "
-                                 "parameter "
-                                 "and in constants=")
+                                 "parameter and in constants=")
         self.fixed = fixed
         self.metrics = make_metrics(metrics)
         self.t_end = t_end

@@ -195,20 +195,28 @@ def optimize(
         sense,
         bounds_of,
     )
+    return _solved(problem, x0, upper, (algorithm, ftol, gtol), file, system.name, sense, objective, mode,
+                   clock)
+
+
+def _solved(problem, x0, upper, how: tuple, file, label: str, sense: str, objective: str, mode: str,
+            clock: float) -> OptimizationResult:
+    """Solve ``problem`` from ``x0`` (``upper``: the parameters' upper bounds; ``how``: the
+    minimizer and its two tolerances), the history file closed at the end whatever happens, and
+    the result."""
     try:
-        sol, stopped = problem.solve(x0, algorithm, ftol, gtol)
+        sol, stopped = problem.solve(x0, *how)
     finally:
         if file is not None:
             file.close()
     best = problem.record_of(sol) if sol is not None else problem.best()
-    success = bool(sol is not None and sol.success)
-    message = stopped or str(sol.message)
+    bounds_of = problem.bounds_of
     return OptimizationResult(
-        model=system.name,
+        model=label,
         sense=sense,
         objective=objective,
-        names=names,
-        lower=lower,
+        names=problem.names,
+        lower=problem.lower,
         upper=upper,
         start=x0,
         optimum=best["parameters"].copy(),
@@ -216,9 +224,9 @@ def optimize(
         constraints={n: (float(best["values"][1 + i]), *c[1:]) for i, (n, c) in enumerate(bounds_of.items())},
         constraint_specs={n: c[0] for n, c in bounds_of.items()},
         gradient=best["gradient"].copy(),
-        success=success,
-        message=message,
-        algorithm=algorithm,
+        success=bool(sol is not None and sol.success),
+        message=stopped or str(sol.message),
+        algorithm=how[0],
         mode=mode,
         evaluations=len(problem.records),
         runs=problem.runs,
@@ -263,26 +271,9 @@ def _optimize_diagram(target, minimize, maximize, params, t_end, constraints, st
     })
     file = HistoryFile(history, names, [m.name for m in runs.metrics], entries, resume) if history else None
     problem = _DiagramProblem(runs, names, lower, upper, file, max_evaluations, progress, sense, bounds_of)
-    try:
-        sol, stopped = problem.solve(x0, algorithm, ftol, xtol)
-    finally:
-        if file is not None:
-            file.close()
-    best = problem.record_of(sol) if sol is not None else problem.best()
-    return OptimizationResult(
-        model=runs.label(), sense=sense, objective=objective, names=names, lower=lower, upper=upper,
-        start=x0, optimum=best["parameters"].copy(), value=float(best["values"][0]),
-        constraints={n: (float(best["values"][1 + i]), *c[1:]) for i, (n, c) in enumerate(bounds_of.items())},
-        constraint_specs={n: c[0] for n, c in bounds_of.items()}, gradient=best["gradient"].copy(),
-        success=bool(sol is not None and sol.success), message=stopped or str(sol.message),
-        algorithm=algorithm, mode="finite differences" if algorithm in diagrams.GRADIENT else "none",
-        evaluations=len(problem.records), runs=problem.runs, taken=problem.taken,
-        iterations=int(getattr(sol, "nit", 0) or 0) if sol is not None else 0,
-        history=problem.history_frame(), seconds=time.perf_counter() - clock,
-        history_file=None if file is None else str(file.path),
-        moved=[(str(a), str(b)) for a, b in (file.moved if file is not None else [])],
-        dropped=list(file.problems) if file is not None else [],
-    )
+    mode = "finite differences" if algorithm in diagrams.GRADIENT else "none"
+    return _solved(problem, x0, upper, (algorithm, ftol, xtol), file, runs.label(), sense, objective, mode,
+                   clock)
 
 
 def parse_constraints(constraints) -> dict[str, tuple[str, str, float]]:

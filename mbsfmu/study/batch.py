@@ -312,8 +312,10 @@ def _simulate(target, loaded, values: dict, settings: dict):
     if target.kind == "fmu":
         return _simulate_fmu(loaded, values, settings["fmu"])
     if target.kind == "factory":
+        values = {**settings.get("fixed", {}), **values}
         return diagram_target.run(diagram_target.make_diagram(loaded, values), settings)
     if target.kind == "ssp":
+        values = {**settings.get("fixed", {}), **values}
         return diagram_target.run(diagram_target.ssp_diagram(loaded, values), settings)
 
     system = loaded

@@ -6,7 +6,8 @@ keyword arguments, checked against its signature before any run (an unknown name
 parameter without default that nothing sets, is a ParameterError).  It travels to the worker
 processes pickled with cloudpickle; a function of a module that is not an installed package (a
 script, a file loaded by path, a test module) is pickled *by value* (its code and the globals it
-uses), so that a worker needs no import of it.  The factory is called once per run; it raises
+uses), and so are the other loaded modules that are no installed package (a helper file beside
+it), so that a worker needs no import of them.  The factory is called once per run; it raises
 or returns something else than a Diagram: that run is a failed row naming the factory.
 
 **SSP file.**  Imported once per process (:func:`mbsfmu.runner.import_ssp`); each run builds
@@ -30,11 +31,13 @@ first diagram holds; for an SSP the SHA-256 of the file.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import importlib.util
 import inspect
 import math
 import numbers
+import os
 import pathlib
 import re
 import sys
@@ -97,9 +100,18 @@ def _installed(module) -> bool:
     file = getattr(module, "__file__", None)
     if file is None:
         return True
-    where = pathlib.Path(file).resolve()
-    roots = {pathlib.Path(sysconfig.get_paths()[k]).resolve() for k in ("purelib", "platlib", "stdlib")}
-    return any(root in where.parents for root in roots)
+    roots = _library_roots()
+    return os.path.abspath(file).startswith(roots) or os.path.realpath(file).startswith(roots)
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    """The folders of installed packages and of the standard library (as given and resolved),
+    each ending in a separator."""
+    paths = sysconfig.get_paths()
+    folders = {f(paths[k]) for k in ("purelib", "platlib", "stdlib", "platstdlib")
+               for f in (os.path.abspath, os.path.realpath)}
+    return tuple(d.rstrip(os.sep) + os.sep for d in folders)
 
 
 def load_factory(spec: str, command: str = "sweep"):
@@ -135,15 +147,29 @@ def load_factory(spec: str, command: str = "sweep"):
     return fn
 
 
-def factory_payload(fn) -> bytes:
-    """``fn`` pickled for the workers (module docstring: by value unless a worker imports it)."""
-    import cloudpickle
-
+def by_value(fn) -> list:
+    """The modules a worker may be unable to import, which ``fn`` goes with by value: when its own
+    module is not of an installed package, that module and every other loaded module that is not
+    (a helper file beside it, a folder put on ``sys.path`` by hand); only what ``fn`` reaches of
+    them is pickled."""
     func = getattr(fn, "func", fn)
     module = sys.modules.get(getattr(func, "__module__", None) or "")
-    by_value = module is not None and module.__name__ != "__main__" and not _installed(module)
-    if by_value:
-        cloudpickle.register_pickle_by_value(module)
+    if module is None or module.__name__ == "__main__" or _installed(module):
+        return []
+    others = [m for name, m in list(sys.modules.items())
+              if m is not module and name != "__main__" and getattr(m, "__file__", None)
+              and not _installed(m)]
+    return [module, *others]
+
+
+def factory_payload(fn) -> bytes:
+    """``fn`` pickled for the workers: by value with the modules of :func:`by_value` (module
+    docstring), so that a worker needs no import of them."""
+    import cloudpickle
+
+    modules = by_value(fn)
+    for m in modules:
+        cloudpickle.register_pickle_by_value(m)
     try:
         return cloudpickle.dumps(fn)
     except Exception as exc:
@@ -151,8 +177,8 @@ def factory_payload(fn) -> bytes:
                              f"({type(exc).__name__}: {exc}); make it a module-level function whose "
                              "globals pickle, or run with scheduler='synchronous'") from None
     finally:
-        if by_value:
-            cloudpickle.unregister_pickle_by_value(module)
+        for m in modules:
+            cloudpickle.unregister_pickle_by_value(m)
 
 
 def check_factory(fn, columns, fixed: dict, command: str = "sweep") -> None:
@@ -205,7 +231,12 @@ class FactoryError(ParameterError):
 
 
 def _values_text(values: dict) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in values.items())
+    """``k=1.0, gain=StateFeedbackGain(...)``: each value's repr, cut at 40 characters."""
+    def short(v):
+        text = repr(v)
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    return ", ".join(f"{k}={short(v)}" for k, v in values.items())
 
 
 # ------------------------------------------------------------------------------- SSP files
@@ -242,8 +273,7 @@ def check_ssp_names(names, template: Diagram, what: str = "design column", comma
         own = [n.partition(".")[2] for n in settable if n.startswith(block + ".")]
         close = difflib.get_close_matches(var, own, n=3)
         raise ParameterError(f"{command}: {what} {name!r}: block {block!r} has no parameter or settable "
-                             "start "
-                             f"value {var!r}"
+                             f"start value {var!r}"
                              + (f"; did you mean {', '.join(block + '.' + c for c in close)}?" if close
                                            else f" (it has: {', '.join(own) or 'none'})"))
 
@@ -277,8 +307,7 @@ def run_settings(probe: Diagram, t_end, options: dict, linearize, metrics: list,
             raise ParameterError(f"{command}: {name}= is refused for a diagram target: {REFUSED[name]}")
         if name not in RUN_OPTIONS:
             raise ParameterError(f"{command}: a diagram target takes no keyword {name!r} (it takes "
-                                 "Diagram.run's "
-                                 f"{', '.join(RUN_OPTIONS)}, and linearize=)")
+                                 f"Diagram.run's {', '.join(RUN_OPTIONS)}, and linearize=)")
     linear = [m for m in metrics if m.function is None and m.linear]
     simulated = [m for m in metrics if not (m.function is None and m.linear)]
     lin = _linearize_options(linearize, bool(linear), command)
@@ -290,8 +319,7 @@ def run_settings(probe: Diagram, t_end, options: dict, linearize, metrics: list,
         if (isinstance(t_end, bool) or not isinstance(t_end, numbers.Real) or not math.isfinite(t_end)
                 or t_end <= probe.t0 or round((t_end - probe.t0) / probe.step) < 1):
             raise ParameterError(f"{command}: t_end must be a finite time at least one step "
-                                 f"({probe.step:g} s) "
-                                 f"after the diagram's t0 = {probe.t0:g}, not {t_end!r}")
+                                 f"({probe.step:g} s) after the diagram's t0 = {probe.t0:g}, not {t_end!r}")
         t_end = float(t_end)
     run = dict(inspect.signature(Diagram.run).parameters)
     opts = {k: run[k].default for k in RUN_OPTIONS}
@@ -315,8 +343,7 @@ def run_settings(probe: Diagram, t_end, options: dict, linearize, metrics: list,
             linearize_diagram(probe, **lin)
         except Exception as exc:
             raise ParameterError(f"metric {linear[0].name!r} = {linear[0].text}: the diagram of the first "
-                                 "run "
-                                 f"cannot be linearized ({type(exc).__name__}: {exc})") from None
+                                 f"run cannot be linearized ({type(exc).__name__}: {exc})") from None
     settings = {"t_end": t_end if (simulated or trajectories) else None, "run": dict(options),
                 "linearize": lin if linear else None, "trajectories": trajectories}
     entries = {"t_end": t_end, **{k: definition.describe(v) for k, v in opts.items()},

@@ -277,7 +277,8 @@ def _diagram_settings(target, loaded, design, t_end, dt, rtol, metrics_, keep, l
     entries = {**diagram_target.identity(target.kind, target.local if factory else target.path,
                                          probe if factory else None),
                **entries, "params": definition.describe(fixed)}
-    return chosen, settings, fixed, entries
+    settings["fixed"] = fixed  # merged into every run's values where its diagram is built, not sent per row
+    return chosen, settings, {}, entries
 
 
 def _probe(factory, design, fixed: dict):

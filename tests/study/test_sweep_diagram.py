@@ -79,10 +79,11 @@ def test_design_names_checked_against_the_signature():
 
 def test_local_cluster_resume_and_the_definition_follows_the_factory(tmp_path):
     out = tmp_path / "rows.csv"
-    opts = dict(t_end=5.0, metrics={"y": "final(plant.y)", "sigma": "largest_real_part"}, out=out, workers=2)
-    first = mbsfmu.sweep(integrator_loop, {"k": [1.0, 2.0, 3.0, 4.0]}, **opts)
+    opts = dict(t_end=5.0, metrics={"y": "final(plant.y)", "sigma": "largest_real_part"}, out=out)
+    first = mbsfmu.sweep(integrator_loop, {"k": [1.0, 2.0, 3.0, 4.0]}, workers=2, **opts)  # the local default
     want = [1 - (1 - k * STEP) ** 50 for k in [1.0, 2.0, 3.0, 4.0]]
     assert first["y"].to_numpy() == pytest.approx(want, rel=1e-12)
+    opts["scheduler"] = "synchronous"  # the rows file does not depend on where the runs ran
     again = mbsfmu.sweep(integrator_loop, {"k": [1.0, 2.0, 3.0, 4.0]}, **opts)
     assert again.attrs["resume"]["taken"] == 4 and again.attrs["resume"]["ran"] == 0
     # another factory (another code) is another study
@@ -221,3 +222,46 @@ def test_morris_screening_of_a_diagram_from_its_linearization():
     k, step = r.indices.loc[("sigma", "k")], r.indices.loc[("sigma", "step")]
     assert k["mu"] == pytest.approx(-2.0, abs=1e-9) and k["mu_star"] == pytest.approx(2.0, abs=1e-9)
     assert (step["mu_star"], step["mu"], step["sigma"]) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.slow
+def test_a_cluster_at_an_address_runs_a_factory_its_workers_cannot_import(start_cli_cluster, tmp_path):
+    """The workers of a cluster started by Dask's command line have the repository on their path,
+    not tests/support: the factory's module goes by value."""
+    cluster = start_cli_cluster(n_workers=1)
+    df = mbsfmu.sweep(integrator_loop, {"k": [1.0, 2.0, 25.0]}, t_end=200.0, scheduler=cluster.address,
+                      metrics={"y": "final(plant.y)", "sigma": "largest_real_part"},
+                      linearize={"domain": "discrete"}, trajectories=tmp_path / "runs.npz",
+                      plot=tmp_path / "y.png", out=tmp_path / "rows.csv")
+    assert df["status"].tolist() == ["ok", "ok", "diverged"]
+    assert df["y"][:2].tolist() == pytest.approx([1.0, 1.0], abs=1e-12)
+    assert df["sigma"].tolist() == pytest.approx([math.log(abs(1 - k * STEP)) / STEP for k in (1, 2, 25)],
+                                                 abs=1e-9)
+    from mbsfmu.study import trajectories
+
+    run0 = trajectories.read(tmp_path / "runs.npz", 0)
+    assert run0.dtype.names[0] == "time" and "plant.y" in run0.dtype.names and len(run0) == 2001
+    assert (tmp_path / "y.png").stat().st_size > 0
+    # a file named FILE.py:FUNCTION whose function uses a helper module beside it and one of
+    # tests/support: all go by value
+    (tmp_path / "loop_helper.py").write_text("from blocks import Gain\n\n\ndef controller(k):\n"
+                                             "    return Gain(k)\n")
+    (tmp_path / "my_loop.py").write_text(
+        "import os\nimport sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+        "from diagram_loops import integrator_loop\nfrom loop_helper import controller\n\n\n"
+        "def loop(k):\n    d = integrator_loop(1.0)\n    d.add('extra', controller(k))\n"
+        "    d.connect('plant.y', 'extra.u')\n    return d\n")
+    df = mbsfmu.sweep(f"{tmp_path / 'my_loop.py'}:loop", {"k": [2.0, 3.0]}, t_end=1.0,
+                      scheduler=cluster.address, metrics={"z": "final(extra.y)"})
+    assert df["status"].tolist() == ["ok", "ok"]
+    assert df["z"].tolist() == pytest.approx([2.0 * (1 - 0.9 ** 10), 3.0 * (1 - 0.9 ** 10)], rel=1e-12)
+
+
+def test_threads_scheduler_runs_fresh_diagrams_per_run():
+    """Threads share the process: every run builds its own diagram (no block shared between
+    two runs at once), so the rows are those of the synchronous scheduler."""
+    design = {"k": [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]}
+    opts = dict(t_end=3.0, metrics={"e": "ise(plant.y, reference=ref.y)"})
+    a = mbsfmu.sweep(integrator_loop, design, scheduler="threads", workers=2, batch=1, **opts)
+    b = mbsfmu.sweep(integrator_loop, design, scheduler="synchronous", **opts)
+    assert a["e"].tolist() == b["e"].tolist()
