@@ -83,8 +83,8 @@ Q, R = [1.0, 10.0, 0.0, 0.0], [1e-4]
 METRICS = {"settling": "settling(crane.x, 2%, reference=ref.y, hold=2)",
            "swing": "maxabs(crane.theta, bound=0.5)"}
 #: the closed loop the runner computes: sampled at its step, the FMU's continuous plant discretized
-#: with a zero-order hold, the transport delay as shifts (the default for this diagram would be
-#: the continuous ideal loop, with the delay as a Padé approximant: no block is discrete only)
+#: with a zero-order hold, the transport delay as shifts (the default, said here for the reader;
+#: domain="continuous" gives the ideal loop, the delay a Padé approximant)
 LINEARIZE = {"domain": "discrete"}
 LENGTHS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
 LOADS = (10.0, 30.0, 50.0, 77.5, 110.0, 150.0)

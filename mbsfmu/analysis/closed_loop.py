@@ -20,9 +20,10 @@ a Padé approximant); refused if a block is discrete only (a unit delay, ``Delay
 integrator).  ``domain="discrete"``: the loop the runner computes, at its step T: the continuous
 parts (``StateSpace``, the plants) discretized with a zero-order hold at T
 (:func:`scipy.signal.cont2discrete`, as the runner holds inputs over a step), the discrete blocks
-by their difference equations, a transport delay as shifts.  Default: discrete if some block is
-discrete only, else continuous.  A multi-rate diagram (a block with a sample time other than the
-step) is refused.
+by their difference equations, a transport delay as shifts.  Default: discrete, the loop that
+will run (near the stability edge the ideal continuous loop can mislead: the crane of
+``examples/crane_loop.py`` at 1 m, 30 kg has max Re s = 0.545 1/s continuous, 0.563 discrete).
+A multi-rate diagram (a block with a sample time other than the step) is refused.
 
 **Operating point** ``at``: None, the signals of the diagram at t0 (a run of one step); a
 number t, the signals at time t of a run to t; or a mapping ``{"block.port": value}`` that sets
@@ -216,7 +217,7 @@ def linearize_diagram(diagram: Diagram, at=None, *, loop_at: str | None = None,
                                f"{T:g} s: multi-rate loops are not linearized (give every block the "
                                "diagram's step)")
     if domain is None:
-        domain = "discrete" if any(b.discrete_only for b in blocks.values()) else "continuous"
+        domain = "discrete"
     cut = _cut(diagram, loop_at)
     point = _point(diagram, at)
     forms, src, notes = {}, [], []

@@ -100,7 +100,7 @@ def test_cart_lqr_and_pid_loop_matches_python_control_feedback():
         d.connect(f"plant.{s}", f"ctrl.{s}")
     wire(d, ("plant.x", "neg.u"), ("neg.y", "pid.u"), ("ctrl.F", "u.u1"), ("pid.y", "u.u2"),
          ("u.y", "plant.F"))
-    cl = mbsfmu.linearize(d)
+    cl = mbsfmu.linearize(d, domain="continuous")
     assert cl.domain == "continuous" and cl.dt is None
     assert set(cl.states) == {"plant.x", "plant.theta", "plant.der(x)", "plant.der(theta)",
                               "pid.integral", "pid.filter"}
@@ -112,7 +112,7 @@ def test_cart_lqr_and_pid_loop_matches_python_control_feedback():
     # without the PID the loop's poles are the LQR design's own
     d2 = Diagram(step=0.01)
     state_loop(d2, lin, gain)
-    assert_same_poles(closed_loop_poles(d2), gain.poles)
+    assert_same_poles(closed_loop_poles(d2, domain="continuous"), gain.poles)
 
 
 def test_mass_spring_with_pid_matches_feedback_and_damping():
@@ -129,7 +129,7 @@ def test_mass_spring_with_pid_matches_feedback_and_damping():
     d.add("pid", PID(kp, ki, kd, tf=tf))
     d.add("plant", TransferFunction([1.0], [SPRING_M, 0.0, SPRING_K]))
     wire(d, ("ref.y", "err.u1"), ("plant.y", "err.u2"), ("err.y", "pid.u"), ("pid.y", "plant.u"))
-    cl = mbsfmu.linearize(d)
+    cl = mbsfmu.linearize(d, domain="continuous")
     ref = control.poles(control.feedback(P * pid_tf(kp, ki, kd, tf)))
     assert_same_poles(cl.poles, ref)
     wn, zeta, _ = control.damp(control.feedback(P * pid_tf(kp, ki, kd, tf)), doprint=False)
@@ -143,7 +143,7 @@ def test_mass_spring_with_pid_matches_feedback_and_damping():
     d0.add("ref", Step(0.5))
     d0.add("plant", TransferFunction([1.0], [SPRING_M, 0.0, SPRING_K]))
     d0.connect("ref.y", "plant.u")
-    open_ = mbsfmu.linearize(d0)
+    open_ = mbsfmu.linearize(d0, domain="continuous")
     assert np.allclose(np.abs(open_.poles), 2.0, rtol=1e-12) and np.allclose(open_.damping, 0.0, atol=1e-12)
     assert not open_.stable
 
@@ -160,7 +160,7 @@ def test_transport_delay_as_pade_matches_control_pade():
     wire(d, ("ref.y", "err.u1"), ("plant.y", "err.u2"), ("err.y", "k.u"), ("k.y", "dead.u"),
          ("dead.y", "plant.u"))
     for order in (1, 3, 5):
-        cl = mbsfmu.linearize(d, pade_order=order)
+        cl = mbsfmu.linearize(d, pade_order=order, domain="continuous")
         num, den = control.pade(tau, order)
         L = k * control.tf(num, den) * control.tf([1], [1, 1])
         assert_same_poles(cl.poles, control.poles(control.feedback(L)), rtol=1e-7)
@@ -239,7 +239,7 @@ def test_margins_of_a_first_order_plant_with_pi_equal_the_closed_form():
     """L = (kp s + ki) / (s (s + 1)): |L(jω)| = 1 at ω⁴ + (1 - kp²) ω² - ki² = 0, the phase
     margin 180° + atan2(kp ω, ki) - 90° - atan(ω); the phase never reaches -180°: GM = inf."""
     kp, ki = 2.0, 3.0
-    cl = mbsfmu.linearize(_pi_loop(kp, ki), loop_at="pi.u")
+    cl = mbsfmu.linearize(_pi_loop(kp, ki), loop_at="pi.u", domain="continuous")
     w2 = (-(1 - kp ** 2) + np.sqrt((1 - kp ** 2) ** 2 + 4 * ki ** 2)) / 2
     w = np.sqrt(w2)
     pm = 180 + np.degrees(np.arctan2(kp * w, ki)) - 90 - np.degrees(np.arctan(w))
@@ -249,7 +249,7 @@ def test_margins_of_a_first_order_plant_with_pi_equal_the_closed_form():
     assert m.gain_crossover == pytest.approx(w, rel=1e-9)
     assert np.isinf(m.gain_margin)
     # the same cut at the plant's input gives the same loop
-    m2 = mbsfmu.linearize(_pi_loop(kp, ki), loop_at="plant.u").margins
+    m2 = mbsfmu.linearize(_pi_loop(kp, ki), loop_at="plant.u", domain="continuous").margins
     assert m2.phase_margin == pytest.approx(pm, rel=1e-9)
     # the JSON form carries the same numbers (inf as JSON's Infinity)
     import json
@@ -270,7 +270,7 @@ def test_gain_margin_of_a_third_order_loop():
     d.add("k", Gain(k))
     d.add("plant", TransferFunction([1.0], [1.0, 3.0, 3.0, 1.0]))
     wire(d, ("ref.y", "err.u1"), ("plant.y", "err.u2"), ("err.y", "k.u"), ("k.y", "plant.u"))
-    m = mbsfmu.linearize(d, loop_at="k.u").margins
+    m = mbsfmu.linearize(d, loop_at="k.u", domain="continuous").margins
     assert m.gain_margin == pytest.approx(8.0 / k, rel=1e-9)
     assert m.phase_crossover == pytest.approx(np.sqrt(3.0), rel=1e-9)
     assert m.gain_margin_db == pytest.approx(20 * np.log10(4.0), rel=1e-9)
@@ -292,25 +292,25 @@ def _sat_loop(upper=1.0, table=None):
 
 
 def test_saturation_inside_its_limits_is_a_gain_one_and_at_its_limit_is_refused():
-    cl = mbsfmu.linearize(_sat_loop())            # at t0 the signals are 0: inside the limits
+    cl = mbsfmu.linearize(_sat_loop(), domain="continuous")  # at t0 the signals are 0: inside the limits
     assert_same_poles(cl.poles, [-4.0])           # 3/(s + 1) closed: s = -4
     assert cl.point["sat.y"] == 0.0
-    beyond = mbsfmu.linearize(_sat_loop(), at={"sat.u": 2.5})   # saturated: a gain 0
+    beyond = mbsfmu.linearize(_sat_loop(), at={"sat.u": 2.5}, domain="continuous")   # saturated: a gain 0
     assert_same_poles(beyond.poles, [-1.0])
     with pytest.raises(DiagramError, match=r"block 'sat' \(Saturation\) is not differentiable at the "
                                            r"operating point \(u = 1: slope 1 on the left, 0 on the "
                                            r"right\)"):
-        mbsfmu.linearize(_sat_loop(), at={"sat.u": 1.0})
+        mbsfmu.linearize(_sat_loop(), at={"sat.u": 1.0}, domain="continuous")
 
 
 def test_lookup_between_breakpoints_is_its_slope_and_refused_on_a_kink():
     table = ([-1.0, 0.0, 2.0], [-2.0, 0.0, 1.0])  # slopes 2 and 0.5
-    assert_same_poles(mbsfmu.linearize(_sat_loop(table=table), at={"sat.u": 1.0}).poles,
+    assert_same_poles(mbsfmu.linearize(_sat_loop(table=table), at={"sat.u": 1.0}, domain="continuous").poles,
                       [-1.0 - 3.0 * 0.5])
-    assert_same_poles(mbsfmu.linearize(_sat_loop(table=table), at={"sat.u": -0.5}).poles,
+    assert_same_poles(mbsfmu.linearize(_sat_loop(table=table), at={"sat.u": -0.5}, domain="continuous").poles,
                       [-1.0 - 3.0 * 2.0])
     with pytest.raises(DiagramError, match=r"block 'sat' \(Lookup1D\) is not differentiable"):
-        mbsfmu.linearize(_sat_loop(table=table))   # u = 0 is the kink
+        mbsfmu.linearize(_sat_loop(table=table), domain="continuous")   # u = 0 is the kink
 
 
 # ---------------------------------------------------------------------------- prediction vs runs
@@ -339,7 +339,7 @@ def test_closed_loop_poles_predict_what_the_runner_does(k):
     else:
         assert k == 12.0 and late > 10 * early
     assert (largest_real_part(d, domain="discrete") < 0) == cl.stable
-    assert (largest_real_part(d) < 0) == cl.stable  # the continuous loop agrees here
+    assert (largest_real_part(d, domain="continuous") < 0) == cl.stable  # the continuous loop agrees here
 
 
 def test_linear_model_as_plant_of_an_fmu_like_block():
@@ -350,8 +350,8 @@ def test_linear_model_as_plant_of_an_fmu_like_block():
     gain = lqr(lin, Q=[1, 1, 1, 1], R=[1])
     d = Diagram(step=0.01)
     state_loop(d, lin, gain)
-    assert_same_poles(mbsfmu.linearize(d, plants={"plant": lin}).poles, gain.poles)
-    assert_same_poles(mbsfmu.linearize(d, plants={"plant": lin.ss}).poles, gain.poles)
+    assert_same_poles(mbsfmu.linearize(d, plants={"plant": lin}, domain="continuous").poles, gain.poles)
+    assert_same_poles(mbsfmu.linearize(d, plants={"plant": lin.ss}, domain="continuous").poles, gain.poles)
 
 
 # ---------------------------------------------------------------------------- an FMU as the plant
@@ -389,11 +389,11 @@ def test_fmu_plant_from_its_model_exchange_matches_the_symbolic_linearization(ca
     of the plant's ZOH discretization."""
     gain = lqr(cart_lin(), Q=[10, 10, 1, 1], R=[1])
     d = fmu_loop(cart_fmus[version], gain.K)
-    cl = mbsfmu.linearize(d)
+    cl = mbsfmu.linearize(d, domain="continuous")
     assert cl.notes == ["cart: central differences of the FMU's Model Exchange derivatives and "
                         "outputs, at its initial state"]
     assert_same_poles(cl.poles, gain.poles)
-    assert_same_poles(mbsfmu.linearize(d, plants={"cart": cart_lin()}).poles, gain.poles)
+    assert_same_poles(mbsfmu.linearize(d, plants={"cart": cart_lin()}, domain="continuous").poles, gain.poles)
     cld = mbsfmu.linearize(d, domain="discrete")
     Pd = control.c2d(plant_ss(cart_lin()), 0.01, "zoh")
     ref = control.poles(control.feedback(Pd, control.ss([], [], [], gain.K, 0.01)))
@@ -425,7 +425,7 @@ def test_a_refused_linearization_leaves_the_diagram_as_it_was():
     d = _sat_loop()
     before_wires, before = d.connections, d.run(0.5)["plant.y"]
     with pytest.raises(DiagramError, match="'sat'"):
-        mbsfmu.linearize(d, at={"sat.u": -1.0})
+        mbsfmu.linearize(d, at={"sat.u": -1.0}, domain="continuous")
     assert d.connections == before_wires
     assert np.array_equal(d.run(0.5)["plant.y"], before)
 
@@ -501,7 +501,7 @@ def test_an_algebraic_loop_is_solved_by_the_wiring():
     d.add("plant", TransferFunction([1.0], [1.0, 1.0]))
     wire(d, ("ref.y", "err.u1"), ("g.y", "err.u2"), ("plant.y", "err.u3"), ("err.y", "g.u"),
          ("err.y", "plant.u"))
-    cl = mbsfmu.linearize(d)
+    cl = mbsfmu.linearize(d, domain="continuous")
     assert_same_poles(cl.poles, [-1.25])
     assert cl.D[cl.outputs.index("err.y"), 0] == pytest.approx(0.25, rel=1e-12)
 

@@ -21,10 +21,12 @@ from mbsfmu.core.errors import ParameterError
 from mbsfmu.study import definition, morris_screening
 
 GAINS = [2.0, 5.0, 12.0, 19.0, 21.0, 25.0]  # kT = 0.2 ... 2.5: the last two unstable
+#: the ideal loop (pole s = -k) instead of the runner's sampled one, the default
+CONTINUOUS = {"domain": "continuous"}
 
 
 def test_linear_metrics_match_the_closed_form_poles_without_a_run():
-    df = mbsfmu.sweep(integrator_loop, {"k": GAINS}, scheduler="synchronous",
+    df = mbsfmu.sweep(integrator_loop, {"k": GAINS}, scheduler="synchronous", linearize=CONTINUOUS,
                       metrics={"sigma": "largest_real_part", "stable": "stable", "zeta": "min_damping"})
     assert df["sigma"].to_numpy() == pytest.approx([-k for k in GAINS], rel=0, abs=1e-9)
     assert df["stable"].tolist() == [1.0] * len(GAINS)
@@ -105,7 +107,7 @@ def test_factory_of_a_file_loaded_by_path_reaches_the_workers(tmp_path):
     spec.loader.exec_module(module)
     try:
         df = mbsfmu.sweep(module.loop, {"k": [1.0, 2.0]}, metrics={"sigma": "largest_real_part"},
-                          scheduler="processes", workers=2)
+                          linearize=CONTINUOUS, scheduler="processes", workers=2)
     finally:
         del sys.modules["loop_by_path"]
     assert df["sigma"].tolist() == pytest.approx([-1.0, -2.0], abs=1e-9)
@@ -217,7 +219,8 @@ def test_morris_screening_of_a_diagram_from_its_linearization():
     """sigma = -k exactly (continuous loop): the elementary effects of k are -(3 - 1), of the
     step (which the continuous loop does not see) 0."""
     r = morris_screening(integrator_loop, {"k": (1.0, 3.0), "step": (0.05, 0.1)}, n=4,
-                                metrics={"sigma": "largest_real_part"}, scheduler="synchronous")
+                                metrics={"sigma": "largest_real_part"}, linearize=CONTINUOUS,
+                                scheduler="synchronous")
     assert r.runs == 4 * 3
     k, step = r.indices.loc[("sigma", "k")], r.indices.loc[("sigma", "step")]
     assert k["mu"] == pytest.approx(-2.0, abs=1e-9) and k["mu_star"] == pytest.approx(2.0, abs=1e-9)
