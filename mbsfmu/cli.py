@@ -521,7 +521,7 @@ def cmd_sweep(args) -> int:
                **_study_options(args))
     failed = int((df["status"] == "failed").sum())
     counts = df["status"].value_counts()
-    verdicts = "".join(f", {counts[s]} {s}" for s in ("not settled", "diverged") if s in counts)
+    verdicts = "".join(f", {counts[s]} {s}" for s in ("unstable", "not settled", "diverged") if s in counts)
     for line in _resume_lines(df, args.out):
         print(line)
     print(f"{len(df)} runs ({failed} failed{verdicts}) -> {args.out}"

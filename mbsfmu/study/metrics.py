@@ -42,10 +42,12 @@ Arguments (after the signal, ``name=value``; a percentage such as ``5%`` is a fr
 - ``low=``, ``high=`` (rise): the fractions of the step between which the rise is timed
   (10 % and 90 %).
 
-Each metric's verdict (:meth:`Metric.evaluate`) is ``ok``, ``not settled`` (a settling or rise
-time that is nan: the signal is outside its band at the end, or never reaches ``high``) or
-``diverged`` (the value nan); a run's row takes the worst verdict of its metrics as its status,
-with the reasons as its message, and keeps every other metric's value.
+Each metric's verdict (:meth:`Metric.evaluate`) is ``ok``, ``unstable`` (a metric of the
+linearized closed loop, whose value is kept, when that loop is unstable: a prediction, not yet
+a run), ``not settled`` (a settling or rise time that is nan: the signal is outside its band at
+the end, or never reaches ``high``) or ``diverged`` (the value nan); a run's row takes the worst
+verdict of its metrics as its status (in that order), with the reasons as its message, and
+keeps every other metric's value.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ DEFAULTS = {"from": None, "reference": None, "band": SETTLING_BAND, "hold": None
 HOLD_FRACTION = 0.1
 
 #: a row's status from its metrics' verdicts, best to worst ('failed': the run gave no result)
-VERDICTS = ("ok", "not settled", "diverged")
+VERDICTS = ("ok", "unstable", "not settled", "diverged")
 
 _EXPR = re.compile(r"^\s*(\w+)\s*\((.+)\)\s*$", re.S)
 _BARE = re.compile(r"^\s*(\w+)\s*(?:\(\s*\))?\s*$")
@@ -114,6 +116,18 @@ class Verdict:
     value: float
     status: str = "ok"
     note: str = ""
+
+
+def unstable_pole(loop) -> str:
+    """The pole of ``loop`` (an analysis ClosedLoop) farthest into the unstable region, said in
+    its plane (and in the s-plane for a discrete loop)."""
+    s = loop.s_poles
+    k = int(np.argmax(s.real))
+    if loop.domain == "discrete":
+        z = loop.poles[k]
+        return (f"pole z = {z:.6g}, |z| = {abs(z):.6g} > 1; s = ln(z)/T = {s[k]:.6g} 1/s "
+                f"at T = {loop.dt:g} s")
+    return f"pole s = {s[k]:.6g} 1/s"
 
 
 def settling_time(t, s, band: float = SETTLING_BAND) -> float:
@@ -171,7 +185,11 @@ class Metric:
             if loop is None:
                 raise ParameterError(f"metric {self.name!r} = {self.text}: the run has no linearized closed "
                                      "loop (a metric of a diagram target)")
-            return Verdict(float(LINEAR_KINDS[self.kind](loop)))
+            value = float(LINEAR_KINDS[self.kind](loop))
+            if loop.stable:
+                return Verdict(value)
+            return Verdict(value, "unstable", f"metric {self.name!r}: the linearized closed loop is unstable "
+                                              f"({unstable_pole(loop)})")
         s = self._samples(result, self.signal)
         t = np.asarray(result["time"], dtype=float) if self.kind in TIMED else None
         broke = self.divergence(result, s, t)

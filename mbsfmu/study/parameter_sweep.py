@@ -59,7 +59,7 @@ def sweep(target, design, *, t_end=None, dt=None, rtol=None, metrics=None, keep=
     ``keep``: more signals whose final values become columns (named after the signal).
 
     The returned DataFrame has the columns ``run`` (the design's row), the parameters, the
-    metrics, ``status`` ('ok'; 'not settled' or 'diverged', the verdicts of the metrics, see
+    metrics, ``status`` ('ok'; 'unstable', 'not settled' or 'diverged', the verdicts of the metrics, see
     :mod:`.metrics`; or 'failed'), ``message`` (why a row is not 'ok': the verdicts' reasons, or
     the error of a failed run) and ``wall_s``, in run order.  A run that fails is a row, never
     an abort; a row 'not settled' or 'diverged' keeps its metrics (nan where there is none).

@@ -37,7 +37,10 @@ from .results import STATUS_COLUMNS
 
 KINDS = ("line", "heatmap", "hist")
 #: the statuses of finished runs that are not 'ok', and their colours on a study plot
-MARKED = {"not settled": "tab:orange", "diverged": "tab:red"}
+MARKED = {"unstable": "tab:purple", "not settled": "tab:orange", "diverged": "tab:red"}
+#: marked statuses whose metrics are still the run's values (the linearized loop's, e.g. its
+#: largest real part), drawn with the 'ok' rows' values
+VALUED = ("unstable",)
 
 
 def plot_study(df: pd.DataFrame, path=None, *, metric: str | None = None, params=None,
@@ -95,7 +98,8 @@ def study_figure(df: pd.DataFrame, *, metric: str | None = None, params=None, ki
     elif kind == "heatmap":
         if len(params) != 2 or not _is_grid(done, params):
             raise ParameterError("plot_study: a heat map needs two parameters on a full grid (a factorial)")
-        grid = done.assign(**{metric: done[metric].where(status[done.index] == "ok")}).pivot_table(
+        shown = status[done.index].isin(["ok", *VALUED])
+        grid = done.assign(**{metric: done[metric].where(shown)}).pivot_table(
             index=params[1], columns=params[0], values=metric, aggfunc="first", dropna=False)
         x, y = (_edges(v.to_numpy(dtype=float)) for v in (grid.columns, grid.index))
         items = [Heatmap(x, y, grid.to_numpy(dtype=float), label=metric)]

@@ -21,11 +21,11 @@ by mbsfmu before definitions were kept) is refused the same way unless ``resume=
 A row counts as done only if it is sound: complete (a last line without its newline was cut off
 while being written), its checksum right, ``run`` a whole number of the design, appearing once,
 its parameter values bit for bit the design's for that run, status ``ok`` (every metric a
-number, no message), ``not settled`` or ``diverged`` (every metric a number or nan, a message:
-the verdicts of :mod:`.metrics`) or ``failed`` (no metric, a message), ``wall_s`` a time (empty in
+number, no message), ``unstable``, ``not settled`` or ``diverged`` (every metric a number or
+nan, a message: the verdicts of :mod:`.metrics`) or ``failed`` (no metric, a message), ``wall_s`` a time (empty in
 a failed row whose run took its worker process down).  Any other row is run again, with a
-warning naming the file, the line and what is wrong.  Rows ``not settled`` and ``diverged``
-are finished runs, taken as they are (running them again gives the same verdict);
+warning naming the file, the line and what is wrong.  Rows ``unstable``, ``not settled`` and
+``diverged`` are finished runs, taken as they are (running them again gives the same verdict);
 ``retry_failed=True`` runs the ``failed`` rows again too.  When rows are dropped the file is rewritten at once
 (atomically: a temporary file, then a rename), and a finished study rewrites it in run order.
 """
@@ -50,7 +50,7 @@ STATUS_COLUMNS = ("status", "message", "wall_s")
 #: the last column of a rows CSV: the CRC-32 of the other fields
 CHECKSUM = "checksum"
 #: a row's status: the verdicts of its metrics (:data:`.metrics.VERDICTS`), or failed (no result)
-STATUSES = ("ok", "not settled", "diverged", "failed")
+STATUSES = (*VERDICTS, "failed")
 RESUME = ("check", "restart", "keep")
 
 _WHOLE = re.compile(r"[0-9]+")

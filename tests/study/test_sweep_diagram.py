@@ -268,3 +268,30 @@ def test_threads_scheduler_runs_fresh_diagrams_per_run():
     a = mbsfmu.sweep(integrator_loop, design, scheduler="threads", workers=2, batch=1, **opts)
     b = mbsfmu.sweep(integrator_loop, design, scheduler="synchronous", **opts)
     assert a["e"].tolist() == b["e"].tolist()
+
+
+def test_an_unstable_linearized_loop_is_its_rows_status_and_kept_on_resume(tmp_path):
+    """A study of the linearized loop only: the discrete pole z = 1 - kT leaves the unit circle
+    for kT > 2 (k = 21, 25 at T = 0.1); those rows are 'unstable' with the pole in the message
+    and their value ln|z|/T kept; a second sweep takes them from the rows file as finished runs;
+    the map marks them and still shows their values."""
+    out = tmp_path / "map.csv"
+    df = mbsfmu.sweep(integrator_loop, {"k": GAINS}, metrics={"sigma": "largest_real_part"},
+                      scheduler="synchronous", out=out)
+    sigma = [math.log(abs(1 - k * STEP)) / STEP for k in GAINS]
+    assert df["sigma"].to_numpy() == pytest.approx(sigma, rel=1e-12)
+    assert df["status"].tolist() == ["ok"] * 4 + ["unstable"] * 2
+    z = 1 - GAINS[-1] * STEP
+    assert df["message"].iat[-1] == (f"metric 'sigma': the linearized closed loop is unstable (pole z = "
+                                     f"{z:.6g}, |z| = {abs(z):.6g} > 1; s = ln(z)/T = "
+                                     f"{complex(np.log(complex(z)) / STEP):.6g} 1/s at T = 0.1 s)")
+    again = mbsfmu.sweep(integrator_loop, {"k": GAINS}, metrics={"sigma": "largest_real_part"},
+                         scheduler="synchronous", out=out, retry_failed=True)
+    assert again.attrs["resume"]["taken"] == len(GAINS) and again.attrs["resume"]["ran"] == 0
+    assert again["status"].tolist() == df["status"].tolist()
+    assert again["sigma"].tolist() == df["sigma"].tolist()
+    ax = mbsfmu.study.plot_study(df, tmp_path / "map.png")
+    marks = {line.get_label(): (line.get_color(), list(line.get_xdata()), list(line.get_ydata()))
+             for line in ax.lines}
+    assert marks["unstable (2)"] == ("tab:purple", GAINS[4:], pytest.approx(sigma[4:], rel=1e-12))
+    assert ax.get_title() == "sigma: 4 of 6 runs ok, 2 unstable"

@@ -107,7 +107,7 @@ def test_each_damage_is_named_with_its_reason(tmp_path):
     text = str(caught[0].message)
     assert "rows.csv line 2: run -1 is not a run of the design (0 to 3)" in text
     assert "rows.csv line 3: run '1.5' is not a whole number" in text
-    assert "rows.csv line 5: status 'okay' is none of ok, not settled, diverged, failed" in text
+    assert "rows.csv line 5: status 'okay' is none of ok, unstable, not settled, diverged, failed" in text
     assert "rows.csv line 6: cut off (the file ends inside it)" in text
     assert got.attrs["resume"]["taken"] == 1 and got.attrs["resume"]["ran"] == 3
 
