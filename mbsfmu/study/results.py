@@ -22,12 +22,13 @@ A row counts as done only if it is sound: complete (a last line without its newl
 while being written), its checksum right, ``run`` a whole number of the design, appearing once,
 its parameter values bit for bit the design's for that run, status ``ok`` (every metric a
 number, no message), ``unstable``, ``not settled`` or ``diverged`` (every metric a number or
-nan, a message: the verdicts of :mod:`.metrics`) or ``failed`` (no metric, a message), ``wall_s`` a time (empty in
-a failed row whose run took its worker process down).  Any other row is run again, with a
-warning naming the file, the line and what is wrong.  Rows ``unstable``, ``not settled`` and
-``diverged`` are finished runs, taken as they are (running them again gives the same verdict);
-``retry_failed=True`` runs the ``failed`` rows again too.  When rows are dropped the file is rewritten at once
-(atomically: a temporary file, then a rename), and a finished study rewrites it in run order.
+nan, a message: the verdicts of :mod:`.metrics`) or ``failed`` (no metric, a message),
+``wall_s`` a time (empty in a failed row whose run took its worker process down).  Any other row
+is run again, with a warning naming the file, the line and what is wrong.  Rows ``unstable``,
+``not settled`` and ``diverged`` are finished runs, taken as they are (running them again gives
+the same verdict); ``retry_failed=True`` runs the ``failed`` rows again too.  When rows are
+dropped the file is rewritten at once (atomically: a temporary file, then a rename), and a
+finished study rewrites it in run order.
 """
 
 from __future__ import annotations
