@@ -24,8 +24,10 @@ the objective divided by |f(p0)|, each constraint by max(|v_i|, |c_i(p0)|).
 
 **A run that diverged or did not settle** (its metrics' verdict, :mod:`mbsfmu.study.metrics`)
 counts as +inf for the objective (and as violating every constraint), so that the search moves
-away from unstable gains; a run that failed is a SimulationError naming the parameter values,
-as for a model.  History file and resume as :mod:`.optimization` (the gradient columns nan).
+away from unstable gains (a row 'unstable', a metric of the linearized loop, keeps its value:
+the largest real part of an unstable loop is what a search for stability minimizes); a run that
+failed is a SimulationError naming the parameter values, as for a model.  History file and
+resume as :mod:`.optimization` (the gradient columns nan).
 """
 
 from __future__ import annotations
@@ -190,12 +192,17 @@ def solve(problem, u0, algorithm: str, ftol: float, xtol: float):
                           options={**opts, "eps": FD_STEP})
 
 
+#: the statuses of a run whose metrics do not measure the loop (a row 'unstable', from the
+#: linearized loop, keeps its values: minimizing the largest real part starts there)
+UNUSABLE = ("not settled", "diverged")
+
+
 def evaluation(runs: DiagramRuns, p, sign: float) -> dict:
     """The record of a run at p: a run that diverged or did not settle as +inf for the
     objective (sense included) and nan for the constraints."""
     started = time.perf_counter()
     values, status = runs.run(p)
-    if status != "ok" or not math.isfinite(values[0]):
+    if status in UNUSABLE or not math.isfinite(values[0]):
         values = np.array([sign * math.inf, *([math.nan] * (len(values) - 1))])
     return {"parameters": np.asarray(p, dtype=float).copy(), "values": values,
             "gradient": np.full((len(values), len(p)), np.nan), "gradient_norm": math.nan,

@@ -8,7 +8,7 @@ bounded scalar search to 1e-12, is the reference: the minimizers must find it to
 """
 
 import pytest
-from diagram_loops import STEP, effort_loop
+from diagram_loops import LAG, STEP, effort_loop, lag_pi_loop
 from scipy.optimize import minimize_scalar
 
 import mbsfmu
@@ -82,3 +82,17 @@ def test_bad_inputs_of_a_diagram_target():
     with pytest.raises(ParameterError, match=r"minimizer 'Nelder-Mead': a model's runs give exact gradients"):
         mbsfmu.optimize("models/cart_pendulum.py", minimize="final(x)", params={"m": (0.1, 0.2)}, t_end=0.1,
                         minimizer="Nelder-Mead")
+
+
+def test_an_unstable_start_keeps_its_linear_value_and_the_search_leaves_it():
+    """Fastest decay of the PI loop s² + (a + kp) s + ki = 0 (ki = 4, a = 1): the largest real
+    part is -(a + kp)/2 while the poles are complex, rising again once they are real, least at
+    the double pole (a + kp)² = 4 ki: kp = 3, s = -2.  Started at kp = -2 (poles 0.5 ± 1.94j,
+    rows 'unstable' that keep their value), Nelder-Mead walks down to it."""
+    ki = 4.0
+    r = mbsfmu.optimize(lag_pi_loop, minimize="largest_real_part", params={"kp": (-3.0, 6.0)},
+                        start={"kp": -2.0}, constants={"ki": ki}, linearize={"domain": "continuous"},
+                        minimizer="Nelder-Mead")
+    assert r.history["objective"].iat[0] == pytest.approx((1.0 - LAG) / 2 + 1.0 / 2, rel=1e-9)  # not +inf
+    assert r.values["kp"] == pytest.approx(2 * ki ** 0.5 - LAG, abs=1e-3)
+    assert r.value == pytest.approx(-ki ** 0.5, abs=1e-3)
