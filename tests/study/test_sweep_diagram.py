@@ -295,3 +295,17 @@ def test_an_unstable_linearized_loop_is_its_rows_status_and_kept_on_resume(tmp_p
              for line in ax.lines}
     assert marks["unstable (2)"] == ("tab:purple", GAINS[4:], pytest.approx(sigma[4:], rel=1e-12))
     assert ax.get_title() == "sigma: 4 of 6 runs ok, 2 unstable"
+
+
+def test_a_monte_carlo_design_of_a_diagram_on_processes():
+    """A Monte Carlo design of the gain (uniform on [1, 25], 40 draws, seeded) on Dask's process
+    scheduler: every row's largest real part is its draw's ln|1 - kT|/T, and the rows 'unstable'
+    are exactly the draws with kT > 2."""
+    design = mbsfmu.study.designs.monte_carlo({"k": (1.0, 25.0)}, 40, seed=7)
+    df = mbsfmu.sweep(integrator_loop, design, metrics={"sigma": "largest_real_part"},
+                      scheduler="processes", workers=2)
+    k = design["k"].to_numpy()
+    assert df["k"].tolist() == k.tolist()
+    assert df["sigma"].to_numpy() == pytest.approx(np.log(np.abs(1 - k * STEP)) / STEP, rel=1e-12)
+    assert (df["status"] == "unstable").tolist() == (k * STEP > 2).tolist()
+    assert 0 < (k * STEP > 2).sum() < len(k)
