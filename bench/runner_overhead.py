@@ -21,9 +21,13 @@ Real time: the diagram paced at 1 kHz for ``--rt-seconds`` (default 60; ``--quic
 ``overrun="catch_up"``: jitter (actual start of a step minus its deadline) p50 / p99 / max,
 overruns, achieved real-time factor.
 
-With ``--live``, the same real-time run three times in a row: without a live view, with a live
-view (:mod:`mbsfmu.runner.live`) that no page reads, and with one read by a client (a Python
-process reading the event stream, as a page would): what serving the scope costs the pacing.
+With ``--live``, the same real-time run in a row: without a live view, with a live view
+(:mod:`mbsfmu.runner.live`, served by its own process) that no page reads, with one read by a
+client (a Python process reading the event stream, as a page would), and, where Debian's
+Chromium and Playwright are installed, with the scope page open in headless Chromium (driven
+from a process of its own, as tests/support/browser_support.py does): what serving the scope
+costs the pacing.  Every reader is started (imports done, browser launched) before its run;
+the load average (1 min) before each run is printed with it.
 
 Targets (issue 5): runner overhead ≤ 20 µs per step; p99 jitter ≤ 100 µs, no overruns.
 
@@ -168,26 +172,55 @@ def platform_gaps(seconds: float, threshold: float = 0.5e-3) -> list[float]:
 
 
 CLIENT = """
-import json, sys, time
+import json, sys
 from mbsfmu.runner.live import read_events
 n, last = 0, None
-url = sys.stdin.readline().strip()  # the process is started (and has imported) before the run
+print("ready", flush=True)  # started, imports done: before the run
+url = sys.stdin.readline().strip()
 for event, data in read_events(url, timeout=60):
     if event == "data":
         n, last = n + 1, data["last"]
 print(json.dumps({"messages": n, "last": last}))
 """
 
+BROWSER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from browser_support import launch
+from playwright.sync_api import sync_playwright
+with sync_playwright() as p:
+    browser = launch(p, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    page.goto("about:blank")
+    print("ready", flush=True)  # Chromium started: before the run
+    url = sys.stdin.readline().strip()
+    page.goto(url)
+    page.wait_for_function("window.scope.ended", timeout=120000)
+    last = page.evaluate("window.scope.last")
+    browser.close()
+print(json.dumps({"messages": None, "last": last}))
+"""
 
-def stream_client():
-    """A client of the live view in its own process (as a browser would be), started before
-    the run: reads the page's address from stdin, the stream to its end, and prints how many
-    data messages came and the last row."""
+
+def browser_available() -> bool:
+    """Debian's Chromium and Playwright's client (as the browser tests use them)."""
+    import importlib.util
+
+    return pathlib.Path("/usr/bin/chromium").exists() and \
+        importlib.util.find_spec("playwright") is not None
+
+
+def client_process(program: str):
+    """A reader of the live view in its own process, started and ready (imports done, a
+    browser launched) before the run: it takes the page's address from stdin, reads to the
+    end and prints JSON ``{"messages", "last"}`` (the last row it got)."""
     import subprocess
 
-    return subprocess.Popen([sys.executable, "-c", CLIENT], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True,
+    proc = subprocess.Popen([sys.executable, "-c", program, str(ROOT / "tests" / "support")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdout.readline().strip() == "ready", "the client did not start"
+    return proc
 
 
 def connect(view, client) -> None:
@@ -198,28 +231,46 @@ def connect(view, client) -> None:
     client.stdin.flush()
 
 
-def realtime_runs(d: Diagram, seconds: float, live: bool) -> list[tuple[str, dict]]:
-    """The real-time run, and with ``live`` the same run with a live view unread and read."""
+def read_run(d: Diagram, seconds: float, program: str, label: str) -> tuple[str, dict]:
+    """The real-time run with a live view read by the client ``program``."""
+    import json
     import threading
 
     from mbsfmu.runner.live import LiveView
 
-    runs = [("no live view", d.run(seconds, realtime=True).stats)]
-    if live:
-        runs.append(("live view, no client", d.run(
-            seconds, realtime=True, live=LiveView(announce=False)).stats))
-        view = LiveView(announce=False)
-        client = stream_client()
-        time.sleep(3.0)  # its imports, before the run
-        starter = threading.Thread(target=connect, args=(view, client))
-        starter.start()
-        res = d.run(seconds, realtime=True, live=view)
-        starter.join()
-        import json
+    view = LiveView(announce=False)
+    client = client_process(program)
+    starter = threading.Thread(target=connect, args=(view, client))
+    starter.start()
+    res = d.run(seconds, realtime=True, live=view)
+    starter.join()
+    got = json.loads(client.communicate(timeout=60)[0])
+    assert got["last"] == res.values[-1].tolist(), "the client's last row is the runner's"
+    return label, res.stats
 
-        got = json.loads(client.communicate(timeout=30)[0])
-        assert got["last"] == res.values[-1].tolist(), "the stream's last row is the runner's"
-        runs.append((f"live view, 1 client ({got['messages']} messages)", res.stats))
+
+def realtime_runs(d: Diagram, seconds: float, live: bool, browser: bool) -> list[tuple[str, dict]]:
+    """The real-time run, and with ``live`` the same run with a live view unread, read by a
+    stream client, and (``browser``) shown by a headless Chromium page; each with the load
+    average (1 min) before it."""
+    from mbsfmu.runner.live import LiveView
+
+    def load(stats):
+        return {**stats, "load_before": before}
+
+    before = os.getloadavg()[0]
+    runs = [("no live view", load(d.run(seconds, realtime=True).stats))]
+    if live:
+        before = os.getloadavg()[0]
+        runs.append(("live view, no client", load(d.run(
+            seconds, realtime=True, live=LiveView(announce=False)).stats)))
+        before = os.getloadavg()[0]
+        label, stats = read_run(d, seconds, CLIENT, "live view, 1 client")
+        runs.append((label, load(stats)))
+        if browser:
+            before = os.getloadavg()[0]
+            label, stats = read_run(d, seconds, BROWSER, "live view, Chromium page")
+            runs.append((label, load(stats)))
     return runs
 
 
@@ -283,20 +334,28 @@ def main(argv=None) -> int:
 
     print(f"\nreal time: {rt_seconds:g} s at 1 kHz (overrun='catch_up') ...", flush=True)
     rounds = max(1, args.rounds) if args.live else 1
-    runs = [run for _ in range(rounds) for run in realtime_runs(d, rt_seconds, args.live)]
+    browser = args.live and browser_available()
+    if args.live and not browser:
+        print("  (no Chromium page: /usr/bin/chromium or playwright missing)")
+    runs = [run for _ in range(rounds) for run in realtime_runs(d, rt_seconds, args.live, browser)]
     for label, rt in runs:
         ok = rt["jitter_p99_us"] <= TARGET_P99_US and rt["overruns"] == 0
         print(f"  {label}: jitter p50 {rt['jitter_p50_us']:.1f} µs, p99 "
               f"{rt['jitter_p99_us']:.1f} µs, max {rt['jitter_max_us']:.1f} µs; overruns "
               f"{rt['overruns']}; achieved rtf {rt['rtf_achieved']:.5f}"
-              + (f"; stream: {rt['live']['messages']} messages, {rt['live']['rows_skipped']} "
-                 f"rows skipped" if "live" in rt else ""))
+              + (f"; stream: {rt['live']['clients']} clients, {rt['live']['messages']} messages, "
+                 f"{rt['live']['rows_skipped']} rows skipped" if "live" in rt else "")
+              + f"; load average before {rt['load_before']:.2f}")
         print(f"    target p99 ≤ {TARGET_P99_US:g} µs and no overruns: {'met' if ok else 'NOT met'}")
     if rounds > 1:
         print(f"  over {rounds} interleaved rounds (median of the runs' p99 and max; overruns summed):")
-        for kind in ("no live view", "live view, no client", "live view, 1 client"):
+        for kind in ("no live view", "live view, no client", "live view, 1 client",
+                     "live view, Chromium page"):
             same = [rt for label, rt in runs if label.startswith(kind)]
-            print(f"    {kind:22s} p99 {np.median([rt['jitter_p99_us'] for rt in same]):8.1f} µs, max "
+            if not same:
+                continue
+            print(f"    {kind:26s} load {np.median([rt['load_before'] for rt in same]):.2f}, "
+                  f"p99 {np.median([rt['jitter_p99_us'] for rt in same]):8.1f} µs, max "
                   f"{np.median([rt['jitter_max_us'] for rt in same]):8.1f} µs, overruns "
                   f"{sum(rt['overruns'] for rt in same)}")
     print(f"  load average after the run {os.getloadavg()[0]:.2f}")

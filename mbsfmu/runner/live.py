@@ -244,7 +244,7 @@ class LiveView:
                     self.server = ("served" if code == 0 else
                                    f"ended at the end of the run ({_ended(code)})")
                 except subprocess.TimeoutExpired:
-                    self.server = f"killed: it did not stop within {END_LINGER + EXIT_SLACK:g} s"
+                    self.server = f"was killed: it did not stop within {END_LINGER + EXIT_SLACK:g} s"
         finally:
             _stop(proc)
         if self.server != "served":

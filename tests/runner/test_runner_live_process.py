@@ -166,9 +166,9 @@ for case, block, t_end in [("finished", Ramp(), 0.3), ("failed", Ramp(fail_at=0.
         port_state = "open"
     except ConnectionRefusedError:
         port_state = "refused"
-    report[case] = {"outcome": outcome, "rows": rows, "server_alive": os.path.exists(f"/proc/{view.server_pid}"),
-                    "port": port_state,
-                    "mapped": [with_result, mapped()]}
+    report[case] = {"outcome": outcome, "rows": rows,
+                    "server_alive": os.path.exists(f"/proc/{view.server_pid}"),
+                    "port": port_state, "mapped": [with_result, mapped()]}
 report["shm_new"] = sorted(set(os.listdir("/dev/shm")) - shm)
 print(json.dumps(report), flush=True)
 """
