@@ -24,10 +24,15 @@ overruns, achieved real-time factor.
 With ``--live``, the same real-time run in a row: without a live view, with a live view
 (:mod:`mbsfmu.runner.live`, served by its own process) that no page reads, with one read by a
 client (a Python process reading the event stream, as a page would), and, where Debian's
-Chromium and Playwright are installed, with the scope page open in headless Chromium (driven
-from a process of its own, as tests/support/browser_support.py does): what serving the scope
-costs the pacing.  Every reader is started (imports done, browser launched) before its run;
-the load average (1 min) before each run is printed with it.
+Chromium and Playwright are installed, with the page open in headless Chromium (driven from a
+process of its own, as tests/support/browser_support.py does): once as it is (the scope and the
+3D view of the FMU's model, WebGL in software here: no GPU), once with the model's coordinate
+not recorded (the scope alone); Chromium's CPU seconds while the page is open are printed with
+it.  What serving the scope costs the pacing, and what a browser on the same machine costs.
+Every reader is started (imports done, browser launched) before its run; the load average
+(1 min) before each run is printed with it, and how often the kernel preempted the run's process
+(involuntary context switches: another process took the CPU, which on 2 shared cores is what
+makes a run late; waiting for the interpreter lock would be a voluntary switch).
 
 Targets (issue 5): runner overhead ≤ 20 µs per step; p99 jitter ≤ 100 µs, no overruns.
 
@@ -184,21 +189,43 @@ print(json.dumps({"messages": n, "last": last}))
 """
 
 BROWSER = """
-import json, sys
+import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 from browser_support import launch
 from playwright.sync_api import sync_playwright
+
+def tree_cpu():
+    # CPU seconds used so far by the processes below this one (Playwright's driver, Chromium)
+    parent = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(pid)] = (int(stat[1]), int(stat[11]) + int(stat[12]))
+    below, total, grew = {os.getpid()}, 0, True
+    while grew:
+        grew = False
+        for pid, (ppid, ticks) in parent.items():
+            if ppid in below and pid not in below:
+                below.add(pid)
+                total += ticks
+                grew = True
+    return total / os.sysconf("SC_CLK_TCK")
+
 with sync_playwright() as p:
     browser = launch(p, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
     page = browser.new_page(viewport={"width": 1000, "height": 700})
     page.goto("about:blank")
     print("ready", flush=True)  # Chromium started: before the run
     url = sys.stdin.readline().strip()
+    cpu, wall = tree_cpu(), time.perf_counter()
     page.goto(url)
     page.wait_for_function("window.scope.ended", timeout=120000)
+    cpu, wall = tree_cpu() - cpu, time.perf_counter() - wall
     last = page.evaluate("window.scope.last")
     browser.close()
-print(json.dumps({"messages": None, "last": last}))
+print(json.dumps({"messages": None, "last": last, "browser_cpu": cpu, "browser_wall": wall}))
 """
 
 
@@ -231,8 +258,10 @@ def connect(view, client) -> None:
     client.stdin.flush()
 
 
-def read_run(d: Diagram, seconds: float, program: str, label: str) -> tuple[str, dict]:
-    """The real-time run with a live view read by the client ``program``."""
+def read_run(d: Diagram, seconds: float, program: str, label: str,
+             record=None) -> tuple[str, dict]:
+    """The real-time run with a live view read by the client ``program`` (its statistics, with
+    the browser's CPU seconds over the page's wall seconds where the client measures them)."""
     import json
     import threading
 
@@ -242,10 +271,12 @@ def read_run(d: Diagram, seconds: float, program: str, label: str) -> tuple[str,
     client = client_process(program)
     starter = threading.Thread(target=connect, args=(view, client))
     starter.start()
-    res = d.run(seconds, realtime=True, live=view)
+    res = d.run(seconds, realtime=True, live=view, record=record)
     starter.join()
     got = json.loads(client.communicate(timeout=60)[0])
     assert got["last"] == res.values[-1].tolist(), "the client's last row is the runner's"
+    if "browser_cpu" in got:
+        label += f" (Chromium's CPU {got['browser_cpu']:.1f} s in {got['browser_wall']:.1f} s)"
     return label, res.stats
 
 
@@ -253,24 +284,32 @@ def realtime_runs(d: Diagram, seconds: float, live: bool, browser: bool) -> list
     """The real-time run, and with ``live`` the same run with a live view unread, read by a
     stream client, and (``browser``) shown by a headless Chromium page; each with the load
     average (1 min) before it."""
+    import resource
+
     from mbsfmu.runner.live import LiveView
 
-    def load(stats):
-        return {**stats, "load_before": before}
+    def measured(run) -> tuple[str, dict]:
+        """``run()``'s (label, statistics) with the load average before it and how often the
+        kernel preempted this process meanwhile (involuntary context switches: another process
+        took the CPU; waiting for the interpreter lock would be a voluntary one)."""
+        before = os.getloadavg()[0]
+        switches = resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+        label, stats = run()
+        return label, {**stats, "load_before": before,
+                       "preempted": resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw - switches}
 
-    before = os.getloadavg()[0]
-    runs = [("no live view", load(d.run(seconds, realtime=True).stats))]
+    runs = [measured(lambda: ("no live view", d.run(seconds, realtime=True).stats))]
     if live:
-        before = os.getloadavg()[0]
-        runs.append(("live view, no client", load(d.run(
+        runs.append(measured(lambda: ("live view, no client", d.run(
             seconds, realtime=True, live=LiveView(announce=False)).stats)))
-        before = os.getloadavg()[0]
-        label, stats = read_run(d, seconds, CLIENT, "live view, 1 client")
-        runs.append((label, load(stats)))
+        runs.append(measured(lambda: read_run(d, seconds, CLIENT, "live view, 1 client")))
         if browser:
-            before = os.getloadavg()[0]
-            label, stats = read_run(d, seconds, BROWSER, "live view, Chromium page")
-            runs.append((label, load(stats)))
+            runs.append(measured(lambda: read_run(d, seconds, BROWSER,
+                                                  "live view, Chromium page with 3D view")))
+            # msd.x not recorded: no 3D view, the scope alone
+            runs.append(measured(lambda: read_run(d, seconds, BROWSER,
+                                                  "live view, Chromium page, scope only",
+                                                  record=["src.y", "msd.der(x)", "gain.y"])))
     return runs
 
 
@@ -345,16 +384,17 @@ def main(argv=None) -> int:
               f"{rt['overruns']}; achieved rtf {rt['rtf_achieved']:.5f}"
               + (f"; stream: {rt['live']['clients']} clients, {rt['live']['messages']} messages, "
                  f"{rt['live']['rows_skipped']} rows skipped" if "live" in rt else "")
-              + f"; load average before {rt['load_before']:.2f}")
+              + f"; load average before {rt['load_before']:.2f}, preempted {rt['preempted']} times")
         print(f"    target p99 ≤ {TARGET_P99_US:g} µs and no overruns: {'met' if ok else 'NOT met'}")
     if rounds > 1:
         print(f"  over {rounds} interleaved rounds (median of the runs' p99 and max; overruns summed):")
         for kind in ("no live view", "live view, no client", "live view, 1 client",
-                     "live view, Chromium page"):
+                     "live view, Chromium page with 3D view", "live view, Chromium page, scope only"):
             same = [rt for label, rt in runs if label.startswith(kind)]
             if not same:
                 continue
-            print(f"    {kind:26s} load {np.median([rt['load_before'] for rt in same]):.2f}, "
+            print(f"    {kind:37s} load {np.median([rt['load_before'] for rt in same]):.2f}, "
+                  f"preempted {np.median([rt['preempted'] for rt in same]):5.0f}, "
                   f"p99 {np.median([rt['jitter_p99_us'] for rt in same]):8.1f} µs, max "
                   f"{np.median([rt['jitter_max_us'] for rt in same]):8.1f} µs, overruns "
                   f"{sum(rt['overruns'] for rt in same)}")
