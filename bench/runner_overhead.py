@@ -25,10 +25,12 @@ With ``--live``, the same real-time run in a row: without a live view, with a li
 (:mod:`mbsfmu.runner.live`, served by its own process) that no page reads, with one read by a
 client (a Python process reading the event stream, as a page would), and, where Debian's
 Chromium and Playwright are installed, with the page open in headless Chromium (driven from a
-process of its own, as tests/support/browser_support.py does): once as it is (the scope and the
-3D view of the FMU's model, WebGL in software here: no GPU), once with the model's coordinate
-not recorded (the scope alone); Chromium's CPU seconds while the page is open are printed with
-it.  What serving the scope costs the pacing, and what a browser on the same machine costs.
+process of its own, as tests/support/browser_support.py does): once as the browser tests open
+it (the scope and the 3D view of the FMU's model; no GPU here, so WebGL and the compositor run
+in SwiftShader, a CPU emulation of a GPU), once as the scope alone (the model's coordinate not
+recorded) with ``--disable-gpu`` (Skia draws the canvas, no GL emulation: nearer to what a
+page costs the CPU where a GPU draws); Chromium's CPU seconds while the page is open are
+printed with it.  What serving the scope costs the pacing, and what a browser on the same machine costs.
 Every reader is started (imports done, browser launched) before its run; the load average
 (1 min) before each run is printed with it, and how often the kernel preempted the run's process
 (involuntary context switches: another process took the CPU, which on 2 shared cores is what
@@ -191,7 +193,7 @@ print(json.dumps({"messages": n, "last": last}))
 BROWSER = """
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
-from browser_support import launch
+from browser_support import CHROMIUM, launch
 from playwright.sync_api import sync_playwright
 
 def tree_cpu():
@@ -213,8 +215,12 @@ def tree_cpu():
                 grew = True
     return total / os.sysconf("SC_CLK_TCK")
 
+OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 with sync_playwright() as p:
-    browser = launch(p, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
+    if sys.argv[2] == "swiftshader":  # as the browser tests: WebGL in software (SwiftShader)
+        browser = launch(p, OFFLINE)
+    else:  # software raster without GL emulation: no WebGL, the 2D canvas drawn by Skia
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--disable-gpu", OFFLINE])
     page = browser.new_page(viewport={"width": 1000, "height": 700})
     page.goto("about:blank")
     print("ready", flush=True)  # Chromium started: before the run
@@ -237,13 +243,13 @@ def browser_available() -> bool:
         importlib.util.find_spec("playwright") is not None
 
 
-def client_process(program: str):
+def client_process(program: str, *args: str):
     """A reader of the live view in its own process, started and ready (imports done, a
     browser launched) before the run: it takes the page's address from stdin, reads to the
     end and prints JSON ``{"messages", "last"}`` (the last row it got)."""
     import subprocess
 
-    proc = subprocess.Popen([sys.executable, "-c", program, str(ROOT / "tests" / "support")],
+    proc = subprocess.Popen([sys.executable, "-c", program, str(ROOT / "tests" / "support"), *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.stdout.readline().strip() == "ready", "the client did not start"
@@ -258,7 +264,7 @@ def connect(view, client) -> None:
     client.stdin.flush()
 
 
-def read_run(d: Diagram, seconds: float, program: str, label: str,
+def read_run(d: Diagram, seconds: float, program: str, label: str, *args: str,
              record=None) -> tuple[str, dict]:
     """The real-time run with a live view read by the client ``program`` (its statistics, with
     the browser's CPU seconds over the page's wall seconds where the client measures them)."""
@@ -268,7 +274,7 @@ def read_run(d: Diagram, seconds: float, program: str, label: str,
     from mbsfmu.runner.live import LiveView
 
     view = LiveView(announce=False)
-    client = client_process(program)
+    client = client_process(program, *args)
     starter = threading.Thread(target=connect, args=(view, client))
     starter.start()
     res = d.run(seconds, realtime=True, live=view, record=record)
@@ -304,12 +310,12 @@ def realtime_runs(d: Diagram, seconds: float, live: bool, browser: bool) -> list
             seconds, realtime=True, live=LiveView(announce=False)).stats)))
         runs.append(measured(lambda: read_run(d, seconds, CLIENT, "live view, 1 client")))
         if browser:
-            runs.append(measured(lambda: read_run(d, seconds, BROWSER,
-                                                  "live view, Chromium page with 3D view")))
-            # msd.x not recorded: no 3D view, the scope alone
-            runs.append(measured(lambda: read_run(d, seconds, BROWSER,
-                                                  "live view, Chromium page, scope only",
-                                                  record=["src.y", "msd.der(x)", "gain.y"])))
+            runs.append(measured(lambda: read_run(
+                d, seconds, BROWSER, "live view, Chromium page + 3D view (SwiftShader)", "swiftshader")))
+            # msd.x not recorded: no 3D view, the scope alone, drawn by Skia without GL emulation
+            runs.append(measured(lambda: read_run(
+                d, seconds, BROWSER, "live view, Chromium page, scope only (--disable-gpu)",
+                "software", record=["src.y", "msd.der(x)", "gain.y"])))
     return runs
 
 
@@ -389,11 +395,11 @@ def main(argv=None) -> int:
     if rounds > 1:
         print(f"  over {rounds} interleaved rounds (median of the runs' p99 and max; overruns summed):")
         for kind in ("no live view", "live view, no client", "live view, 1 client",
-                     "live view, Chromium page with 3D view", "live view, Chromium page, scope only"):
+                     "live view, Chromium page + 3D view", "live view, Chromium page, scope only"):
             same = [rt for label, rt in runs if label.startswith(kind)]
             if not same:
                 continue
-            print(f"    {kind:37s} load {np.median([rt['load_before'] for rt in same]):.2f}, "
+            print(f"    {kind:36s} load {np.median([rt['load_before'] for rt in same]):.2f}, "
                   f"preempted {np.median([rt['preempted'] for rt in same]):5.0f}, "
                   f"p99 {np.median([rt['jitter_p99_us'] for rt in same]):8.1f} µs, max "
                   f"{np.median([rt['jitter_max_us'] for rt in same]):8.1f} µs, overruns "

@@ -12,7 +12,8 @@ HTTP server and writes ``ready`` to stdout (or ``error: <why>``).  It then waits
 the end of the run (one JSON line ``{"status": ...}``; end of file: the run's process went
 away), lets connected pages receive the rest and ``end`` (at most ``END_LINGER`` seconds) and
 exits.  Ctrl-C in the terminal is the run's business: this process ignores SIGINT and ends when
-the run says so.
+the run says so.  It runs at a lower priority (niceness + :data:`NICE`): where the CPU is short,
+the kernel gives it to the run first.
 
 Each client's thread, at most ``rate`` times a second, takes the rows recorded since its last
 message and decimates them to what the screen shows: groups of ``g = max(1, floor(window /
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import pathlib
 import pickle
 import signal
@@ -54,6 +56,9 @@ PAGE = pathlib.Path(__file__).with_name("live_page.html")
 SEND_TIMEOUT = 1.0
 #: seconds the end of a run waits for connected clients to receive the last rows
 END_LINGER = 2.0
+#: the server process's niceness increment: it yields the CPU to the run's process (a page gets
+#: fewer updates on a machine that is short of CPU; the run keeps its pace)
+NICE = 10
 #: the live 3D view's camera frames this many times the extent of the pose it opens with (the
 #: motion to come is not known yet; orbit, pan and zoom as in any viewer page)
 LIVE_FRAMING = 2.5
@@ -320,4 +325,5 @@ def main() -> None:
     """The process's entry (``python -c "from mbsfmu.runner.live_server import main; main()"
     <record fd> <socket fd>``; not ``-m``: the package imports this module already)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the run; the run stops this
+    os.nice(NICE)  # where the CPU is short, the run's process goes first
     serve(int(sys.argv[1]), int(sys.argv[2]), sys.stdin.buffer, sys.stdout)
