@@ -3,6 +3,8 @@
 
 - the server process killed mid-run: the run finishes with the same values as without a view,
   a RuntimeWarning says the view stopped, the counts the server kept before it died are read;
+  one that hangs (stopped) is killed after the run within END_LINGER + EXIT_SLACK, and said so;
+  one that cannot start is refused before the run;
 - after a finished, a failed and an interrupted run (a real SIGINT to the process group, as
   Ctrl-C in a terminal): the server process is gone, the port refuses connections, no shared
   memory is left in /dev/shm nor mapped once the result is dropped, and the interpreter exits
@@ -82,6 +84,35 @@ def test_the_server_killed_mid_run_leaves_the_run_to_finish_with_a_warning():
     assert live["status"] == "finished" and live["server"] == "ended during the run (killed by SIGKILL)"
     assert live["clients"] == 1 and live["messages"] >= 1  # kept in the shared header
     assert [k for k, _ in got[:2]] == ["meta", "data"] and "end" not in [k for k, _ in got]
+    assert not pathlib.Path(f"/proc/{view.server_pid}").exists()
+    assert refused(int(view.url.rsplit(":", 1)[1].strip("/")))
+
+
+def test_a_server_that_hangs_is_killed_after_the_run_within_its_limit():
+    """SIGSTOP mid-run: the server can neither serve nor exit; the run finishes, waits at most
+    END_LINGER + EXIT_SLACK for it, kills it and says so."""
+    from mbsfmu.runner.live import END_LINGER, EXIT_SLACK
+
+    view = LiveView(announce=False)
+    stopped = []
+
+    def stop():
+        while view.server_pid is None:
+            time.sleep(0.005)
+        time.sleep(0.2)
+        os.kill(view.server_pid, signal.SIGSTOP)
+        stopped.append(time.perf_counter())
+
+    th = threading.Thread(target=stop)
+    th.start()
+    with pytest.warns(RuntimeWarning, match=r"its server process was killed: it did not stop "
+                      r"within 5 s; the page did not follow the run to its end"):
+        res = wave().run(0.5, realtime=True, live=view)
+    th.join(10)
+    waited = time.perf_counter() - stopped[0]
+    assert 0.3 + END_LINGER + EXIT_SLACK - 0.5 < waited < 0.3 + END_LINGER + EXIT_SLACK + 1.5
+    assert res.stats["live"]["server"] == "was killed: it did not stop within 5 s"
+    assert len(res) == 501 and res.stats["live"]["status"] == "finished"
     assert not pathlib.Path(f"/proc/{view.server_pid}").exists()
     assert refused(int(view.url.rsplit(":", 1)[1].strip("/")))
 
