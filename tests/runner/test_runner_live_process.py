@@ -88,6 +88,7 @@ def test_the_server_killed_mid_run_leaves_the_run_to_finish_with_a_warning():
     assert refused(int(view.url.rsplit(":", 1)[1].strip("/")))
 
 
+@pytest.mark.slow  # waits out END_LINGER + EXIT_SLACK: ~7 s
 def test_a_server_that_hangs_is_killed_after_the_run_within_its_limit():
     """SIGSTOP mid-run: the server can neither serve nor exit; the run finishes, waits at most
     END_LINGER + EXIT_SLACK for it, kills it and says so."""
@@ -208,6 +209,7 @@ print(json.dumps(report), flush=True)
 """
 
 
+@pytest.mark.slow  # three runs in a fresh interpreter, each starting its server: ~7 s
 def test_nothing_of_the_view_outlives_a_finished_a_failed_or_an_interrupted_run():
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
