@@ -21,9 +21,20 @@ Real time: the diagram paced at 1 kHz for ``--rt-seconds`` (default 60; ``--quic
 ``overrun="catch_up"``: jitter (actual start of a step minus its deadline) p50 / p99 / max,
 overruns, achieved real-time factor.
 
-With ``--live``, the same real-time run three times in a row: without a live view, with a live
-view (:mod:`mbsfmu.runner.live`) that no page reads, and with one read by a client (a Python
-process reading the event stream, as a page would): what serving the scope costs the pacing.
+With ``--live``, the same real-time run in a row: without a live view, with a live view
+(:mod:`mbsfmu.runner.live`, served by its own process) that no page reads, with one read by a
+client (a Python process reading the event stream, as a page would), and, where Debian's
+Chromium and Playwright are installed, with the page open in headless Chromium (driven from a
+process of its own, as tests/support/browser_support.py does): once as the browser tests open
+it (the scope and the 3D view of the FMU's model; no GPU here, so WebGL and the compositor run
+in SwiftShader, a CPU emulation of a GPU), once as the scope alone (the model's coordinate not
+recorded) with ``--disable-gpu`` (Skia draws the canvas, no GL emulation: nearer to what a
+page costs the CPU where a GPU draws); Chromium's CPU seconds while the page is open are
+printed with it.  What serving the scope costs the pacing, and what a browser on the same machine costs.
+Every reader is started (imports done, browser launched) before its run; the load average
+(1 min) before each run is printed with it, and how often the kernel preempted the run's process
+(involuntary context switches: another process took the CPU, which on 2 shared cores is what
+makes a run late; waiting for the interpreter lock would be a voluntary switch).
 
 Targets (issue 5): runner overhead ≤ 20 µs per step; p99 jitter ≤ 100 µs, no overruns.
 
@@ -168,26 +179,81 @@ def platform_gaps(seconds: float, threshold: float = 0.5e-3) -> list[float]:
 
 
 CLIENT = """
-import json, sys, time
+import json, sys
 from mbsfmu.runner.live import read_events
 n, last = 0, None
-url = sys.stdin.readline().strip()  # the process is started (and has imported) before the run
+print("ready", flush=True)  # started, imports done: before the run
+url = sys.stdin.readline().strip()
 for event, data in read_events(url, timeout=60):
     if event == "data":
         n, last = n + 1, data["last"]
 print(json.dumps({"messages": n, "last": last}))
 """
 
+BROWSER = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from browser_support import CHROMIUM, launch
+from playwright.sync_api import sync_playwright
 
-def stream_client():
-    """A client of the live view in its own process (as a browser would be), started before
-    the run: reads the page's address from stdin, the stream to its end, and prints how many
-    data messages came and the last row."""
+def tree_cpu():
+    # CPU seconds used so far by the processes below this one (Playwright's driver, Chromium)
+    parent = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(pid)] = (int(stat[1]), int(stat[11]) + int(stat[12]))
+    below, total, grew = {os.getpid()}, 0, True
+    while grew:
+        grew = False
+        for pid, (ppid, ticks) in parent.items():
+            if ppid in below and pid not in below:
+                below.add(pid)
+                total += ticks
+                grew = True
+    return total / os.sysconf("SC_CLK_TCK")
+
+OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+with sync_playwright() as p:
+    if sys.argv[2] == "swiftshader":  # as the browser tests: WebGL in software (SwiftShader)
+        browser = launch(p, OFFLINE)
+    else:  # software raster without GL emulation: no WebGL, the 2D canvas drawn by Skia
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--disable-gpu", OFFLINE])
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    page.goto("about:blank")
+    print("ready", flush=True)  # Chromium started: before the run
+    url = sys.stdin.readline().strip()
+    cpu, wall = tree_cpu(), time.perf_counter()
+    page.goto(url)
+    page.wait_for_function("window.scope.ended", timeout=120000)
+    cpu, wall = tree_cpu() - cpu, time.perf_counter() - wall
+    last = page.evaluate("window.scope.last")
+    browser.close()
+print(json.dumps({"messages": None, "last": last, "browser_cpu": cpu, "browser_wall": wall}))
+"""
+
+
+def browser_available() -> bool:
+    """Debian's Chromium and Playwright's client (as the browser tests use them)."""
+    import importlib.util
+
+    return pathlib.Path("/usr/bin/chromium").exists() and \
+        importlib.util.find_spec("playwright") is not None
+
+
+def client_process(program: str, *args: str):
+    """A reader of the live view in its own process, started and ready (imports done, a
+    browser launched) before the run: it takes the page's address from stdin, reads to the
+    end and prints JSON ``{"messages", "last"}`` (the last row it got)."""
     import subprocess
 
-    return subprocess.Popen([sys.executable, "-c", CLIENT], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True,
+    proc = subprocess.Popen([sys.executable, "-c", program, str(ROOT / "tests" / "support"), *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdout.readline().strip() == "ready", "the client did not start"
+    return proc
 
 
 def connect(view, client) -> None:
@@ -198,28 +264,58 @@ def connect(view, client) -> None:
     client.stdin.flush()
 
 
-def realtime_runs(d: Diagram, seconds: float, live: bool) -> list[tuple[str, dict]]:
-    """The real-time run, and with ``live`` the same run with a live view unread and read."""
+def read_run(d: Diagram, seconds: float, program: str, label: str, *args: str,
+             record=None) -> tuple[str, dict]:
+    """The real-time run with a live view read by the client ``program`` (its statistics, with
+    the browser's CPU seconds over the page's wall seconds where the client measures them)."""
+    import json
     import threading
 
     from mbsfmu.runner.live import LiveView
 
-    runs = [("no live view", d.run(seconds, realtime=True).stats)]
-    if live:
-        runs.append(("live view, no client", d.run(
-            seconds, realtime=True, live=LiveView(announce=False)).stats))
-        view = LiveView(announce=False)
-        client = stream_client()
-        time.sleep(3.0)  # its imports, before the run
-        starter = threading.Thread(target=connect, args=(view, client))
-        starter.start()
-        res = d.run(seconds, realtime=True, live=view)
-        starter.join()
-        import json
+    view = LiveView(announce=False)
+    client = client_process(program, *args)
+    starter = threading.Thread(target=connect, args=(view, client))
+    starter.start()
+    res = d.run(seconds, realtime=True, live=view, record=record)
+    starter.join()
+    got = json.loads(client.communicate(timeout=60)[0])
+    assert got["last"] == res.values[-1].tolist(), "the client's last row is the runner's"
+    if "browser_cpu" in got:
+        label += f" (Chromium's CPU {got['browser_cpu']:.1f} s in {got['browser_wall']:.1f} s)"
+    return label, res.stats
 
-        got = json.loads(client.communicate(timeout=30)[0])
-        assert got["last"] == res.values[-1].tolist(), "the stream's last row is the runner's"
-        runs.append((f"live view, 1 client ({got['messages']} messages)", res.stats))
+
+def realtime_runs(d: Diagram, seconds: float, live: bool, browser: bool) -> list[tuple[str, dict]]:
+    """The real-time run, and with ``live`` the same run with a live view unread, read by a
+    stream client, and (``browser``) shown by a headless Chromium page; each with the load
+    average (1 min) before it."""
+    import resource
+
+    from mbsfmu.runner.live import LiveView
+
+    def measured(run) -> tuple[str, dict]:
+        """``run()``'s (label, statistics) with the load average before it and how often the
+        kernel preempted this process meanwhile (involuntary context switches: another process
+        took the CPU; waiting for the interpreter lock would be a voluntary one)."""
+        before = os.getloadavg()[0]
+        switches = resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+        label, stats = run()
+        return label, {**stats, "load_before": before,
+                       "preempted": resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw - switches}
+
+    runs = [measured(lambda: ("no live view", d.run(seconds, realtime=True).stats))]
+    if live:
+        runs.append(measured(lambda: ("live view, no client", d.run(
+            seconds, realtime=True, live=LiveView(announce=False)).stats)))
+        runs.append(measured(lambda: read_run(d, seconds, CLIENT, "live view, 1 client")))
+        if browser:
+            runs.append(measured(lambda: read_run(
+                d, seconds, BROWSER, "live view, Chromium page + 3D view (SwiftShader)", "swiftshader")))
+            # msd.x not recorded: no 3D view, the scope alone, drawn by Skia without GL emulation
+            runs.append(measured(lambda: read_run(
+                d, seconds, BROWSER, "live view, Chromium page, scope only (--disable-gpu)",
+                "software", record=["src.y", "msd.der(x)", "gain.y"])))
     return runs
 
 
@@ -283,20 +379,29 @@ def main(argv=None) -> int:
 
     print(f"\nreal time: {rt_seconds:g} s at 1 kHz (overrun='catch_up') ...", flush=True)
     rounds = max(1, args.rounds) if args.live else 1
-    runs = [run for _ in range(rounds) for run in realtime_runs(d, rt_seconds, args.live)]
+    browser = args.live and browser_available()
+    if args.live and not browser:
+        print("  (no Chromium page: /usr/bin/chromium or playwright missing)")
+    runs = [run for _ in range(rounds) for run in realtime_runs(d, rt_seconds, args.live, browser)]
     for label, rt in runs:
         ok = rt["jitter_p99_us"] <= TARGET_P99_US and rt["overruns"] == 0
         print(f"  {label}: jitter p50 {rt['jitter_p50_us']:.1f} µs, p99 "
               f"{rt['jitter_p99_us']:.1f} µs, max {rt['jitter_max_us']:.1f} µs; overruns "
               f"{rt['overruns']}; achieved rtf {rt['rtf_achieved']:.5f}"
-              + (f"; stream: {rt['live']['messages']} messages, {rt['live']['rows_skipped']} "
-                 f"rows skipped" if "live" in rt else ""))
+              + (f"; stream: {rt['live']['clients']} clients, {rt['live']['messages']} messages, "
+                 f"{rt['live']['rows_skipped']} rows skipped" if "live" in rt else "")
+              + f"; load average before {rt['load_before']:.2f}, preempted {rt['preempted']} times")
         print(f"    target p99 ≤ {TARGET_P99_US:g} µs and no overruns: {'met' if ok else 'NOT met'}")
     if rounds > 1:
         print(f"  over {rounds} interleaved rounds (median of the runs' p99 and max; overruns summed):")
-        for kind in ("no live view", "live view, no client", "live view, 1 client"):
+        for kind in ("no live view", "live view, no client", "live view, 1 client",
+                     "live view, Chromium page + 3D view", "live view, Chromium page, scope only"):
             same = [rt for label, rt in runs if label.startswith(kind)]
-            print(f"    {kind:22s} p99 {np.median([rt['jitter_p99_us'] for rt in same]):8.1f} µs, max "
+            if not same:
+                continue
+            print(f"    {kind:36s} load {np.median([rt['load_before'] for rt in same]):.2f}, "
+                  f"preempted {np.median([rt['preempted'] for rt in same]):5.0f}, "
+                  f"p99 {np.median([rt['jitter_p99_us'] for rt in same]):8.1f} µs, max "
                   f"{np.median([rt['jitter_max_us'] for rt in same]):8.1f} µs, overruns "
                   f"{sum(rt['overruns'] for rt in same)}")
     print(f"  load average after the run {os.getloadavg()[0]:.2f}")

@@ -523,7 +523,7 @@ class Diagram:
             run = _Run(plan, N, self.t0, self.step, rec_cols, pacer, check_finite, live)
             run.views = dict(views or {})
             if live is not None:
-                live.start(run.rec)
+                live.start()
             if pacer is not None:
                 pacer.prepare()
             try:
@@ -611,7 +611,8 @@ class _Run:
             self.plans = _LazyPhases(plan, gets, chks)
         self.solvers = list(plan.solvers.values())
         self.sig = [("" if ty == "String" else 0.0) for ty in plan.types]
-        self.rec = np.full((N + 1, len(rec_cols)), np.nan)
+        # with a live view the record is its shared memory (made NaN before the run, as here)
+        self.rec = live.record if live is not None else np.full((N + 1, len(rec_cols)), np.nan)
         if rec_cols == tuple(range(plan.nsig)):
             self.rget = None  # record the whole signal list
         elif rec_cols:
@@ -652,7 +653,7 @@ class _Run:
         Local names throughout (the hot loop); where it is goes back to the run at the end."""
         plan, plans, L, N, pacer = self.plan, self.plans, self.plan.hyper, self.N, self.pacer
         blocks, sig, rec, rget, hist = plan.blocks, self.sig, self.rec, self.rget, self.hist
-        live = self.live
+        live = self.live.header if self.live is not None else None
         t0, step, ck_state, ck_n, cur, n = self.t0, self.step, self.ck_state, self.ck_n, self.cur, self.n
         phase = "output"
         try:
@@ -690,7 +691,7 @@ class _Run:
                 elif rget:
                     rec[n] = rget(sig)
                 if live is not None:
-                    live.rows = n + 1  # the live view's only cost in the loop
+                    live[0] = n + 1  # the live view's only cost in the loop: rows complete
                 if n == N:
                     break
                 phase = "update"

@@ -2,71 +2,69 @@
 
 A local page (``http://127.0.0.1:<port>/``, the port given or chosen by the OS) plots chosen
 recorded signals while the diagram runs: a rolling time window, one axes per block, pause, zoom
-and the values at the cursor.  The page (``live_page.html``, plain canvas, no library, no
+and the values at the cursor; where a block is a model FMU (its FMU carries the model's view,
+:mod:`mbsfmu.animation.model_view`) and its coordinates are recorded, ``/view/<block>`` shows
+it in 3D moving with the run.  The page (``live_page.html``, plain canvas, no library, no
 network) reads a Server-Sent Events stream (``/events``) served by the standard library's
-``http.server`` in threads of this process (no dependency; SSE is one-way, which is all a scope
-needs, and the browser's ``EventSource`` reconnects by itself).
+``http.server`` (no dependency; SSE is one-way, which is all a scope needs, and the browser's
+``EventSource`` reconnects by itself).
 
-What the real-time loop does for the view: nothing but one integer store per step.  The runner
-already writes every step's recorded signals into its preallocated record (``rows`` of
-``(N + 1, k)`` floats, allocated before the run); the loop publishes how many rows are complete
-(:attr:`LiveView.rows`).  Rows below that count are never written again, so the server threads
-read them without a lock (one numpy row assignment is atomic under the GIL).  No I/O, no lock,
-no allocation in the loop; a page that is slow, disconnects or never connects cannot delay it.
+The server runs in a process of its own (:mod:`.live_server`), so that serving pages never takes
+the run's interpreter lock from the paced loop.  Before the run (:meth:`LiveView.open`) this
+process binds the port on 127.0.0.1 (a bad or busy port is refused here, before any block
+starts), makes the runner's record in shared memory (:mod:`.live_record`: ``(N + 1, k)``
+floats, allocated and filled with NaN before the run), and starts the server process with both
+inherited; the server maps the record, pays its imports and renders each model page once, then
+says it is ready; only then does the run start and the address get announced.
 
-Each client's thread, at most ``rate`` times a second, takes the rows recorded since its last
-message and decimates them to what the screen shows: groups of ``g = max(1, floor(window /
-(columns * step)))`` consecutive rows (aligned to multiples of ``g`` of the run's row index),
-each sent as its first time, and the minimum and the maximum of every signal over the group
-(the min/max-per-pixel-column envelope: a spike of one sample stays visible), plus the last
-recorded row exactly.  A client that falls more than one window behind skips the rows older than
-the window; those rows are counted per run as ``rows_skipped`` (``Result.stats["live"]``), not
-waited for.  A client that does not read for ``SEND_TIMEOUT`` seconds is dropped (counted).
+What the real-time loop does for the view: it writes each step's recorded signals into the
+record as it always does (the record *is* the shared memory), then one integer store: the count
+of complete rows in the record's header.  No lock, no I/O, no allocation; the ordering argument
+(a reader never sees a half-written row) is in :mod:`.live_record`.  A page that is slow,
+disconnects or never connects, or a server process that dies, cannot delay the loop.
 
-At the end of the run every connected client receives the remaining rows and an ``end`` event
-(with the last row, the status and the counts); the server then stops and its port is freed
-before ``run`` returns, also when the run fails.
-
-The 3D view of a model block: for every FMU block whose FMU carries the model's view
-(:mod:`mbsfmu.animation.model_view`) and whose coordinates are recorded, the scope page shows
-``/view/<block>``: the 3D viewer page (three.js from ``mbsfmu/animation/vendor``, inlined, so
-served by this server, no network) of the pose at the latest recorded row, which then follows
-the stream ``/poses/<block>``: at most ``rate`` times a second the latest recorded row's
-index, time, origins r_K (frames x 3) and the rotations S_K of the frames carrying a shape (9
-each, row-major), evaluated in the client's server thread from the record (never in the run
-loop), and ``end`` after the last row's pose.
+At the end of the run (:meth:`LiveView.close`, also after an error or Ctrl-C) the run's status
+(``finished`` or ``failed: <message>``) goes to the server through a pipe; connected pages receive
+the remaining rows and ``end``; the server stops (waiting at most ``END_LINGER`` seconds for
+stalled pages) and exits, and ``run`` returns only once the process is gone and the port free
+(a server that does not exit in time is killed).  The counts (clients, messages, rows skipped,
+clients dropped, pose messages) are kept by the server in the shared header, so they are read
+even from a server that died; a server that ended during the run is a ``RuntimeWarning`` and
+``stats["live"]["server"]`` says how it ended, and the run goes on without its page.
 """
 
 from __future__ import annotations
 
 import difflib
-import http.server
 import json
 import math
+import os
 import pathlib
+import pickle
+import select
+import signal
+import socket
+import subprocess
 import sys
-import threading
-import time
 import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Sequence
 
-import numpy as np
-
-from ..animation.scene import scene_of
-from ..animation.viewer import viewer_page
+from .live_record import ROWS, SharedRecord
+from .live_server import END_LINGER, SEND_TIMEOUT  # noqa: F401 (the server's limits, for users)
 from .scheduling import DiagramError
 
 __all__ = ["LiveView", "read_events"]
 
-PAGE = pathlib.Path(__file__).with_name("live_page.html")
-#: seconds a blocked write to a client may take before the client is dropped
-SEND_TIMEOUT = 1.0
-#: seconds the end of a run waits for connected clients to receive the last rows
-END_LINGER = 2.0
-#: the live 3D view's camera frames this many times the extent of the pose it opens with (the
-#: motion to come is not known yet; orbit, pan and zoom as in any viewer page)
-LIVE_FRAMING = 2.5
+#: seconds the server process may take to start (its imports) before the run gives up on it
+START_TIMEOUT = 60.0
+#: seconds beyond END_LINGER the server process may take to exit before it is killed
+EXIT_SLACK = 3.0
+#: the server process's program (:func:`mbsfmu.runner.live_server.main`)
+SERVER_MAIN = "from mbsfmu.runner.live_server import main; main()"
+#: the directory holding the mbsfmu package, put first on the server process's path
+_PACKAGE_ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
 
 def _number(name: str, value, lo: float, hi: float, *, integer: bool = False):
@@ -79,8 +77,18 @@ def _number(name: str, value, lo: float, hi: float, *, integer: bool = False):
     return int(value) if integer else float(value)
 
 
+def _ended(code: int) -> str:
+    """How a process ended, from its return code."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
 class LiveView:
-    """Options of the live scope, and the server while a run uses it (see the module docstring).
+    """Options of the live scope, and its server while a run uses it (see the module docstring).
 
     ``signals``: the recorded ``"block.port"`` names to plot (default: every recorded signal;
     a bare block name: its recorded outputs); ``port``: the TCP port on 127.0.0.1 (0: the OS
@@ -107,22 +115,31 @@ class LiveView:
         self.columns = _number("columns", columns, 10, 100_000, integer=True)
         self.announce = bool(announce)
         self.url: str | None = None
-        self.rows = 0  # rows of the record complete: the one thing the run loop writes
-        self._server = None
-        self._lock = threading.Lock()  # guards the counters, never taken by the run loop
+        self.record = None   # the shared record while a run uses the view (:mod:`.live_record`)
+        self.header = None   # its header: ``header[ROWS] = n + 1`` is the run loop's one store
+        self._proc = None
+        #: the server process's id while a run uses the view (kept after it, as :attr:`url`)
+        self.server_pid: int | None = None
 
     def __repr__(self) -> str:
         return (f"LiveView(signals={self.signals!r}, port={self.port}, window={self.window:g}, "
                 f"rate={self.rate:g}, columns={self.columns})")
 
+    @property
+    def rows(self) -> int:
+        """Rows of the record complete (0 when no run uses the view)."""
+        return self.header[ROWS] if self.header is not None else 0
+
     # -- set-up before the run (a refusal here leaves nothing started) -------------------------
     def open(self, recorded: Sequence[str], t0: float, step: float, n_steps: int,
              views: dict | None = None) -> None:
-        """Resolve the signals against the recorded names and listen on the port; ``views``:
-        the blocks' :meth:`~mbsfmu.runner.block.Block.view` (name -> view and constants, or why
-        none): those whose coordinates are recorded get a 3D view."""
-        if self._server is not None:
+        """Resolve the signals against the recorded names, listen on the port, make the shared
+        record of ``n_steps + 1`` rows and start the server process; returns once it serves.
+        ``views``: the blocks' :meth:`~mbsfmu.runner.block.Block.view` (name -> view and
+        constants, or why none): those whose coordinates are recorded get a 3D view."""
+        if self._proc is not None:
             raise DiagramError(f"this LiveView already serves a run at {self.url}")
+        self.url = self.server_pid = None  # until this run's server serves
         recorded = list(recorded)
         cols = []
         for name in self.signals if self.signals is not None else recorded:
@@ -143,136 +160,121 @@ class LiveView:
             raise DiagramError("LiveView: the run records no signal to plot")
         self.cols = list(dict.fromkeys(cols))
         self.names = [recorded[j] for j in self.cols]
-        self.models, self.models_missing = _live_models(views or {}, recorded)
-        self.t0, self.step, self.N = float(t0), float(step), int(n_steps)
-        self.group = max(1, int(self.window / (self.columns * self.step)))
-        self.rows, self.ended, self.status = 0, False, "running"
-        self._end = threading.Event()  # wakes the clients' threads at the end of the run
-        self.counts = {"clients": 0, "messages": 0, "rows_skipped": 0, "clients_dropped": 0,
-                       "pose_messages": 0}
+        models, self.models_missing = _live_models(views or {}, recorded)
+        self.models = list(models)
+        self.group = max(1, int(self.window / (step * self.columns)))
+        self.status, self.server = "running", "serving"
+        sock = socket.socket()
         try:
-            server = _Server(("127.0.0.1", self.port), _Handler)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(("127.0.0.1", self.port))
+            sock.listen(64)
         except OSError as exc:
+            sock.close()
             raise DiagramError(f"LiveView cannot listen on 127.0.0.1:{self.port}: "
                                f"{exc.strerror or exc}") from None
-        server.view = self
-        self._server = server
-        self.url = f"http://127.0.0.1:{server.server_address[1]}/"
+        port = sock.getsockname()[1]
+        config = {"names": self.names, "cols": self.cols, "t0": float(t0), "step": float(step),
+                  "N": int(n_steps), "window": self.window, "rate": self.rate, "group": self.group,
+                  "models": models, "shape": (int(n_steps) + 1, len(recorded))}
+        try:
+            record = SharedRecord.create(*config["shape"])
+            try:
+                self._proc = self._start_server(record, sock, config)
+            finally:
+                record.close_fd()  # the server has its own copy; the mapping stays
+        finally:
+            sock.close()  # the server process listens on its copy
+        self.record, self.header = record.values, record.header
+        self._shared = record
+        self.server_pid = self._proc.pid
+        self.url = f"http://127.0.0.1:{port}/"
 
-    def start(self, record: np.ndarray) -> None:
-        """Serve ``record`` (the runner's preallocated record) from now on."""
-        self.record = record
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={
-            "poll_interval": 0.05}, name="mbsfmu-live", daemon=True)
-        self._thread.start()
+    def _start_server(self, record: SharedRecord, sock: socket.socket, config: dict):
+        """Start the server process with the record and the socket, give it the configuration
+        and wait until it serves (a DiagramError, and no process left, if it does not)."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SERVER_MAIN, str(record.fd), str(sock.fileno())],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env=env,
+            pass_fds=(record.fd, sock.fileno()), start_new_session=True)
+        try:
+            try:
+                pickle.dump(config, proc.stdin)
+            except BrokenPipeError:  # it ended already: what it says (or its exit) tells why
+                pass
+            ready, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT)
+            line = proc.stdout.readline().decode().strip() if ready else ""
+            if line != "ready":
+                why = (line.removeprefix("error: ") if line else
+                       f"it ended ({_ended(proc.wait(5))})" if ready else
+                       f"it did not start within {START_TIMEOUT:g} s")
+                raise DiagramError(f"LiveView: the page's server process did not start: {why}")
+        except BaseException:
+            _stop(proc)
+            raise
+        return proc
+
+    def start(self) -> None:
+        """The run starts: say where the page is."""
         if self.announce:
             print(f"live view of the run: {self.url}", file=sys.stderr, flush=True)
 
     def close(self, status: str = "finished") -> dict:
-        """After the run: let connected pages receive the rest and ``end``, stop the server,
-        free the port; returns the counts for ``Result.stats["live"]``."""
-        server, self._server = self._server, None
-        if server is None:
+        """After the run: tell the server the run's status, let it give connected pages the
+        rest and ``end``, and make sure it is gone and the port free; returns the counts for
+        ``Result.stats["live"]``."""
+        proc, self._proc = self._proc, None
+        if proc is None:
             return {}
-        self.status, self.ended = status, True
-        self._end.set()
-        deadline = time.perf_counter() + END_LINGER
-        for t in list(server.handlers):
-            t.join(max(0.0, deadline - time.perf_counter()))
-        if getattr(self, "_thread", None) is not None:
-            server.shutdown()
-            self._thread.join()
-            self._thread = None
-        server.server_close()
+        self.status = status
+        try:
+            code = proc.poll()
+            if code is not None:
+                self.server = f"ended during the run ({_ended(code)})"
+            else:
+                try:
+                    proc.stdin.write((json.dumps({"status": status}) + "\n").encode())
+                    proc.stdin.flush()
+                except OSError:  # it died just now
+                    pass
+                try:
+                    code = proc.wait(END_LINGER + EXIT_SLACK)
+                    self.server = ("served" if code == 0 else
+                                   f"ended at the end of the run ({_ended(code)})")
+                except subprocess.TimeoutExpired:
+                    self.server = f"was killed: it did not stop within {END_LINGER + EXIT_SLACK:g} s"
+        finally:
+            _stop(proc)
+        if self.server != "served":
+            warnings.warn(f"live view at {self.url}: its server process {self.server}; the page "
+                          f"did not follow the run to its end, the run went on without it",
+                          RuntimeWarning, stacklevel=4)
+        counts = self._shared.counts()
+        self.record = self.header = self._shared = None  # the run keeps its record
         return {"url": self.url, "signals": list(self.names), "group": self.group,
-                "status": status, "views": list(self.models), "views_missing": dict(self.models_missing),
-                **self.counts}
-
-    # -- what a client's thread sends ---------------------------------------------------------
-    def meta(self) -> dict:
-        return {"signals": self.names, "t0": self.t0, "step": self.step,
-                "t_end": self.t0 + self.N * self.step, "window": self.window,
-                "group": self.group, "views": list(self.models)}
-
-    def decimated(self, start: int, rows: int, final: bool) -> tuple[dict | None, int]:
-        """The message for rows ``start .. rows - 1`` (whole groups, all rows if ``final``)
-        and the next start."""
-        g = self.group
-        stop = rows if final else start + (rows - start) // g * g
-        if stop <= start:
-            return None, start
-        block = self.record[start:stop, self.cols]
-        whole = (stop - start) // g * g
-        lo = [block[:whole].reshape(-1, g, block.shape[1]).min(axis=1)]
-        hi = [block[:whole].reshape(-1, g, block.shape[1]).max(axis=1)]
-        if whole < len(block):
-            lo.append(block[whole:].min(axis=0, keepdims=True))
-            hi.append(block[whole:].max(axis=0, keepdims=True))
-        t = self.t0 + self.step * np.arange(start, stop, g)
-        last = self.record[stop - 1, self.cols]
-        msg = {"t": t.tolist(), "lo": _finite(np.concatenate(lo).T),
-               "hi": _finite(np.concatenate(hi).T), "last_t": self.t0 + (stop - 1) * self.step,
-               "last": _finite(last), "rows": stop}
-        return msg, stop
+                "status": status, "server": self.server, "views": list(self.models),
+                "views_missing": dict(self.models_missing), **counts}
 
 
-class _LiveModel:
-    """A model block's 3D view during a run: its ModelView, the block's constants and the record's
-    columns of its coordinates."""
-
-    def __init__(self, view, params, cols):
-        self.view, self.params, self.cols = view, params, cols
-        #: the frames whose rotation the viewer page takes (its shapes' frames, as scene_data)
-        self.posed = sorted({s.frame for s in view.layout.shapes})
-
-    def coordinates(self, record, row: int) -> np.ndarray:
-        """The block's coordinates in the record's ``row`` (a row < 0, before the first row of
-        the run: every coordinate 0)."""
-        return np.asarray(record[row, self.cols] if row >= 0 else np.zeros(len(self.cols)), dtype=float)
-
-    def pose(self, record, row: int, t: float) -> dict:
-        """The pose message of the record's ``row`` at time ``t``."""
-        y = self.coordinates(record, row)
-        r, S = self.view.poses([t], y[:, None], self.params)
-        return {"row": int(row), "t": float(t), "coordinates": _finite(y),
-                "positions": _finite(r[0].ravel()), "rotations": _finite(S[0, self.posed].ravel())}
-
-    def page(self, record, row: int, t: float, name: str) -> str:
-        """The 3D viewer page of the pose at ``row``, following ``/poses/<name>``; every stick
-        segment is kept (one of zero length now may open later; the page hides it meanwhile)."""
-        r, S = self.view.poses([t], self.coordinates(record, row)[:, None], self.params)
-        scene = scene_of(self.view.layout, [t], r, S, f"{name}: {self.view.layout.title} (live)",
-                         drop_still=False)
-        follow = LIVE_VIEW_SCRIPT.replace("POSES_URL", json.dumps(f"/poses/{urllib.parse.quote(name)}"))
-        centre, half = scene.bounds()  # of one pose: the camera frames LIVE_FRAMING times more
-        return viewer_page(scene, 30.0, bounds=(centre, LIVE_FRAMING * half)).replace(
-            "</body>", follow + "</body>")
-
-
-#: the script the live 3D page adds to the viewer page: it follows the pose stream
-LIVE_VIEW_SCRIPT = """<script>
-(function () {
-  "use strict";
-  ["play", "slider", "speed"].forEach(function (id) {
-    const el = document.getElementById(id);
-    (el.closest("label") || el).style.display = "none";
-  });
-  const live = window.mbsLive = { pose: null, poses: 0, ended: false };
-  const es = new EventSource(POSES_URL);
-  es.addEventListener("pose", function (e) {
-    const m = JSON.parse(e.data);
-    live.pose = m; live.poses++;
-    window.mbsViewer.setPose(m.t, m.positions, m.rotations);
-  });
-  es.addEventListener("end", function (e) { live.ended = true; live.end = JSON.parse(e.data); es.close(); });
-  es.onerror = function () { es.close(); };
-})();
-</script>
-"""
+def _stop(proc: subprocess.Popen) -> None:
+    """Make sure ``proc`` is gone (killed if it still runs) and its pipes closed."""
+    try:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    finally:
+        for pipe in (proc.stdin, proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
 
 
 def _live_models(views: dict, recorded) -> tuple[dict, dict]:
-    """The blocks the live page draws (name -> _LiveModel) and why the others are not drawn."""
+    """The blocks the live page draws (name -> (view, constants, the record's columns of its
+    coordinates)) and why the others are not drawn."""
     models, missing = {}, {}
     for name, v in views.items():
         if isinstance(v, str):
@@ -285,9 +287,7 @@ def _live_models(views: dict, recorded) -> tuple[dict, dict]:
             missing[name] = (f"not recorded: {', '.join(absent)}" if absent else
                              f"the view holds no pose: {view.unavailable}")
             continue
-        model = _LiveModel(view, params, [list(recorded).index(s) for s in signals])
-        model.page(None, -1, 0.0, name)  # once before the run: what a page needs is imported
-        models[name] = model
+        models[name] = (view, params, [list(recorded).index(s) for s in signals])
     return models, missing
 
 
@@ -308,130 +308,3 @@ def read_events(url: str, timeout: float = 10.0):
                 yield event, json.loads(line[6:])
 
 
-def _finite(a: np.ndarray) -> list:
-    """``a.tolist()`` with non-finite values as ``None`` (JSON has no NaN)."""
-    if np.isfinite(a).all():
-        return a.tolist()
-    return np.where(np.isfinite(a), a, None).tolist()
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, *args):
-        self.handlers: list[threading.Thread] = []
-        super().__init__(*args)
-
-    def process_request(self, request, client_address):
-        t = threading.Thread(target=self.process_request_thread, args=(request, client_address),
-                             daemon=True)
-        self.handlers.append(t)
-        t.start()
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args) -> None:  # no access log on stderr
-        pass
-
-    def do_GET(self) -> None:
-        path = self.path.split("?", 1)[0]
-        if path in ("/", "/index.html"):
-            body = PAGE.read_bytes()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-        elif path == "/events":
-            self.events()
-        elif path.startswith(("/view/", "/poses/")):
-            kind, _, name = path[1:].partition("/")
-            model = self.server.view.models.get(urllib.parse.unquote(name))
-            if model is None:
-                self.send_error(404, f"no 3D view of a block {urllib.parse.unquote(name)!r} in this run")
-            elif kind == "view":
-                self.view_page(model, urllib.parse.unquote(name))
-            else:
-                self.poses(model)
-        else:
-            self.send_error(404, f"no {path} here: the page is /, its stream /events")
-
-    def view_page(self, model: _LiveModel, name: str) -> None:
-        view: LiveView = self.server.view
-        row = view.rows - 1
-        body = model.page(view.record, row, view.t0 + max(row, 0) * view.step, name).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def poses(self, model: _LiveModel) -> None:
-        """A model block's pose stream: the latest recorded row's pose at most ``rate`` times a
-        second (only when a new row is there), then the last row's and ``end``."""
-        view: LiveView = self.server.view
-        self.connection.settimeout(SEND_TIMEOUT)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        sent = -1
-        try:
-            while True:
-                ended = view.ended
-                row = view.rows - 1
-                if row > sent:
-                    self.send_event("pose", model.pose(view.record, row, view.t0 + row * view.step))
-                    sent = row
-                    with view._lock:
-                        view.counts["pose_messages"] += 1
-                if ended:
-                    self.send_event("end", {"status": view.status, "rows": view.rows})
-                    return
-                view._end.wait(1.0 / view.rate)
-        except OSError:
-            with view._lock:
-                view.counts["clients_dropped"] += 1
-
-    def send_event(self, kind: str, data: dict) -> None:
-        self.wfile.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
-        self.wfile.flush()
-
-    def events(self) -> None:
-        """One client's stream: ``meta``, then ``data`` at most ``rate`` times a second, ``end``."""
-        view: LiveView = self.server.view
-        self.connection.settimeout(SEND_TIMEOUT)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        with view._lock:
-            view.counts["clients"] += 1
-        period = 1.0 / view.rate
-        window_rows = int(view.window / view.step) + 1
-        g = view.group
-        try:
-            self.send_event("meta", view.meta())
-            start = 0
-            while True:
-                ended = view.ended
-                rows = view.rows
-                first = max(0, rows - window_rows) // g * g
-                if first > start:
-                    with view._lock:
-                        view.counts["rows_skipped"] += first - start
-                    start = first
-                msg, start = view.decimated(start, rows, ended)
-                if msg is not None:
-                    self.send_event("data", msg)
-                    with view._lock:
-                        view.counts["messages"] += 1
-                if ended:
-                    self.send_event("end", {"status": view.status, "rows": rows,
-                                            "rows_skipped": view.counts["rows_skipped"]})
-                    return
-                view._end.wait(period)
-        except OSError:  # the page went away or stopped reading: the run goes on without it
-            with view._lock:
-                view.counts["clients_dropped"] += 1

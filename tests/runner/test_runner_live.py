@@ -52,6 +52,13 @@ def diagram(block=None) -> Diagram:
     return d
 
 
+def wait_for_url(view: LiveView) -> float:
+    """When the view serves (polled every ms)."""
+    while view.url is None:
+        time.sleep(0.001)
+    return time.perf_counter()
+
+
 def collect(view: LiveView, out: list, delay: float = 0.0) -> threading.Thread:
     """A client thread: waits for the server (and ``delay`` seconds), reads the whole stream."""
 
@@ -129,9 +136,10 @@ def test_a_client_that_never_reads_is_dropped_and_does_not_hold_the_run():
 
     th = threading.Thread(target=stall)
     th.start()
-    wall = time.perf_counter()
+    served = []  # when the page is served (its server process started): the run starts then
+    threading.Thread(target=lambda: served.append(wait_for_url(view))).start()
     res = diagram(Many()).run(2.0, realtime=True, live=view)
-    wall = time.perf_counter() - wall
+    wall = time.perf_counter() - served[0]
     th.join()
     sock.close()
     live = res.stats["live"]
@@ -223,9 +231,10 @@ def test_the_end_of_the_run_wakes_a_client_that_waits_for_its_next_update():
     view = LiveView(rate=0.1, announce=False)  # one update every 10 s
     got = []
     th = collect(view, got)
-    wall = time.perf_counter()
+    served = []  # when the page is served (its server process started): the run starts then
+    threading.Thread(target=lambda: served.append(wait_for_url(view))).start()
     res = diagram().run(0.3, realtime=True, live=view)
-    wall = time.perf_counter() - wall
+    wall = time.perf_counter() - served[0]
     th.join(10)
     assert wall < 1.5 and got[-1][0] == "end"
     assert [d for k, d in got if k == "data"][-1]["last"] == res.values[-1].tolist()
