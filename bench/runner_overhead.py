@@ -34,12 +34,14 @@ printed with it.  What serving the scope costs the pacing, and what a browser on
 Every reader is started (imports done, browser launched) before its run; the load average
 (1 min) before each run is printed with it, and how often the kernel preempted the run's process
 (involuntary context switches: another process took the CPU, which on 2 shared cores is what
-makes a run late; waiting for the interpreter lock would be a voluntary switch).
+makes a run late; waiting for the interpreter lock would be a voluntary switch).  ``--pin``
+sets up a test bench's split: the run on the first CPU, the view's server
+(``LiveView(cpus=...)``) and the readers with their browser on the others.
 
 Targets (issue 5): runner overhead ≤ 20 µs per step; p99 jitter ≤ 100 µs, no overruns.
 
 Run from the repository root: ``.venv/bin/python bench/runner_overhead.py [--quick]
-[--t-end 20] [--repeat 3] [--rt-seconds 60] [--live [--rounds 4]]``.
+[--t-end 20] [--repeat 3] [--rt-seconds 60] [--live [--rounds 4] [--pin]]``.
 """
 
 from __future__ import annotations
@@ -243,6 +245,28 @@ def browser_available() -> bool:
         importlib.util.find_spec("playwright") is not None
 
 
+#: with --pin: (the run's CPUs, the CPUs of the view's server and its readers)
+PIN: tuple[set, set] | None = None
+
+
+def pin_cores() -> tuple[set, set]:
+    """This process (the run) onto the first CPU, the view's server and readers onto the others."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--pin needs two CPUs")
+    run, rest = {cpus[0]}, set(cpus[1:])
+    os.sched_setaffinity(0, run)
+    print(f"pinned: the run on CPU {cpus[0]}, the view's server and its readers on CPU "
+          f"{', '.join(map(str, sorted(rest)))}")
+    return run, rest
+
+
+def live_view():
+    from mbsfmu.runner.live import LiveView
+
+    return LiveView(announce=False, cpus=PIN[1] if PIN else None)
+
+
 def client_process(program: str, *args: str):
     """A reader of the live view in its own process, started and ready (imports done, a
     browser launched) before the run: it takes the page's address from stdin, reads to the
@@ -251,7 +275,8 @@ def client_process(program: str, *args: str):
 
     proc = subprocess.Popen([sys.executable, "-c", program, str(ROOT / "tests" / "support"), *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            preexec_fn=(lambda: os.sched_setaffinity(0, PIN[1])) if PIN else None)
     assert proc.stdout.readline().strip() == "ready", "the client did not start"
     return proc
 
@@ -271,9 +296,7 @@ def read_run(d: Diagram, seconds: float, program: str, label: str, *args: str,
     import json
     import threading
 
-    from mbsfmu.runner.live import LiveView
-
-    view = LiveView(announce=False)
+    view = live_view()
     client = client_process(program, *args)
     starter = threading.Thread(target=connect, args=(view, client))
     starter.start()
@@ -292,8 +315,6 @@ def realtime_runs(d: Diagram, seconds: float, live: bool, browser: bool) -> list
     average (1 min) before it."""
     import resource
 
-    from mbsfmu.runner.live import LiveView
-
     def measured(run) -> tuple[str, dict]:
         """``run()``'s (label, statistics) with the load average before it and how often the
         kernel preempted this process meanwhile (involuntary context switches: another process
@@ -307,7 +328,7 @@ def realtime_runs(d: Diagram, seconds: float, live: bool, browser: bool) -> list
     runs = [measured(lambda: ("no live view", d.run(seconds, realtime=True).stats))]
     if live:
         runs.append(measured(lambda: ("live view, no client", d.run(
-            seconds, realtime=True, live=LiveView(announce=False)).stats)))
+            seconds, realtime=True, live=live_view()).stats)))
         runs.append(measured(lambda: read_run(d, seconds, CLIENT, "live view, 1 client")))
         if browser:
             runs.append(measured(lambda: read_run(
@@ -340,6 +361,9 @@ def main(argv=None) -> int:
                     help="with --live: the three real-time runs this many times, interleaved, so "
                          "that the machine's own noise falls on each alike (default 1)")
     ap.add_argument("--quick", action="store_true", help="--t-end 5, --rt-seconds 5")
+    ap.add_argument("--pin", action="store_true",
+                    help="with --live: the run on CPU 0, the view's server and its readers (Chromium) on "
+                         "CPU 1 (a test bench's set-up: a core for the loop)")
     args = ap.parse_args(argv)
     t_end = 5.0 if args.quick else args.t_end
     rt_seconds = 5.0 if args.quick else args.rt_seconds
@@ -379,6 +403,9 @@ def main(argv=None) -> int:
 
     print(f"\nreal time: {rt_seconds:g} s at 1 kHz (overrun='catch_up') ...", flush=True)
     rounds = max(1, args.rounds) if args.live else 1
+    if args.pin:
+        global PIN
+        PIN = pin_cores()
     browser = args.live and browser_available()
     if args.live and not browser:
         print("  (no Chromium page: /usr/bin/chromium or playwright missing)")

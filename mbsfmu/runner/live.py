@@ -77,6 +77,24 @@ def _number(name: str, value, lo: float, hi: float, *, integer: bool = False):
     return int(value) if integer else float(value)
 
 
+def _cpus(cpus) -> set | None:
+    """The checked ``cpus`` of a LiveView: None, or a non-empty set of this machine's CPUs."""
+    if cpus is None:
+        return None
+    count = os.cpu_count() or 1
+    try:
+        chosen = set(cpus)
+    except TypeError:
+        chosen = None
+    if not chosen or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < count
+                             for c in chosen):
+        raise DiagramError(f"LiveView cpus must be a non-empty set of CPU numbers 0..{count - 1} "
+                           f"(this machine has {count}), not {cpus!r}")
+    if not hasattr(os, "sched_setaffinity"):
+        raise DiagramError("LiveView cpus: this system cannot pin a process to CPUs")
+    return chosen
+
+
 def _ended(code: int) -> str:
     """How a process ended, from its return code."""
     if code < 0:
@@ -94,12 +112,17 @@ class LiveView:
     a bare block name: its recorded outputs); ``port``: the TCP port on 127.0.0.1 (0: the OS
     chooses; read :attr:`url` once the run has started); ``window``: the rolling time window [s
     of simulated time]; ``rate``: the most messages a second per page; ``columns``: the pixel
-    columns the decimation aims at; ``announce``: print the page's address to stderr.
+    columns the decimation aims at; ``announce``: print the page's address to stderr;
+    ``cpus``: the CPU numbers the server process may run on (default: those of the run's
+    process).  At a test bench, pin the run's process to a core of its own
+    (``os.sched_setaffinity(0, {0})``) and give the server and the browser the others
+    (``cpus={1}``; the browser started with ``taskset -c 1``): the page then takes no CPU time
+    from the loop (``bench/runner_overhead.py --live --pin``).
     """
 
     def __init__(self, signals: Sequence[str] | str | None = None, *, port: int = 0,
                  window: float = 10.0, rate: float = 30.0, columns: int = 1000,
-                 announce: bool = True):
+                 announce: bool = True, cpus=None):
         if isinstance(signals, str):
             signals = [signals]
         if signals is not None:
@@ -114,6 +137,7 @@ class LiveView:
         self.rate = _number("rate", rate, 0.1, 120)
         self.columns = _number("columns", columns, 10, 100_000, integer=True)
         self.announce = bool(announce)
+        self.cpus = _cpus(cpus)
         self.url: str | None = None
         self.record = None   # the shared record while a run uses the view (:mod:`.live_record`)
         self.header = None   # its header: ``header[ROWS] = n + 1`` is the run loop's one store
@@ -200,6 +224,8 @@ class LiveView:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env=env,
             pass_fds=(record.fd, sock.fileno()), start_new_session=True)
         try:
+            if self.cpus is not None:  # while it imports, before it serves anything
+                os.sched_setaffinity(proc.pid, self.cpus)
             try:
                 pickle.dump(config, proc.stdin)
             except BrokenPipeError:  # it ended already: what it says (or its exit) tells why

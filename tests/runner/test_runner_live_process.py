@@ -232,3 +232,32 @@ def test_nothing_of_the_view_outlives_a_finished_a_failed_or_an_interrupted_run(
                                      "port": "refused", "mapped": [0, 0]}
     assert report["shm_new"] == []
     assert err == ""  # no warning, traceback or resource_tracker message, also at exit
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to pin the server apart")
+def test_the_server_runs_on_the_cpus_it_is_given():
+    """LiveView(cpus=...) pins the server process (a test bench's split: the loop on a core of its
+    own); the run's own CPUs are left as they were."""
+    cpus = sorted(os.sched_getaffinity(0))
+    view = LiveView(announce=False, cpus={cpus[-1]})
+    seen = []
+
+    def look():
+        while view.server_pid is None:
+            time.sleep(0.001)
+        seen.append(os.sched_getaffinity(view.server_pid))
+
+    reader = threading.Thread(target=look)
+    reader.start()
+    res = wave().run(0.3, live=view)
+    reader.join()
+    assert seen == [{cpus[-1]}] and os.sched_getaffinity(0) == set(cpus)
+    assert res.stats["live"]["server"] == "served"
+
+
+@pytest.mark.parametrize("cpus", [set(), {-1}, {10_000}, "0", {0.0}, {True}])
+def test_bad_cpus_are_refused_by_name(cpus):
+    from mbsfmu.runner.scheduling import DiagramError
+
+    with pytest.raises(DiagramError, match=r"LiveView cpus must be a non-empty set of CPU numbers 0\.\."):
+        LiveView(cpus=cpus)
