@@ -39,8 +39,8 @@ from .scheduling import DiagramError
 #: how long before a deadline sleeping stops and busy-waiting starts [s]
 SPIN = 1e-3
 #: Python's thread switch interval during a real-time run [s] (its default is 5 ms): the longest
-#: another thread of this process (the live view's server, a UDP block's receiver) holds the
-#: interpreter while the loop waits for it
+#: another thread of this process (a UDP block's receiver, a thread of the user's; the live view's
+#: server is a process of its own) holds the interpreter while the loop waits for it
 SWITCH_INTERVAL = 1e-4
 OVERRUN_POLICIES = ("catch_up", "skip", "fail")
 

@@ -248,7 +248,7 @@ class SwitchProbe(Block):
 
 @pytest.mark.parametrize("fail_at", [float("inf"), 0.02])
 def test_a_realtime_run_shortens_the_thread_switch_interval_and_restores_it(fail_at):
-    """While a real-time run lasts, another thread of the process (the live view's server) holds
+    """While a real-time run lasts, another thread of the process (a UDP block's receiver) holds
     the interpreter at most SWITCH_INTERVAL instead of Python's 5 ms; after the run, also a
     failed one, the interval is what it was; a run that is not paced leaves it alone."""
     import sys
