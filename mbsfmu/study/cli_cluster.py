@@ -104,15 +104,19 @@ class CliCluster:
         return "\n".join(pathlib.Path(log.name).read_text()[-2000:] for log in self.logs)
 
     def stop(self) -> None:
-        for p in reversed(self.procs):  # workers first, then the scheduler
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait(timeout=10)
+        # the workers first, and the scheduler once they are gone: a worker told to stop says
+        # goodbye to its scheduler, and one whose scheduler went first retries until killed
+        workers = [p for p in self.procs if p in self.workers]
+        for group in (workers, [p for p in self.procs if p not in workers]):
+            for p in group:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGTERM)
+            for p in group:
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait(timeout=10)
         for log in self.logs:
             log.close()
 
