@@ -52,6 +52,7 @@ from ..core.errors import SimulationError
 from .algebraic_loops import LoopSolver
 from .block import PORT_TYPES, Block, BlockError
 from .live import LiveView
+from .live_record import ROWS
 from .realtime import Pacer, RealtimeError
 from .result import Result
 from .scheduling import (
@@ -653,7 +654,7 @@ class _Run:
         Local names throughout (the hot loop); where it is goes back to the run at the end."""
         plan, plans, L, N, pacer = self.plan, self.plans, self.plan.hyper, self.N, self.pacer
         blocks, sig, rec, rget, hist = plan.blocks, self.sig, self.rec, self.rget, self.hist
-        live = self.live.header if self.live is not None else None
+        live, rows = (self.live.header, ROWS) if self.live is not None else (None, 0)
         t0, step, ck_state, ck_n, cur, n = self.t0, self.step, self.ck_state, self.ck_n, self.cur, self.n
         phase = "output"
         try:
@@ -691,7 +692,7 @@ class _Run:
                 elif rget:
                     rec[n] = rget(sig)
                 if live is not None:
-                    live[0] = n + 1  # the live view's only cost in the loop: rows complete
+                    live[rows] = n + 1  # the live view's only cost in the loop: rows complete
                 if n == N:
                     break
                 phase = "update"

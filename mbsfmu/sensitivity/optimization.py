@@ -122,19 +122,17 @@ def optimize(
     the gradient minimizer it uses (L-BFGS-B, or SLSQP with constraints)."""
     clock = time.perf_counter()
     if diagrams.is_diagram_target(model):
-        if method is not None or initial is not None or formulation is not None or mode != "auto":
-            given = [k for k, v in (("method", method), ("initial", initial), ("formulation", formulation))
-                     if v is not None] or ["mode"]
+        given = [k for k, v in (("method", method), ("initial", initial), ("formulation", formulation),
+                                ("mode", None if mode == "auto" else mode)) if v is not None]
+        if given:
             raise ParameterError(f"optimize: {given[0]}= is of a model's runs; a diagram target's "
-                                 "minimizer is "
-                                 "minimizer=, its fixed values constants=")
+                                 "minimizer is minimizer=, its fixed values constants=")
         return _optimize_diagram(model, minimize, maximize, params, t_end, constraints, start, constants,
                                  history, resume, max_evaluations, progress, ftol, xtol, minimizer, linearize,
                                  options, clock)
     if linearize is not None:
         raise ParameterError("optimize: linearize= is for a diagram target (a function that returns a "
-                             "Diagram, "
-                             "or an SSP file)")
+                             "Diagram, or an SSP file)")
     system = system_of(model)
     sense, objective = _objective(minimize, maximize)
     names, lower, upper = ranges(system, params, "optimize", "optimize")

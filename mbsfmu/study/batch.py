@@ -311,12 +311,9 @@ def _diverged(exc: Exception, metrics: list) -> str:
 def _simulate(target, loaded, values: dict, settings: dict):
     if target.kind == "fmu":
         return _simulate_fmu(loaded, values, settings["fmu"])
-    if target.kind == "factory":
-        values = {**settings.get("fixed", {}), **values}
-        return diagram_target.run(diagram_target.make_diagram(loaded, values), settings)
-    if target.kind == "ssp":
-        values = {**settings.get("fixed", {}), **values}
-        return diagram_target.run(diagram_target.ssp_diagram(loaded, values), settings)
+    if target.diagram:
+        build = diagram_target.make_diagram if target.kind == "factory" else diagram_target.ssp_diagram
+        return diagram_target.run(build(loaded, {**settings.get("fixed", {}), **values}), settings)
 
     system = loaded
     params, initial, inputs = split_values(system, values)

@@ -110,7 +110,7 @@ def sweep(target, design, *, t_end=None, dt=None, rtol=None, metrics=None, keep=
             raise ParameterError("sweep: t_end= (the end time of every run) is required")
         settable = _batch.settable_names(target_)
         checks.design_names(design.columns, settable)
-        chosen = _metrics(metrics, keep, target_)
+        chosen = _metrics(metrics, keep, lambda: _outputs(target_))
         _no_linear(chosen)
         settings, fixed, entries = _settings(target_, loaded, t_end, dt, rtol, simulate_kwargs, chosen,
                                              design, settable, trajectories is not None)
@@ -220,14 +220,20 @@ def _design(design) -> pd.DataFrame:
     return designs.table(design)
 
 
-def _metrics(spec, keep, target) -> list:
+def _outputs(target) -> list[str]:
+    """The signals whose final values a model's or an FMU's sweep keeps by default: the
+    coordinates, or the FMU's outputs."""
+    loaded = target.load()
+    if target.kind == "fmu":
+        return [v.name for v in loaded[1].modelVariables if v.causality == "output"]
+    return list(loaded.coordinates_)
+
+
+def _metrics(spec, keep, defaults) -> list:
+    """The metrics of ``spec`` and the final values of ``keep``; without either, the final
+    values of the signals ``defaults()`` names."""
     if spec is None and not keep:
-        loaded = target.load()
-        if target.kind == "fmu":
-            names = [v.name for v in loaded[1].modelVariables if v.causality == "output"]
-        else:
-            names = list(loaded.coordinates_)
-        spec = {n: ("final", n) for n in names}
+        spec = {n: ("final", n) for n in defaults()}
     if keep is not None and (isinstance(keep, str) or not all(isinstance(k, str) for k in keep)):
         raise ParameterError(f"keep must be a list of signal names, got {keep!r}")
     chosen = metrics.make_metrics(spec)
@@ -264,13 +270,8 @@ def _diagram_settings(target, loaded, design, t_end, dt, rtol, metrics_, keep, l
         for name, value in fixed.items():
             fixed[name] = finite_number(value, f"sweep: params {name!r}")
         probe = loaded
-    if metrics_ is None and not keep:
-        names = probe.recorded_signals(options.get("record"), algebraic_loops=options.get("algebraic_loops",
-                                                                                            "error"))
-        metrics_ = {n: ("final", n) for n in names}
-    if keep is not None and (isinstance(keep, str) or not all(isinstance(k, str) for k in keep)):
-        raise ParameterError(f"keep must be a list of signal names, got {keep!r}")
-    chosen = metrics.make_metrics(metrics_) + [metrics.Metric(n, ("final", n)) for n in keep or []]
+    chosen = _metrics(metrics_, keep, lambda: probe.recorded_signals(
+        options.get("record"), algebraic_loops=options.get("algebraic_loops", "error")))
     settings, entries = diagram_target.run_settings(probe, t_end, options, linearize, chosen,
                                                     keep_trajectories)
     factory = target.kind == "factory"
