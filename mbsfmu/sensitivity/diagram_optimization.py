@@ -56,11 +56,6 @@ GRADIENT = ("L-BFGS-B", "SLSQP")
 FD_STEP = 1e-6
 
 
-def is_diagram_target(target) -> bool:
-    """Whether ``target`` is a diagram: a function (not a System) or an ``.ssp`` file."""
-    return batch.is_diagram(target)
-
-
 def choose(minimizer, constrained: bool) -> str:
     """The minimizer's scipy name (default: Nelder-Mead, COBYLA with constraints)."""
     if minimizer is None:

@@ -49,6 +49,7 @@ from ..core.errors import ParameterError, SimulationError
 from ..identification.search_checks import count, fixed_values, ranges, split_values, start_point, values_text
 from ..model.loader import system_of
 from ..study import definition
+from ..study.batch import is_diagram
 from . import diagram_optimization as diagrams
 from .gradient import choose_mode, gradient
 from .metrics import parse_metrics
@@ -121,7 +122,7 @@ def optimize(
     tolerance on the parameters scaled to [0, 1].  For a model, ``minimizer`` may only name
     the gradient minimizer it uses (L-BFGS-B, or SLSQP with constraints)."""
     clock = time.perf_counter()
-    if diagrams.is_diagram_target(model):
+    if is_diagram(model):  # a function that returns a Diagram, or an SSP file
         given = [k for k, v in (("method", method), ("initial", initial), ("formulation", formulation),
                                 ("mode", None if mode == "auto" else mode)) if v is not None]
         if given:
